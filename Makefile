@@ -1,0 +1,50 @@
+# Minimal-pair judgments with language models. `make help` lists the targets.
+SHELL := /bin/bash
+PYTHON_BASE ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.setup-stamp
+export HF_HUB_OFFLINE ?= 1
+export TORCHDYNAMO_DISABLE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+export PYTHONUNBUFFERED := 1
+
+MODELS ?= tiny-gpt2
+NOTEBOOKS ?= 02
+DATASETS ?= blimp
+SWEEP_ARGS ?=
+
+.PHONY: help setup test demo data sweep bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## create .venv/ and install the package (idempotent; torch==2.13.0 first without a GPU)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON_BASE) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	@if ! command -v nvidia-smi >/dev/null 2>&1; then \
+		echo "no NVIDIA GPU: installing the CPU build torch==2.13.0 first"; \
+		$(PY) -m pip install -q torch==2.13.0; fi
+	$(PY) -m pip install -q -e '.[dev,lab]'
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	@touch $(STAMP)
+
+test: setup ## run the test suite (offline, CPU)
+	$(PY) -m pytest -q
+
+demo: setup ## the main job on the offline default
+	$(PY) -m helpers demo
+
+data: setup ## build data/processed/ from the mirror with 01_data_prep
+	$(PY) -m helpers sweep --notebooks 01 --models none --datasets all $(SWEEP_ARGS)
+
+sweep: setup ## papermill over NOTEBOOKS x MODELS x DATASETS into outputs/notebooks/
+	$(PY) -m helpers sweep --notebooks $(NOTEBOOKS) --models $(MODELS) --datasets $(DATASETS) $(SWEEP_ARGS)
+
+bench: setup ## engine benchmark against minicons and lm-eval (a few minutes)
+	$(PY) benchmarks/bench_scoring.py
+
+clean: ## remove outputs (keeps data/processed and the environment)
+	rm -rf outputs/scores outputs/notebooks outputs/tables outputs/figures

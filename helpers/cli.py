@@ -1,0 +1,106 @@
+"""A small command line over the engine, for quick checks and teaching.
+
+    python -m helpers models
+    python -m helpers score --model tiny-gpt2 "The cat sees a dog." "The cat see a dog."
+    python -m helpers score --model gpt2 --context "Answer:" --json " Yes" " No"
+    python -m helpers sweep --notebooks 02 --models gpt2 opt-125m --datasets blimp climp
+    python -m helpers demo
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def _cmd_models(args) -> int:
+    from .models import registry_table
+
+    print(registry_table())
+    return 0
+
+
+def _cmd_score(args) -> int:
+    from .models import ModelNotFoundError
+    from .scoring import Request, scorer_for
+
+    try:
+        scorer = scorer_for(args.model, progress=False, minicons=args.minicons)
+    except (ModelNotFoundError, TypeError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        results = scorer.score([Request(args.context, t) for t in args.texts])
+    except (TypeError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for text, s in zip(args.texts, results):
+        if args.json:
+            print(json.dumps({"text": text, "tokens": s.tokens, "logprobs": [float(x) for x in s.logprobs],
+                              "sum": s.total, "n_tokens": s.n_tokens, "start_token": s.start_token},
+                             ensure_ascii=False))
+            continue
+        print(f"{text}\n  start token: {s.start_token}")
+        for token, value in zip(s.tokens, s.logprobs):
+            print(f"  {token!r:>20}  {value:10.4f}")
+        print(f"  {'sum':>20}  {s.total:10.4f}  ({s.n_tokens} tokens)")
+    return 0
+
+
+def _parameters(pairs: list[str]) -> dict:
+    """KEY=VALUE pairs; values are read as YAML (numbers, lists, null), as papermill -y does."""
+    import yaml
+
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"error: parameter {pair!r} is not KEY=VALUE")
+        out[key] = yaml.safe_load(value)
+    return out
+
+
+def _cmd_sweep(args) -> int:
+    from . import sweep
+
+    try:
+        jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param))
+    except FileNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    sweep.run(jobs, executor=args.executor)
+    return 0
+
+
+def _cmd_demo(args) -> int:
+    from .demo import main as demo_main
+
+    return demo_main()
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m helpers", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("models", help="list the model registry").set_defaults(run=_cmd_models)
+    s = sub.add_parser("score", help="token log-probs of each text")
+    s.add_argument("--model", required=True, help="registry name, local folder or Hugging Face id")
+    s.add_argument("--context", default="", help="text before each target (not scored)")
+    s.add_argument("--json", action="store_true", help="one JSON object per line")
+    s.add_argument("--minicons", action="store_true", help="minicons mode: no start token, first token unscored")
+    s.add_argument("texts", nargs="+", help="the texts to score")
+    s.set_defaults(run=_cmd_score)
+    w = sub.add_parser("sweep", help="papermill over notebooks x models x datasets (skips finished runs)")
+    w.add_argument("--notebooks", nargs="+", required=True, help="notebook number prefixes, e.g. 02 03")
+    w.add_argument("--models", nargs="+", default=["none"], help="registry names ('none' for 01_data_prep)")
+    w.add_argument("--datasets", nargs="+", default=["blimp"], help="dataset names ('all' for every one)")
+    w.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE", help="extra notebook parameter")
+    w.add_argument("--executor", choices=["local", "slurm"], default="local")
+    w.set_defaults(run=_cmd_sweep)
+    sub.add_parser("demo", help="the main job on the offline default").set_defaults(run=_cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return args.run(args)

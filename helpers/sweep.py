@@ -1,0 +1,93 @@
+"""Run notebooks headlessly over (notebook x model x dataset) with papermill.
+
+Executed notebooks go to ``outputs/notebooks/<notebook>__<model>__<dataset>.ipynb``; a
+combination whose executed notebook finished without error is skipped on the next run.
+Locally the jobs run one after another; ``executor="slurm"`` submits each one to a Slurm
+cluster through submitit.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import NOTEBOOKS, OUTPUTS
+
+NO_MODEL = "none"  # notebooks that take no model (01_data_prep)
+
+
+@dataclass(frozen=True)
+class Job:
+    notebook: Path
+    model: str
+    dataset: str
+    parameters: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def output(self) -> Path:
+        parts = [self.notebook.stem] + [p for p in (self.model, self.dataset) if p != NO_MODEL]
+        return OUTPUTS / "notebooks" / ("__".join(parts) + ".ipynb")
+
+    def run(self) -> Path:
+        import papermill as pm
+
+        params = dict(self.parameters)
+        if self.model != NO_MODEL:
+            params["model"] = self.model
+        if self.dataset not in (NO_MODEL, "all"):
+            key = "datasets" if self.notebook.stem.startswith("01") else "dataset"
+            params[key] = [self.dataset] if key == "datasets" else self.dataset
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.output.with_name(self.output.stem + ".running.ipynb")
+        pm.execute_notebook(str(self.notebook), str(partial), parameters=params, cwd=str(self.notebook.parent),
+                            progress_bar=False)
+        partial.replace(self.output)
+        return self.output
+
+
+def find_notebook(prefix: str) -> Path:
+    """The notebook whose file name starts with ``prefix`` (e.g. "02")."""
+    matches = sorted(NOTEBOOKS.glob(f"{prefix}*.ipynb"))
+    if len(matches) != 1:
+        available = ", ".join(p.name for p in sorted(NOTEBOOKS.glob("*.ipynb"))) or "none"
+        raise FileNotFoundError(f"no single notebook starts with {prefix!r} in {NOTEBOOKS} (available: {available})")
+    return matches[0]
+
+
+def finished(path: Path) -> bool:
+    """Whether an executed notebook exists and ran to the end without an exception."""
+    if not path.is_file():
+        return False
+    try:
+        meta = json.loads(path.read_text())["metadata"].get("papermill", {})
+    except (json.JSONDecodeError, KeyError):
+        return False
+    return meta.get("exception") is False or (meta.get("exception") is None and meta.get("end_time") is not None)
+
+
+def plan(notebooks: list[str], models: list[str], datasets: list[str], parameters: dict | None = None) -> list[Job]:
+    return [Job(find_notebook(nb), m, d, parameters or {})
+            for nb, m, d in itertools.product(notebooks, models, datasets)]
+
+
+def run(jobs: list[Job], executor: str = "local", slurm: dict | None = None) -> list[Path]:
+    """Run the jobs that are not finished yet; returns the executed notebooks."""
+    todo = [j for j in jobs if not finished(j.output)]
+    for j in jobs:
+        if j not in todo:
+            print(f"skip (finished): {j.output.relative_to(OUTPUTS.parent)}")
+    if executor == "local":
+        done = []
+        for j in todo:
+            print(f"run: {j.notebook.name} model={j.model} dataset={j.dataset} -> {j.output.relative_to(OUTPUTS.parent)}")
+            done.append(j.run())
+        return done
+    if executor == "slurm":
+        import submitit
+
+        ex = submitit.AutoExecutor(folder=str(OUTPUTS / "slurm"))
+        ex.update_parameters(**(slurm or {"timeout_min": 240, "gpus_per_node": 1}))
+        handles = [ex.submit(j.run) for j in todo]
+        return [h.result() for h in handles]
+    raise ValueError(f"executor must be 'local' or 'slurm', got {executor!r}")

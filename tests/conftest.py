@@ -1,0 +1,51 @@
+"""Shared fixtures: offline settings and the tiny models, built once per test session."""
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+ARCHS = ("llama", "qwen2", "mixtral", "gpt2")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tiny_dir(tmp_path_factory):
+    """Tiny models are built into a fresh folder for this session."""
+    path = tmp_path_factory.mktemp("tiny-models")
+    os.environ["HELPERS_TINY_DIR"] = str(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny(tiny_dir):
+    """name -> (model, tokenizer), loaded through helpers.models.load."""
+    from helpers.models import load
+
+    cache: dict = {}
+
+    def get(name: str):
+        if name not in cache:
+            cache[name] = load(name)
+        return cache[name]
+
+    return get
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs a CUDA GPU (skipped without one, with the reason)")
+    config.addinivalue_line("markers", "slow: runs a notebook or a long job")
+
+
+def pytest_collection_modifyitems(config, items):
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU; none is visible on this machine")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
