@@ -72,6 +72,17 @@ def _cmd_sweep(args) -> int:
     return 0
 
 
+def _cmd_train_demo(args) -> int:
+    from dataclasses import fields
+
+    from .demo_lm import Recipe, train
+
+    recipe = Recipe(**{f.name: getattr(args, f.name) for f in fields(Recipe)
+                       if getattr(args, f.name, None) is not None})
+    train(args.out, recipe)
+    return 0
+
+
 def _cmd_demo(args) -> int:
     from .demo import main as demo_main
 
@@ -98,6 +109,13 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--executor", choices=["local", "slurm"], default="local")
     w.set_defaults(run=_cmd_sweep)
     sub.add_parser("demo", help="the main job on the offline default").set_defaults(run=_cmd_demo)
+    t = sub.add_parser("train-demo", help="train a small demo LM from the mirror's corpora")
+    t.add_argument("--out", required=True, help="folder to save the model to")
+    t.add_argument("--language", choices=["en", "zh"], default="en")
+    for name, kind in (("seed", int), ("epochs", float), ("layers", int), ("width", int), ("heads", int),
+                       ("vocab_size", int), ("peak_lr", float), ("threads", int), ("warmup_steps", int)):
+        t.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind)
+    t.set_defaults(run=_cmd_train_demo)
     return p
 
 

@@ -72,6 +72,14 @@ _SPECS = [
           start_token="[CLS]", notes="BERT-style tokenizer without BOS/EOS; sequences start with [CLS] as its authors do"),
     _spec("llama3-chinese-8b", "hfl/llama-3-chinese-8b", languages=("zh", "en"), billions=8.0),
 ]
+# The project's own small models, trained offline from the mirror's corpora (helpers.demo_lm).
+_SPECS += [
+    _spec("demo-en", "data/models/demo-en", languages=("en",), billions=0.0055, local=True,
+          notes="trained by this project; the offline default for English"),
+    _spec("demo-zh", "data/models/demo-zh", languages=("zh",), billions=0.003, local=True,
+          notes="trained by this project; the offline default for Chinese"),
+]
+DEFAULT_MODEL = {"en": "demo-en", "zh": "demo-zh"}
 # Random-weight test models, built offline in seconds (see helpers.tiny_models).
 for _arch in ("llama", "qwen2", "mixtral", "gpt2"):
     _SPECS.append(_spec(f"tiny-{_arch}", f"tiny-{_arch}", languages=("en", "zh"), local=True, tiny=True,
@@ -155,7 +163,9 @@ def _locate(spec: ModelSpec) -> tuple[str, bool]:
 
             path = ROOT / path
         if not (path / "config.json").is_file():
-            raise ModelNotFoundError(f"model {spec.name!r} should be in {path}, which holds no model")
+            how = (f" Train it with: python -m helpers train-demo --language {spec.languages[0]} --out {spec.hf_id}"
+                   if spec.name.startswith("demo-") else "")
+            raise ModelNotFoundError(f"model {spec.name!r} should be in {path}, which holds no model.{how}")
         return str(path), True
     from huggingface_hub import try_to_load_from_cache
 

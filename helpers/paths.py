@@ -12,10 +12,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 RAW = DATA / "raw"
-PROCESSED = DATA / "processed"
+# Derived data and results can be redirected (tests and sweeps use scratch folders).
+PROCESSED = Path(os.environ.get("HELPERS_PROCESSED_DIR") or DATA / "processed")
 CACHE = DATA / "cache"
 MODELS = DATA / "models"
-OUTPUTS = ROOT / "outputs"
+OUTPUTS = Path(os.environ.get("HELPERS_OUTPUTS_DIR") or ROOT / "outputs")
 SCORES = OUTPUTS / "scores"
 NOTEBOOKS = ROOT / "notebooks"
 

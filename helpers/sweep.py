@@ -7,12 +7,14 @@ cluster through submitit.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .paths import NOTEBOOKS, OUTPUTS
+from .results import safe_name
 
 NO_MODEL = "none"  # notebooks that take no model (01_data_prep)
 
@@ -27,7 +29,9 @@ class Job:
     @property
     def output(self) -> Path:
         parts = [self.notebook.stem] + [p for p in (self.model, self.dataset) if p != NO_MODEL]
-        return OUTPUTS / "notebooks" / ("__".join(parts) + ".ipynb")
+        # the extra parameters are part of the name, so a run with other settings is not skipped
+        parts += [f"{k}-{_short(v)}" for k, v in sorted(self.parameters.items())]
+        return OUTPUTS / "notebooks" / (safe_name("__".join(parts)) + ".ipynb")
 
     def run(self) -> Path:
         import papermill as pm
@@ -44,6 +48,11 @@ class Job:
                             progress_bar=False)
         partial.replace(self.output)
         return self.output
+
+
+def _short(value) -> str:
+    text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+    return text if len(text) <= 40 else text[:32] + "-" + hashlib.sha256(text.encode()).hexdigest()[:6]
 
 
 def find_notebook(prefix: str) -> Path:

@@ -1,0 +1,1 @@
+"""Analyses over the results store (no model needed)."""

@@ -1,0 +1,65 @@
+"""Accuracy tables over stored scores (Ide et al. 2024, Tables 3 and 9; per phenomenon).
+
+Accuracy is the share of pairs whose acceptable sentence scores strictly higher; a tie is
+an error and every table reports the number of ties.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+KEYS = ["model", "method"]
+
+
+def by_template(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie") -> pd.DataFrame:
+    """Accuracy, pairs and ties per (model, method, template)."""
+    if scores.empty:
+        raise ValueError("no scores to summarise: run the scoring notebook (02_readout / 03_prompting) first")
+    g = scores.groupby(KEYS + ["template"], sort=False)
+    return g.agg(accuracy=(correct, "mean"), pairs=(correct, "size"), ties=(tie, "sum")).reset_index()
+
+
+def table3(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie") -> pd.DataFrame:
+    """Per (model, method): accuracy mean and sample sd over templates, best template and its
+    accuracy (Ide et al. Table 9), ties summed over templates."""
+    t = by_template(scores, correct, tie)
+    rows = []
+    for (model, method), g in t.groupby(KEYS, sort=False):
+        best = g.loc[g["accuracy"].idxmax()]
+        rows.append({"model": model, "method": method, "templates": len(g),
+                     "accuracy_mean": g["accuracy"].mean(),
+                     "accuracy_sd": g["accuracy"].std(ddof=1) if len(g) > 1 else float("nan"),
+                     "best_template": best["template"], "best_accuracy": best["accuracy"],
+                     "pairs": int(g["pairs"].iloc[0]), "ties": int(g["ties"].sum())})
+    return pd.DataFrame(rows)
+
+
+def best_templates(scores: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(model, method) -> the template with the highest accuracy."""
+    t = table3(scores)
+    return {(r.model, r.method): r.best_template for r in t.itertuples()}
+
+
+def by_phenomenon(scores: pd.DataFrame, best_only: bool = True) -> pd.DataFrame:
+    """Accuracy per phenomenon for each (model, method), at its best template by default."""
+    if best_only:
+        best = best_templates(scores)
+        keep = [best[(m, me)] == t for m, me, t in zip(scores["model"], scores["method"], scores["template"])]
+        scores = scores[keep]
+    return (scores.groupby(KEYS + ["phenomenon"], sort=False)
+            .agg(accuracy=("correct", "mean"), pairs=("correct", "size"), ties=("tie", "sum")).reset_index())
+
+
+def phenomenon_matrix(scores: pd.DataFrame) -> pd.DataFrame:
+    """Phenomena x methods accuracy (best templates), for display."""
+    p = by_phenomenon(scores)
+    return p.pivot_table(index="phenomenon", columns="method", values="accuracy", sort=False)
+
+
+def format_table3(t: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 as text: "mean ± sd" in percent, best template, ties."""
+    def cell(r):
+        sd = "" if pd.isna(r.accuracy_sd) else f" ± {100 * r.accuracy_sd:.1f}"
+        return f"{100 * r.accuracy_mean:.1f}{sd}"
+    return pd.DataFrame({"model": t["model"], "method": t["method"], "accuracy (%)": [cell(r) for r in t.itertuples()],
+                         "best template": t["best_template"],
+                         "best (%)": (100 * t["best_accuracy"]).round(1), "ties": t["ties"], "pairs": t["pairs"]})

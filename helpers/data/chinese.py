@@ -1,0 +1,50 @@
+"""Chinese minimal-pair sets besides CLiMP: ZhoBLiMP (Liu et al. 2024) and SLING (Song et al. 2022)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .blimp import read_jsonl
+from .mirror import mirror_files, mirror_path
+from .schema import DataFormatError, finalize_pairs
+
+ZHOBLIMP = "zhoblimp/data/ZhoBLiMP"
+SLING = "sling/SLING_Data"
+SLING_MAIN_SIZE = 1000
+
+
+def load_zhoblimp() -> pd.DataFrame:
+    """ZhoBLiMP: 118 paradigms x 300 pairs."""
+    folder = mirror_path(ZHOBLIMP)
+    records = []
+    for path in mirror_files(ZHOBLIMP, "*.jsonl"):
+        for line_no, row in read_jsonl(path):
+            try:
+                records.append({"dataset": "zhoblimp", "language": "zh", "paradigm": row["UID"],
+                                "phenomenon": row["phenomenon"], "field": "syntax", "pair_id": int(row["pairID"]),
+                                "good": row["sentence_good"], "bad": row["sentence_bad"]})
+            except (KeyError, ValueError, TypeError) as err:
+                raise DataFormatError(f"{path}, line {line_no}: missing or bad field {err}") from None
+    return finalize_pairs(pd.DataFrame.from_records(records), str(folder))
+
+
+def load_sling(include_small: bool = False) -> pd.DataFrame:
+    """SLING: the 40 main paradigms of 1,000 pairs; ``include_small`` adds the 14 of 40."""
+    folder = mirror_path(SLING)
+    records = []
+    for path in mirror_files(SLING, "**/*.jsonl"):
+        rows = read_jsonl(path)
+        main = len(rows) == SLING_MAIN_SIZE
+        if not main and not include_small:
+            continue
+        subset = path.parent.relative_to(folder).as_posix()
+        for line_no, row in rows:
+            try:
+                records.append({"dataset": "sling", "language": "zh", "paradigm": f"{subset}/{path.stem}",
+                                # the 14 small files spell the key "Phenomenon"
+                                "phenomenon": row.get("phenomenon") or row["Phenomenon"],
+                                "field": row.get("field", "syntax"),
+                                "pair_id": int(row["pair_ID"]), "good": row["sentence_good"],
+                                "bad": row["sentence_bad"], "main_set": main})
+            except (KeyError, ValueError, TypeError) as err:
+                raise DataFormatError(f"{path}, line {line_no}: missing or bad field {err}") from None
+    return finalize_pairs(pd.DataFrame.from_records(records), str(folder))

@@ -1,0 +1,189 @@
+"""Plain-text iterators over the mirror's English and Chinese text corpora.
+
+Used for unigram tables and to train the demo models. Each source yields documents
+(paragraphs of running text) cleaned of its format: Brown's word/tag pairs, the
+tokenized, lower-cased movie reviews, hard-wrapped Gutenberg and Reuters lines, the
+one-character-per-line MSRA file, review CSVs.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from .mirror import mirror_files, mirror_path
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    language: str
+    path: str  # relative to the mirror
+    license: str
+    reader: Callable[[Path], Iterator[str]]
+
+
+_SPACE_BEFORE = re.compile(r" ([.,;:!?%)\]}]|'s|'re|'ve|'ll|'d|n't|'m)(?=\s|$)")
+_SPACE_AFTER = re.compile(r"([(\[{$]) ")
+
+
+def detokenize(text: str) -> str:
+    """Undo PTB-style spacing: "word ." -> "word.", "`` x ''" -> '"x"'."""
+    text = text.replace("`` ", '"').replace("``", '"').replace(" ''", '"').replace("''", '"')
+    text = _SPACE_BEFORE.sub(r"\1", text)
+    text = _SPACE_AFTER.sub(r"\1", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def truecase_line(text: str) -> str:
+    """Capitalise a lower-cased sentence's first letter and the pronoun "i"."""
+    text = re.sub(r"(?<![\w'])i(?=[\s']|$)", "I", text)
+    return text[:1].upper() + text[1:]
+
+
+def _paragraphs(text: str) -> Iterator[str]:
+    for block in re.split(r"\n\s*\n", text):
+        para = re.sub(r"\s+", " ", block).strip()
+        if len(para) > 1:
+            yield para
+
+
+def _zip_members(path: Path, pattern: str) -> Iterator[tuple[str, str]]:
+    with zipfile.ZipFile(path) as z:
+        for name in sorted(z.namelist()):
+            if re.search(pattern, name) and not name.endswith("/"):
+                yield name, z.read(name).decode("utf-8", errors="replace")
+
+
+def _zip_paragraphs(pattern: str):
+    def read(path: Path) -> Iterator[str]:
+        for _, text in _zip_members(path, pattern):
+            yield from _paragraphs(text)
+    return read
+
+
+def _brown(path: Path) -> Iterator[str]:
+    for _, text in _zip_members(path, r"brown/c[a-r]\d\d$"):
+        for para in re.split(r"\n\s*\n", text):
+            words = [w.rsplit("/", 1)[0] for w in para.split()]
+            if words:
+                yield detokenize(" ".join(words))
+
+
+def _lowercased_lines(pattern: str):
+    def read(path: Path) -> Iterator[str]:
+        for _, text in _zip_members(path, pattern):
+            lines = [truecase_line(detokenize(line)) for line in text.splitlines() if line.strip()]
+            if lines:
+                yield " ".join(lines)
+    return read
+
+
+def _gutenberg(path: Path) -> Iterator[str]:
+    for f in mirror_files(GUTENBERG, "*.txt"):
+        yield from _paragraphs(f.read_text(encoding="latin-1"))
+
+
+def _reuters(path: Path) -> Iterator[str]:
+    texts = {}
+    with tarfile.open(path) as tar:
+        for member in tar:  # sequential: random access into a .tar.gz re-reads the stream
+            if member.isfile() and re.search(r"reuters/(training|test)/\d+$", member.name):
+                texts[member.name] = tar.extractfile(member).read().decode("latin-1").replace("&lt;", "<")
+    for name in sorted(texts):
+        yield from _paragraphs(texts[name])
+
+
+def _msra(path: Path) -> Iterator[str]:
+    """MSRA NER: one character (and its tag) per line, sentences separated by blank lines."""
+    with zipfile.ZipFile(path) as z:
+        for name in sorted(n for n in z.namelist() if not n.endswith("/")):
+            chars: list[str] = []
+            for line in io.TextIOWrapper(z.open(name), encoding="utf-8", errors="replace"):
+                line = line.strip()
+                if not line:
+                    if chars:
+                        yield "".join(chars)
+                        chars = []
+                    continue
+                chars.append(line.split()[0])
+            if chars:
+                yield "".join(chars)
+
+
+def _review_csv(column: str):
+    def read(path: Path) -> Iterator[str]:
+        if path.suffix == ".zip":
+            with zipfile.ZipFile(path) as z:
+                name = next(n for n in z.namelist() if n.endswith(".csv"))
+                handle = io.TextIOWrapper(z.open(name), encoding="utf-8-sig", errors="replace")
+                rows = list(csv.DictReader(handle))
+        else:
+            with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+                rows = list(csv.DictReader(handle))
+        for row in rows:
+            text = (row.get(column) or "").strip()
+            if text:
+                yield text
+    return read
+
+
+E, N = "corpora/en-nltk-data", "corpora/en-nltk-2008/corpora"
+GUTENBERG = f"{N}/gutenberg"
+ENGLISH = [
+    Corpus("gutenberg", "en", GUTENBERG, "public domain", _gutenberg),
+    Corpus("brown", "en", f"{E}/brown.zip", "non-commercial (NLTK: may be used for non-commercial purposes)", _brown),
+    Corpus("reuters", "en", f"{N}/reuters.tar.gz", "research use (Reuters-21578)", _reuters),
+    Corpus("abc", "en", f"{E}/abc.zip", "none given", _zip_paragraphs(r"abc/\w+\.txt$")),
+    Corpus("state_union", "en", f"{E}/state_union.zip", "public domain", _zip_paragraphs(r"state_union/.+\.txt$")),
+    Corpus("inaugural", "en", f"{E}/inaugural.zip", "public domain", _zip_paragraphs(r"inaugural/.+\.txt$")),
+    Corpus("genesis", "en", f"{E}/genesis.zip", "public domain", _zip_paragraphs(r"genesis/english-(kjv|web)\.txt$")),
+    Corpus("webtext", "en", f"{E}/webtext.zip", "none given", _zip_paragraphs(r"webtext/\w+\.txt$")),
+    Corpus("movie_reviews", "en", f"{E}/movie_reviews.zip", "CC-BY 4.0", _lowercased_lines(r"movie_reviews/(pos|neg)/.+\.txt$")),
+    Corpus("subjectivity", "en", f"{E}/subjectivity.zip", "CC-BY 4.0", _lowercased_lines(r"subjectivity/.+\.5000$")),
+]
+CHINESE = [
+    Corpus("msra_ner", "zh", "corpora/zh-sophonplus/dh_msra.zip", "none stated", _msra),
+    Corpus("online_shopping", "zh", "corpora/zh-sophonplus/online_shopping_10_cats.zip", "none stated", _review_csv("review")),
+    Corpus("hotel_reviews", "zh", "corpora/zh-sophonplus/ChnSentiCorp_htl_all.csv", "none stated", _review_csv("review")),
+    Corpus("waimai_reviews", "zh", "corpora/zh-sophonplus/waimai_10k.csv", "none stated", _review_csv("review")),
+]
+CORPORA = {c.name: c for c in ENGLISH + CHINESE}
+
+
+def documents(name: str) -> Iterator[str]:
+    """The documents of one corpus, cleaned to running text."""
+    if name not in CORPORA:
+        raise KeyError(f"unknown corpus {name!r}; choose from {sorted(CORPORA)}")
+    corpus = CORPORA[name]
+    yield from corpus.reader(mirror_path(corpus.path))
+
+
+def language_documents(language: str) -> Iterator[tuple[str, str]]:
+    """(corpus name, document) for every corpus of ``language`` ("en" or "zh")."""
+    for c in ENGLISH + CHINESE:
+        if c.language == language:
+            for doc in documents(c.name):
+                yield c.name, doc
+
+
+def corpus_text_file(language: str) -> "Path":
+    """The corpora of ``language`` as one cached text file (a document per line), e.g. for
+    unigram tables with a model's tokenizer."""
+    from ..paths import CACHE
+
+    path = CACHE / f"corpus_{language}.txt"
+    if path.is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for _, doc in language_documents(language):
+            f.write(doc.replace("\n", " ") + "\n")
+    tmp.replace(path)
+    return path

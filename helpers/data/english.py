@@ -1,0 +1,135 @@
+"""English sets besides BLiMP and SyntaxGym: SCaMP, LI (with human ratings), CoLA, WikiText-103 test."""
+from __future__ import annotations
+
+import csv
+import re
+
+import pandas as pd
+
+from .corpora import detokenize
+from .mirror import mirror_files, mirror_path
+from .schema import SENTENCE_COLUMNS, DataFormatError, finalize_pairs
+
+SCAMP = "scamp/scamp/scamp_{variant}"
+LI = "li/LI_Large_pairs.csv"
+COLA = "cola/cola_public/raw/{split}.tsv"
+WIKITEXT = "wikitext103-test/wikitext-raw_test.raw"
+
+
+# SCaMP has its own 67 paradigms; this project groups them by name into phenomena
+# (BLiMP's names where a paradigm tests a BLiMP phenomenon). First matching prefix wins.
+SCAMP_PHENOMENA = [
+    (("adjunct_island", "complex_np_island", "coordinate_structure", "left_branch_island", "wh_island"), "island_effects"),
+    (("anaphor_",), "anaphor_agreement"), (("principle_A",), "binding"),
+    (("determiner_noun",), "determiner_noun_agreement"), (("ellipsis",), "ellipsis"),
+    (("matrix_question_npi", "npi_present", "only_npi", "sentential_negation_npi"), "npi_licensing"),
+    (("subj_aux", "subj_verb"), "subject_verb_agreement"), (("wh_questions", "wh_vs_that"), "filler_gap_dependency"),
+    (("center_embedding",), "center_embedding"), (("recursion_",), "recursion"),
+    (("transitive", "intransitive", "swapped_ditransitive"), "argument_structure"),
+    (("adv_order", "pp_order", "svo_vos"), "word_order"), (("green_ideas",), "semantic_anomaly"),
+]
+
+
+def scamp_phenomenon(paradigm: str) -> str:
+    for prefixes, name in SCAMP_PHENOMENA:
+        if paradigm.startswith(prefixes):
+            return name
+    raise DataFormatError(f"SCaMP paradigm {paradigm!r} has no phenomenon in SCAMP_PHENOMENA")
+
+
+def load_scamp(variant: str = "plausible") -> pd.DataFrame:
+    """SCaMP (BLiMP paradigms regenerated with plausible or implausible words): 67 x 1,000."""
+    if variant not in ("plausible", "implausible"):
+        raise ValueError(f"variant must be 'plausible' or 'implausible', got {variant!r}")
+    folder = mirror_path(SCAMP.format(variant=variant))
+    files = mirror_files(SCAMP.format(variant=variant), "*.tsv")
+    records = []
+    for path in files:
+        paradigm = path.stem.removesuffix("_implausible").removesuffix("_plausible")
+        with open(path, encoding="utf-8") as f:
+            for line_no, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 2:
+                    raise DataFormatError(f"{path}, line {line_no}: expected good<TAB>bad, got {len(parts)} fields")
+                records.append({"dataset": f"scamp_{variant}", "language": "en", "paradigm": paradigm,
+                                "phenomenon": scamp_phenomenon(paradigm), "field": "",
+                                "pair_id": line_no - 1, "good": parts[0], "bad": parts[1]})
+    return finalize_pairs(pd.DataFrame.from_records(records), str(folder))
+
+
+def load_li() -> pd.DataFrame:
+    """LI pairs (Sprouse et al. 2013; Mahowald et al. 2016) with z-scored Likert ratings.
+
+    The file has the LS_diff column twice; both copies are read and checked to agree.
+    """
+    path = mirror_path(LI)
+    with open(path, encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        diff_at = [i for i, h in enumerate(header) if h == "LS_diff"]
+        names = list(header)
+        for k, i in enumerate(diff_at[1:], 2):
+            names[i] = f"LS_diff_{k}"
+        rows = []
+        for line_no, row in enumerate(reader, 2):
+            if len(row) != len(names):
+                raise DataFormatError(f"{path}, line {line_no}: expected {len(names)} columns, got {len(row)}")
+            rows.append(dict(zip(names, row)))
+    df = pd.DataFrame(rows)
+    for c in ("LS_grammatical", "LS_ungrammatical", "LS_diff") + tuple(n for n in names if n.startswith("LS_diff_")):
+        df[c] = pd.to_numeric(df[c])
+    for extra in [n for n in names if n.startswith("LS_diff_")]:
+        if not (df[extra] - df["LS_diff"]).abs().max() < 1e-9:
+            raise DataFormatError(f"{path}: the two LS_diff columns disagree")
+        df = df.drop(columns=extra)
+    out = pd.DataFrame({"dataset": "li", "language": "en", "paradigm": df["paradigm"], "phenomenon": df["phenomenon"],
+                        "field": "syntax", "pair_id": df["pair_ID"].astype(int), "good": df["sentence_grammatical"],
+                        "bad": df["sentence_ungrammatical"], "source": df["source"],
+                        "rating_good": df["LS_grammatical"], "rating_bad": df["LS_ungrammatical"],
+                        "rating_diff": df["LS_diff"]})
+    return finalize_pairs(out, str(path))
+
+
+def load_cola(split: str = "in_domain_train") -> pd.DataFrame:
+    """CoLA single sentences with acceptability labels (1 acceptable, 0 not)."""
+    if split not in ("in_domain_train", "in_domain_dev", "out_of_domain_dev"):
+        raise ValueError(f"unknown CoLA split {split!r}")
+    path = mirror_path(COLA.format(split=split))
+    records = []
+    with open(path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 4 or parts[1] not in ("0", "1"):
+                raise DataFormatError(f"{path}, line {line_no}: expected source, label (0/1), mark, sentence")
+            records.append({"dataset": "cola", "language": "en", "paradigm": parts[0], "phenomenon": split,
+                            "field": "", "item_id": len(records), "sentence": parts[3], "label": int(parts[1]),
+                            "original_mark": parts[2]})
+    df = pd.DataFrame.from_records(records)
+    return df[SENTENCE_COLUMNS + ["original_mark"]].astype({c: "string" for c in SENTENCE_COLUMNS[:5] + ["sentence"]})
+
+
+_WIKI_MARKUP = [(" @-@ ", "-"), (" @,@ ", ","), (" @.@ ", ".")]
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
+
+
+def wikitext_sentences(min_words: int = 3) -> pd.DataFrame:
+    """WikiText-103 test split as sentences (headings dropped), for unrelated priming contexts."""
+    path = mirror_path(WIKITEXT)
+    rows, article = [], ""
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            text = line.strip()
+            if not text:
+                continue
+            if re.fullmatch(r"=( =)* .* =( =)*", text):
+                if text.startswith("= ") and not text.startswith("= ="):
+                    article = text.strip("= ").strip()
+                continue
+            for a, b in _WIKI_MARKUP:
+                text = text.replace(a, b)
+            for sentence in _SENTENCE.split(detokenize(text)):
+                if len(sentence.split()) >= min_words:
+                    rows.append({"article": article, "sentence": sentence})
+    return pd.DataFrame(rows).astype("string")

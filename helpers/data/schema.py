@@ -1,0 +1,42 @@
+"""The canonical minimal-pair table every reader returns, and its validation."""
+from __future__ import annotations
+
+import pandas as pd
+
+PAIR_COLUMNS = ["dataset", "language", "paradigm", "phenomenon", "field", "pair_id", "good", "bad"]
+SENTENCE_COLUMNS = ["dataset", "language", "paradigm", "phenomenon", "field", "item_id", "sentence", "label"]
+STRING_COLUMNS = ["dataset", "language", "paradigm", "phenomenon", "field", "good", "bad", "sentence"]
+
+
+class DataFormatError(ValueError):
+    """A data file that does not have the expected shape; names file and line."""
+
+
+def finalize_pairs(df: pd.DataFrame, where: str, allow_identical: bool = True) -> pd.DataFrame:
+    """Order and type the canonical columns, check them, and flag identical pairs."""
+    missing = [c for c in PAIR_COLUMNS if c not in df.columns]
+    if missing:
+        raise DataFormatError(f"{where}: missing canonical columns {missing}")
+    extra = [c for c in df.columns if c not in PAIR_COLUMNS]
+    df = df[PAIR_COLUMNS + extra].copy()
+    for c in PAIR_COLUMNS:
+        if c != "pair_id":
+            df[c] = df[c].astype("string")
+    df["pair_id"] = df["pair_id"].astype("int64")
+    empty = df[(df["good"].fillna("").str.len() == 0) | (df["bad"].fillna("").str.len() == 0)]
+    if len(empty):
+        row = empty.iloc[0]
+        raise DataFormatError(f"{where}: empty sentence in paradigm {row['paradigm']} pair {row['pair_id']}")
+    df["identical"] = (df["good"] == df["bad"]).astype(bool)
+    if not allow_identical and df["identical"].any():
+        row = df[df["identical"]].iloc[0]
+        raise DataFormatError(f"{where}: identical good and bad sentence in {row['paradigm']} pair {row['pair_id']}")
+    if df.duplicated(["paradigm", "pair_id"]).any():
+        row = df[df.duplicated(["paradigm", "pair_id"])].iloc[0]
+        raise DataFormatError(f"{where}: pair id {row['pair_id']} appears twice in paradigm {row['paradigm']}")
+    return df.reset_index(drop=True)
+
+
+def validate_pairs(df: pd.DataFrame) -> None:
+    """Raise if ``df`` is not a canonical pairs table."""
+    finalize_pairs(df, "table")

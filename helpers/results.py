@@ -1,0 +1,160 @@
+"""The on-disk store of scores: one parquet file per (dataset, model, method, template).
+
+``outputs/scores/<dataset>/<model>/<method>[__t<template>].parquet`` holds one row per
+pair (both scores, decision, tie flag, token counts, and the token log-probs and ids
+needed to recompute every measure without the model). The file's metadata carries the
+configuration (model id and revision, quantization, dtype, document-start policy,
+template text, dataset options, limit) and its hash, library versions, git commit and
+time. Writes are atomic; a rerun with the same configuration finds the finished file and
+skips it; a different configuration is written alongside as ``...__<hash>.parquet`` and
+never over the existing file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import time
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import paths
+
+META_KEY = b"helpers"
+# Columns present in every score file.
+SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
+                 "n_tokens_good", "n_tokens_bad"]
+
+
+def config_hash(config: dict) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def safe_name(name: str) -> str:
+    """A model name or path as a folder name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(name).strip("/")).strip("_") or "model"
+
+
+def git_commit() -> str:
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=paths.ROOT, capture_output=True, text=True,
+                                timeout=5).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=paths.ROOT,
+                               capture_output=True, text=True, timeout=5).stdout.strip()
+        return commit + ("-dirty" if dirty else "") if commit else "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def library_versions() -> dict[str, str]:
+    import numpy
+    import torch
+    import transformers
+
+    return {"python": ".".join(map(str, __import__("sys").version_info[:3])), "torch": torch.__version__,
+            "transformers": transformers.__version__, "pandas": pd.__version__, "numpy": numpy.__version__}
+
+
+def read_metadata(path: str | Path) -> dict:
+    meta = pq.read_schema(path).metadata or {}
+    if META_KEY not in meta:
+        raise ValueError(f"{path} is not a score file of this project (no '{META_KEY.decode()}' metadata)")
+    return json.loads(meta[META_KEY])
+
+
+class ScoreStore:
+    """Score files under ``root`` (default outputs/scores)."""
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root else paths.SCORES
+        self.writes = 0
+
+    def folder(self, dataset: str, model: str) -> Path:
+        return self.root / safe_name(dataset) / safe_name(model)
+
+    def stem(self, method: str, template) -> str:
+        return method if template in (None, "", "none") else f"{method}__t{template}"
+
+    def find(self, dataset: str, model: str, method: str, template, config: dict) -> Path | None:
+        """The finished file of exactly this configuration, if any."""
+        h = config_hash(config)
+        folder, stem = self.folder(dataset, model), self.stem(method, template)
+        for candidate in (folder / f"{stem}.parquet", folder / f"{stem}__{h}.parquet"):
+            if candidate.is_file():
+                try:
+                    if read_metadata(candidate).get("config_hash") == h:
+                        return candidate
+                except (ValueError, OSError, pa.ArrowInvalid):
+                    continue
+        return None
+
+    def target(self, dataset: str, model: str, method: str, template, config: dict) -> Path:
+        """Where this configuration's file goes: the plain name, or alongside when it is taken."""
+        folder, stem = self.folder(dataset, model), self.stem(method, template)
+        plain = folder / f"{stem}.parquet"
+        if not plain.exists():
+            return plain
+        found = self.find(dataset, model, method, template, config)
+        if found is not None:
+            return found
+        alongside = folder / f"{stem}__{config_hash(config)}.parquet"
+        warnings.warn(f"{plain} holds scores of a different configuration; writing {alongside.name} alongside")
+        return alongside
+
+    def write(self, frame: pd.DataFrame, dataset: str, model: str, method: str, template, config: dict,
+              extra_meta: dict | None = None) -> Path:
+        """Write one score file atomically (temporary file, then rename)."""
+        missing = [c for c in SCORE_COLUMNS if c not in frame.columns]
+        if missing:
+            raise ValueError(f"score table for {method} lacks columns {missing}")
+        path = self.target(dataset, model, method, template, config)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {**config, "config_hash": config_hash(config), "n_pairs": int(len(frame)),
+                "accuracy": float(frame["correct"].mean()) if len(frame) else float("nan"),
+                "library_versions": library_versions(), "git_commit": git_commit(),
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **(extra_meta or {})}
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               META_KEY: json.dumps(meta, default=str).encode()})
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+        self.writes += 1
+        return path
+
+    def files(self, dataset: str | None = None, model: str | None = None) -> list[Path]:
+        pattern = f"{safe_name(dataset) if dataset else '*'}/{safe_name(model) if model else '*'}/*.parquet"
+        return sorted(p for p in self.root.glob(pattern) if not p.name.startswith("."))
+
+
+def load_files(files, token_columns: bool = False) -> pd.DataFrame:
+    """One tidy frame of the given score files (see :func:`load_scores`)."""
+    frames = []
+    for path in files:
+        meta = read_metadata(path)
+        df = pd.read_parquet(path)
+        if not token_columns:
+            df = df[[c for c in df.columns if not c.startswith(("token_lp_", "token_ids_"))]]
+        df.insert(0, "model", meta["model_name"])
+        df.insert(1, "method", meta["method"])
+        df.insert(2, "template", str(meta.get("template_id") or "none"))
+        df["config_hash"] = meta["config_hash"]
+        frames.append(df)
+    if not frames:
+        return pd.DataFrame(columns=["model", "method", "template"] + SCORE_COLUMNS)
+    return pd.concat(frames, ignore_index=True)
+
+
+def load_scores(dataset: str | None = None, model: str | None = None, methods=None, root=None,
+                token_columns: bool = False) -> pd.DataFrame:
+    """One tidy frame of every score file that matches, with model, method, template and
+    config_hash columns. Token-level list columns are left out unless ``token_columns``."""
+    files = [p for p in ScoreStore(root).files(dataset, model)
+             if methods is None or read_metadata(p)["method"] in methods]
+    return load_files(files, token_columns)

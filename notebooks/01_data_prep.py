@@ -1,0 +1,98 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Data preparation
+#
+# Every benchmark of the four papers becomes **one canonical table**: one row per minimal
+# pair with `dataset, language, paradigm, phenomenon, field, pair_id, good, bad` plus the
+# dataset's own columns (BLiMP's flags, attractor type and human agreement; LI's human
+# ratings; SyntaxGym regions). Single-sentence sets (CoLA) get `sentence, label`.
+#
+# The data come from the read-only mirror (`MINIMAL_PAIRS_DATA`, default `../shared/data`)
+# and every file is checked against the sha256 recorded in `data/sources.yaml`. The tables
+# are written to `data/processed/<dataset>.parquet`, which the other notebooks read.
+
+# %% tags=["parameters"]
+datasets = "all"  # dataset names: a list, a comma-separated string, or "all"
+source = "mirror"  # "mirror", or "download" to fetch missing files into data/raw/ (needs network)
+drop_identical = False  # BLiMP: drop the 7 pairs whose two sentences are identical (Hu et al. 2025: 66,993)
+climp_add_period = True  # CLiMP: append "。" to every sentence, as Ide et al. (2024) do
+sling_include_small = False  # SLING: also the 14 small paradigms of 40 pairs
+cola_split = "in_domain_train"  # CoLA split: in_domain_train, in_domain_dev, out_of_domain_dev
+examples = 2  # example pairs shown per dataset
+
+# %%
+import pandas as pd
+
+from helpers import data, templates
+from helpers.data import blimp
+from helpers.data.mirror import set_source
+
+set_source(source)
+names = data.dataset_names(datasets)
+options = {
+    "blimp": {"drop_identical": drop_identical},
+    "climp": {"add_period": climp_add_period},
+    "sling": {"include_small": sling_include_small},
+    "cola": {"split": cola_split},
+}
+pd.set_option("display.max_colwidth", 80)
+
+# %% [markdown]
+# ## Read, validate and save
+
+# %%
+tables = {}
+for name in names:
+    tables[name] = data.load(name, **options.get(name, {}))
+    data.save_processed(name, tables[name])
+summary = data.summary(tables)
+summary
+
+# %% [markdown]
+# ## Example pairs
+
+# %%
+for name, df in tables.items():
+    cols = [c for c in ("paradigm", "good", "bad", "sentence", "label", "prefix", "continuation",
+                        "good_continuation", "bad_continuation", "suite", "condition", "content") if c in df]
+    print(f"\n== {name}")
+    print(df[cols].head(examples).to_string(index=False))
+
+# %% [markdown]
+# ## BLiMP: word-shuffling paradigms and identical pairs
+#
+# Ide et al. (2024) call a paradigm *word-shuffling* when both sentences of every pair have
+# the same bag of words (case ignored). BLiMP's own `lexically_identical` flag is broader:
+# it also marks paradigms where the two sentences differ only in an inflection of the same word.
+
+# %%
+if "blimp" in tables:
+    report = blimp.word_shuffle_report(tables["blimp"])
+    print(f"word-shuffling paradigms: {int(report.word_shuffle_paradigm.sum())}; "
+          f"lexically_identical paradigms: {int((report.lexically_identical == 1).sum())}; "
+          f"paradigms where they differ: {int((~report.agrees).sum())}")
+    print(f"pairs with identical sentences: {int(tables['blimp'].identical.sum())}")
+    display_cols = ["paradigm", "word_shuffle", "lexically_identical"]
+    print(report.loc[~report.agrees, display_cols].to_string(index=False))
+
+# %% [markdown]
+# ## Template sets
+#
+# Ide et al.'s released templates carry two slips in the Chinese set; they are reported here
+# and used as released, so that results stay comparable with the paper.
+
+# %%
+for note in templates.known_slips():
+    print("-", note)

@@ -1,0 +1,202 @@
+"""Dataset readers on the mirror: exact counts, schema, quirks and bad data."""
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from helpers import data, paths
+from helpers.data import blimp, chinese, climp, english, hu_levy, mirror, syntaxgym
+from helpers.data.schema import PAIR_COLUMNS, DataFormatError
+
+
+@pytest.fixture(scope="module")
+def blimp_df():
+    return blimp.load()
+
+
+def test_blimp_counts(blimp_df):
+    assert len(blimp_df) == 67_000
+    assert blimp_df.paradigm.nunique() == 67
+    assert blimp_df.phenomenon.nunique() == 12
+    assert int(blimp_df.identical.sum()) == 7
+    assert len(blimp.load(drop_identical=True)) == 66_993
+    per_phenomenon = blimp_df.groupby("phenomenon").paradigm.nunique()
+    assert per_phenomenon["argument_structure"] == 9 and per_phenomenon["determiner_noun_agreement"] == 8
+
+
+def test_blimp_identical_pairs_are_the_known_seven(blimp_df):
+    got = sorted(map(tuple, blimp_df[blimp_df.identical][["paradigm", "pair_id"]].values.tolist()))
+    assert got == [("passive_1", 324), ("passive_1", 810), ("principle_A_case_2", 105), ("principle_A_case_2", 287),
+                   ("principle_A_case_2", 372), ("principle_A_case_2", 816), ("principle_A_case_2", 967)]
+    others = blimp_df[~blimp_df.identical]
+    assert (others.good != others.bad).all()
+
+
+def test_word_shuffle_flag_against_lexically_identical(blimp_df):
+    report = blimp.word_shuffle_report(blimp_df)
+    shuffle = set(report[report.word_shuffle_paradigm].paradigm)
+    lexical = set(report[report.lexically_identical == 1].paradigm)
+    assert len(shuffle) == 13 and len(lexical) == 20
+    assert shuffle - lexical == {"ellipsis_n_bar_1", "existential_there_quantifiers_2"}
+    assert lexical - shuffle == {"anaphor_number_agreement"} | {p for p in lexical if p.startswith("determiner_noun")}
+    assert len(lexical - shuffle) == 9
+    assert blimp.same_bag_of_words("Who should Derek hug after shocking Richard?",
+                                   "Who should Derek hug Richard after shocking?")
+    assert not blimp.same_bag_of_words("The dog barks.", "The dogs barks.")
+
+
+def test_blimp_attractors_and_human_agreement(blimp_df):
+    counts = blimp_df.attractor.value_counts().to_dict()
+    assert counts == {"none": 4000, "relational noun": 1000, "relative clause": 1000}
+    adj = blimp_df[blimp_df.paradigm == "adjunct_island"].human_agreement.unique()
+    assert list(adj) == [0.94]
+    assert blimp_df.human_agreement.notna().all()
+
+
+def test_climp_counts_and_ba_construction():
+    df = climp.load()
+    assert (len(df), df.paradigm.nunique(), df.phenomenon.nunique()) == (16_000, 16, 9)
+    ba = df[df.paradigm == "ba_construction"]
+    assert len(ba) == 1000
+    assert (ba.good.str.replace("把", "被") == ba.bad).all()  # every pair a 把 -> 被 swap, good first
+    assert not (ba.good.str.contains("被")).any()
+    period = climp.load(add_period=True)
+    assert period.good.str.endswith("。").all() and (period.good.str[:-1] == df.good).all()
+
+
+def test_syntaxgym_pairs_and_suites():
+    pairs = syntaxgym.load_pairs()
+    assert len(pairs) == 1018
+    suites = syntaxgym.load_suites()
+    assert len(suites) == 34 and sum(len(s.items) for s in suites.values()) == 842
+    ce = suites["center_embed"]
+    assert ce.predictions == ["[ (6;%plaus%) + (7;%plaus%) ] < [ (6;%implaus%) + (7;%implaus%) ]"]
+    assert ce.sentence(1, "plaus") == "The painting that the artist painted deteriorated"
+    table = syntaxgym.suites_table(suites)
+    assert set(table.columns) >= {"suite", "item", "condition", "region", "region_name", "content"}
+    assert table.suite.nunique() == 34
+
+
+def test_chinese_and_english_counts():
+    z = chinese.load_zhoblimp()
+    assert (len(z), z.paradigm.nunique()) == (35_400, 118)
+    s = chinese.load_sling()
+    assert (len(s), s.paradigm.nunique()) == (40_000, 40)
+    assert len(chinese.load_sling(include_small=True)) == 40_000 + 14 * 40
+    for variant in ("plausible", "implausible"):
+        sc = english.load_scamp(variant)
+        assert (len(sc), sc.paradigm.nunique()) == (67_000, 67)
+    assert len(english.load_cola()) == 8551
+    li = english.load_li()
+    assert len(li) == 2379
+    assert {"rating_good", "rating_bad", "rating_diff"} <= set(li.columns)
+    assert (li.rating_diff - (li.rating_good - li.rating_bad)).abs().max() < 1e-6
+
+
+def test_hu_levy_stimuli():
+    assert len(hu_levy.load_word_prediction("p18")) == 384
+    assert len(hu_levy.load_word_prediction("news")) == 222
+    assert len(hu_levy.load_word_comparison()) == 395
+    assert len(hu_levy.load_sentence_pairs("blimp")) == 390
+    assert len(hu_levy.load_sentence_pairs("syntaxgym")) == 345
+    zh = hu_levy.load_sentence_pairs("mandarin")
+    assert len(zh) == 535 and not zh.good.str.contains(" ").any()
+
+
+def test_wikitext_sentences():
+    w = english.wikitext_sentences()
+    assert len(w) > 8000
+    assert not w.sentence.str.contains("@-@").any()
+    assert w.sentence.iloc[0].startswith("Robert Boulter is an English film, television and theatre actor.")
+
+
+@pytest.mark.parametrize("name", [n for n, d in data.DATASETS.items() if d.kind == "pairs"])
+def test_every_pair_reader_returns_the_canonical_schema(name):
+    df = data.load(name)
+    assert list(df.columns[:8]) == PAIR_COLUMNS
+    for col in ("dataset", "language", "paradigm", "phenomenon", "field", "good", "bad"):
+        assert df[col].dtype == "string", (name, col)
+    assert df.pair_id.dtype == "int64" and df.identical.dtype == bool
+    assert (df.good != df.bad)[~df.identical].all()
+    assert df.language.isin(["en", "zh"]).all()
+
+
+def test_cola_has_the_sentence_schema():
+    df = english.load_cola()
+    assert list(df.columns[:8]) == data.SENTENCE_COLUMNS
+    assert set(df.label.unique()) == {0, 1}
+
+
+def _temp_mirror(tmp_path, replace: str):
+    """A mirror whose ``replace`` folder is a copy (others are links to the real mirror)."""
+    real = paths.mirror()
+    for entry in real.iterdir():
+        if entry.name != replace.split("/")[0]:
+            (tmp_path / entry.name).symlink_to(entry)
+    shutil.copytree(real / replace, tmp_path / replace)
+    return tmp_path
+
+
+def test_malformed_row_names_file_and_line(tmp_path, monkeypatch):
+    root = _temp_mirror(tmp_path, "blimp")
+    extra = root / "blimp" / "data" / "zz_extra.jsonl"
+    good = (root / "blimp" / "data" / "adjunct_island.jsonl").read_text().splitlines()[0]
+    extra.write_text(good + "\n" + '{"sentence_good": "A cat.", oops\n')
+    monkeypatch.setenv(paths.MIRROR_ENV, str(root))
+    with pytest.raises(DataFormatError, match=r"zz_extra.jsonl, line 2: not valid JSON"):
+        blimp.load()
+
+
+def test_malformed_climp_row(tmp_path, monkeypatch):
+    root = _temp_mirror(tmp_path, "climp")
+    path = root / "climp" / "CLiMP_corpus" / "zz_extra_1000.csv"
+    path.write_text(",0,1,2,3\n0,x,x,一个句子,1\n1,x,x,两个句子\n")
+    monkeypatch.setenv(paths.MIRROR_ENV, str(root))
+    with pytest.raises(DataFormatError, match=r"zz_extra_1000.csv, line 3: expected 5 columns"):
+        climp.load()
+
+
+def test_checksum_mismatch_is_an_error(tmp_path, monkeypatch):
+    root = _temp_mirror(tmp_path, "li")
+    path = root / "li" / "LI_Large_pairs.csv"
+    path.write_text(path.read_text().replace("Kerry attempted", "Kerry tried"))
+    monkeypatch.setenv(paths.MIRROR_ENV, str(root))
+    monkeypatch.setattr(mirror, "_verified", set())
+    with pytest.raises(mirror.ChecksumError, match="differs from data/sources.yaml"):
+        english.load_li()
+
+
+def test_missing_mirror_without_network_says_how(tmp_path, monkeypatch):
+    monkeypatch.setenv(paths.MIRROR_ENV, str(tmp_path / "nowhere"))
+    monkeypatch.setattr(paths, "RAW", tmp_path / "raw")
+    monkeypatch.setattr(mirror, "_source", "download")
+    monkeypatch.setattr(mirror.urllib.request, "urlopen", _no_network)
+    with pytest.raises(mirror.DataNotFoundError) as err:
+        english.load_li()
+    msg = str(err.value)
+    assert "li/LI_Large_pairs.csv was not found" in msg and "Downloading failed" in msg
+    assert "raw.githubusercontent.com/SiyuanSong2004/language-introspection/e8d4c5f/LI_Large_pairs.csv" in msg
+
+
+def _no_network(*args, **kwargs):
+    raise mirror.urllib.error.URLError("no network")
+
+
+def test_manifest_covers_every_file_read():
+    from helpers.data.sources import manifest
+
+    files = manifest()["files"]
+    assert len(files) >= 500
+    assert "blimp/data/adjunct_island.jsonl" in files and "li/LI_Large_pairs.csv" in files
+    assert all(len(v["sha256"]) == 64 for v in files.values())
+
+
+def test_processed_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "PROCESSED", tmp_path)
+    df = data.load_processed("climp")
+    again = pd.read_parquet(tmp_path / "climp.parquet")
+    pd.testing.assert_frame_equal(df.reset_index(drop=True), again)
+    with pytest.raises(KeyError, match="unknown dataset 'blimpp'"):
+        data.load("blimpp")

@@ -1,0 +1,90 @@
+"""Notebook smoke tests: each notebook runs headlessly through papermill and writes its files."""
+from __future__ import annotations
+
+import json
+import os
+
+import pandas as pd
+import papermill as pm
+import pytest
+
+from helpers import paths
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    """Processed data and outputs go to a scratch folder (the kernel inherits the env)."""
+    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
+    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
+    return tmp_path
+
+
+def run(name: str, out, **parameters):
+    pm.execute_notebook(str(paths.NOTEBOOKS / name), str(out), parameters=parameters,
+                        cwd=str(paths.NOTEBOOKS), progress_bar=False, kernel_name="python3")
+    return json.loads(out.read_text())
+
+
+def test_01_data_prep_writes_parquet(scratch):
+    nb = run("01_data_prep.ipynb", scratch / "01.ipynb", datasets="blimp,climp,li,cola,syntaxgym_suites",
+             drop_identical=True)
+    processed = scratch / "processed"
+    blimp = pd.read_parquet(processed / "blimp.parquet")
+    assert len(blimp) == 66_993
+    climp = pd.read_parquet(processed / "climp.parquet")
+    assert len(climp) == 16_000 and climp.good.str.endswith("。").all()
+    assert len(pd.read_parquet(processed / "cola.parquet")) == 8551
+    assert pd.read_parquet(processed / "syntaxgym_suites.parquet").suite.nunique() == 34
+    text = json.dumps(nb)
+    assert "word-shuffling paradigms: 13" in text and "templates 2 and 4 are identical" in text
+
+
+@pytest.mark.parametrize("model,dataset,methods", [
+    ("tiny-llama", "blimp", "lp,meanlp,penlp,slor,intemplate_lp,intemplate_meanlp,intemplate_penlp,comparative_lp"),
+    ("tiny-qwen2", "climp", "lp,bf_unigram,intemplate_lp,comparative_lp"),
+])
+def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset, methods):
+    corpus = scratch / "unigram.txt"
+    corpus.write_text("The cat sees a dog.\n我喜欢看书。\n")
+    nb = run("02_readout.ipynb", scratch / "02.ipynb", model=model, dataset=dataset, methods=methods,
+             templates=[1, 2], limit=1, unigram_corpus=str(corpus))
+    outputs = scratch / "outputs"
+    files = sorted((outputs / "scores" / dataset / model).glob("*.parquet"))
+    templated = sum(m.startswith(("intemplate", "comparative")) for m in methods.split(","))
+    assert len(files) == (len(methods.split(",")) - templated) + 2 * templated
+    from helpers.results import SCORE_COLUMNS, read_metadata
+
+    for f in files:
+        df = pd.read_parquet(f)
+        assert set(SCORE_COLUMNS) <= set(df.columns) and len(df) == df.paradigm.nunique()
+        assert read_metadata(f)["model_name"] == model
+    table = pd.read_csv(outputs / "tables" / f"02_readout__{model}__{dataset}.csv")
+    assert set(table.method) == set(methods.split(",")) and (table.pairs == len(df)).all()
+    assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}.svg").is_file()
+    assert "accuracy (%)" in json.dumps(nb)
+
+
+def test_notebooks_are_committed_without_outputs():
+    for path in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), path.name
+        tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
+        assert len(tagged) == 1, f"{path.name}: exactly one cell tagged 'parameters'"
+        twin = path.with_suffix(".py")
+        assert twin.is_file(), f"{path.name} has no py:percent twin"
+
+
+def test_every_parameter_line_parses_for_papermill():
+    from papermill.translators import PythonTranslator
+
+    for path in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
+        nb = json.loads(path.read_text())
+        cell = next(c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", []))
+        source = "".join(cell["source"])
+        lines = [ln for ln in source.splitlines() if ln.strip() and not ln.startswith("#")]
+        parsed = PythonTranslator.inspect({"source": source})
+        assert len(parsed) == len(lines), f"{path.name}: a parameter line papermill cannot parse"
+        assert all(p.help for p in parsed), f"{path.name}: every parameter needs a comment"
