@@ -83,6 +83,13 @@ def _cmd_train_demo(args) -> int:
     return 0
 
 
+def _cmd_model_card(args) -> int:
+    from .model_card import write_card
+
+    print(f"wrote {write_card(args.model, args.dataset)}")
+    return 0
+
+
 def _cmd_demo(args) -> int:
     from .demo import main as demo_main
 
@@ -116,6 +123,10 @@ def parser() -> argparse.ArgumentParser:
                        ("vocab_size", int), ("peak_lr", float), ("threads", int), ("warmup_steps", int)):
         t.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind)
     t.set_defaults(run=_cmd_train_demo)
+    c = sub.add_parser("model-card", help="write a demo model's card from training.json and 02_readout tables")
+    c.add_argument("--model", required=True)
+    c.add_argument("--dataset", required=True)
+    c.set_defaults(run=_cmd_model_card)
     return p
 
 

@@ -15,7 +15,7 @@ import numpy as np
 class Node:
     """A segment of token ids at absolute position ``offset``."""
 
-    __slots__ = ("ids", "offset", "parent", "children", "request", "need_from", "lp", "kv")
+    __slots__ = ("ids", "offset", "parent", "children", "request", "need_from", "lp", "raw", "kv")
 
     def __init__(self, ids: tuple[int, ...], offset: int, request: int | None = None, need_from: int = 1):
         self.ids, self.offset, self.request = tuple(ids), offset, request
@@ -23,6 +23,7 @@ class Node:
         self.children: list[Node] = []
         self.need_from = need_from  # first absolute token index whose log-prob a descendant needs
         self.lp = np.full(len(self.ids), np.nan)  # log p(ids[j] | everything before)
+        self.raw = np.full(len(self.ids), np.nan)  # the raw logit of ids[j] there
         self.kv = None  # per-layer (keys, values) of the whole path, for internal nodes
 
     @property
@@ -57,11 +58,12 @@ class Node:
     def finish(self, results: list, bar) -> None:
         if self.request is None:
             return
-        parts, node = [], self
+        parts, raws, node = [], [], self
         while node is not None:
             parts.append(node.lp)
+            raws.append(node.raw)
             node = node.parent
-        results[self.request] = np.concatenate(parts[::-1])
+        results[self.request] = (np.concatenate(parts[::-1]), np.concatenate(raws[::-1]))
         bar.update(1)
 
     def release(self) -> None:

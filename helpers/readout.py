@@ -1,8 +1,9 @@
-"""Run probability-readout methods over a pairs table and store their scores.
+"""Run judgment methods over a pairs table and store their scores.
 
 Methods that share a basis (the same engine requests) are scored once: LP, MeanLP, PenLP,
 SLOR and the Bayes factors all come from one pass over the sentences; the three in-template
-measures from one pass per template. Finished files of the same configuration are skipped.
+measures from one pass per template; Yes/No and its released-code variant from one pass per
+prompt template. Finished files of the same configuration are skipped.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import methods as registry
+from . import prompting
 from .methods.base import METHODS_VERSION, Basis, Method
 from .results import ScoreStore
 from .scoring import Request, Scorer
@@ -50,8 +52,16 @@ def basis_requests(basis: Basis, template: Template | None, good: str, bad: str)
 
 
 def score_basis(scorer: Scorer, basis: Basis, pairs: pd.DataFrame, template: Template | None = None,
-                unigram=None) -> pd.DataFrame:
-    """Per pair and side: target and context log-prob sums and counts, token log-probs and ids."""
+                unigram=None, instruct: bool = False, seed: int = 42, outlines_model=None) -> pd.DataFrame:
+    """The basis table of ``pairs``: per pair and side, what the basis's methods reduce.
+
+    Readouts: target and context log-prob sums and counts, token log-probs and ids.
+    Prompts: see :func:`helpers.prompting.yesno_table` and :func:`helpers.prompting.ab_table`.
+    """
+    if basis.kind == "yesno":
+        return prompting.yesno_table(scorer, pairs, template, instruct)
+    if basis.kind == "ab":
+        return prompting.ab_table(scorer, pairs, template, instruct, seed, outlines_model)
     reqs = [basis_requests(basis, template, g, b) for g, b in zip(pairs["good"], pairs["bad"])]
     requests = [r[0] for r in reqs] + [r[1] for r in reqs]
     label = basis.kind if template is None else f"{basis.kind} {template.id}"
@@ -79,6 +89,8 @@ def method_frame(pairs: pd.DataFrame, table: pd.DataFrame, method: Method) -> pd
     info = pairs[[c for c in PAIR_INFO + PAIR_EXTRAS if c in pairs.columns]].reset_index(drop=True)
     good, bad = method.score(table, "good").to_numpy(float), method.score(table, "bad").to_numpy(float)
     frame = info.assign(score_good=good, score_bad=bad, correct=good > bad, tie=good == bad)
+    if "answer_outlines" in table:
+        frame["correct_outlines"] = (table["answer_outlines"] == table["good_slot"]).to_numpy()
     if method.target_score is not None:
         tg, tb = method.target_score(table, "good").to_numpy(float), method.target_score(table, "bad").to_numpy(float)
         frame = frame.assign(score_good_target=tg, score_bad_target=tb, correct_target=tg > tb, tie_target=tg == tb)
@@ -94,17 +106,27 @@ def model_config(scorer: Scorer, model_name: str) -> dict:
             "dtype": str(model.dtype).removeprefix("torch."), "start_token": scorer.start_policy}
 
 
-def run_readouts(scorer: Scorer, pairs: pd.DataFrame, methods: Sequence[str], templates: Sequence[int] = (1, 2, 3, 4, 5),
-                 *, model_name: str, dataset: str, dataset_options: dict | None = None, limit: int | None = None,
-                 store: ScoreStore | None = None, unigram=None, unigram_source: str = "") -> list[Path]:
+def run_methods(scorer: Scorer, pairs: pd.DataFrame, methods: Sequence[str], templates: Sequence[int] = (1, 2, 3, 4, 5),
+                *, model_name: str, dataset: str, dataset_options: dict | None = None, limit: int | None = None,
+                store: ScoreStore | None = None, unigram=None, unigram_source: str = "", instruct: bool | None = None,
+                seed: int = 42, use_outlines: bool = True) -> list[Path]:
     """Score ``pairs`` (already limited) with every method and template; returns the score
     files of this configuration (found or written).
 
     Finished files of the same configuration are skipped without touching the model.
+    Prompt methods use the chat templates for instruct models (``instruct`` defaults to
+    the model's registry spec) and the base templates otherwise; A/B prompting draws the
+    slot of the acceptable sentence with ``seed`` and, with ``use_outlines``, stores the
+    outlines constrained answer beside the logit decision.
     """
     store = store or ScoreStore()
     chosen = [registry.get(m) for m in methods]
     language = str(pairs["language"].iloc[0])
+    if instruct is None:
+        spec = getattr(scorer.model, "helpers_spec", None)
+        instruct = bool(spec and spec.is_instruct)
+    style = "chat" if instruct else "base"
+    outlines_model = None
     base_config = {**model_config(scorer, model_name), "dataset": dataset, "dataset_options": dataset_options or {},
                    "limit": limit, "methods_version": METHODS_VERSION, "n_pairs": len(pairs)}
     written: list[Path] = []
@@ -112,7 +134,9 @@ def run_readouts(scorer: Scorer, pairs: pd.DataFrame, methods: Sequence[str], te
     for m in chosen:
         by_basis.setdefault(m.basis, []).append(m)
     for basis, group in by_basis.items():
-        tmpl_list = ide_templates(basis.template_method, language) if basis.template_method else [None]
+        prompt = basis.kind in ("yesno", "ab")
+        tmpl_list = (ide_templates(basis.template_method, language, style if prompt else "base")
+                     if basis.template_method else [None])
         for template in tmpl_list:
             if template is not None and template.id not in templates:
                 continue
@@ -122,6 +146,9 @@ def run_readouts(scorer: Scorer, pairs: pd.DataFrame, methods: Sequence[str], te
                        "template_id": template.id if template else None,
                        "template_text": template.text if template else None,
                        "unigram_source": unigram_source if m.needs_unigram else None}
+                if prompt:
+                    cfg.update(prompt_style=style, system=template.system, seed=seed if basis.kind == "ab" else None,
+                               outlines=use_outlines if basis.kind == "ab" else None)
                 configs[m.name] = cfg
             found = {m.name: store.find(dataset, model_name, m.name, configs[m.name]["template_id"], configs[m.name])
                      for m in group}
@@ -130,7 +157,10 @@ def run_readouts(scorer: Scorer, pairs: pd.DataFrame, methods: Sequence[str], te
             if not todo:
                 continue
             needs_uni = any(m.needs_unigram for m in todo)
-            table = score_basis(scorer, basis, pairs, template, unigram if needs_uni else None)
+            if basis.kind == "ab" and use_outlines and outlines_model is None:
+                outlines_model = prompting.OutlinesAB(scorer.model, scorer.tokenizer)
+            table = score_basis(scorer, basis, pairs, template, unigram if needs_uni else None, instruct, seed,
+                                outlines_model if basis.kind == "ab" and use_outlines else None)
             for m in todo:
                 frame = method_frame(pairs, table, m)
                 written.append(store.write(frame, dataset, model_name, m.name, configs[m.name]["template_id"],

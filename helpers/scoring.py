@@ -33,10 +33,17 @@ LOGIT_ELEMENTS = 1 << 25
 
 @dataclass(frozen=True)
 class Request:
-    """Score ``target`` given ``context`` (either may be empty; not both)."""
+    """Score ``target`` given ``context`` (the context may be empty, the target not).
+
+    By default context+target is tokenized as one text (a token may straddle the
+    boundary). ``separate=True`` tokenizes them apart and joins the ids: the target is
+    read exactly at the position after the context's own tokens (a prompt ending in a
+    space keeps its space token), as a constrained decoder sees it.
+    """
 
     context: str
     target: str
+    separate: bool = False
 
 
 @dataclass
@@ -48,6 +55,7 @@ class Scored:
     logprobs: np.ndarray  # float64, one per target token
     start_token: str  # the document-start policy, e.g. "bos:<s>", "eos:<|endoftext|>", "none"
     context_logprobs: np.ndarray | None = None  # tokens between the start token and the target
+    logits: np.ndarray | None = None  # raw (unnormalised) logit of each target token
 
     @property
     def n_tokens(self) -> int:
@@ -71,6 +79,7 @@ class OptionReadout:
     logprobs: dict[str, float]
     forms: dict[str, list[str]]  # option -> the tokens scored (e.g. ["ĠYes"])
     n_tokens: dict[str, int]
+    logits: dict[str, float]  # raw logit of each option's first token at the answer position
 
     def best(self) -> str:
         """The option with the highest log-prob (ties go to the first option)."""
@@ -187,6 +196,14 @@ class Scorer:
         # minicons lets the tokenizer add its own special tokens; otherwise we add the start token.
         batch = self.tokenizer([r.context + r.target for r in requests], add_special_tokens=self.minicons,
                                return_offsets_mapping=True)
+        apart = [i for i, r in enumerate(requests) if r.separate]
+        if apart:
+            ctx = self.tokenizer([requests[i].context for i in apart], add_special_tokens=self.minicons)["input_ids"]
+            tgt = self.tokenizer([requests[i].target for i in apart], add_special_tokens=False)["input_ids"]
+            for i, c, t in zip(apart, ctx, tgt):
+                batch["input_ids"][i] = list(c) + list(t)
+                n_ctx = len(c)
+                batch["offset_mapping"][i] = [(0, 0)] * n_ctx + [(len(requests[i].context) + 1,) * 2] * len(t)
         out = []
         for r, ids, offsets in zip(requests, batch["input_ids"], batch["offset_mapping"]):
             ids = list(ids)
@@ -212,7 +229,7 @@ class Scorer:
         encoded = self.encode_many(requests)
         token_lp = self.token_logprobs(encoded, with_context=with_context, desc=desc)
         out = []
-        for enc, lp in zip(encoded, token_lp):
+        for enc, (lp, raw) in zip(encoded, token_lp):
             target_ids = list(enc.ids[enc.first:])
             ctx_from = 0 if self.start_id is None else 1
             out.append(Scored(
@@ -221,6 +238,7 @@ class Scorer:
                 logprobs=lp[enc.first:],
                 start_token=self.start_policy,
                 context_logprobs=lp[max(ctx_from, 1):enc.first] if with_context else None,
+                logits=raw[enc.first:],
             ))
         return out
 
@@ -228,21 +246,23 @@ class Scorer:
         """Score sentences on their own (empty context)."""
         return self.score([Request("", t) for t in texts], desc=desc)
 
-    def next_token(self, prompts: Sequence[str], options: Sequence[str], desc: str = "readout") -> list[OptionReadout]:
+    def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
+                   desc: str = "readout") -> list[OptionReadout]:
         """Log-prob of each option after each prompt.
 
-        Each option is scored as the continuation of its prompt, so the token form that
-        naturally follows the prompt is used (after "Answer:" it is " Yes"; after
-        "Answer: " with a trailing space token it may be "Yes"); multi-token options are
-        summed. One-token options cost no extra forward pass: they are read from the
-        prompt's last position.
+        By default each option is scored as the continuation of its prompt text, so the
+        token form that naturally follows is used ("Answer: " + "Yes" reads " Yes" after
+        "Answer:"). ``separate=True`` keeps the prompt's own tokens (a trailing space stays
+        a token) and reads the option's own tokens after them, the position a constrained
+        decoder generates at. Multi-token options are summed. One-token options cost no
+        extra forward pass: they are read from the prompt's last position.
         """
         options = list(options)
         if not options:
             raise ValueError("give at least one option")
         for o in options:
             _check_text(o, "option", allow_empty=False)
-        requests = [Request(p, o) for p in prompts for o in options]
+        requests = [Request(p, o, separate) for p in prompts for o in options]
         scored = self.score(requests, desc=desc)
         out = []
         for i in range(len(prompts)):
@@ -251,14 +271,16 @@ class Scorer:
                 logprobs={o: s.total for o, s in zip(options, chunk)},
                 forms={o: s.tokens for o, s in zip(options, chunk)},
                 n_tokens={o: s.n_tokens for o, s in zip(options, chunk)},
+                logits={o: float(s.logits[0]) for o, s in zip(options, chunk)},
             ))
         return out
 
     # ---------------------------------------------------------------- engine core
-    def token_logprobs(self, encoded: Sequence[Encoded], with_context: bool = False, desc: str = "scoring") -> list[np.ndarray]:
-        """For each sequence, log p(token_i | tokens_<i) for i >= 1 at the needed positions
-        (target tokens, and context tokens if ``with_context``); index 0 and unneeded
-        entries are NaN."""
+    def token_logprobs(self, encoded: Sequence[Encoded], with_context: bool = False,
+                       desc: str = "scoring") -> list[tuple[np.ndarray, np.ndarray]]:
+        """For each sequence, (log p(token_i | tokens_<i), raw logit of token_i) for i >= 1 at
+        the needed positions (target tokens, and context tokens if ``with_context``); index 0
+        and unneeded entries are NaN."""
         share = self.share if self._can_share else "none"
         need_from = [1 if with_context else e.first for e in encoded]
         roots = build_tree(encoded, need_from, share=share, min_shared=self.min_shared)
@@ -396,20 +418,23 @@ class Scorer:
         if not rows:
             return
         selected = hidden[torch.tensor(rows, device=hidden.device), torch.tensor(cols, device=hidden.device)]
-        values = self._logprob_of(selected, torch.tensor(targets, device=hidden.device))
-        for (node, j), value in zip(sinks, values.tolist()):
+        values, raw = self._logprob_of(selected, torch.tensor(targets, device=hidden.device))
+        for (node, j), value, logit in zip(sinks, values.tolist(), raw.tolist()):
             node.lp[j] = value
+            node.raw[j] = logit
 
-    def _logprob_of(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """log softmax(lm_head(hidden))[target], float32, in row chunks."""
+    def _logprob_of(self, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(log softmax(lm_head(hidden))[target], lm_head(hidden)[target]), float32, in row chunks."""
         vocab = self.head.weight.shape[0]
         step = max(1, LOGIT_ELEMENTS // vocab)
-        out = []
+        out, raw = [], []
         for i in range(0, hidden.shape[0], step):
             logits = self.head(hidden[i:i + step]).float()
+            picked = logits.gather(1, targets[i:i + step, None])[:, 0]
             # log_softmax(x)[t] = x[t] - logsumexp(x), without writing the whole normalised row
-            out.append(logits.gather(1, targets[i:i + step, None])[:, 0] - torch.logsumexp(logits, dim=-1))
-        return torch.cat(out).double().cpu()
+            out.append(picked - torch.logsumexp(logits, dim=-1))
+            raw.append(picked)
+        return torch.cat(out).double().cpu(), torch.cat(raw).double().cpu()
 
 
 def scorer_for(name_or_path, **kwargs) -> Scorer:

@@ -53,6 +53,21 @@ class Template:
         return before, after
 
 
+def template_ids(selection) -> list[int]:
+    """Template ids from a list, "1,2,3", "[1, 2]" or "all" (1-5)."""
+    if isinstance(selection, str):
+        text = selection.strip().strip("[]")
+        ids = [1, 2, 3, 4, 5] if text == "all" else [int(x) for x in text.split(",") if x.strip()]
+    elif isinstance(selection, int):
+        ids = [selection]
+    else:
+        ids = [int(x) for x in selection]
+    bad = [i for i in ids if i not in range(1, 6)]
+    if bad or not ids:
+        raise ValueError(f"template ids are 1 to 5, got {selection!r}")
+    return ids
+
+
 def _check_placeholders(method: str, body: str, where: str) -> None:
     need = {"single": ["sentence"], "compar": ["sentence", "other_sentence"], "yn": ["sentence"],
             "yn-en": ["sentence"], "ab": ["sentence_a", "sentence_b"]}[method]

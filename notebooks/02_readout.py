@@ -30,7 +30,7 @@
 model = "demo-en"  # registry name (python -m helpers models), local folder or Hugging Face id
 dataset = "blimp"  # a pairs dataset of 01_data_prep: blimp, climp, zhoblimp, sling, syntaxgym, li, ...
 methods = "all"  # readout methods: a list, a comma-separated string, or "all"
-templates = [1, 2, 3, 4, 5]  # template ids for the in-template and comparative methods
+templates = [1, 2, 3, 4, 5]  # template ids (1 to 5) for the in-template and comparative methods
 limit = None  # pairs per paradigm (the first ones); None means all pairs
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 quant = "auto"  # "auto" (the registry default: 4-bit from 30B up), None, "4bit" or "8bit"
@@ -44,11 +44,13 @@ from IPython.display import display
 
 from helpers import data, methods as method_registry, paths, plots
 from helpers.analysis import accuracy
-from helpers.readout import run_readouts, select_pairs, unigram_for
+from helpers.readout import run_methods, select_pairs, unigram_for
 from helpers.results import load_files, safe_name
 from helpers.scoring import scorer_for
+from helpers.templates import template_ids
 
-method_list = method_registry.method_names(methods)
+template_list = template_ids(templates)
+method_list = method_registry.method_names(methods, method_registry.READOUT_METHODS)
 pairs = select_pairs(data.load_processed(dataset), limit)
 language = str(pairs["language"].iloc[0])
 scorer = scorer_for(model, quant=quant, batch_size=None if batch_size == "auto" else int(batch_size))
@@ -62,7 +64,7 @@ print(f"{len(pairs):,} pairs ({pairs.paradigm.nunique()} paradigms) of {dataset}
 # ## Score (or reuse finished score files)
 
 # %%
-files = run_readouts(scorer, pairs, method_list, templates, model_name=model, dataset=dataset,
+files = run_methods(scorer, pairs, method_list, template_list, model_name=model, dataset=dataset,
                      dataset_options={}, limit=limit, unigram=unigram, unigram_source=unigram_source)
 scores = load_files(files)
 print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls}")

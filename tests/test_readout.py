@@ -10,7 +10,7 @@ import torch
 
 from helpers import data
 from helpers.measures import UnigramTable
-from helpers.readout import run_readouts, select_pairs
+from helpers.readout import run_methods, select_pairs
 from helpers.results import ScoreStore, load_files, read_metadata
 from helpers.scoring import Scorer
 from helpers.templates import ide_templates
@@ -64,7 +64,7 @@ def test_seven_readouts_equal_plain_reference(tiny, tmp_path, arch, dataset):
     model, tok = tiny(f"tiny-{arch}")
     pairs = sample(dataset)
     scorer = Scorer(model, tok, progress=False)
-    files = run_readouts(scorer, pairs, SEVEN, model_name=f"tiny-{arch}", dataset=dataset,
+    files = run_methods(scorer, pairs, SEVEN, model_name=f"tiny-{arch}", dataset=dataset,
                          store=ScoreStore(tmp_path))
     assert len(files) == 3 + 3 * 5 + 5
     scores = load_files(files)
@@ -86,7 +86,7 @@ def test_penlp_and_whole_input_counts(tiny, tmp_path):
     model, tok = tiny("tiny-llama")
     pairs = sample("blimp", 2, 2)
     scorer = Scorer(model, tok, progress=False)
-    files = run_readouts(scorer, pairs, ["penlp", "intemplate_lp", "intemplate_meanlp"], templates=[1],
+    files = run_methods(scorer, pairs, ["penlp", "intemplate_lp", "intemplate_meanlp"], templates=[1],
                          model_name="tiny-llama", dataset="blimp", store=ScoreStore(tmp_path))
     s = load_files(files)
     pen = s[s.method == "penlp"].iloc[0]
@@ -102,7 +102,7 @@ def test_ties_count_as_errors(tiny, tmp_path):
     model, tok = tiny("tiny-gpt2")
     pairs = data.load("blimp")
     pairs = pairs[pairs.identical].reset_index(drop=True)
-    files = run_readouts(Scorer(model, tok, progress=False), pairs, ["lp"], model_name="tiny-gpt2",
+    files = run_methods(Scorer(model, tok, progress=False), pairs, ["lp"], model_name="tiny-gpt2",
                          dataset="blimp", store=ScoreStore(tmp_path))
     s = load_files(files)
     assert len(s) == 7 and s.tie.all() and not s.correct.any()
@@ -113,7 +113,7 @@ def test_slor_and_bayes_factors_from_stored_tokens(tiny, tmp_path):
     pairs = sample("blimp", 2, 3)
     counts = np.arange(len(tok), dtype=np.int64) % 7
     uni = UnigramTable(counts)
-    files = run_readouts(Scorer(model, tok, progress=False), pairs, ["slor", "bf_uniform", "bf_unigram"],
+    files = run_methods(Scorer(model, tok, progress=False), pairs, ["slor", "bf_uniform", "bf_unigram"],
                          model_name="tiny-gpt2", dataset="blimp", store=ScoreStore(tmp_path), unigram=uni,
                          unigram_source="mod7")
     s = load_files(files, token_columns=True)
@@ -129,10 +129,10 @@ def test_store_second_run_computes_nothing(tiny, tmp_path):
     pairs = sample("blimp", 3, 2)
     scorer = Scorer(model, tok, progress=False)
     kw = dict(model_name="tiny-llama", dataset="blimp", store=ScoreStore(tmp_path), templates=[1, 2])
-    first = run_readouts(scorer, pairs, SEVEN, **kw)
+    first = run_methods(scorer, pairs, SEVEN, **kw)
     calls = scorer.forward_calls
     assert calls > 0
-    second = run_readouts(scorer, pairs, SEVEN, **kw)
+    second = run_methods(scorer, pairs, SEVEN, **kw)
     assert scorer.forward_calls == calls and sorted(second) == sorted(first)
 
 
@@ -140,7 +140,7 @@ def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
     model, tok = tiny("tiny-qwen2")
     pairs = sample("blimp", 3, 2)
     kw = dict(model_name="tiny-qwen2", dataset="blimp", templates=[1, 2])
-    clean = run_readouts(Scorer(model, tok, progress=False), pairs, SEVEN, store=ScoreStore(tmp_path / "a"), **kw)
+    clean = run_methods(Scorer(model, tok, progress=False), pairs, SEVEN, store=ScoreStore(tmp_path / "a"), **kw)
 
     store = ScoreStore(tmp_path / "b")
     original = ScoreStore.write
@@ -152,10 +152,10 @@ def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
 
     monkeypatch.setattr(ScoreStore, "write", failing)
     with pytest.raises(KeyboardInterrupt):
-        run_readouts(Scorer(model, tok, progress=False), pairs, SEVEN, store=store, **kw)
+        run_methods(Scorer(model, tok, progress=False), pairs, SEVEN, store=store, **kw)
     assert len(store.files()) == 5 and not list((tmp_path / "b").rglob("*.tmp"))
     monkeypatch.setattr(ScoreStore, "write", original)
-    resumed = run_readouts(Scorer(model, tok, progress=False), pairs, SEVEN, store=ScoreStore(tmp_path / "b"), **kw)
+    resumed = run_methods(Scorer(model, tok, progress=False), pairs, SEVEN, store=ScoreStore(tmp_path / "b"), **kw)
     assert [p.name for p in sorted(resumed)] == [p.name for p in sorted(clean)]
     for a, b in zip(sorted(clean), sorted(resumed)):
         pd.testing.assert_frame_equal(pd.read_parquet(a), pd.read_parquet(b))
@@ -166,11 +166,11 @@ def test_changed_configuration_writes_alongside(tiny, tmp_path):
     model, tok = tiny("tiny-gpt2")
     store = ScoreStore(tmp_path)
     full = data.load("blimp")
-    a = run_readouts(Scorer(model, tok, progress=False), select_pairs(full, 1), ["lp"], model_name="tiny-gpt2",
+    a = run_methods(Scorer(model, tok, progress=False), select_pairs(full, 1), ["lp"], model_name="tiny-gpt2",
                      dataset="blimp", limit=1, store=store)
     before = a[0].read_bytes()
     with pytest.warns(UserWarning, match="different configuration"):
-        b = run_readouts(Scorer(model, tok, progress=False), select_pairs(full, 2), ["lp"], model_name="tiny-gpt2",
+        b = run_methods(Scorer(model, tok, progress=False), select_pairs(full, 2), ["lp"], model_name="tiny-gpt2",
                          dataset="blimp", limit=2, store=store)
     assert a[0].name == "lp.parquet" and b[0].name.startswith("lp__") and b[0] != a[0]
     assert a[0].read_bytes() == before
@@ -179,7 +179,7 @@ def test_changed_configuration_writes_alongside(tiny, tmp_path):
 
 def test_score_file_schema_and_metadata(tiny, tmp_path):
     model, tok = tiny("tiny-llama")
-    files = run_readouts(Scorer(model, tok, progress=False), sample("blimp", 2, 1), ["intemplate_lp"], templates=[3],
+    files = run_methods(Scorer(model, tok, progress=False), sample("blimp", 2, 1), ["intemplate_lp"], templates=[3],
                          model_name="tiny-llama", dataset="blimp", store=ScoreStore(tmp_path))
     df = pd.read_parquet(files[0])
     for col in ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",

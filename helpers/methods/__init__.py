@@ -3,9 +3,12 @@ scores to a per-pair decision (see :mod:`helpers.methods.readouts`)."""
 from __future__ import annotations
 
 from .base import Basis, Method
+from .prompts import PROMPTS
 from .readouts import READOUTS
 
-METHODS: dict[str, Method] = {m.name: m for m in READOUTS}
+METHODS: dict[str, Method] = {m.name: m for m in READOUTS + PROMPTS}
+READOUT_METHODS = [m.name for m in READOUTS]
+PROMPT_METHODS = [m.name for m in PROMPTS]
 
 
 def get(name: str) -> Method:
@@ -14,10 +17,11 @@ def get(name: str) -> Method:
     return METHODS[name]
 
 
-def method_names(selection) -> list[str]:
-    """Method names from "all", "lp,meanlp" or a list; unknown names are an error."""
+def method_names(selection, all_of: list[str] | None = None) -> list[str]:
+    """Method names from "all" (of ``all_of``, default every method), "lp,meanlp" or a list."""
     if isinstance(selection, str):
-        names = list(METHODS) if selection.strip() == "all" else [s.strip() for s in selection.split(",") if s.strip()]
+        names = (list(all_of or METHODS) if selection.strip() == "all"
+                 else [s.strip() for s in selection.split(",") if s.strip()])
     else:
         names = list(selection)
     for n in names:
@@ -25,4 +29,4 @@ def method_names(selection) -> list[str]:
     return names
 
 
-__all__ = ["METHODS", "Basis", "Method", "get", "method_names"]
+__all__ = ["METHODS", "PROMPT_METHODS", "READOUT_METHODS", "Basis", "Method", "get", "method_names"]
