@@ -1,11 +1,12 @@
-"""The full 02_readout method set with shared-context reuse on vs off, in one run.
+"""A method set with shared-context reuse on vs off, in one run.
 
-Scores the first N BLiMP pairs (default 2,000) with every readout method (5 templates each
-where templated) twice: with the engine's key/value reuse (share="prefix": template prefixes
+Scores the first N BLiMP pairs (default 2,000) with every readout method of 02_readout
+(5 templates each where templated), or with Yes/No over its 5 prompt templates
+(``--methods yesno``), twice: with the engine's key/value reuse (share="prefix": template prefixes
 and the common prefix of a pair's sentences run once) and without it (share="none"). Prints
 the wall time of each, the ratio, and whether every decision is identical.
 
-    python benchmarks/bench_readout.py [--model demo-en] [--pairs 2000] [--threads 2]
+    python benchmarks/bench_readout.py [--model demo-en] [--pairs 2000] [--threads 2] [--methods readouts|yesno]
 """
 from __future__ import annotations
 
@@ -35,11 +36,12 @@ def main() -> None:
     ap.add_argument("--model", default="demo-en")
     ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--methods", choices=["readouts", "yesno"], default="readouts")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     model, tok = load(args.model)
     pairs = data.load("blimp").head(args.pairs).reset_index(drop=True)
-    names = list(methods.METHODS)
+    names = methods.READOUT_METHODS if args.methods == "readouts" else ["yesno"]
     # a fixed unigram table keeps corpus tokenization out of the timing
     unigram = UnigramTable(np.arange(len(tok), dtype=np.int64) % 97)
     results = {}
@@ -56,8 +58,10 @@ def main() -> None:
               f"{scorer.forward_calls} forward passes")
     (t_off, off, tok_off), (t_on, on, tok_on) = results["none"], results["prefix"]
     same = (off.correct.to_numpy() == on.correct.to_numpy()).mean()
-    diff = np.abs(off.score_good.to_numpy() - on.score_good.to_numpy()).max()
-    print(f"{len(pairs)} pairs x {len(names)} methods (templated ones x5) on {args.model}, {args.threads} threads")
+    diff = max(np.abs(off.score_good.to_numpy() - on.score_good.to_numpy()).max(),
+               np.abs(off.score_bad.to_numpy() - on.score_bad.to_numpy()).max())
+    print(f"{len(pairs)} pairs x {len(names)} methods ({', '.join(names)}; templated ones x5) on {args.model}, "
+          f"{args.threads} threads")
     print(f"reuse on vs off: {t_off / t_on:.2f}x faster, {1 - tok_on / tok_off:.0%} fewer tokens; "
           f"identical decisions: {same:.4%}; max |score difference| {diff:.2e}")
 

@@ -49,12 +49,6 @@ class Node:
     def needs_forward(self) -> bool:
         return bool(self.children) or len(self.own_positions()) > 0
 
-    def cached_tokens(self) -> int:
-        """Key/value positions held while this subtree runs."""
-        if not self.children:
-            return len(self.ids)
-        return self.end + sum(c.cached_tokens() for c in self.children)
-
     def finish(self, results: list, bar) -> None:
         if self.request is None:
             return
@@ -66,10 +60,6 @@ class Node:
         results[self.request] = (np.concatenate(parts[::-1]), np.concatenate(raws[::-1]))
         bar.update(1)
 
-    def release(self) -> None:
-        self.kv = None
-        for c in self.children:
-            c.release()
 
 
 def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
@@ -118,7 +108,8 @@ def _share_prefixes(items: list[Node], min_shared: int) -> list[Node]:
         trimmed = []
         for item in run:
             child = Node(item.ids[k:], item.offset + k, item.request, item.need_from)
-            child.adopt(item.children) if item.children else None
+            if item.children:
+                child.adopt(item.children)
             trimmed.append(child)
         out.append(parent.adopt(trimmed))
     return out

@@ -109,7 +109,7 @@ class Scorer:
 
     def __init__(self, model, tokenizer, *, start: str | None = None, minicons: bool = False,
                  share: Share = "prefix", token_budget: int | None = None, batch_size: int | None = None,
-                 progress: bool = True, min_shared: int = 3):
+                 progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None):
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
         if share not in ("none", "context", "prefix"):
@@ -120,6 +120,8 @@ class Scorer:
         # benchmarks/bench_scoring.py); on a GPU large ones do.
         token_budget = token_budget or (32768 if self.device.type == "cuda" else 2048)
         self.share, self.token_budget, self.batch_size = share, int(token_budget), batch_size
+        # Cached keys/values held at once (shared prefixes waiting for their continuations).
+        self.kv_budget_bytes = kv_budget_bytes or (8 if self.device.type == "cuda" else 2) * 2**30
         self.progress, self.min_shared, self.minicons = progress, int(min_shared), minicons
         spec = getattr(model, "helpers_spec", None)
         start = start or (spec.start_token if spec else "auto")
@@ -132,6 +134,7 @@ class Scorer:
                 f"{type(model).__name__} transforms its logits after the output embedding (scaling or "
                 "soft-capping); the engine computes logits as lm_head(hidden) only and would be wrong here")
         self._can_share = self._check_cache_sharing()
+        self.kv_bytes_per_token = self._kv_bytes_per_token()
         self.forward_calls = 0  # forward passes run so far (for tests and benchmarks)
         self.tokens_run = 0  # real (not padding) tokens fed to the model so far
 
@@ -166,6 +169,17 @@ class Scorer:
         full = self.model(input_ids=ids).logits.float()
         split = self.head(self.body(input_ids=ids).last_hidden_state).float()
         return full.shape == split.shape and torch.allclose(full, split, atol=1e-3, rtol=1e-3)
+
+    def _kv_bytes_per_token(self) -> int:
+        """Bytes of cached keys and values per token, from the model's configuration."""
+        cfg = self.model.config.get_text_config() if hasattr(self.model.config, "get_text_config") else self.model.config
+        layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None) or 1
+        hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None) or 1
+        heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None) or 1
+        kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
+        head_dim = getattr(cfg, "head_dim", None) or hidden // heads
+        size = torch.finfo(self.model.dtype).bits // 8 if self.model.dtype.is_floating_point else 2
+        return max(1, int(layers * 2 * kv_heads * head_dim * size))
 
     def _check_cache_sharing(self) -> bool:
         """Key/value reuse needs full (not sliding-window) caches."""
@@ -287,37 +301,39 @@ class Scorer:
         results: list[np.ndarray | None] = [None] * len(encoded)
         bar = tqdm(total=len(encoded), desc=desc, unit="seq", disable=not self.progress, leave=False)
         try:
-            for chunk in self._root_chunks(roots):
-                self._run_chunk(chunk, results, bar)
+            self._run_nodes(roots, results, bar)
         finally:
             bar.close()
         return results  # type: ignore[return-value]
 
-    def _root_chunks(self, roots: list[Node]) -> Iterable[list[Node]]:
-        """Groups of root subtrees whose cached keys/values fit in memory together."""
-        limit = 64 * self.token_budget
+    def _chunks(self, nodes: list[Node]) -> Iterable[list[Node]]:
+        """Groups of sibling-level nodes whose cached keys/values fit the KV budget together."""
+        limit = max(1, self.kv_budget_bytes // self.kv_bytes_per_token)
         chunk, size = [], 0
-        for root in roots:
-            cost = root.cached_tokens()
+        for node in sorted(nodes, key=lambda n: (n.offset, len(n.ids))):
+            cost = node.end if node.children else 0
             if chunk and size + cost > limit:
                 yield chunk
                 chunk, size = [], 0
-            chunk.append(root)
+            chunk.append(node)
             size += cost
         if chunk:
             yield chunk
 
-    def _run_chunk(self, roots: list[Node], results: list, bar) -> None:
-        level = roots
-        while level:
-            runnable = [n for n in level if n.needs_forward]
+    def _run_nodes(self, nodes: list[Node], results: list, bar) -> None:
+        """Run ``nodes`` (their parents' caches are ready) chunk by chunk, each chunk's
+        descendants before the next chunk, so that the caches held stay within budget."""
+        for group in self._chunks(nodes):
+            runnable = [n for n in group if n.needs_forward]
             for batch in self._batches(runnable):
                 self._forward_with_retry(batch)
-            for node in level:
+            for node in group:
                 node.finish(results, bar)
-            level = [child for node in level for child in node.children]
-        for node in roots:
-            node.release()
+            children = [child for node in group for child in node.children]
+            if children:
+                self._run_nodes(children, results, bar)
+            for node in group:
+                node.kv = None
 
     def _batches(self, nodes: list[Node]) -> Iterable[list[Node]]:
         nodes = sorted(nodes, key=lambda n: (n.offset, len(n.ids)))

@@ -88,3 +88,18 @@ def test_every_parameter_line_parses_for_papermill():
         parsed = PythonTranslator.inspect({"source": source})
         assert len(parsed) == len(lines), f"{path.name}: a parameter line papermill cannot parse"
         assert all(p.help for p in parsed), f"{path.name}: every parameter needs a comment"
+
+
+@pytest.mark.parametrize("model", ["tiny-gpt2", "tiny-llama-instruct"])
+def test_03_prompting_runs_on_base_and_instruct(scratch, model):
+    nb = run("03_prompting.ipynb", scratch / "03.ipynb", model=model, dataset="blimp", limit=1, templates=[1],
+             hu_levy_sets="hl_blimp,hl_dtfit", hu_levy_limit=6)
+    tables = scratch / "outputs" / "tables"
+    t3 = pd.read_csv(tables / f"03_prompting__{model}__blimp.csv")
+    assert set(t3.method) == {"yesno", "yesno_released", "ab"}
+    ab = pd.read_csv(tables / f"03_ab_answers__{model}__blimp.csv")
+    assert ab.agreement.iloc[0] >= 0.98
+    hl = pd.read_csv(tables / f"03_hu_levy__{model}.csv")
+    assert set(hl.task) == {"sentence_judgment", "sentence_comparison", "word_comparison"}
+    assert len(list((scratch / "outputs" / "scores" / "blimp" / model).glob("*.parquet"))) == 3
+    assert ("<|start_header_id|>" in json.dumps(nb)) == model.endswith("instruct")

@@ -37,8 +37,6 @@ def reference_scores(model, tok, start_id, pairs, language):
     """(method, template) -> list of (score_good, score_bad) by a plain implementation."""
     out = {}
     pen = lambda n: ((5 + n) / 6) ** 0.8  # noqa: E731
-    for side_pair in [("good", "bad")]:
-        pass
     sent = [(reference_lp(model, tok, start_id, g), reference_lp(model, tok, start_id, b))
             for g, b in zip(pairs.good, pairs.bad)]
     out[("lp", "none")] = [(g[0], b[0]) for g, b in sent]

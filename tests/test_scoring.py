@@ -228,3 +228,16 @@ def test_progress_bar_reports_items(tiny, capsys):
     Scorer(model, tok, progress=True).score_texts(SENTENCES[:4], desc="demo")
     err = capsys.readouterr().err
     assert "demo" in err and "seq" in err
+
+
+def test_tiny_kv_budget_runs_in_chunks_with_the_same_scores(tiny):
+    model, tok = tiny("tiny-llama")
+    requests = [Request(c, t) for c in ("The following sentence is acceptable.\n\n", "Here is a sentence.\n\n")
+                for t in SENTENCES] + [Request("", t) for t in SENTENCES]
+    roomy = Scorer(model, tok, progress=False).score(requests, with_context=True)
+    tight = Scorer(model, tok, progress=False, kv_budget_bytes=1)
+    cramped = tight.score(requests, with_context=True)
+    assert tight.forward_calls > 3
+    for a, b in zip(roomy, cramped):
+        np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5)
+        np.testing.assert_allclose(b.context_logprobs, a.context_logprobs, atol=1e-5)

@@ -1,0 +1,61 @@
+"""Voting ensembles of Yes/No (P) and in-template LP (L) predictions (Ide et al. 2024, Table 5).
+
+Each of the 10 predictors (5 Yes/No templates, 5 in-template LP templates) says whether the
+acceptable sentence won. A setting draws 5 of the 10 without replacement with its mix of P
+and L, the pair is judged by majority vote, and the accuracy is averaged over seeded trials.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+SETTINGS = {"P-only": (5, 0), "Mix-P3": (3, 2), "Mix-L3": (2, 3), "L-only": (0, 5)}
+
+
+def predictor_matrix(scores: pd.DataFrame, p_method: str = "yesno", l_method: str = "intemplate_lp",
+                     keys=("paradigm", "pair_id")) -> pd.DataFrame:
+    """Pairs x predictors ("P1".."P5", "L1".."L5") of per-pair correctness (ties are errors)."""
+    cols = {}
+    for label, method in (("P", p_method), ("L", l_method)):
+        sub = scores[scores["method"] == method]
+        if sub.empty:
+            raise ValueError(f"no scores of {method!r}: run {'03_prompting' if label == 'P' else '02_readout'} first")
+        for template, g in sub.groupby("template"):
+            cols[f"{label}{template}"] = g.set_index(list(keys))["correct"].astype(bool)
+    matrix = pd.DataFrame(cols).dropna()
+    missing = [f"{x}{i}" for x in "PL" for i in range(1, 6) if f"{x}{i}" not in matrix]
+    if missing:
+        raise ValueError(f"ensembles need 5 templates of each method; missing {missing}")
+    return matrix[[f"{x}{i}" for x in "PL" for i in range(1, 6)]].astype(bool)
+
+
+def draw(setting: str, rng: np.random.Generator) -> list[str]:
+    """The 5 predictors of one trial of ``setting``."""
+    n_p, n_l = SETTINGS[setting]
+    p = rng.choice([f"P{i}" for i in range(1, 6)], size=n_p, replace=False).tolist()
+    ls = rng.choice([f"L{i}" for i in range(1, 6)], size=n_l, replace=False).tolist()
+    return sorted(p) + sorted(ls)
+
+
+def vote(matrix: pd.DataFrame, predictors: list[str]) -> np.ndarray:
+    """Majority vote of the chosen predictors: correct when more than half are correct."""
+    return matrix[predictors].to_numpy().sum(axis=1) * 2 > len(predictors)
+
+
+def ensemble_table(matrix: pd.DataFrame, trials: int = 10, seed: int = 0) -> pd.DataFrame:
+    """Mean accuracy (and sd over trials) of each setting, with the predictors of each trial."""
+    rows = []
+    for setting in SETTINGS:
+        rng = np.random.default_rng(seed)
+        accs, draws = [], []
+        for _ in range(trials):
+            chosen = draw(setting, rng)
+            draws.append("+".join(chosen))
+            accs.append(vote(matrix, chosen).mean())
+        rows.append({"setting": setting, "accuracy": float(np.mean(accs)), "sd": float(np.std(accs, ddof=1)),
+                     "trials": trials, "draws": "; ".join(draws)})
+    oracle = matrix.mean()
+    for label, name in (("P", "oracle P (best Yes/No template)"), ("L", "oracle L (best in-template LP template)")):
+        best = oracle[[c for c in oracle.index if c.startswith(label)]].idxmax()
+        rows.append({"setting": name, "accuracy": float(oracle[best]), "sd": 0.0, "trials": 1, "draws": best})
+    return pd.DataFrame(rows)

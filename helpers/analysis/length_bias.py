@@ -1,0 +1,75 @@
+"""Token-length bias (Ide et al. 2024, Figure 2, Table 4, Figure 6)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+
+def with_length_difference(scores: pd.DataFrame) -> pd.DataFrame:
+    """Add ``length_diff`` = tokens(acceptable) - tokens(unacceptable) of the sentences."""
+    return scores.assign(length_diff=scores["n_tokens_good"].astype(int) - scores["n_tokens_bad"].astype(int))
+
+
+def point_biserial(correct, length_diff) -> tuple[float, float]:
+    """Point-biserial r (and p) between success and the length difference."""
+    c, d = np.asarray(correct, float), np.asarray(length_diff, float)
+    if np.std(c) == 0 or np.std(d) == 0:
+        return float("nan"), float("nan")
+    r, p = stats.pointbiserialr(c, d)
+    return float(r), float(p)
+
+
+def correlation_table(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, method, template): point-biserial r between success and length difference."""
+    s = with_length_difference(scores)
+    rows = []
+    for (model, method, template), g in s.groupby(["model", "method", "template"], sort=False):
+        r, p = point_biserial(g["correct"], g["length_diff"])
+        rows.append({"model": model, "method": method, "template": template, "r": r, "p_value": p,
+                     "pairs": len(g)})
+    return pd.DataFrame(rows)
+
+
+def accuracy_by_length(scores: pd.DataFrame, clip: int = 4) -> pd.DataFrame:
+    """Accuracy per length difference (clipped to [-clip, clip]) with a 95% Wilson interval."""
+    s = with_length_difference(scores)
+    s = s.assign(length_bin=s["length_diff"].clip(-clip, clip))
+    rows = []
+    for (model, method, b), g in s.groupby(["model", "method", "length_bin"], sort=True):
+        n, k = len(g), int(g["correct"].sum())
+        lo, hi = wilson(k, n)
+        rows.append({"model": model, "method": method, "length_diff": int(b), "accuracy": k / n, "ci_low": lo,
+                     "ci_high": hi, "pairs": n})
+    return pd.DataFrame(rows)
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials."""
+    if n == 0:
+        return float("nan"), float("nan")
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(centre - half), float(centre + half)
+
+
+def paradigm_gap(scores: pd.DataFrame, a: str = "yesno", b: str = "intemplate_lp") -> tuple[pd.DataFrame, float]:
+    """Per paradigm: accuracy of method a minus method b (each at its best template) against the
+    mean length difference, and the Pearson r across paradigms (Ide et al. Figure 6)."""
+    from .accuracy import best_templates
+
+    best = best_templates(scores)
+    s = with_length_difference(scores)
+    parts = {}
+    for method in (a, b):
+        sub = s[s["method"] == method]
+        if sub.empty:
+            raise ValueError(f"no scores of {method!r}")
+        model = sub["model"].iloc[0]
+        sub = sub[sub["template"] == best[(model, method)]]
+        parts[method] = sub.groupby("paradigm").agg(accuracy=("correct", "mean"), length_diff=("length_diff", "mean"))
+    table = pd.DataFrame({"gap": parts[a]["accuracy"] - parts[b]["accuracy"],
+                          "mean_length_diff": parts[b]["length_diff"]}).dropna().reset_index()
+    r = float(stats.pearsonr(table["mean_length_diff"], table["gap"])[0]) if len(table) > 2 else float("nan")
+    return table, r
