@@ -60,7 +60,7 @@ def benchmark_sentences(language: str) -> set[str]:
     """Every benchmark sentence of ``language`` that the demo model must not train on."""
     from .data import blimp, climp
 
-    frames = [blimp.load()] if language == "en" else [climp.load(), climp.load(add_period=True)]
+    frames = [blimp.load()] if language == "en" else [climp.load(add_period=False), climp.load(add_period=True)]
     out: set[str] = set()
     for df in frames:
         out.update(df["good"].tolist())
@@ -197,7 +197,7 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
     record = {"recipe": asdict(recipe), "parameters": n_params, "training_tokens": int(len(stream)),
               "heldout_tokens": int(len(held_stream)), "heldout_loss": held_loss, "steps": total_steps,
               "loss_curve": curve, "wall_minutes": round((time.time() - t0) / 60, 1),
-              "machine": f"{platform.processor() or platform.machine()}, {recipe.threads} threads, torch {torch.__version__}",
+              "machine": f"{platform.processor() or platform.machine()}, {recipe.threads} CPU thread(s), torch {torch.__version__}",
               **manifest}
     (out / "training.json").write_text(json.dumps(record, indent=1, ensure_ascii=False))
     log(f"saved to {out}; held-out loss {held_loss:.3f}; {record['wall_minutes']} min")

@@ -24,7 +24,7 @@ def agreement_sample(dataset: str) -> pd.DataFrame:
     from . import data
     from .readout import select_pairs
 
-    pairs = data.load(dataset, **({"add_period": True} if dataset == "climp" else {}))
+    pairs = data.load(dataset)
     return select_pairs(pairs[pairs.phenomenon.isin(AGREEMENT[dataset])], SAMPLE_PER_PARADIGM)
 
 
@@ -65,7 +65,7 @@ def write_card(model: str, dataset: str, tables_dir: Path | None = None) -> Path
     r = record["recipe"]
     corpora = pd.DataFrame(record["corpora"])[["name", "license", "documents", "characters"]]
     curve = pd.DataFrame(record["loss_curve"])
-    curve = curve.iloc[::max(1, len(curve) // 12)]._append(curve.iloc[-1]).drop_duplicates()
+    curve = pd.concat([curve.iloc[::max(1, len(curve) // 12)], curve.iloc[[-1]]]).drop_duplicates()
     text = f"""# {model}: a small {'English' if r['language'] == 'en' else 'Chinese'} language model trained by this project
 
 A GPT-2-style causal LM ({record['parameters'] / 1e6:.2f}M parameters: {r['layers']} layers, width {r['width']},

@@ -56,13 +56,13 @@ def test_blimp_attractors_and_human_agreement(blimp_df):
 
 
 def test_climp_counts_and_ba_construction():
-    df = climp.load()
+    df = climp.load(add_period=False)
     assert (len(df), df.paradigm.nunique(), df.phenomenon.nunique()) == (16_000, 16, 9)
     ba = df[df.paradigm == "ba_construction"]
     assert len(ba) == 1000
     assert (ba.good.str.replace("把", "被") == ba.bad).all()  # every pair a 把 -> 被 swap, good first
     assert not (ba.good.str.contains("被")).any()
-    period = climp.load(add_period=True)
+    period = climp.load()
     assert period.good.str.endswith("。").all() and (period.good.str[:-1] == df.good).all()
 
 

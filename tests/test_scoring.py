@@ -241,3 +241,22 @@ def test_tiny_kv_budget_runs_in_chunks_with_the_same_scores(tiny):
     for a, b in zip(roomy, cramped):
         np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5)
         np.testing.assert_allclose(b.context_logprobs, a.context_logprobs, atol=1e-5)
+
+
+def test_out_of_memory_halves_the_batch_and_goes_on(tiny, monkeypatch):
+    model, tok = tiny("tiny-gpt2")
+    expected = [s.total for s in Scorer(model, tok, progress=False).score_texts(SENTENCES)]
+    scorer = Scorer(model, tok, progress=False, share="none")
+    real = Scorer._forward
+    sizes = []
+
+    def flaky(self, batch):
+        sizes.append(len(batch))
+        if len(batch) > 4:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(self, batch)
+
+    monkeypatch.setattr(Scorer, "_forward", flaky)
+    got = [s.total for s in scorer.score_texts(SENTENCES)]
+    np.testing.assert_allclose(got, expected, atol=1e-4)
+    assert max(sizes) > 4 and scorer.token_budget < 2048

@@ -36,10 +36,11 @@ def _rows(path) -> list[tuple[int, str, str, str, int]]:
     return out
 
 
-def load(add_period: bool = False) -> pd.DataFrame:
+def load(add_period: bool = True) -> pd.DataFrame:
     """The canonical CLiMP table; pairs are consecutive rows (good, then bad).
 
-    ``add_period`` appends "。" to every sentence, as Ide et al. (2024) do.
+    ``add_period`` (default, as Ide et al. 2024) appends "。" to every sentence; the files
+    have no final punctuation.
     """
     folder = mirror_path(FOLDER)
     records = []
