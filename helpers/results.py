@@ -153,8 +153,17 @@ def load_files(files, token_columns: bool = False) -> pd.DataFrame:
 
 def load_scores(dataset: str | None = None, model: str | None = None, methods=None, root=None,
                 token_columns: bool = False) -> pd.DataFrame:
-    """One tidy frame of every score file that matches, with model, method, template and
-    config_hash columns. Token-level list columns are left out unless ``token_columns``."""
-    files = [p for p in ScoreStore(root).files(dataset, model)
-             if methods is None or read_metadata(p)["method"] in methods]
-    return load_files(files, token_columns)
+    """One tidy frame of the score files that match, with model, method, template and
+    config_hash columns. Where one (model, method, template) has files of several
+    configurations, the one with the most pairs (then the newest) is used. Token-level
+    list columns are left out unless ``token_columns``."""
+    chosen: dict[tuple, tuple] = {}
+    for path in ScoreStore(root).files(dataset, model):
+        meta = read_metadata(path)
+        if methods is not None and meta["method"] not in methods:
+            continue
+        key = (meta["dataset"], meta["model_name"], meta["method"], str(meta.get("template_id")))
+        rank = (meta.get("n_pairs", 0), meta.get("time", ""))
+        if key not in chosen or rank > chosen[key][0]:
+            chosen[key] = (rank, path)
+    return load_files(sorted(p for _, p in chosen.values()), token_columns)

@@ -103,3 +103,45 @@ def test_03_prompting_runs_on_base_and_instruct(scratch, model):
     assert set(hl.task) == {"sentence_judgment", "sentence_comparison", "word_comparison"}
     assert len(list((scratch / "outputs" / "scores" / "blimp" / model).glob("*.parquet"))) == 3
     assert ("<|start_header_id|>" in json.dumps(nb)) == model.endswith("instruct")
+
+
+@pytest.fixture
+def smoke_scores(scratch, tiny):
+    """Scores of a tiny model as the 02 and 03 smoke runs write them (limit 2, all templates)."""
+    from helpers import data
+    from helpers.readout import run_methods, select_pairs
+    from helpers.results import ScoreStore
+    from helpers.scoring import Scorer
+
+    model, tok = tiny("tiny-llama-instruct")
+    store = ScoreStore(scratch / "outputs" / "scores")
+    pairs = select_pairs(data.load("blimp"), 2)
+    scorer = Scorer(model, tok, progress=False)
+    run_methods(scorer, pairs, ["lp", "intemplate_lp", "yesno", "ab"], model_name="tiny-llama-instruct",
+                dataset="blimp", limit=2, store=store, use_outlines=False)
+    return scratch
+
+
+def test_04_and_05_read_the_store_and_write_figures_and_tables(smoke_scores):
+    out = smoke_scores / "outputs"
+    run("04_ensembles.ipynb", smoke_scores / "04.ipynb", models="tiny-llama-instruct", resamples=200)
+    ens = pd.read_csv(out / "tables" / "04_ensembles__blimp.csv")
+    assert list(ens.setting[:4]) == ["P-only", "Mix-P3", "Mix-L3", "L-only"]
+    assert ens.accuracy.between(0, 1).all() and (ens.ci_low <= ens.accuracy).all()
+    assert len(pd.read_csv(out / "tables" / "04_mcnemar__blimp.csv")) == 4
+    for stem in ("04_phenomena", "04_word_shuffle", "04_attractors"):
+        assert (out / "figures" / f"{stem}__tiny-llama-instruct__blimp.png").is_file()
+        assert (out / "figures" / f"{stem}__tiny-llama-instruct__blimp.svg").is_file()
+    assert (out / "tables" / "04_ab_share__blimp.md").is_file()
+    run("05_length_bias.ipynb", smoke_scores / "05.ipynb", models="tiny-llama-instruct", resamples=200,
+        methods="lp,intemplate_lp,yesno,ab")
+    t4 = pd.read_csv(out / "tables" / "05_point_biserial__blimp.csv")
+    assert set(t4.method) == {"lp", "intemplate_lp", "yesno", "ab"} and t4.r.between(-1, 1).all()
+    assert (out / "figures" / "05_paradigm_gap__tiny-llama-instruct__blimp.svg").is_file()
+
+
+def test_analysis_notebooks_explain_missing_scores(scratch):
+    nb = run("04_ensembles.ipynb", scratch / "04.ipynb", models="no-such-model")
+    text = json.dumps(nb)
+    assert "The results store has no scores for" in text and "run notebooks/03_prompting.ipynb" in text
+    assert "Traceback" not in text

@@ -42,16 +42,19 @@ def vote(matrix: pd.DataFrame, predictors: list[str]) -> np.ndarray:
     return matrix[predictors].to_numpy().sum(axis=1) * 2 > len(predictors)
 
 
+def trial_votes(matrix: pd.DataFrame, setting: str, trials: int = 10, seed: int = 0) -> tuple[np.ndarray, list[str]]:
+    """Pairs x trials majority votes of ``setting`` and the predictors of each trial."""
+    rng = np.random.default_rng(seed)
+    draws = [draw(setting, rng) for _ in range(trials)]
+    return np.stack([vote(matrix, d) for d in draws], axis=1), ["+".join(d) for d in draws]
+
+
 def ensemble_table(matrix: pd.DataFrame, trials: int = 10, seed: int = 0) -> pd.DataFrame:
     """Mean accuracy (and sd over trials) of each setting, with the predictors of each trial."""
     rows = []
     for setting in SETTINGS:
-        rng = np.random.default_rng(seed)
-        accs, draws = [], []
-        for _ in range(trials):
-            chosen = draw(setting, rng)
-            draws.append("+".join(chosen))
-            accs.append(vote(matrix, chosen).mean())
+        votes, draws = trial_votes(matrix, setting, trials, seed)
+        accs = votes.mean(axis=0)
         rows.append({"setting": setting, "accuracy": float(np.mean(accs)), "sd": float(np.std(accs, ddof=1)),
                      "trials": trials, "draws": "; ".join(draws)})
     oracle = matrix.mean()

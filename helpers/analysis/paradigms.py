@@ -1,0 +1,49 @@
+"""Accuracy by phenomenon against humans, word-shuffling paradigms and attractors
+(Ide et al. 2024, Figures 3-5), each method at its best template."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .accuracy import best_templates
+
+
+def at_best_template(scores: pd.DataFrame) -> pd.DataFrame:
+    best = best_templates(scores)
+    keep = [best[(m, me)] == t for m, me, t in zip(scores["model"], scores["method"], scores["template"])]
+    return scores[keep]
+
+
+def phenomena_with_humans(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, method, phenomenon): accuracy, and the mean human agreement of its paradigms."""
+    s = at_best_template(scores)
+    out = s.groupby(["model", "method", "phenomenon"], sort=False).agg(
+        accuracy=("correct", "mean"), pairs=("correct", "size")).reset_index()
+    if "human_agreement" in s and s["human_agreement"].notna().any():
+        humans = s.drop_duplicates("paradigm").groupby("phenomenon")["human_agreement"].mean()
+        out["human"] = out["phenomenon"].map(humans)
+    return out
+
+
+def word_shuffle_paradigms(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, method, paradigm): accuracy and whether every pair has the same bag of words."""
+    if "word_shuffle" not in scores:
+        raise ValueError("these scores carry no word_shuffle flag (BLiMP only)")
+    s = at_best_template(scores)
+    return s.groupby(["model", "method", "paradigm"], sort=False).agg(
+        accuracy=("correct", "mean"), word_shuffle=("word_shuffle", "all")).reset_index()
+
+
+def word_shuffle_means(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean paradigm accuracy of word-shuffling vs other paradigms per (model, method)."""
+    return table.groupby(["model", "method", "word_shuffle"]).agg(
+        accuracy=("accuracy", "mean"), paradigms=("paradigm", "size")).reset_index()
+
+
+def attractors(scores: pd.DataFrame) -> pd.DataFrame:
+    """Subject-verb agreement accuracy by attractor type (none, relational noun, relative clause)."""
+    if "attractor" not in scores:
+        raise ValueError("these scores carry no attractor column (BLiMP only)")
+    s = at_best_template(scores)
+    s = s[s["attractor"].notna()]
+    return s.groupby(["model", "method", "attractor"], sort=False).agg(
+        accuracy=("correct", "mean"), pairs=("correct", "size")).reset_index()
