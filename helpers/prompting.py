@@ -14,7 +14,6 @@ outlines path see the same input.
 """
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 import numpy as np
@@ -158,6 +157,3 @@ def balanced_accuracy(labels: Sequence[bool], predictions: Sequence[bool]) -> fl
         raise ValueError("balanced accuracy needs both acceptable and unacceptable items")
     return float(((p & y).sum() / y.sum() + (~p & ~y).sum() / (~y).sum()) / 2)
 
-
-def logistic(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x))

@@ -16,7 +16,6 @@ out-of-memory a batch is halved and the run goes on.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Iterable, Literal, Sequence
 
@@ -461,10 +460,3 @@ def scorer_for(name_or_path, **kwargs) -> Scorer:
     model, tokenizer = load(name_or_path, **load_kw)
     return Scorer(model, tokenizer, **kwargs)
 
-
-def total_logprob(scored: Scored) -> float:
-    """Sum of target log-probs in float64."""
-    value = scored.total
-    if math.isnan(value):
-        raise ArithmeticError("a needed log-prob was not computed (NaN); this is an engine bug")
-    return value

@@ -36,7 +36,3 @@ def finalize_pairs(df: pd.DataFrame, where: str, allow_identical: bool = True) -
         raise DataFormatError(f"{where}: pair id {row['pair_id']} appears twice in paradigm {row['paradigm']}")
     return df.reset_index(drop=True)
 
-
-def validate_pairs(df: pd.DataFrame) -> None:
-    """Raise if ``df`` is not a canonical pairs table."""
-    finalize_pairs(df, "table")

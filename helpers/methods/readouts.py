@@ -11,8 +11,6 @@ unigram log-prob sum (``uni_sum_*``) where a method needs it.
 """
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from ..measures import PENALTY_ALPHA
@@ -76,6 +74,3 @@ READOUTS = [
            "LP of the comparative template with the target in slot A, the other sentence in slot B", _whole_sum),
 ]
 
-
-def log_vocab(tokenizer) -> float:
-    return math.log(len(tokenizer))
