@@ -43,8 +43,11 @@ data: setup ## build data/processed/ from the mirror with 01_data_prep
 sweep: setup ## papermill over NOTEBOOKS x MODELS x DATASETS into outputs/notebooks/
 	$(PY) -m helpers sweep --notebooks $(NOTEBOOKS) --models $(MODELS) --datasets $(DATASETS) $(SWEEP_ARGS)
 
-bench: setup ## engine benchmark against minicons and lm-eval (a few minutes)
+bench: setup ## engine benchmarks: vs minicons and lm-eval, and shared-prefix reuse (about 15 minutes)
+	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/bench_scoring.py
+	$(PY) benchmarks/bench_readout.py
+	$(PY) benchmarks/bench_readout.py --methods yesno
 
 clean: ## remove outputs (keeps data/processed and the environment)
 	rm -rf outputs/scores outputs/notebooks outputs/tables outputs/figures
