@@ -102,7 +102,7 @@ LP accuracy on {dataset.upper() if dataset == 'blimp' else dataset} ({int(lp.pai
 {_table(lp_phen)}
 Fixed sample pinned by `tests/test_demo_models.py` (first {SAMPLE_PER_PARADIGM} pairs of every paradigm of
 {', '.join(AGREEMENT[dataset])}): LP accuracy {100 * sample:.1f}%.
-"""
+""" + (f"\n## Status\n\n{record['card_notes']}\n" if record.get("card_notes") else "")
     card = folder / "README.md"
     card.write_text(text)
     return card
