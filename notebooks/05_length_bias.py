@@ -38,7 +38,7 @@ import pandas as pd
 from IPython.display import display
 
 from helpers import paths, plots
-from helpers.analysis import length_bias, paradigms, report, significance
+from helpers.analysis import accuracy, length_bias, report, significance
 
 model_list, method_list, gap_pair = report.names(models), report.names(methods), report.names(gap)
 scores, missing = report.stored_scores(model_list, dataset, sorted(set(method_list) | set(gap_pair)))
@@ -51,7 +51,7 @@ print(missing or f"{len(scores):,} stored decisions of {', '.join(model_list)} o
 
 # %%
 if ready:
-    best = paradigms.at_best_template(scores[scores.method.isin(method_list)])
+    best = accuracy.at_best_template(scores[scores.method.isin(method_list)])
     by_length = length_bias.accuracy_by_length(best, clip)
     report.save_table(by_length, f"05_accuracy_by_length__{dataset}")
     for model in model_list:

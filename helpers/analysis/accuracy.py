@@ -39,12 +39,17 @@ def best_templates(scores: pd.DataFrame) -> dict[tuple[str, str], str]:
     return {(r.model, r.method): r.best_template for r in t.itertuples()}
 
 
+def at_best_template(scores: pd.DataFrame) -> pd.DataFrame:
+    """The rows of each (model, method) at its best template."""
+    best = best_templates(scores)
+    keep = [best[(m, me)] == t for m, me, t in zip(scores["model"], scores["method"], scores["template"])]
+    return scores[keep]
+
+
 def by_phenomenon(scores: pd.DataFrame, best_only: bool = True) -> pd.DataFrame:
     """Accuracy per phenomenon for each (model, method), at its best template by default."""
     if best_only:
-        best = best_templates(scores)
-        keep = [best[(m, me)] == t for m, me, t in zip(scores["model"], scores["method"], scores["template"])]
-        scores = scores[keep]
+        scores = at_best_template(scores)
     return (scores.groupby(KEYS + ["phenomenon"], sort=False)
             .agg(accuracy=("correct", "mean"), pairs=("correct", "size"), ties=("tie", "sum")).reset_index())
 

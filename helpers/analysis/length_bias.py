@@ -5,6 +5,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .accuracy import at_best_template
+
 
 def with_length_difference(scores: pd.DataFrame) -> pd.DataFrame:
     """Add ``length_diff`` = tokens(acceptable) - tokens(unacceptable) of the sentences."""
@@ -57,17 +59,12 @@ def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
 def paradigm_gap(scores: pd.DataFrame, a: str = "yesno", b: str = "intemplate_lp") -> tuple[pd.DataFrame, float]:
     """Per paradigm: accuracy of method a minus method b (each at its best template) against the
     mean length difference, and the Pearson r across paradigms (Ide et al. Figure 6)."""
-    from .accuracy import best_templates
-
-    best = best_templates(scores)
-    s = with_length_difference(scores)
+    s = with_length_difference(at_best_template(scores))
     parts = {}
     for method in (a, b):
         sub = s[s["method"] == method]
         if sub.empty:
             raise ValueError(f"no scores of {method!r}")
-        model = sub["model"].iloc[0]
-        sub = sub[sub["template"] == best[(model, method)]]
         parts[method] = sub.groupby("paradigm").agg(accuracy=("correct", "mean"), length_diff=("length_diff", "mean"))
     table = pd.DataFrame({"gap": parts[a]["accuracy"] - parts[b]["accuracy"],
                           "mean_length_diff": parts[b]["length_diff"]}).dropna().reset_index()

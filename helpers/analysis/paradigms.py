@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .accuracy import best_templates
-
-
-def at_best_template(scores: pd.DataFrame) -> pd.DataFrame:
-    best = best_templates(scores)
-    keep = [best[(m, me)] == t for m, me, t in zip(scores["model"], scores["method"], scores["template"])]
-    return scores[keep]
+from .accuracy import at_best_template
 
 
 def phenomena_with_humans(scores: pd.DataFrame) -> pd.DataFrame:

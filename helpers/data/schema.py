@@ -5,7 +5,6 @@ import pandas as pd
 
 PAIR_COLUMNS = ["dataset", "language", "paradigm", "phenomenon", "field", "pair_id", "good", "bad"]
 SENTENCE_COLUMNS = ["dataset", "language", "paradigm", "phenomenon", "field", "item_id", "sentence", "label"]
-STRING_COLUMNS = ["dataset", "language", "paradigm", "phenomenon", "field", "good", "bad", "sentence"]
 
 
 class DataFormatError(ValueError):

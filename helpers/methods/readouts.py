@@ -13,14 +13,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..measures import PENALTY_ALPHA
+from ..measures import length_penalty as _penalty
 from .base import Basis, Method
 
 SENTENCE, SINGLE, COMPAR = Basis("sentence"), Basis("single", "single"), Basis("compar", "compar")
-
-
-def _penalty(n: pd.Series) -> pd.Series:
-    return ((5 + n) / 6) ** PENALTY_ALPHA
 
 
 def _lp(t, side):
