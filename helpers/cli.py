@@ -120,8 +120,12 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--out", required=True, help="folder to save the model to")
     t.add_argument("--language", choices=["en", "zh"], default="en")
     for name, kind in (("seed", int), ("epochs", float), ("layers", int), ("width", int), ("heads", int),
-                       ("vocab_size", int), ("peak_lr", float), ("threads", int), ("warmup_steps", int)):
+                       ("vocab_size", int), ("peak_lr", float), ("threads", int), ("warmup_steps", int),
+                       ("min_lr_ratio", float), ("short_len", int), ("short_batch", int), ("long_batch", int),
+                       ("long_every", int), ("init_from", str)):
         t.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind)
+    t.add_argument("--autocast-bf16", dest="autocast_bf16", action="store_true", default=None,
+                   help="bfloat16 matmuls with float32 weights (fast on CPUs with AVX512-BF16)")
     t.set_defaults(run=_cmd_train_demo)
     c = sub.add_parser("model-card", help="write a demo model's card from training.json and 02_readout tables")
     c.add_argument("--model", required=True)

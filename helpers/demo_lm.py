@@ -7,6 +7,10 @@ Reproducible from the seed: the corpus order, the tokenizer, the initial weights
 batch order all derive from it. Benchmark sentences (BLiMP, CLiMP, ...) are removed from
 the training text sentence by sentence, and the WikiText-103 test split is never read.
 Sequences mix 256 and 1,024 tokens so that all 1,024 positions are trained.
+
+Training can continue from a saved demo model (``--init-from``): the tokenizer and weights are
+loaded, the held-out split is the same (it derives from the seed), and the documents are read
+in the order the next epoch of a single longer run would use. The record keeps every stage.
 """
 from __future__ import annotations
 
@@ -49,6 +53,8 @@ class Recipe:
     dropout: float = 0.0
     heldout_share: float = 0.005
     threads: int = 2
+    autocast_bf16: bool = False  # bfloat16 matmuls, float32 weights (about 1.9x faster on AVX512-BF16 CPUs)
+    init_from: str = ""  # continue from this saved demo model
     corpora: list[str] = field(default_factory=list)
 
 
@@ -145,7 +151,13 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
     random.Random(recipe.seed).shuffle(docs)
     n_held = max(1, int(len(docs) * recipe.heldout_share))
     heldout, docs = docs[:n_held], docs[n_held:]
-    tokenizer = train_tokenizer(docs, recipe.vocab_size)
+    previous = _previous_stages(recipe)
+    if recipe.init_from:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(recipe.init_from)
+    else:
+        tokenizer = train_tokenizer(docs, recipe.vocab_size)
     stream, held_stream = token_stream(tokenizer, docs), token_stream(tokenizer, heldout)
     log(f"{len(docs)} documents, {len(stream):,} training tokens, {len(held_stream):,} held out; "
         f"{manifest['removed_benchmark_sentences']} benchmark sentences removed; {time.time() - t0:.0f}s")
@@ -153,7 +165,8 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
                         n_layer=recipe.layers, n_head=recipe.heads, resid_pdrop=recipe.dropout,
                         embd_pdrop=recipe.dropout, attn_pdrop=recipe.dropout,
                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-    model = GPT2LMHeadModel(config)
+    model = (GPT2LMHeadModel.from_pretrained(recipe.init_from, dtype=torch.float32) if recipe.init_from
+             else GPT2LMHeadModel(config))
     n_params = sum(p.numel() for p in model.parameters())
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
@@ -163,7 +176,10 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
     total_steps = int(recipe.epochs * len(stream) / tokens_per_batch)
     log(f"model: {n_params / 1e6:.2f}M parameters; {total_steps} steps of {tokens_per_batch} tokens")
     rng = np.random.default_rng(recipe.seed)
-    curve, window, step, epoch = [], [], 0, 0
+    curve, window, step = [], [], 0
+    epoch = math.ceil(sum(stage["recipe"]["epochs"] for stage in previous))  # epochs already seen
+    for _ in range(1, epoch):
+        rng.permutation(len(docs))  # the orders earlier stages used
     model.train()
     while step < total_steps:
         # each epoch sees the documents in a new order
@@ -175,7 +191,8 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
             for group in opt.param_groups:
                 group["lr"] = lr_at(step, total_steps, recipe)
             ids = torch.from_numpy(batch.astype(np.int64))
-            loss = model(input_ids=ids, labels=ids).loss
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=recipe.autocast_bf16):
+                loss = model(input_ids=ids, labels=ids).loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -198,10 +215,24 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
               "heldout_tokens": int(len(held_stream)), "heldout_loss": held_loss, "steps": total_steps,
               "loss_curve": curve, "wall_minutes": round((time.time() - t0) / 60, 1),
               "machine": f"{platform.processor() or platform.machine()}, {recipe.threads} CPU thread(s), torch {torch.__version__}",
-              **manifest}
+              **manifest, "previous_stages": previous}
     (out / "training.json").write_text(json.dumps(record, indent=1, ensure_ascii=False))
     log(f"saved to {out}; held-out loss {held_loss:.3f}; {record['wall_minutes']} min")
     return record
+
+
+def _previous_stages(recipe: Recipe) -> list[dict]:
+    """The training records of the stages before this one (empty when training from scratch)."""
+    if not recipe.init_from:
+        return []
+    record = json.loads((Path(recipe.init_from) / "training.json").read_text())
+    if record["recipe"]["seed"] != recipe.seed or record["recipe"]["language"] != recipe.language:
+        raise ValueError(f"--init-from {recipe.init_from} was trained with seed {record['recipe']['seed']} "
+                         f"and language {record['recipe']['language']}; continue it with the same ones")
+    earlier = record.pop("previous_stages", [])
+    for key in ("sample_accuracy", "lp_accuracy", "card_notes"):
+        record.pop(key, None)
+    return earlier + [record]
 
 
 def heldout_loss(model, stream: np.ndarray, length: int) -> float:

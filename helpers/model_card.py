@@ -42,6 +42,39 @@ def _table(df: pd.DataFrame) -> str:
     return head + "".join("| " + " | ".join(str(v) for v in row) + " |\n" for row in df.itertuples(index=False))
 
 
+def stage_commands(stages: list[dict], out: str) -> list[str]:
+    """The train-demo command of each stage: options that differ from the Recipe defaults."""
+    from dataclasses import fields
+
+    from .demo_lm import Recipe
+
+    defaults = Recipe()
+    lines = []
+    for k, st in enumerate(stages, 1):
+        r = st["recipe"]
+        folder = out if k == len(stages) else f"data/cache/{Path(out).name}-stage{k}"
+        opts = [f"--language {r['language']}", f"--out {folder}"]
+        for f in fields(Recipe):
+            value = r.get(f.name, getattr(defaults, f.name))
+            if f.name in ("language", "corpora") or value == getattr(defaults, f.name):
+                continue
+            opts.append(f"--{f.name.replace('_', '-')}" + ("" if value is True else f" {value}"))
+        lines.append("python -m helpers train-demo " + " ".join(opts))
+    return lines
+
+
+def _stage_text(k: int, st: dict) -> str:
+    r = st["recipe"]
+    start = f"continues from {r['init_from']}; " if r.get("init_from") else "from random initial weights; "
+    return (f"- Stage {k}: {start}{r['epochs']} epoch(s), {st['steps']} steps of {r['short_batch']} x "
+            f"{r['short_len']} tokens, every {r['long_every']}th step {r['long_batch']} x {r['long_len']} tokens "
+            f"(so all {r['positions']} positions are trained); AdamW (betas 0.9, 0.95, weight decay "
+            f"{r['weight_decay']}), peak learning rate {r['peak_lr']}, {r['warmup_steps']} warm-up steps, cosine "
+            f"decay to {r['min_lr_ratio']} of the peak; gradient clipping 1.0; dropout {r['dropout']}; "
+            f"{'bfloat16 autocast (float32 weights)' if r.get('autocast_bf16') else 'float32'}. "
+            f"{st['wall_minutes']} min on {st['machine']}; held-out loss after it {st['heldout_loss']}.\n")
+
+
 def write_card(model: str, dataset: str, tables_dir: Path | None = None) -> Path:
     """Write data/models/<model>/README.md from training.json and the notebook's tables."""
     from .models import resolve
@@ -63,9 +96,10 @@ def write_card(model: str, dataset: str, tables_dir: Path | None = None) -> Path
     record["lp_accuracy"] = {"dataset": dataset, "pairs": int(lp.pairs), "accuracy": round(float(lp.accuracy_mean), 4)}
     (folder / "training.json").write_text(json.dumps(record, indent=1, ensure_ascii=False))
     r = record["recipe"]
+    stages = record.get("previous_stages", []) + [record]
     corpora = pd.DataFrame(record["corpora"])[["name", "license", "documents", "characters"]]
-    curve = pd.DataFrame(record["loss_curve"])
-    curve = pd.concat([curve.iloc[::max(1, len(curve) // 12)], curve.iloc[[-1]]]).drop_duplicates()
+    curve = pd.concat([pd.DataFrame(st["loss_curve"]).assign(stage=k) for k, st in enumerate(stages, 1)])
+    curve = pd.concat([curve.iloc[::max(1, len(curve) // 16)], curve.iloc[[-1]]]).drop_duplicates()
     text = f"""# {model}: a small {'English' if r['language'] == 'en' else 'Chinese'} language model trained by this project
 
 A GPT-2-style causal LM ({record['parameters'] / 1e6:.2f}M parameters: {r['layers']} layers, width {r['width']},
@@ -83,17 +117,18 @@ Benchmark sentences removed from the text before training: {record['removed_benc
 (every {'BLiMP' if r['language'] == 'en' else 'CLiMP'} sentence was checked; the WikiText-103 test split is never read).
 
 {_table(corpora)}
-## Recipe (reproducible: `python -m helpers train-demo --language {r['language']} --out {spec.hf_id}`)
+## Recipe (reproducible from seed {r['seed']}{f'; {len(stages)} stages, each continuing the one before' if len(stages) > 1 else ''})
 
-seed {r['seed']}; {r['epochs']} epoch(s), {record['steps']} steps of {r['short_batch']} x {r['short_len']} tokens, every
-{r['long_every']}th step {r['long_batch']} x {r['long_len']} tokens (so all {r['positions']} positions are trained);
-AdamW (betas 0.9, 0.95, weight decay {r['weight_decay']}), peak learning rate {r['peak_lr']}, {r['warmup_steps']} warm-up
-steps, cosine decay to {r['min_lr_ratio']} of the peak; gradient clipping 1.0; dropout {r['dropout']}.
-Wall time {record['wall_minutes']} min on {record['machine']}. Held-out loss {record['heldout_loss']}.
+```
+{chr(10).join(stage_commands(stages, spec.hf_id))}
+```
 
-Training loss (mean over the last 100 steps):
+{chr(10).join(_stage_text(k, st) for k, st in enumerate(stages, 1))}
+Total wall time {sum(st['wall_minutes'] for st in stages):.1f} min. Held-out loss {record['heldout_loss']}.
 
-{_table(curve[['step', 'tokens', 'loss', 'minutes']])}
+Training loss (mean over the last 100 steps of each stage):
+
+{_table(curve[['stage', 'step', 'tokens', 'loss', 'minutes']])}
 ## Accuracy, measured by `notebooks/02_readout.ipynb`
 
 LP accuracy on {dataset.upper() if dataset == 'blimp' else dataset} ({int(lp.pairs):,} pairs, ties are errors): **{100 * lp.accuracy_mean:.1f}%**

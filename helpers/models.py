@@ -227,4 +227,26 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     model.requires_grad_(False)
     model.helpers_spec = spec  # the Scorer reads the document-start policy from here
     model.helpers_quant = quant
+    model.helpers_weights = weights_fingerprint(source, getattr(model.config, "_commit_hash", None))
     return model, tokenizer
+
+
+def weights_fingerprint(source, commit: str | None = None) -> str | None:
+    """What identifies the loaded weights, so that stored scores of a retrained model are
+    not mistaken for its new ones: the Hub commit, or for a local folder a hash of its weight
+    files (their content up to 1 GiB in all, else their names, sizes and modification times)."""
+    import hashlib
+
+    folder = Path(source)
+    if not folder.is_dir():
+        return commit
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin", ".pt", ".gguf"))
+    digest = hashlib.sha256()
+    small = sum(p.stat().st_size for p in files) <= 2**30
+    for p in files:
+        digest.update(p.name.encode())
+        if small:
+            digest.update(p.read_bytes())
+        else:
+            digest.update(f"{p.stat().st_size}:{p.stat().st_mtime_ns}".encode())
+    return digest.hexdigest()[:16] if files else commit

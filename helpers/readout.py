@@ -102,7 +102,8 @@ def model_config(scorer: Scorer, model_name: str) -> dict:
     model = scorer.model
     spec = getattr(model, "helpers_spec", None)
     return {"model_name": model_name, "model_id": spec.hf_id if spec else model.config._name_or_path,
-            "revision": spec.revision if spec else None, "quant": getattr(model, "helpers_quant", None),
+            "revision": spec.revision if spec else None, "weights": getattr(model, "helpers_weights", None),
+            "quant": getattr(model, "helpers_quant", None),
             "dtype": str(model.dtype).removeprefix("torch."), "start_token": scorer.start_policy}
 
 

@@ -119,3 +119,20 @@ def test_4bit_tiny_model_close_to_float32():
     a = [s.total for s in Scorer(m32, tok, progress=False).score_texts(texts)]
     b = [s.total for s in Scorer(m4, tok4, progress=False).score_texts(texts)]
     assert all(abs(x - y) < 1.0 for x, y in zip(a, b))
+
+
+def test_weights_fingerprint_follows_the_weight_bytes(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes(b"\x00" * 64)
+    first = models.weights_fingerprint(tmp_path)
+    (tmp_path / "config.json").write_text('{"changed": 1}')  # not weights
+    assert models.weights_fingerprint(tmp_path) == first
+    (tmp_path / "model.safetensors").write_bytes(b"\x00" * 63 + b"\x01")
+    assert models.weights_fingerprint(tmp_path) not in (first, None)
+    assert models.weights_fingerprint("org/model", "abc123") == "abc123"
+
+
+def test_loaded_model_carries_its_weights_fingerprint(tiny, tiny_dir):
+    model, _ = tiny("tiny-gpt2")
+    assert model.helpers_weights == models.weights_fingerprint(tiny_dir / "tiny-gpt2")
+    assert len(model.helpers_weights) == 16

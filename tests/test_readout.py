@@ -190,3 +190,19 @@ def test_score_file_schema_and_metadata(tiny, tmp_path):
         assert key in meta, key
     assert meta["template_text"] == "Here is a grammatically correct sentence.\n\n{sentence}"
     assert meta["start_token"] == "bos:<|begin_of_text|>" and meta["dtype"] == "float32"
+
+
+def test_retrained_weights_do_not_reuse_stored_scores(tiny, tmp_path, monkeypatch):
+    """Same model name and folder, different weights (a retrained demo model): the store
+    must score again and keep the old file, not hand back the old scores."""
+    model, tok = tiny("tiny-llama")
+    pairs = sample("blimp", 2, 1)
+    store = ScoreStore(tmp_path)
+    kw = dict(model_name="tiny-llama", dataset="blimp", store=store)
+    old = run_methods(Scorer(model, tok, progress=False), pairs, ["lp"], **kw)
+    monkeypatch.setattr(model, "helpers_weights", "retrained", raising=False)
+    scorer = Scorer(model, tok, progress=False)
+    with pytest.warns(UserWarning, match="different configuration"):
+        new = run_methods(scorer, pairs, ["lp"], **kw)
+    assert scorer.forward_calls > 0 and new != old
+    assert read_metadata(new[0])["weights"] == "retrained" and read_metadata(old[0])["weights"] != "retrained"
