@@ -167,6 +167,11 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
     model = (GPT2LMHeadModel.from_pretrained(recipe.init_from, dtype=torch.float32) if recipe.init_from
              else GPT2LMHeadModel(config))
+    shape = ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head")
+    if [getattr(model.config, k) for k in shape] != [getattr(config, k) for k in shape]:
+        raise ValueError(f"--init-from {recipe.init_from} has {[getattr(model.config, k) for k in shape]} "
+                         f"for {shape}, the recipe asks for {[getattr(config, k) for k in shape]}; "
+                         "pass the saved model's sizes")
     n_params = sum(p.numel() for p in model.parameters())
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
