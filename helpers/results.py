@@ -118,7 +118,7 @@ class ScoreStore:
         meta = {**config, "config_hash": config_hash(config), "n_pairs": int(len(frame)),
                 "accuracy": float(frame["correct"].mean()) if len(frame) else float("nan"),
                 "library_versions": library_versions(), "git_commit": git_commit(),
-                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **(extra_meta or {})}
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "time_ns": time.time_ns(), **(extra_meta or {})}
         table = pa.Table.from_pandas(frame, preserve_index=False)
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                META_KEY: json.dumps(meta, default=str).encode()})
@@ -151,19 +151,38 @@ def load_files(files, token_columns: bool = False) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _written(meta: dict) -> tuple:
+    """When a score file was written, comparable across files (older files lack time_ns)."""
+    return meta.get("time", ""), meta.get("time_ns", 0)
+
+
 def load_scores(dataset: str | None = None, model: str | None = None, methods=None, root=None,
                 token_columns: bool = False) -> pd.DataFrame:
     """One tidy frame of the score files that match, with model, method, template and
-    config_hash columns. Where one (model, method, template) has files of several
-    configurations, the one with the most pairs (then the newest) is used. Token-level
-    list columns are left out unless ``token_columns``."""
+    config_hash columns. Only the newest weights of each model are used (those of its most
+    recently written file), so a retrained model's old scores never mix with its new ones;
+    where one (model, method, template) has files of several configurations, the one with
+    the most pairs (then the newest) is used. Token-level list columns are left out unless
+    ``token_columns``."""
+    metas = [(path, read_metadata(path)) for path in ScoreStore(root).files(dataset, model)]
+    metas = [(path, meta) for path, meta in metas if methods is None or meta["method"] in methods]
+    newest: dict[tuple, tuple] = {}  # (dataset, model) -> (when written, weights) of its newest file
+    for _, meta in metas:
+        key = (meta["dataset"], meta["model_name"])
+        if key not in newest or _written(meta) > newest[key][0]:
+            newest[key] = (_written(meta), meta.get("weights"))
     chosen: dict[tuple, tuple] = {}
-    for path in ScoreStore(root).files(dataset, model):
-        meta = read_metadata(path)
-        if methods is not None and meta["method"] not in methods:
+    stale: dict[tuple, int] = {}
+    for path, meta in metas:
+        model_key = (meta["dataset"], meta["model_name"])
+        if meta.get("weights") != newest[model_key][1]:
+            stale[model_key] = stale.get(model_key, 0) + 1
             continue
-        key = (meta["dataset"], meta["model_name"], meta["method"], str(meta.get("template_id")))
-        rank = (meta.get("n_pairs", 0), meta.get("time", ""))
+        key = (*model_key, meta["method"], str(meta.get("template_id")))
+        rank = (meta.get("n_pairs", 0), _written(meta))
         if key not in chosen or rank > chosen[key][0]:
             chosen[key] = (rank, path)
+    for (ds, name), n in stale.items():
+        warnings.warn(f"left out {n} score file(s) of {name} on {ds} from earlier weights than its newest "
+                      f"({newest[(ds, name)][1]}); rerun the notebooks for the methods they covered")
     return load_files(sorted(p for _, p in chosen.values()), token_columns)

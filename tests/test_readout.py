@@ -206,3 +206,21 @@ def test_retrained_weights_do_not_reuse_stored_scores(tiny, tmp_path, monkeypatc
         new = run_methods(scorer, pairs, ["lp"], **kw)
     assert scorer.forward_calls > 0 and new != old
     assert read_metadata(new[0])["weights"] == "retrained" and read_metadata(old[0])["weights"] != "retrained"
+
+
+def test_load_scores_uses_the_newest_weights_then_the_fullest_configuration(tiny, tmp_path, monkeypatch):
+    """Old weights scored on 4 pairs per paradigm, then 2 and 3 pairs with the retrained
+    weights: the 3-pair file of the new weights is used, the larger old file is left out."""
+    from helpers.results import load_scores
+
+    model, tok = tiny("tiny-gpt2")
+    store = ScoreStore(tmp_path)
+    kw = dict(model_name="tiny-gpt2", dataset="blimp", store=store)
+    run_methods(Scorer(model, tok, progress=False), sample("blimp", 2, 4), ["lp"], limit=4, **kw)
+    monkeypatch.setattr(model, "helpers_weights", "retrained", raising=False)
+    with pytest.warns(UserWarning):
+        run_methods(Scorer(model, tok, progress=False), sample("blimp", 2, 2), ["lp"], limit=2, **kw)
+        newest = run_methods(Scorer(model, tok, progress=False), sample("blimp", 2, 3), ["lp"], limit=3, **kw)
+    with pytest.warns(UserWarning, match="left out 1 score file"):
+        got = load_scores("blimp", "tiny-gpt2", root=tmp_path)
+    assert len(got) == 6 and set(got.config_hash) == {read_metadata(newest[0])["config_hash"]}
