@@ -94,7 +94,6 @@ def training_documents(language: str, banned: set[str]) -> tuple[list[str], dict
 
 def train_tokenizer(docs: list[str], vocab_size: int):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -103,6 +102,20 @@ def train_tokenizer(docs: list[str], vocab_size: int):
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[START], show_progress=False,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(docs, trainer=trainer)
+    return _wrap(tok)
+
+
+def saved_tokenizer(folder: str | Path):
+    """The tokenizer of a saved demo model, wrapped exactly as a freshly trained one (so a
+    continued stage saves the same tokenizer files)."""
+    from tokenizers import Tokenizer
+
+    return _wrap(Tokenizer.from_file(str(Path(folder) / "tokenizer.json")))
+
+
+def _wrap(tok):
+    from transformers import PreTrainedTokenizerFast
+
     return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=START, eos_token=START, pad_token=START,
                                    model_max_length=1024)
 
@@ -152,12 +165,7 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
     n_held = max(1, int(len(docs) * recipe.heldout_share))
     heldout, docs = docs[:n_held], docs[n_held:]
     previous = _previous_stages(recipe)
-    if recipe.init_from:
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(recipe.init_from)
-    else:
-        tokenizer = train_tokenizer(docs, recipe.vocab_size)
+    tokenizer = saved_tokenizer(recipe.init_from) if recipe.init_from else train_tokenizer(docs, recipe.vocab_size)
     stream, held_stream = token_stream(tokenizer, docs), token_stream(tokenizer, heldout)
     log(f"{len(docs)} documents, {len(stream):,} training tokens, {len(held_stream):,} held out; "
         f"{manifest['removed_benchmark_sentences']} benchmark sentences removed; {time.time() - t0:.0f}s")
