@@ -133,7 +133,7 @@ def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "contex
         if len(usable) < 2 or len(prefix) < min_shared:
             top.extend(leaves[i] for i in members)
             continue
-        top.extend(leaves[i] for i in members if i not in set(usable))
+        top.extend(leaves[i] for i in members if encoded[i].first >= len(encoded[i].ids))
         children = [Node(encoded[i].ids[len(prefix):], len(prefix), i, need_from[i]) for i in usable]
         if share == "prefix":
             children = _share_prefixes(children, min_shared)
