@@ -43,11 +43,12 @@ data: setup ## build data/processed/ from the mirror with 01_data_prep
 sweep: setup ## papermill over NOTEBOOKS x MODELS x DATASETS into outputs/notebooks/
 	$(PY) -m helpers sweep --notebooks $(NOTEBOOKS) --models $(MODELS) --datasets $(DATASETS) $(SWEEP_ARGS)
 
-bench: setup ## engine benchmarks: vs minicons and lm-eval, and shared-prefix reuse (about 15 minutes)
+bench: setup ## engine benchmarks: vs minicons and lm-eval, shared-prefix reuse, plan scaling (about 16 minutes)
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/bench_scoring.py
 	$(PY) benchmarks/bench_readout.py
 	$(PY) benchmarks/bench_readout.py --methods yesno
+	$(PY) benchmarks/bench_plan.py
 
 clean: ## remove outputs (keeps data/processed and the environment)
 	rm -rf outputs/scores outputs/notebooks outputs/tables outputs/figures
