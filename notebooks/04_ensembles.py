@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -32,6 +34,7 @@ dataset = "blimp"  # dataset scored by 02_readout and 03_prompting
 p_method = "yesno"  # the P predictors of the ensembles
 l_method = "intemplate_lp"  # the L predictors of the ensembles
 baseline = "lp"  # the sentence-probability baseline of the headline comparisons
+ab_method = "ab"  # A/B prompting scores for the share of "A" answers (Table 10); None skips that table
 trials = 10  # seeded ensemble trials per setting
 seed = 0  # seed of the ensemble draws and the bootstrap
 resamples = 2000  # bootstrap resamples for the confidence intervals
@@ -44,7 +47,7 @@ from helpers import paths, plots
 from helpers.analysis import accuracy, ensembles, paradigms, prompting, report, significance
 
 model_list = report.names(models)
-methods = [baseline, l_method, p_method, "ab"]
+methods = [baseline, l_method, p_method] + ([ab_method] if ab_method else [])
 scores, missing = report.stored_scores(model_list, dataset, methods)
 ready = not missing
 figures = paths.OUTPUTS / "figures"
@@ -136,7 +139,7 @@ if ready and "word_shuffle" in scores:
 # ## Table 10: share of "A" answers of A/B prompting
 
 # %%
-if ready:
+if ready and ab_method:
     shares = prompting.ab_answers(scores)
     display(shares.round(3))
     report.save_table(shares, f"04_ab_share__{dataset}")

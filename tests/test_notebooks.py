@@ -144,4 +144,6 @@ def test_analysis_notebooks_explain_missing_scores(scratch):
     nb = run("04_ensembles.ipynb", scratch / "04.ipynb", models="no-such-model")
     text = json.dumps(nb)
     assert "The results store has no scores for" in text and "run notebooks/03_prompting.ipynb" in text
-    assert "Traceback" not in text
+    assert "Traceback" not in text and "- ab for no-such-model" in text
+    text = json.dumps(run("04_ensembles.ipynb", scratch / "04b.ipynb", models="no-such-model", ab_method=None))
+    assert "- yesno for no-such-model" in text and "- ab for" not in text  # A/B not asked for
