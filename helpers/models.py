@@ -190,9 +190,55 @@ def default_dtype():
     return torch.float32
 
 
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A model ready for scoring and everything that identifies it: its registry spec, the
+    Hugging Face model and tokenizer, quantization, and a fingerprint of its weights.
+
+    Score files take their provenance from :meth:`provenance`; nothing is stored on the
+    library objects themselves.
+    """
+
+    spec: ModelSpec
+    model: object  # transformers PreTrainedModel
+    tokenizer: object  # a fast tokenizer
+    quant: Quant = None
+    weights: str | None = None
+
+    @classmethod
+    def wrap(cls, model, tokenizer, spec: ModelSpec | None = None, name: str | None = None) -> "LoadedModel":
+        """A model and tokenizer built or loaded by other means (tests, notebooks)."""
+        if spec is None:
+            hf_id = getattr(model.config, "_name_or_path", "") or "unnamed"
+            spec = _spec(name or Path(hf_id).name or "unnamed", hf_id, languages=("en", "zh"), local=True)
+        return cls(spec, model, tokenizer, None, None)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def start_token(self) -> str:
+        """The document-start policy: "auto" (BOS, else EOS) or a literal token string."""
+        return self.spec.start_token
+
+    @property
+    def dtype(self) -> str:
+        return str(self.model.dtype).removeprefix("torch.")
+
+    @property
+    def is_instruct(self) -> bool:
+        return self.spec.is_instruct
+
+    def provenance(self) -> dict:
+        """What a score file records about the model that produced it."""
+        return {"model_name": self.spec.name, "model_id": self.spec.hf_id, "revision": self.spec.revision,
+                "weights": self.weights, "quant": self.quant, "dtype": self.dtype}
+
+
 def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, device_map="auto",
-         trust_remote_code: bool = False, revision: str | None = None):
-    """Load a model and its tokenizer ready for scoring.
+         trust_remote_code: bool = False, revision: str | None = None) -> LoadedModel:
+    """Load a model and its tokenizer ready for scoring, as a :class:`LoadedModel`.
 
     ``quant="auto"`` takes the spec's default (4-bit NF4 from 30B parameters up);
     None loads full precision. ``dtype`` defaults to bfloat16 on CUDA, float32 on CPU.
@@ -225,10 +271,8 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     model = AutoModelForCausalLM.from_pretrained(source, **model_kwargs)
     model.eval()
     model.requires_grad_(False)
-    model.helpers_spec = spec  # the Scorer reads the document-start policy from here
-    model.helpers_quant = quant
-    model.helpers_weights = weights_fingerprint(source, getattr(model.config, "_commit_hash", None))
-    return model, tokenizer
+    return LoadedModel(spec, model, tokenizer, quant,
+                       weights_fingerprint(source, getattr(model.config, "_commit_hash", None)))
 
 
 def weights_fingerprint(source, commit: str | None = None) -> str | None:

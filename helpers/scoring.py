@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from .models import LoadedModel, load
 from .prefix_tree import Node, build_tree
 
 Share = Literal["none", "context", "prefix"]
@@ -106,14 +107,18 @@ class Scorer:
     across modes within float32 rounding.
     """
 
-    def __init__(self, model, tokenizer, *, start: str | None = None, minicons: bool = False,
+    def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
                  share: Share = "prefix", token_budget: int | None = None, batch_size: int | None = None,
                  progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None):
+        if not isinstance(loaded, LoadedModel):
+            raise TypeError(f"Scorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
+                            f"got {type(loaded).__name__}")
+        model, tokenizer = loaded.model, loaded.tokenizer
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
         if share not in ("none", "context", "prefix"):
             raise ValueError(f"share must be 'none', 'context' or 'prefix', got {share!r}")
-        self.model, self.tokenizer = model, tokenizer
+        self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
         self.device = next(model.parameters()).device
         # Tokens per forward: on CPU mid-sized batches run fastest (measured by
         # benchmarks/bench_scoring.py); on a GPU large ones do.
@@ -122,8 +127,7 @@ class Scorer:
         # Cached keys/values held at once (shared prefixes waiting for their continuations).
         self.kv_budget_bytes = kv_budget_bytes or (8 if self.device.type == "cuda" else 2) * 2**30
         self.progress, self.min_shared, self.minicons = progress, int(min_shared), minicons
-        spec = getattr(model, "helpers_spec", None)
-        start = start or (spec.start_token if spec else "auto")
+        start = start or loaded.start_token
         self.start_id, self.start_policy = self._start_token(start, minicons)
         self.head = model.get_output_embeddings()
         self.body = model.base_model
@@ -454,9 +458,6 @@ class Scorer:
 
 def scorer_for(name_or_path, **kwargs) -> Scorer:
     """Load a model by name (see helpers.models) and wrap it in a Scorer."""
-    from .models import load
-
     load_kw = {k: kwargs.pop(k) for k in ("quant", "dtype", "device_map", "revision") if k in kwargs}
-    model, tokenizer = load(name_or_path, **load_kw)
-    return Scorer(model, tokenizer, **kwargs)
+    return Scorer(load(name_or_path, **load_kw), **kwargs)
 

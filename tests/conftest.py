@@ -22,7 +22,7 @@ def tiny_dir(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tiny(tiny_dir):
-    """name -> (model, tokenizer), loaded through helpers.models.load."""
+    """name -> LoadedModel, loaded through helpers.models.load (built once per session)."""
     from helpers.models import load
 
     cache: dict = {}
