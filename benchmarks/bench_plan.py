@@ -1,4 +1,4 @@
-"""How the engine's plan (helpers.prefix_tree.build_tree) scales with the number of requests.
+"""How the engine's plan (helpers.engine.plan.build_tree) scales with the number of requests.
 
 Encodes the first N BLiMP pairs inside in-template LP template 1 (every request shares the
 template prefix, as in a full 02_readout run) with the demo model's tokenizer, and times
@@ -21,11 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from helpers import data  # noqa: E402
 from helpers import methods as registry  # noqa: E402
+from helpers.engine.plan import build_tree  # noqa: E402
 from helpers.models import load  # noqa: E402
-from helpers.prefix_tree import build_tree  # noqa: E402
-from helpers.readout import basis_requests  # noqa: E402
 from helpers.scoring import Scorer  # noqa: E402
-from helpers.templates import ide_templates  # noqa: E402
+from helpers.methods import Runtime  # noqa: E402
 
 
 def main() -> None:
@@ -33,12 +32,12 @@ def main() -> None:
     ap.add_argument("--model", default="demo-en")
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000, 32000, 134000])
     args = ap.parse_args()
-    model, tok = load(args.model)
-    scorer = Scorer(model, tok, progress=False)
-    basis = registry.get("intemplate_lp").basis
-    template = ide_templates(basis.template_method, "en", "base")[0]
-    pairs = data.load("blimp")
-    requests = [r for g, b in zip(pairs.good, pairs.bad) for r in basis_requests(basis, template, g, b)]
+    scorer = Scorer(load(args.model), progress=False)
+    family = registry.get("intemplate_lp").family
+    runtime = Runtime(scorer, "en", instruct=False)
+    template = family.templates("en", "base", [1])[0]
+    items = data.load("blimp").to_dict("records")
+    requests = [r for item in items for r in family.requests(item, template, "", runtime, None)]
     encoded = scorer.encode_many(requests[:max(args.sizes)])
     print(f"{args.model}; in-template LP template 1; {len(encoded):,} requests encoded")
     base = None

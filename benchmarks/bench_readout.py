@@ -24,9 +24,9 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from helpers import data, methods  # noqa: E402
-from helpers.measures import UnigramTable  # noqa: E402
+from helpers.data.selection import DatasetSelection  # noqa: E402
 from helpers.models import load  # noqa: E402
-from helpers.readout import run_methods  # noqa: E402
+from helpers.runner import run_methods, unigram_for  # noqa: E402
 from helpers.results import ScoreStore, load_files  # noqa: E402
 from helpers.scoring import Scorer  # noqa: E402
 
@@ -39,18 +39,17 @@ def main() -> None:
     ap.add_argument("--methods", choices=["readouts", "yesno"], default="readouts")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    model, tok = load(args.model)
-    pairs = data.load("blimp").head(args.pairs).reset_index(drop=True)
+    loaded = load(args.model)
+    tok = loaded.tokenizer
+    pairs = DatasetSelection("blimp", data.load("blimp").head(args.pairs).reset_index(drop=True))
     names = methods.READOUT_METHODS if args.methods == "readouts" else ["yesno"]
-    # a fixed unigram table keeps corpus tokenization out of the timing
-    unigram = UnigramTable(np.arange(len(tok), dtype=np.int64) % 97)
+    unigram_for(tok, "en")  # builds the cached unigram table, so corpus tokenization is not timed
     results = {}
     for share in ("none", "prefix"):
-        scorer = Scorer(model, tok, progress=False, share=share)
+        scorer = Scorer(loaded, progress=False, share=share)
         with tempfile.TemporaryDirectory() as root:
             start = time.perf_counter()
-            files = run_methods(scorer, pairs, names, model_name=args.model, dataset="blimp",
-                                 store=ScoreStore(root), unigram=unigram, unigram_source="bench")
+            files = run_methods(scorer, pairs, names, store=ScoreStore(root))
             seconds = time.perf_counter() - start
             scores = load_files(files).sort_values(["method", "template", "paradigm", "pair_id"])
         results[share] = (seconds, scores, scorer.tokens_run)

@@ -29,6 +29,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from helpers import paths  # noqa: E402
+from helpers.models import LoadedModel  # noqa: E402
 from helpers.scoring import Request, Scorer  # noqa: E402
 
 
@@ -107,6 +108,7 @@ def main() -> None:
     texts = blimp_sentences(args.n)
     model, tok = build_model()
     model.to(args.device)
+    lm = LoadedModel.wrap(model, tok, name="bench-gpt2")
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: GPT-2 6x384, {n_params / 1e6:.1f}M parameters, vocab {len(tok)}; {len(texts)} BLiMP sentences; "
           f"{args.threads} threads, torch {torch.__version__}, device {args.device}")
@@ -121,11 +123,11 @@ def main() -> None:
     floor, t = timed(lambda: plain_loop(model, tok, texts))
     report("plain forward + log-softmax loop (floor)", len(texts), t)
 
-    engine = Scorer(model, tok, progress=False, share="none")
+    engine = Scorer(lm, progress=False, share="none")
     lp, t = timed(lambda: [s.total for s in engine.score_texts(texts)])
     report("engine LP (share=none)", len(texts), t, floor, lp)
     eng_none = len(texts) / t
-    pref = Scorer(model, tok, progress=False, share="prefix")
+    pref = Scorer(lm, progress=False, share="prefix")
     lp_prefix, t = timed(lambda: [s.total for s in pref.score_texts(texts)])
     report("engine LP (share=prefix: pair prefixes once)", len(texts), t, lp, lp_prefix)
     print(f"    tokens through the model: share=none {engine.tokens_run}, share=prefix {pref.tokens_run} "
@@ -145,7 +147,7 @@ def main() -> None:
             return out
 
         mc_scores, t = timed(run_minicons)
-        ours_mc = [s.total for s in Scorer(model, tok, progress=False, minicons=True).score_texts(texts)]
+        ours_mc = [s.total for s in Scorer(lm, progress=False, minicons=True).score_texts(texts)]
         report("minicons sequence_score (batch 64)", len(texts), t, ours_mc, mc_scores)
         mc_rate = len(texts) / t
 
@@ -159,11 +161,11 @@ def main() -> None:
 
     templates = single_templates()
     requests = [Request(tpl.split("{sentence}")[0], s + tpl.split("{sentence}")[1]) for tpl in templates for s in texts]
-    off = Scorer(model, tok, progress=False, share="none")
+    off = Scorer(lm, progress=False, share="none")
     a, t_off = timed(lambda: off.score(requests, with_context=True))
-    on = Scorer(model, tok, progress=False, share="context")
+    on = Scorer(lm, progress=False, share="context")
     b, t_on = timed(lambda: on.score(requests, with_context=True))
-    both = Scorer(model, tok, progress=False, share="prefix")
+    both = Scorer(lm, progress=False, share="prefix")
     c, t_both = timed(lambda: both.score(requests, with_context=True))
     whole_a = [x.total + x.context_logprobs.sum() for x in a]
     whole_b = [x.total + x.context_logprobs.sum() for x in b]

@@ -65,7 +65,7 @@ def _cmd_sweep(args) -> int:
 
     try:
         jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param))
-    except FileNotFoundError as err:
+    except (FileNotFoundError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     sweep.run(jobs, executor=args.executor)
@@ -75,7 +75,7 @@ def _cmd_sweep(args) -> int:
 def _cmd_train_demo(args) -> int:
     from dataclasses import fields
 
-    from .demo_lm import Recipe, train
+    from .zoo.demo_training import Recipe, train
 
     recipe = Recipe(**{f.name: getattr(args, f.name) for f in fields(Recipe)
                        if getattr(args, f.name, None) is not None})
@@ -84,7 +84,7 @@ def _cmd_train_demo(args) -> int:
 
 
 def _cmd_model_card(args) -> int:
-    from .model_card import write_card
+    from .zoo.model_card import write_card
 
     print(f"wrote {write_card(args.model, args.dataset)}")
     return 0

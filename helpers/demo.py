@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import time
 
-import pandas as pd
-
 from . import paths, sweep
+from .analysis import accuracy
+from .results import load_scores
 
 DEMO_MODEL = "demo-en"
+DEMO_DATASET = "blimp"
 DEMO_LIMIT = 20  # pairs per paradigm: 1,340 BLiMP pairs, a few minutes on 2 CPU cores
 
 
 def main() -> int:
     start = time.time()
     jobs = [sweep.Job(sweep.find_notebook("01"), sweep.NO_MODEL, sweep.NO_MODEL, {"datasets": "blimp,climp"}),
-            sweep.Job(sweep.find_notebook("02"), DEMO_MODEL, "blimp", {"limit": DEMO_LIMIT})]
+            sweep.Job(sweep.find_notebook("02"), DEMO_MODEL, DEMO_DATASET, {"limit": DEMO_LIMIT})]
     sweep.run(jobs)
-    table = paths.OUTPUTS / "tables" / f"02_readout__{DEMO_MODEL}__blimp.csv"
-    t3 = pd.read_csv(table)
+    scores = load_scores(DEMO_DATASET, DEMO_MODEL, where={"limit": DEMO_LIMIT})
+    t3 = accuracy.table3(scores)
     shown = t3.assign(accuracy=(100 * t3.accuracy_mean).round(1), sd=(100 * t3.accuracy_sd).round(1),
                       best=(100 * t3.best_accuracy).round(1))[["method", "accuracy", "sd", "best_template", "best",
                                                                    "ties", "pairs"]]
     print(f"\nAccuracy on BLiMP ({DEMO_LIMIT} pairs per paradigm) with {DEMO_MODEL}, "
           f"mean and sd over templates (%):\n{shown.to_string(index=False)}")
-    print(f"\nexecuted notebooks: {paths.OUTPUTS / 'notebooks'}\nscores: {paths.SCORES}\n"
-          f"summary: {table}\nwall time {time.time() - start:.0f} s")
+    print(f"\nexecuted notebooks: {paths.outputs() / 'notebooks'}\nscores: {paths.scores()}\n"
+          f"tables: {paths.outputs() / 'tables'}\nwall time {time.time() - start:.0f} s")
     return 0

@@ -1,70 +1,63 @@
 """Reductions of token log-probs to sentence scores (Ide et al. 2024; Lau et al. 2017).
 
-Every function takes the token log-probs of one sentence (natural log, as the engine
-returns them) and, where needed, the unigram log-probs of the same tokens.
+LP, MeanLP, PenLP, SLOR and the two Bayes factors, written once: methods, model cards and
+tests use these. Log-probs are natural logs, as the engine returns them; the unigram model
+is an add-one smoothed token table of the model's own tokenizer over a corpus.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
 
+from . import paths
+from .files import atomic_path
+
 PENALTY_ALPHA = 0.8
 
 
-def _arr(logprobs: Sequence[float]) -> np.ndarray:
+def lp(logprobs) -> float:
+    """LP of one sentence: the float64 sum of its token log-probs."""
     a = np.asarray(logprobs, dtype=np.float64)
     if a.ndim != 1 or a.size == 0:
         raise ValueError("a measure needs the log-probs of at least one token")
-    return a
+    return float(a.sum())
 
 
-def lp(logprobs) -> float:
-    """LP: sum of token log-probs."""
-    return float(_arr(logprobs).sum())
+# The reductions below take per-sentence sums and counts (numbers, arrays or Series) and work
+# elementwise: every method, model card and test computes its measures through them.
 
-
-def meanlp(logprobs) -> float:
+def mean_lp(total, n_tokens):
     """MeanLP: LP divided by the token count."""
-    a = _arr(logprobs)
-    return float(a.sum() / a.size)
+    return total / n_tokens
 
 
-def length_penalty(n_tokens: int, alpha: float = PENALTY_ALPHA) -> float:
+def length_penalty(n_tokens, alpha: float = PENALTY_ALPHA):
     """((5 + n) / 6) ** alpha, Wu et al. (2016)'s penalty as Ide et al. use it."""
     return ((5 + n_tokens) / 6) ** alpha
 
 
-def penlp(logprobs, alpha: float = PENALTY_ALPHA) -> float:
+def pen_lp(total, n_tokens, alpha: float = PENALTY_ALPHA):
     """PenLP: LP / ((5 + len) / 6) ** 0.8, len = scored token count."""
-    a = _arr(logprobs)
-    return float(a.sum() / length_penalty(a.size, alpha))
+    return total / length_penalty(n_tokens, alpha)
 
 
-def slor(logprobs, unigram_logprobs) -> float:
+def slor(total, unigram_total, n_tokens):
     """SLOR: mean over tokens of log p(w | context) - log p_unigram(w)."""
-    a, u = _arr(logprobs), _arr(unigram_logprobs)
-    if a.shape != u.shape:
-        raise ValueError(f"{a.size} token log-probs but {u.size} unigram log-probs")
-    return float((a - u).sum() / a.size)
+    return (total - unigram_total) / n_tokens
 
 
-def bf_uniform(logprobs, vocab_size: int) -> float:
+def bf_uniform(total, n_tokens, log_vocab):
     """Bayes factor against a uniform model over the vocabulary: LP + len * log|V|."""
-    a = _arr(logprobs)
-    return float(a.sum() + a.size * math.log(vocab_size))
+    return total + n_tokens * log_vocab
 
 
-def bf_unigram(logprobs, unigram_logprobs) -> float:
+def bf_unigram(total, unigram_total):
     """Bayes factor against the unigram model: LP - sum of unigram log-probs."""
-    a, u = _arr(logprobs), _arr(unigram_logprobs)
-    if a.shape != u.shape:
-        raise ValueError(f"{a.size} token log-probs but {u.size} unigram log-probs")
-    return float(a.sum() - u.sum())
+    return total - unigram_total
 
 
 class UnigramTable:
@@ -103,15 +96,13 @@ def unigram_table(tokenizer, files: Sequence[str | Path], cache_dir: str | Path 
 
     The cache key covers the tokenizer and each file's path, size and modification time.
     """
-    from .paths import CACHE
-
     files = [Path(f) for f in files]
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
         raise FileNotFoundError(f"unigram corpus files not found: {missing}")
     key = hashlib.sha256(json.dumps([_tokenizer_hash(tokenizer)] + [
         [str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns] for f in files]).encode()).hexdigest()[:20]
-    cache = Path(cache_dir or CACHE / "unigram") / f"{key}.npy"
+    cache = Path(cache_dir or paths.CACHE / "unigram") / f"{key}.npy"
     if cache.is_file():
         return UnigramTable(np.load(cache, allow_pickle=False))
     counts = np.zeros(len(tokenizer), dtype=np.int64)
@@ -128,8 +119,7 @@ def unigram_table(tokenizer, files: Sequence[str | Path], cache_dir: str | Path 
             flush()
     if batch:
         flush()
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_suffix(".tmp.npy")
-    np.save(tmp, counts, allow_pickle=False)
-    tmp.replace(cache)
+    with atomic_path(cache) as tmp:
+        with open(tmp, "wb") as handle:
+            np.save(handle, counts, allow_pickle=False)
     return UnigramTable(counts)

@@ -6,11 +6,20 @@ tokenizer ready for scoring (eval mode, pad token set, right padding).
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
+
+import torch
+from huggingface_hub import constants as hub_constants
+from huggingface_hub import try_to_load_from_cache
+from transformers import AutoModelForCausalLM, AutoTokenizer, BitsAndBytesConfig
+
+from .paths import ROOT
+from .zoo.tiny import ensure as ensure_tiny
 
 Quant = Literal["4bit", "8bit"] | None
 # Models of this size (billions of parameters) and more load in 4-bit NF4 by
@@ -31,7 +40,7 @@ class ModelSpec:
     start_token: str = "auto"
     revision: str | None = None
     local: bool = False  # hf_id is a folder (relative to the repo root) or a tiny model
-    tiny: bool = False  # built on demand by helpers.tiny_models
+    tiny: bool = False  # built on demand by helpers.zoo.tiny
     notes: str = ""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
@@ -72,7 +81,7 @@ _SPECS = [
           start_token="[CLS]", notes="BERT-style tokenizer without BOS/EOS; sequences start with [CLS] as its authors do"),
     _spec("llama3-chinese-8b", "hfl/llama-3-chinese-8b", languages=("zh", "en"), billions=8.0),
 ]
-# The project's own small models, trained offline from the mirror's corpora (helpers.demo_lm).
+# The project's own small models, trained offline from the mirror's corpora (helpers.zoo.demo_training).
 _SPECS += [
     _spec("demo-en", "data/models/demo-en", languages=("en",), billions=0.0055, local=True,
           notes="trained by this project; the offline default for English"),
@@ -80,7 +89,7 @@ _SPECS += [
           notes="trained by this project; the offline default for Chinese"),
 ]
 DEFAULT_MODEL = {"en": "demo-en", "zh": "demo-zh"}
-# Random-weight test models, built offline in seconds (see helpers.tiny_models).
+# Random-weight test models, built offline in seconds (see helpers.zoo.tiny).
 for _arch in ("llama", "qwen2", "mixtral", "gpt2"):
     _SPECS.append(_spec(f"tiny-{_arch}", f"tiny-{_arch}", languages=("en", "zh"), local=True, tiny=True,
                         notes="random weights, for tests"))
@@ -130,9 +139,6 @@ def quantization_config(quant: Quant, compute_dtype=None):
     """
     if quant is None:
         return None
-    import torch
-    from transformers import BitsAndBytesConfig
-
     if quant == "4bit":
         return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
                                   bnb_4bit_compute_dtype=compute_dtype or torch.bfloat16,
@@ -153,26 +159,20 @@ def _hub_reachable(timeout: float = 3.0) -> bool:
 def _locate(spec: ModelSpec) -> tuple[str, bool]:
     """Where to load from and whether to stay offline; fails at once with no copy and no network."""
     if spec.tiny:
-        from . import tiny_models
-
-        return str(tiny_models.ensure(spec.name)), True
+        return str(ensure_tiny(spec.name)), True
     if spec.local:
         path = Path(spec.hf_id)
         if not path.is_absolute():
-            from .paths import ROOT
-
             path = ROOT / path
         if not (path / "config.json").is_file():
             how = (f" Train it with: python -m helpers train-demo --language {spec.languages[0]} --out {spec.hf_id}"
                    if spec.name.startswith("demo-") else "")
             raise ModelNotFoundError(f"model {spec.name!r} should be in {path}, which holds no model.{how}")
         return str(path), True
-    from huggingface_hub import try_to_load_from_cache
-
+    offline = bool(hub_constants.HF_HUB_OFFLINE)  # huggingface_hub's own reading of HF_HUB_OFFLINE
     cached = try_to_load_from_cache(spec.hf_id, "config.json", revision=spec.revision)
     if isinstance(cached, str):
-        return spec.hf_id, os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false")
-    offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false")
+        return spec.hf_id, offline
     if offline or not _hub_reachable():
         why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face Hub cannot be reached"
         raise ModelNotFoundError(
@@ -183,8 +183,6 @@ def _locate(spec: ModelSpec) -> tuple[str, bool]:
 
 
 def default_dtype():
-    import torch
-
     if torch.cuda.is_available():
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
@@ -245,9 +243,6 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     ``device_map="auto"`` spreads the model over the GPUs (accelerate); on a machine
     without CUDA the model stays on the CPU.
     """
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     spec = resolve(name_or_path)
     if revision:
         spec = replace(spec, revision=revision)
@@ -279,8 +274,6 @@ def weights_fingerprint(source, commit: str | None = None) -> str | None:
     """What identifies the loaded weights, so that stored scores of a retrained model are
     not mistaken for its new ones: the Hub commit, or for a local folder a hash of its weight
     files (their content up to 1 GiB in all, else their names, sizes and modification times)."""
-    import hashlib
-
     folder = Path(source)
     if not folder.is_dir():
         return commit

@@ -1,8 +1,12 @@
 """Every path of the project, derived from the repository root.
 
-The data mirror (read-only copies of public datasets) comes from one environment
-variable, ``MINIMAL_PAIRS_DATA``; it defaults to ``../shared/data`` beside the
-repository when that folder exists.
+Folders that an environment variable can redirect are functions that read the variable
+when called (tests and sweeps point them at scratch folders):
+
+- ``mirror()``: the read-only data mirror, ``MINIMAL_PAIRS_DATA`` (default ``../shared/data``
+  beside the repository, when that folder exists);
+- ``processed()``: the canonical tables, ``HELPERS_PROCESSED_DIR`` (default data/processed);
+- ``outputs()`` and ``scores()``: results, ``HELPERS_OUTPUTS_DIR`` (default outputs/).
 """
 from __future__ import annotations
 
@@ -12,15 +16,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
 RAW = DATA / "raw"
-# Derived data and results can be redirected (tests and sweeps use scratch folders).
-PROCESSED = Path(os.environ.get("HELPERS_PROCESSED_DIR") or DATA / "processed")
 CACHE = DATA / "cache"
 MODELS = DATA / "models"
-OUTPUTS = Path(os.environ.get("HELPERS_OUTPUTS_DIR") or ROOT / "outputs")
-SCORES = OUTPUTS / "scores"
 NOTEBOOKS = ROOT / "notebooks"
+DEFAULT_MIRROR = ROOT.parent / "shared" / "data"
 
 MIRROR_ENV = "MINIMAL_PAIRS_DATA"
+PROCESSED_ENV = "HELPERS_PROCESSED_DIR"
+OUTPUTS_ENV = "HELPERS_OUTPUTS_DIR"
 
 
 def mirror() -> Path | None:
@@ -28,5 +31,19 @@ def mirror() -> Path | None:
     configured = os.environ.get(MIRROR_ENV)
     if configured:
         return Path(configured).expanduser().resolve()
-    default = ROOT.parent / "shared" / "data"
-    return default if default.is_dir() else None
+    return DEFAULT_MIRROR if DEFAULT_MIRROR.is_dir() else None
+
+
+def processed() -> Path:
+    """The folder of the canonical tables (data/processed unless redirected)."""
+    return Path(os.environ.get(PROCESSED_ENV) or DATA / "processed")
+
+
+def outputs() -> Path:
+    """The folder of tables, figures, executed notebooks and scores (outputs/ unless redirected)."""
+    return Path(os.environ.get(OUTPUTS_ENV) or ROOT / "outputs")
+
+
+def scores() -> Path:
+    """The score store, outputs()/scores."""
+    return outputs() / "scores"

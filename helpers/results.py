@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import subprocess
 import time
 import warnings
 from pathlib import Path
@@ -25,11 +23,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import paths
+from .files import atomic_path
+from .provenance import git_commit, library_versions
 
 META_KEY = b"helpers"
-# Columns present in every score file.
+# Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
 SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
                  "n_tokens_good", "n_tokens_bad"]
+PAIR_SCORE_COLUMNS = ["dataset", "score_good", "score_bad", "correct", "tie"]
+ITEM_SCORE_COLUMNS = ["dataset", "score"]  # single items (a sentence, a word after a prefix)
 
 
 def config_hash(config: dict) -> str:
@@ -39,26 +41,6 @@ def config_hash(config: dict) -> str:
 def safe_name(name: str) -> str:
     """A model name or path as a folder name."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", str(name).strip("/")).strip("_") or "model"
-
-
-def git_commit() -> str:
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=paths.ROOT, capture_output=True, text=True,
-                                timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=paths.ROOT,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
-        return commit + ("-dirty" if dirty else "") if commit else "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def library_versions() -> dict[str, str]:
-    import numpy
-    import torch
-    import transformers
-
-    return {"python": ".".join(map(str, __import__("sys").version_info[:3])), "torch": torch.__version__,
-            "transformers": transformers.__version__, "pandas": pd.__version__, "numpy": numpy.__version__}
 
 
 def read_metadata(path: str | Path) -> dict:
@@ -72,7 +54,7 @@ class ScoreStore:
     """Score files under ``root`` (default outputs/scores)."""
 
     def __init__(self, root: str | Path | None = None):
-        self.root = Path(root) if root else paths.SCORES
+        self.root = Path(root) if root else paths.scores()
         self.writes = 0
 
     def folder(self, dataset: str, model: str) -> Path:
@@ -110,21 +92,21 @@ class ScoreStore:
     def write(self, frame: pd.DataFrame, dataset: str, model: str, method: str, template, config: dict,
               extra_meta: dict | None = None) -> Path:
         """Write one score file atomically (temporary file, then rename)."""
-        missing = [c for c in SCORE_COLUMNS if c not in frame.columns]
+        need = ITEM_SCORE_COLUMNS if "score" in frame.columns else PAIR_SCORE_COLUMNS
+        missing = [c for c in need if c not in frame.columns]
         if missing:
             raise ValueError(f"score table for {method} lacks columns {missing}")
         path = self.target(dataset, model, method, template, config)
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {**config, "config_hash": config_hash(config), "n_pairs": int(len(frame)),
-                "accuracy": float(frame["correct"].mean()) if len(frame) else float("nan"),
+                "accuracy": float(frame["correct"].mean()) if len(frame) and "correct" in frame else None,
                 "library_versions": library_versions(), "git_commit": git_commit(),
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "time_ns": time.time_ns(), **(extra_meta or {})}
         table = pa.Table.from_pandas(frame, preserve_index=False)
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                META_KEY: json.dumps(meta, default=str).encode()})
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp)
         self.writes += 1
         return path
 
@@ -146,9 +128,10 @@ def load_files(files, token_columns: bool = False) -> pd.DataFrame:
         df.insert(2, "template", str(meta.get("template_id") or "none"))
         df["config_hash"] = meta["config_hash"]
         frames.append(df)
-    if not frames:
-        return pd.DataFrame(columns=["model", "method", "template"] + SCORE_COLUMNS)
-    return pd.concat(frames, ignore_index=True)
+    out = (pd.concat(frames, ignore_index=True) if frames
+           else pd.DataFrame(columns=["model", "method", "template"] + SCORE_COLUMNS))
+    out.attrs["score_files"] = [str(p) for p in files]  # provenance for tables built from these scores
+    return out
 
 
 def _written(meta: dict) -> tuple:
@@ -156,16 +139,28 @@ def _written(meta: dict) -> tuple:
     return meta.get("time", ""), meta.get("time_ns", 0)
 
 
+def matches(meta: dict, where: dict | None) -> bool:
+    """Whether a score file's configuration has every value of ``where``; files scored under a
+    priming context match only when ``where`` asks for that context."""
+    where = where or {}
+    if "context" not in where and meta.get("context") not in (None, ""):
+        return False
+    return all(meta.get(key) == value for key, value in where.items())
+
+
 def load_scores(dataset: str | None = None, model: str | None = None, methods=None, root=None,
-                token_columns: bool = False) -> pd.DataFrame:
+                token_columns: bool = False, where: dict | None = None) -> pd.DataFrame:
     """One tidy frame of the score files that match, with model, method, template and
     config_hash columns. Only the newest weights of each model are used (those of its most
     recently written file), so a retrained model's old scores never mix with its new ones;
     where one (model, method, template) has files of several configurations, the one with
-    the most pairs (then the newest) is used. Token-level list columns are left out unless
+    the most pairs (then the newest) is used. ``where`` keeps only files whose configuration
+    has those values (e.g. ``{"limit": 20}``); scores under a priming context are left out
+    unless ``where`` names the context. Token-level list columns are left out unless
     ``token_columns``."""
     metas = [(path, read_metadata(path)) for path in ScoreStore(root).files(dataset, model)]
-    metas = [(path, meta) for path, meta in metas if methods is None or meta["method"] in methods]
+    metas = [(path, meta) for path, meta in metas
+             if (methods is None or meta["method"] in methods) and matches(meta, where)]
     newest: dict[tuple, tuple] = {}  # (dataset, model) -> (when written, weights) of its newest file
     for _, meta in metas:
         key = (meta["dataset"], meta["model_name"])

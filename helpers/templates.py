@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .data.mirror import mirror_path
+from .data.sources import DataSource, resolve
 
 IDE_DIR = "ide2024-templates"
 HU_LEVY_PROMPTS = "hu-levy-2023/PROMPTS_transcribed.md"
@@ -53,21 +53,6 @@ class Template:
         return before, after
 
 
-def template_ids(selection) -> list[int]:
-    """Template ids from a list, "1,2,3", "[1, 2]" or "all" (1-5)."""
-    if isinstance(selection, str):
-        text = selection.strip().strip("[]")
-        ids = [1, 2, 3, 4, 5] if text == "all" else [int(x) for x in text.split(",") if x.strip()]
-    elif isinstance(selection, int):
-        ids = [selection]
-    else:
-        ids = [int(x) for x in selection]
-    bad = [i for i in ids if i not in range(1, 6)]
-    if bad or not ids:
-        raise ValueError(f"template ids are 1 to 5, got {selection!r}")
-    return ids
-
-
 def _check_placeholders(method: str, body: str, where: str) -> None:
     need = {"single": ["sentence"], "compar": ["sentence", "other_sentence"], "yn": ["sentence"],
             "yn-en": ["sentence"], "ab": ["sentence_a", "sentence_b"]}[method]
@@ -98,13 +83,16 @@ def load_template_file(path: str | Path, method: str, language: str = "en", id: 
     return Template(method, language, id, style, system=system, user=user, source=str(path))
 
 
-def ide_templates(method: str, language: str = "en", style: str = "base") -> list[Template]:
-    """The 5 Ide et al. templates of ``method`` for ``language`` ("en" or "zh")."""
+def ide_templates(method: str, language: str = "en", style: str = "base",
+                  source: DataSource | None = None) -> list[Template]:
+    """The 5 Ide et al. templates of ``method`` for ``language`` ("en" or "zh"), read from ``source``
+    (default: the mirror)."""
     if language not in _LANG_SET:
         raise ValueError(f"language must be 'en' or 'zh', got {language!r}")
     if method == "yn-en" and language != "zh":
         raise ValueError("'yn-en' (English Yes/No prompts for Chinese data) exists for language 'zh' only")
     ds = _LANG_SET[language]
+    source = resolve(source)
     out = []
     for i in range(1, 6):
         if method in ("single", "compar"):
@@ -112,19 +100,19 @@ def ide_templates(method: str, language: str = "en", style: str = "base") -> lis
         else:
             suffix = "-chat" if style == "chat" else ""
             rel = f"{IDE_DIR}/prompts/{ds}/template_{ds}_{method}{suffix}_{i}.json"
-        out.append(load_template_file(mirror_path(rel), method, language, i, style))
+        out.append(load_template_file(source.path(rel), method, language, i, style))
     return out
 
 
-def known_slips() -> list[str]:
+def known_slips(source: DataSource | None = None) -> list[str]:
     """Slips in the released templates, reported (never silently changed)."""
     notes = []
     for method in ("single", "compar"):
-        for t in ide_templates(method, "zh"):
+        for t in ide_templates(method, "zh", source=source):
             if "英语" in t.text:
                 notes.append(f"Chinese {method} template {t.id} says 英语 (\"English sentence\") for Chinese data")
     for style in ("base", "chat"):
-        ts = ide_templates("yn", "zh", style)
+        ts = ide_templates("yn", "zh", style, source)
         for a in range(5):
             for b in range(a + 1, 5):
                 if (ts[a].system, ts[a].user) == (ts[b].system, ts[b].user):
@@ -145,13 +133,13 @@ def _unescape(s: str) -> str:
     return s.replace("\\n", "\n")
 
 
-def hu_levy_prompts() -> dict[tuple[str, str, str], str]:
+def hu_levy_prompts(source: DataSource | None = None) -> dict[tuple[str, str, str], str]:
     """{(task, language, prompt): text} for the metalinguistic prompts of Hu & Levy (2023).
 
     Placeholders: {sentence}, {s1}, {s2}, {prefix}, {full_sentence}, {w1}, {w2} and
     {continuation} (the scored answer). "direct" prompts are the bare sentence.
     """
-    path = mirror_path(HU_LEVY_PROMPTS)
+    path = resolve(source).path(HU_LEVY_PROMPTS)
     out: dict[tuple[str, str, str], str] = {}
     context = None
     for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

@@ -36,10 +36,10 @@ examples = 2  # example pairs shown per dataset
 import pandas as pd
 
 from helpers import data, templates
-from helpers.data import blimp
-from helpers.data.mirror import set_source
+from helpers.data import DataSource, blimp
 
-set_source(source)
+data_source = DataSource.default(mode=source)  # the mirror, then data/raw/ (downloads go there)
+print(f"mirror: {data_source.mirror}; downloads: {data_source.raw_dir}; mode: {data_source.mode}")
 names = data.dataset_names(datasets)
 options = {
     "blimp": {"drop_identical": drop_identical},
@@ -55,7 +55,7 @@ pd.set_option("display.max_colwidth", 80)
 # %%
 tables = {}
 for name in names:
-    tables[name] = data.load(name, **options.get(name, {}))
+    tables[name] = data.load(name, source=data_source, **options.get(name, {}))
     data.save_processed(name, tables[name])
 summary = data.summary(tables)
 summary
@@ -94,5 +94,5 @@ if "blimp" in tables:
 # and used as released, so that results stay comparable with the paper.
 
 # %%
-for note in templates.known_slips():
+for note in templates.known_slips(source=data_source):
     print("-", note)

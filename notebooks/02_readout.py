@@ -37,35 +37,31 @@ quant = "auto"  # "auto" (the registry default: 4-bit from 30B up), None, "4bit"
 unigram_corpus = None  # text file for the SLOR and Bayes-factor unigram model; None means the mirror corpora
 
 # %%
-from pathlib import Path
-
-import pandas as pd
 from IPython.display import display
 
-from helpers import data, methods as method_registry, paths, plots
-from helpers.analysis import accuracy
-from helpers.readout import run_methods, select_pairs, unigram_for
-from helpers.results import load_files, safe_name
+from helpers import methods as method_registry, plots
+from helpers.analysis import accuracy, report
+from helpers.data.selection import select
+from helpers.results import load_files
+from helpers.runner import run_methods
 from helpers.scoring import scorer_for
-from helpers.templates import template_ids
+from helpers.selection import parse_selection
 
-template_list = template_ids(templates)
+template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 method_list = method_registry.method_names(methods, method_registry.READOUT_METHODS)
-pairs = select_pairs(data.load_processed(dataset), limit)
-language = str(pairs["language"].iloc[0])
+selection = select(dataset, limit)
 scorer = scorer_for(model, quant=quant, batch_size=None if batch_size == "auto" else int(batch_size))
-needs_unigram = any(method_registry.get(m).needs_unigram for m in method_list)
-unigram, unigram_source = unigram_for(scorer.tokenizer, language, unigram_corpus) if needs_unigram else (None, "")
-tag = f"{safe_name(model)}__{dataset}"
-print(f"{len(pairs):,} pairs ({pairs.paradigm.nunique()} paradigms) of {dataset}; model {model} "
-      f"({scorer.model.dtype}, start token {scorer.start_policy}); methods: {', '.join(method_list)}")
+config = {"notebook": "02_readout", "model": model, "dataset": dataset, "methods": method_list,
+          "templates": template_list, "limit": limit, "unigram_corpus": unigram_corpus}
+tag = f"{scorer.loaded.name}__{dataset}"
+print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
+      f"{scorer.loaded.name} ({scorer.loaded.dtype}, start token {scorer.start_policy}); methods: {', '.join(method_list)}")
 
 # %% [markdown]
 # ## Score (or reuse finished score files)
 
 # %%
-files = run_methods(scorer, pairs, method_list, template_list, model_name=model, dataset=dataset,
-                     dataset_options={}, limit=limit, unigram=unigram, unigram_source=unigram_source)
+files = run_methods(scorer, selection, method_list, template_list, unigram_corpus=unigram_corpus)
 scores = load_files(files)
 print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls}")
 
@@ -75,17 +71,17 @@ print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls
 # %%
 t3 = accuracy.table3(scores)
 display(accuracy.format_table3(t3))
+report.save_table(t3, f"02_readout__{tag}", config=config, sources=scores)
 
 # %% [markdown]
 # In-template methods measured over the target sentence only (stored beside the whole-input
 # variant):
 
 # %%
-target_only = scores.dropna(subset=["correct_target"]) if "correct_target" in scores else scores.iloc[0:0]
-if len(target_only):
-    t3_target = accuracy.table3(target_only.assign(correct=target_only.correct_target.astype(bool),
-                                                   tie=target_only.tie_target.astype(bool)))
+t3_target = accuracy.table3_target_only(scores)
+if len(t3_target):
     display(accuracy.format_table3(t3_target))
+    report.save_table(t3_target, f"02_readout_target_only__{tag}", config=config, sources=scores)
 
 # %% [markdown]
 # ## Accuracy by phenomenon (best template of each method)
@@ -93,12 +89,6 @@ if len(target_only):
 # %%
 matrix = accuracy.phenomenon_matrix(scores)
 display((100 * matrix).round(1))
-fig = plots.phenomenon_heatmap(matrix, f"{model} on {dataset}: accuracy by phenomenon")
-
-# %%
-tables = paths.OUTPUTS / "tables"
-tables.mkdir(parents=True, exist_ok=True)
-t3.to_csv(tables / f"02_readout__{tag}.csv", index=False)
-accuracy.by_phenomenon(scores).to_csv(tables / f"02_readout_phenomena__{tag}.csv", index=False)
-saved = plots.save(fig, paths.OUTPUTS / "figures" / f"02_readout_phenomena__{tag}")
-print("wrote", tables / f"02_readout__{tag}.csv", "and", ", ".join(p.name for p in saved))
+report.save_table(accuracy.by_phenomenon(scores), f"02_readout_phenomena__{tag}", config=config, sources=scores)
+fig = plots.phenomenon_heatmap(matrix, f"{scorer.loaded.name} on {dataset}: accuracy by phenomenon")
+report.save_figure(fig, f"02_readout_phenomena__{tag}", config=config, sources=scores)

@@ -26,7 +26,8 @@
 #   logits the ratio can rank sentences differently from eq. 4. Both are shown.
 # - `ab`: both sentences as A and B, the acceptable one's slot drawn per pair with a fixed
 #   seed; the answer by greedy decoding constrained to exactly "A" or "B" with outlines (the
-#   paper's way) and by comparing the two answer tokens' log-probs (the fast path).
+#   paper's way). `ab_logit` decides the same prompts by comparing the two answer tokens'
+#   log-probs (the fast path); their agreement is shown below.
 #
 # **Part 2 (Hu & Levy 2023)**: Direct probability vs MetaQuestionSimple, MetaInstruct and
 # MetaQuestionComplex prompts on word prediction, word comparison, sentence judgment and
@@ -36,51 +37,51 @@
 # %% tags=["parameters"]
 model = "demo-en"  # registry name, local folder or Hugging Face id (instruct models use chat templates)
 dataset = "blimp"  # a pairs dataset of 01_data_prep (English or Chinese)
-methods = "all"  # prompting methods: yesno, yesno_released, ab (a list, comma-separated, or "all")
+methods = "all"  # prompting methods: yesno, yesno_released, ab, ab_logit (a list, comma-separated, or "all")
 templates = [1, 2, 3, 4, 5]  # prompt template ids
 limit = None  # pairs per paradigm (the first ones); None means all pairs
 seed = 42  # seed for the slot of the acceptable sentence in A/B prompting
-use_outlines = True  # also decode A/B answers with outlines (constrained greedy); the logit path always runs
+use_outlines = True  # decide A/B by constrained decoding with outlines (method "ab"); False runs ab_logit only
 hu_levy_sets = "default"  # Hu and Levy stimulus sets (list or comma-separated); "default" picks by language; "none" skips
-hu_levy_limit = None  # items per Hu and Levy stimulus set; None means all
+hu_levy_prompts = "all"  # Hu and Levy prompt types: direct, metaQuestionSimple, metaInstruct, metaQuestionComplex
+hu_levy_limit = None  # items per paradigm of each Hu and Levy stimulus set; None means all
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 quant = "auto"  # "auto" (the registry default), None, "4bit" or "8bit"
 
 # %%
-import pandas as pd
 from IPython.display import display
 
-from helpers import data, metalinguistic, methods as method_registry, paths
-from helpers.analysis import accuracy, prompting as prompting_tables
-from helpers.readout import run_methods, select_pairs
-from helpers.results import load_files, safe_name
+from helpers import methods as method_registry
+from helpers.analysis import accuracy, hu_levy, prompting as prompting_tables, report
+from helpers.data.selection import select
+from helpers.methods.hu_levy import PROMPT_TYPES, TASKS, default_sets
+from helpers.results import load_files
+from helpers.runner import run_methods
 from helpers.scoring import scorer_for
-from helpers.templates import template_ids
+from helpers.selection import parse_selection
 
-template_list = template_ids(templates)
+template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 method_list = method_registry.method_names(methods, method_registry.PROMPT_METHODS)
-pairs = select_pairs(data.load_processed(dataset), limit)
-language = str(pairs["language"].iloc[0])
+if not use_outlines and "ab" in method_list:
+    method_list.remove("ab")  # "ab" is the constrained-decoding decision; ab_logit stays
+selection = select(dataset, limit)
 scorer = scorer_for(model, quant=quant, batch_size=None if batch_size == "auto" else int(batch_size))
-spec = scorer.model.helpers_spec
-if hu_levy_sets == "default":
-    hl_sets = ["hl_p18", "hl_news", "hl_dtfit", "hl_blimp", "hl_syntaxgym"] if language == "en" else ["hl_mandarin"]
-elif hu_levy_sets in ("none", None):
-    hl_sets = []
-else:
-    hl_sets = [s.strip() for s in hu_levy_sets.split(",")] if isinstance(hu_levy_sets, str) else list(hu_levy_sets)
-tag = f"{safe_name(model)}__{dataset}"
-tables = paths.OUTPUTS / "tables"
-tables.mkdir(parents=True, exist_ok=True)
-print(f"{len(pairs):,} pairs of {dataset}; {model} is {'an instruct' if spec.is_instruct else 'a base'} model: "
-      f"{'chat' if spec.is_instruct else 'base'} templates; methods: {', '.join(method_list)}")
+hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
+           else parse_selection(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
+hl_prompts = parse_selection(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
+instruct = scorer.loaded.is_instruct
+config = {"notebook": "03_prompting", "model": model, "dataset": dataset, "methods": method_list,
+          "templates": template_list, "limit": limit, "seed": seed, "use_outlines": use_outlines,
+          "hu_levy_sets": hl_sets, "hu_levy_prompts": hl_prompts, "hu_levy_limit": hu_levy_limit}
+tag = f"{scorer.loaded.name}__{dataset}"
+print(f"{len(selection):,} pairs of {dataset}; {model} is {'an instruct' if instruct else 'a base'} model: "
+      f"{'chat' if instruct else 'base'} templates; methods: {', '.join(method_list)}")
 
 # %% [markdown]
 # ## Part 1 · Yes/No and A/B prompting
 
 # %%
-files = run_methods(scorer, pairs, method_list, template_list, model_name=model, dataset=dataset, limit=limit,
-                    seed=seed, use_outlines=use_outlines)
+files = run_methods(scorer, selection, method_list, template_list, seed=seed, use_outlines=use_outlines)
 scores = load_files(files)
 first = scores.iloc[0]
 print("rendered prompt of the first item (exactly as scored):\n" + repr(first.get("prompt_good", first.get("prompt"))))
@@ -91,28 +92,40 @@ print("rendered prompt of the first item (exactly as scored):\n" + repr(first.ge
 # %%
 t3 = accuracy.table3(scores)
 display(accuracy.format_table3(t3))
-t3.to_csv(tables / f"03_prompting__{tag}.csv", index=False)
+report.save_table(t3, f"03_prompting__{tag}", config=config, sources=scores)
 
 # %% [markdown]
 # A/B prompting: the share of "A" answers (Ide et al. Table 10; the acceptable sentence is in
-# slot A for about half the pairs) and the agreement of the outlines and logit paths.
+# slot A for about half the pairs) and the agreement of the outlines decision (`ab`) with the
+# logit decision (`ab_logit`), and the pairs where they differ.
 
 # %%
-if "ab" in method_list:
-    ab = prompting_tables.ab_answers(scores)
+ab_methods = [m for m in ("ab", "ab_logit") if m in method_list]
+if ab_methods:
+    ab = prompting_tables.ab_answers(scores, ab_methods)
     display(ab.round(3))
-    ab.to_csv(tables / f"03_ab_answers__{tag}.csv", index=False)
-    diff = prompting_tables.disagreements(scores) if use_outlines else pd.DataFrame()
+    report.save_table(ab, f"03_ab_answers__{tag}", config=config, sources=scores)
+if len(ab_methods) == 2:
+    agree = prompting_tables.agreement(scores)
+    display(agree.round(3))
+    report.save_table(agree, f"03_ab_agreement__{tag}", config=config, sources=scores)
+    diff = prompting_tables.disagreements(scores)
     print(f"outlines vs logit disagreements: {len(diff)}")
     display(diff.head(10))
 
 # %% [markdown]
 # ## Part 2 · Direct probability vs metalinguistic prompts (Hu & Levy 2023)
+#
+# Each stimulus set runs its tasks with every prompt type through the same runner and store;
+# the summary gives each prompt's accuracy measure and its internal consistency (Pearson r of
+# its differential with the Direct one).
 
 # %%
-if hl_sets:
-    hl_items, hl_summary = metalinguistic.run_experiments(scorer, hl_sets, hu_levy_limit)
+hl_files = []
+for stimuli in hl_sets:
+    hl_files += run_methods(scorer, select(stimuli, hu_levy_limit), TASKS[stimuli], hl_prompts)
+if hl_files:
+    hl_scores = load_files(hl_files)
+    hl_summary = hu_levy.summarize(hl_scores)
     display(hl_summary.round(3))
-    hl_summary.to_csv(tables / f"03_hu_levy__{safe_name(model)}.csv", index=False)
-    for (stimuli, task), table in hl_items.items():
-        table.to_csv(tables / f"03_hu_levy_items__{safe_name(model)}__{stimuli}__{task}.csv", index=False)
+    report.save_table(hl_summary, f"03_hu_levy__{scorer.loaded.name}", config=config, sources=hl_scores)

@@ -23,9 +23,12 @@
 #   model (Table 4), each method at its best template;
 # - per paradigm, the accuracy of Yes/No minus in-template LP against the mean length
 #   difference, with Pearson r (Figure 6).
+#
+# Every table and figure is written with a sidecar `<file>.json` naming the parameters below,
+# the score files used and the git commit.
 
 # %% tags=["parameters"]
-models = "demo-en"  # models whose scores to analyse (a list or comma-separated)
+model = "demo-en"  # model(s) whose scores to analyse: one name, a list or comma-separated
 dataset = "blimp"  # dataset scored by 02_readout and 03_prompting
 methods = "lp,meanlp,penlp,intemplate_lp,yesno,ab"  # methods to analyse (a list or comma-separated)
 gap = "yesno,intemplate_lp"  # the two methods of the per-paradigm gap (Figure 6)
@@ -34,30 +37,29 @@ seed = 0  # seed of the bootstrap
 resamples = 2000  # bootstrap resamples for the confidence intervals
 
 # %%
-import pandas as pd
 from IPython.display import display
 
-from helpers import paths, plots
-from helpers.analysis import accuracy, length_bias, report, significance
+from helpers import plots
+from helpers.analysis import accuracy, length_bias, report
+from helpers.selection import parse_selection
 
-model_list, method_list, gap_pair = report.names(models), report.names(methods), report.names(gap)
-scores, missing = report.stored_scores(model_list, dataset, sorted(set(method_list) | set(gap_pair)))
+config = dict(notebook="05_length_bias", model=model, dataset=dataset, methods=methods, gap=gap, clip=clip,
+              seed=seed, resamples=resamples)
+method_list, gap_pair = parse_selection(methods, what="method"), parse_selection(gap, what="method")
+scores, missing = report.stored_scores(model, dataset, method_list + gap_pair)
 ready = not missing
-figures = paths.OUTPUTS / "figures"
-print(missing or f"{len(scores):,} stored decisions of {', '.join(model_list)} on {dataset}")
+print(missing or f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")
 
 # %% [markdown]
 # ## Figure 2: accuracy against the token-length difference
 
 # %%
 if ready:
-    best = accuracy.at_best_template(scores[scores.method.isin(method_list)])
+    best = accuracy.at_best_template(scores, method_list)
     by_length = length_bias.accuracy_by_length(best, clip)
-    report.save_table(by_length, f"05_accuracy_by_length__{dataset}")
-    for model in model_list:
-        fig = plots.accuracy_by_length(by_length[by_length.model == model],
-                                       f"{model} on {dataset}: accuracy by length difference")
-        plots.save(fig, figures / f"05_accuracy_by_length__{model}__{dataset}")
+    report.save_table(by_length, f"05_accuracy_by_length__{dataset}", config=config, sources=scores)
+    fig = plots.accuracy_by_length(by_length, f"accuracy by length difference on {dataset}")
+    report.save_figure(fig, f"05_accuracy_by_length__{dataset}", config=config, sources=scores)
 
 # %% [markdown]
 # ## Table 4: point-biserial r between success and length difference (best templates), with
@@ -65,22 +67,17 @@ if ready:
 
 # %%
 if ready:
-    corr = length_bias.correlation_table(best)
-    acc = significance.with_ci(best.groupby(["model", "method", "template"]).agg(accuracy=("correct", "mean"))
-                               .reset_index(), best, ["model", "method", "template"], resamples, seed)
-    table4 = corr.merge(acc, on=["model", "method", "template"])
+    table4 = length_bias.table4(best, resamples, seed)
     display(table4.round(3))
-    report.save_table(table4, f"05_point_biserial__{dataset}")
+    report.save_table(table4, f"05_point_biserial__{dataset}", config=config, sources=scores)
 
 # %% [markdown]
 # ## Figure 6: per-paradigm accuracy gap against mean length difference
 
 # %%
 if ready:
-    for model in model_list:
-        table, r = length_bias.paradigm_gap(scores[scores.model == model], *gap_pair)
-        report.save_table(table.assign(model=model, pearson_r=r), f"05_paradigm_gap__{model}__{dataset}")
-        fig = plots.gap_scatter(table, r, f"{model}: {gap_pair[0]} minus {gap_pair[1]} per paradigm")
-        plots.save(fig, figures / f"05_paradigm_gap__{model}__{dataset}")
-        print(f"{model}: Pearson r between the gap and the mean length difference = {r:.3f} "
-              f"over {len(table)} paradigms")
+    gaps = length_bias.paradigm_gaps(scores, *gap_pair)
+    display(length_bias.gap_correlations(gaps).round(3))
+    report.save_table(gaps, f"05_paradigm_gap__{dataset}", config=config, sources=scores)
+    fig = plots.gap_scatter(gaps, f"{gap_pair[0]} minus {gap_pair[1]} per paradigm on {dataset}")
+    report.save_figure(fig, f"05_paradigm_gap__{dataset}", config=config, sources=scores)

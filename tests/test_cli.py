@@ -8,10 +8,10 @@ from helpers.scoring import Scorer
 
 
 def test_score_json_matches_engine(tiny, capsys):
-    model, tok = tiny("tiny-gpt2")
+    lm = tiny("tiny-gpt2")
     assert main(["score", "--model", "tiny-gpt2", "--json", "The cat sees a dog.", "A bird."]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
-    expected = Scorer(model, tok, progress=False).score_texts(["The cat sees a dog.", "A bird."])
+    expected = Scorer(lm, progress=False).score_texts(["The cat sees a dog.", "A bird."])
     for line, e in zip(lines, expected):
         assert set(line) == {"text", "tokens", "logprobs", "sum", "n_tokens", "start_token"}
         assert abs(line["sum"] - e.total) < 1e-6 and line["n_tokens"] == e.n_tokens

@@ -1,14 +1,17 @@
 """Dataset readers on the mirror: exact counts, schema, quirks and bad data."""
 from __future__ import annotations
 
+import hashlib
 import shutil
 
 import pandas as pd
 import pytest
+import requests
 
 from helpers import data, paths
-from helpers.data import blimp, chinese, climp, english, hu_levy, mirror, syntaxgym
+from helpers.data import blimp, chinese, climp, english, hu_levy, sources, syntaxgym
 from helpers.data.schema import PAIR_COLUMNS, DataFormatError
+from helpers.data.sources import ChecksumError, DataNotFoundError, DataSource
 
 
 @pytest.fixture(scope="module")
@@ -132,6 +135,7 @@ def test_cola_has_the_sentence_schema():
 def _temp_mirror(tmp_path, replace: str):
     """A mirror whose ``replace`` folder is a copy (others are links to the real mirror)."""
     real = paths.mirror()
+    tmp_path.mkdir(parents=True, exist_ok=True)
     for entry in real.iterdir():
         if entry.name != replace.split("/")[0]:
             (tmp_path / entry.name).symlink_to(entry)
@@ -139,64 +143,149 @@ def _temp_mirror(tmp_path, replace: str):
     return tmp_path
 
 
+def _edit_li(root):
+    path = root / "li" / "LI_Large_pairs.csv"
+    path.write_text(path.read_text().replace("Kerry attempted", "Kerry tried"))
+    return path
+
+
 def test_malformed_row_names_file_and_line(tmp_path, monkeypatch):
     root = _temp_mirror(tmp_path, "blimp")
     extra = root / "blimp" / "data" / "zz_extra.jsonl"
     good = (root / "blimp" / "data" / "adjunct_island.jsonl").read_text().splitlines()[0]
     extra.write_text(good + "\n" + '{"sentence_good": "A cat.", oops\n')
+    # the default source reads MINIMAL_PAIRS_DATA when the reader runs, not at import
     monkeypatch.setenv(paths.MIRROR_ENV, str(root))
+    assert DataSource.default().mirror == root.resolve()
     with pytest.raises(DataFormatError, match=r"zz_extra.jsonl, line 2: not valid JSON"):
         blimp.load()
 
 
-def test_malformed_climp_row(tmp_path, monkeypatch):
+def test_malformed_climp_row(tmp_path):
     root = _temp_mirror(tmp_path, "climp")
     path = root / "climp" / "CLiMP_corpus" / "zz_extra_1000.csv"
     path.write_text(",0,1,2,3\n0,x,x,一个句子,1\n1,x,x,两个句子\n")
-    monkeypatch.setenv(paths.MIRROR_ENV, str(root))
     with pytest.raises(DataFormatError, match=r"zz_extra_1000.csv, line 3: expected 5 columns"):
-        climp.load()
+        climp.load(source=DataSource(root))
 
 
-def test_checksum_mismatch_is_an_error(tmp_path, monkeypatch):
-    root = _temp_mirror(tmp_path, "li")
-    path = root / "li" / "LI_Large_pairs.csv"
-    path.write_text(path.read_text().replace("Kerry attempted", "Kerry tried"))
-    monkeypatch.setenv(paths.MIRROR_ENV, str(root))
-    monkeypatch.setattr(mirror, "_verified", set())
-    with pytest.raises(mirror.ChecksumError, match="differs from data/sources.yaml"):
-        english.load_li()
+def test_checksum_mismatch_names_the_file_and_the_fix(tmp_path):
+    path = _edit_li(_temp_mirror(tmp_path, "li"))
+    with pytest.raises(ChecksumError) as err:
+        english.load_li(source=DataSource(tmp_path))
+    msg = str(err.value)
+    assert msg.startswith(f"{path}: sha256 ")
+    assert "differs from sources.yaml" in msg and "not the recorded version of li/LI_Large_pairs.csv" in msg
+    assert ("To fix: restore it from https://raw.githubusercontent.com/SiyuanSong2004/language-introspection/"
+            "e8d4c5f/LI_Large_pairs.csv") in msg
+
+
+def test_two_sources_do_not_affect_each_other(tmp_path):
+    """No hidden state: a verified file of one mirror says nothing about another mirror's copy."""
+    good = DataSource(_temp_mirror(tmp_path / "good", "li"), raw_dir=tmp_path / "raw")
+    bad = DataSource(_temp_mirror(tmp_path / "bad", "li"), raw_dir=tmp_path / "raw")
+    _edit_li(bad.mirror)
+    assert len(english.load_li(source=good)) == 2379
+    with pytest.raises(ChecksumError, match="bad/li/LI_Large_pairs.csv"):
+        english.load_li(source=bad)
+    assert good.path(english.LI) == tmp_path / "good" / english.LI  # the good mirror is still read, and passes
+    assert len(data.load("li", source=good)) == 2379
+    # the checksum cache is keyed on the file's size and mtime: a file changed after a check fails
+    _edit_li(good.mirror)
+    with pytest.raises(ChecksumError, match="good/li/LI_Large_pairs.csv"):
+        good.path(english.LI)
+
+
+def test_source_mode_is_checked():
+    with pytest.raises(ValueError, match="mode must be 'mirror' or 'download', got 'web'"):
+        DataSource(None, mode="web")
 
 
 def test_missing_mirror_without_network_says_how(tmp_path, monkeypatch):
-    monkeypatch.setenv(paths.MIRROR_ENV, str(tmp_path / "nowhere"))
-    monkeypatch.setattr(paths, "RAW", tmp_path / "raw")
-    monkeypatch.setattr(mirror, "_source", "download")
-    monkeypatch.setattr(mirror.urllib.request, "urlopen", _no_network)
-    with pytest.raises(mirror.DataNotFoundError) as err:
-        english.load_li()
+    monkeypatch.setattr(requests, "get", _no_network)
+    source = DataSource(tmp_path / "nowhere", raw_dir=tmp_path / "raw", mode="download")
+    with pytest.raises(DataNotFoundError) as err:
+        english.load_li(source=source)
     msg = str(err.value)
-    assert "li/LI_Large_pairs.csv was not found" in msg and "Downloading failed" in msg
-    assert "raw.githubusercontent.com/SiyuanSong2004/language-introspection/e8d4c5f/LI_Large_pairs.csv" in msg
+    url = "https://raw.githubusercontent.com/SiyuanSong2004/language-introspection/e8d4c5f/LI_Large_pairs.csv"
+    assert msg.startswith("li/LI_Large_pairs.csv was not found")
+    assert f"Downloading {url} failed (ConnectionError: no network?). To fix: download it from {url} into " in msg
+    assert not list((tmp_path / "raw").rglob("*.csv"))  # no partial file left behind
+    with pytest.raises(DataNotFoundError, match="no data mirror: looked for .*nowhere"):
+        source.root()
+
+
+class _Response:
+    """What pooch reads from requests.get: status, headers and the body in chunks."""
+
+    def __init__(self, body: bytes):
+        self.body, self.headers = body, {"content-length": str(len(body))}
+
+    def raise_for_status(self):
+        pass
+
+    def iter_content(self, chunk_size):
+        return (self.body[i:i + chunk_size] for i in range(0, len(self.body), chunk_size))
+
+
+def test_download_mode_fetches_checksummed_files_into_raw(tmp_path, monkeypatch):
+    real = paths.mirror()
+    asked = []
+
+    def serve(url, **kwargs):  # the origin, served from the real mirror
+        asked.append(url)
+        prefix = "https://raw.githubusercontent.com/Yusuke196/llm-acceptability/0d3e480/"
+        return _Response((real / "ide2024-templates" / url.removeprefix(prefix)).read_bytes())
+
+    monkeypatch.setattr(requests, "get", serve)
+    source = DataSource(None, raw_dir=tmp_path / "raw", mode="download")
+    rel = "ide2024-templates/templates_ll/template_blimp_single_1.txt"
+    got = source.path(rel)
+    assert got == tmp_path / "raw" / rel and got.read_bytes() == (real / rel).read_bytes()
+    assert asked == ["https://raw.githubusercontent.com/Yusuke196/llm-acceptability/0d3e480/"
+                     "templates_ll/template_blimp_single_1.txt"]
+    # a folder downloads every file the manifest lists under it; the next read is local
+    folder = source.files("ide2024-templates/prompts/blimp", "*.json")
+    assert len(folder) == 20 and len(asked) == 21
+    assert source.path(rel) == got and len(asked) == 21
+    # a folder with a file missing (an interrupted download) is completed, never read partly
+    folder[3].unlink()
+    assert source.files("ide2024-templates/prompts/blimp", "*.json") == folder and len(asked) == 22
+    # a download whose sha256 differs from the manifest never lands in raw_dir
+    monkeypatch.setattr(requests, "get", lambda url, **kw: _Response(b"changed upstream"))
+    with pytest.raises(ChecksumError, match="template_climp_single_1.txt"):
+        source.path("ide2024-templates/templates_ll/template_climp_single_1.txt")
+    assert not (tmp_path / "raw" / "ide2024-templates/templates_ll/template_climp_single_1.txt").exists()
 
 
 def _no_network(*args, **kwargs):
-    raise mirror.urllib.error.URLError("no network")
+    raise requests.exceptions.ConnectionError("no network")
 
 
 def test_manifest_covers_every_file_read():
-    from helpers.data.sources import manifest
-
-    files = manifest()["files"]
+    files = sources.manifest()["files"]
     assert len(files) >= 500
     assert "blimp/data/adjunct_island.jsonl" in files and "li/LI_Large_pairs.csv" in files
     assert all(len(v["sha256"]) == 64 for v in files.values())
+    with open(paths.mirror() / "li/LI_Large_pairs.csv", "rb") as f:  # an independent sha256
+        assert files["li/LI_Large_pairs.csv"]["sha256"] == hashlib.sha256(f.read()).hexdigest()
 
 
 def test_processed_round_trip(tmp_path, monkeypatch):
-    monkeypatch.setattr(paths, "PROCESSED", tmp_path)
+    monkeypatch.setenv(paths.PROCESSED_ENV, str(tmp_path))  # read when the path is needed
+    assert data.processed_path("climp") == tmp_path / "climp.parquet"
     df = data.load_processed("climp")
     again = pd.read_parquet(tmp_path / "climp.parquet")
     pd.testing.assert_frame_equal(df.reset_index(drop=True), again)
     with pytest.raises(KeyError, match="unknown dataset 'blimpp'"):
         data.load("blimpp")
+
+
+def test_dataset_names_and_redirected_folders(tmp_path, monkeypatch):
+    assert data.dataset_names("li, climp") == ["li", "climp"] and len(data.dataset_names("all")) == len(data.DATASETS)
+    with pytest.raises(ValueError, match="unknown dataset 'blimpp'"):
+        data.dataset_names(["blimp", "blimpp"])
+    monkeypatch.delenv(paths.OUTPUTS_ENV, raising=False)
+    assert paths.scores() == paths.ROOT / "outputs" / "scores"
+    monkeypatch.setenv(paths.OUTPUTS_ENV, str(tmp_path / "out"))
+    assert (paths.outputs(), paths.scores()) == (tmp_path / "out", tmp_path / "out" / "scores")

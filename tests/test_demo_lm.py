@@ -1,4 +1,5 @@
-"""The demo-model trainer at toy scale: reproducible from the seed, and stages that continue."""
+"""Making the project's own models: the demo-model trainer at toy scale (reproducible from the
+seed, stages that continue), the one BPE trainer, and reproducible tiny models."""
 from __future__ import annotations
 
 import json
@@ -8,10 +9,11 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from helpers import demo_lm
-from helpers.demo_lm import Recipe, train
+from helpers.zoo import demo_training, tiny
+from helpers.zoo.demo_training import START, Recipe, train, train_tokenizer
 
 WORDS = "the a cat dog sees likes runs old small red bird tree house near under".split()
+TEXTS = ["The old cat sees a bird.", "猫喜欢吃饭。", "Answer: Yes"]
 
 
 @pytest.fixture
@@ -20,8 +22,9 @@ def toy_corpus(monkeypatch):
     docs = [" ".join(" ".join(rng.choices(WORDS, k=6)).capitalize() + "." for _ in range(8)) for _ in range(120)]
     manifest = {"corpora": [{"name": "toy", "path": "toy", "license": "none", "documents": len(docs),
                              "characters": sum(map(len, docs))}], "removed_benchmark_sentences": 0}
-    monkeypatch.setattr(demo_lm, "benchmark_sentences", lambda language: set())
-    monkeypatch.setattr(demo_lm, "training_documents", lambda language, banned: (list(docs), manifest))
+    monkeypatch.setattr(demo_training, "benchmark_sentences", lambda language: set())
+    monkeypatch.setattr(demo_training, "training_documents", lambda language, banned: (list(docs), manifest))
+    return docs
 
 
 def toy_recipe(**changes) -> Recipe:
@@ -53,6 +56,7 @@ def test_same_seed_same_model_and_stage_two_continues(toy_corpus, tmp_path):
     assert saved["recipe"]["init_from"] == str(tmp_path / "a") and len(saved["previous_stages"]) == 1
     for name in ("tokenizer.json", "tokenizer_config.json"):  # the same tokenizer files, no loader flags
         assert (tmp_path / "s2" / name).read_text() == (tmp_path / "a" / name).read_text(), name
+    assert not [p.name for p in (tmp_path / "s2").iterdir() if p.name.startswith(".")]  # no temporary file left
 
 
 def test_continuing_with_another_seed_or_shape_is_refused(toy_corpus, tmp_path):
@@ -61,3 +65,37 @@ def test_continuing_with_another_seed_or_shape_is_refused(toy_corpus, tmp_path):
         train(tmp_path / "b", toy_recipe(init_from=str(tmp_path / "a"), seed=3), log=lambda *_: None)
     with pytest.raises(ValueError, match="saved model's sizes"):
         train(tmp_path / "b", toy_recipe(init_from=str(tmp_path / "a"), width=64), log=lambda *_: None)
+
+
+def test_one_bpe_trainer_gives_each_model_its_start_token(toy_corpus):
+    """Demo and tiny tokenizers come from the same trainer: byte-level (any text round-trips),
+    with the special tokens and the BOS behaviour of the model family they imitate."""
+    demo = train_tokenizer(toy_corpus, 300)
+    assert len(demo) == 300 and demo.all_special_tokens == [START]
+    assert demo.bos_token == demo.eos_token == demo.pad_token == START
+    for text in TEXTS:
+        assert demo.decode(demo(text)["input_ids"]) == text  # no start token added: the engine adds it
+    bos_first = {"llama": "<|begin_of_text|>", "mixtral": "<|begin_of_text|>", "qwen2": None, "gpt2": None}
+    for arch, bos in bos_first.items():
+        tok = tiny.tokenizer(arch)
+        assert len(tok) == tiny.VOCAB_SIZE
+        assert set(tiny.CHAT_TOKENS) <= set(tok.get_vocab())
+        for text in TEXTS:
+            plain = tok(text, add_special_tokens=False)["input_ids"]
+            assert tok.decode(plain) == text
+            added = tok(text)["input_ids"]
+            assert added == ([tok.convert_tokens_to_ids(bos)] if bos else []) + plain, arch
+    assert tiny.tokenizer("qwen2").bos_token is None and tiny.tokenizer("gpt2").bos_token == "<|endoftext|>"
+
+
+def test_tiny_models_rebuild_byte_identical_and_atomically(tmp_path, monkeypatch):
+    monkeypatch.setenv(tiny.TINY_DIR_ENV, str(tmp_path / "tiny"))
+    built = tiny.ensure("tiny-gpt2-instruct")
+    again = tiny.build("gpt2", tmp_path / "again", instruct=True)
+    for name in ("model.safetensors", "tokenizer.json", "tokenizer_config.json", "config.json", "BUILD"):
+        assert (built / name).read_bytes() == (again / name).read_bytes(), name
+    stamp = (built / "BUILD").stat().st_mtime_ns
+    assert tiny.ensure("tiny-gpt2-instruct") == built and (built / "BUILD").stat().st_mtime_ns == stamp
+    assert [p.name for p in (tmp_path / "tiny").iterdir()] == ["tiny-gpt2-instruct"]  # no temporary folder left
+    with pytest.raises(ValueError, match="tiny-llama-instruct"):
+        tiny.ensure("tiny-bert")

@@ -7,56 +7,67 @@ import re
 import numpy as np
 import pytest
 import torch
+from reference_lp import sentence_lps
 
-from helpers import paths
+from helpers import data, paths
 from helpers.models import load
-from helpers.scoring import Scorer
+from helpers.scoring import Request, Scorer
+from helpers.zoo.demo_training import benchmark_sentences, training_documents
+from helpers.zoo.model_card import sample_decisions
 
 CARDS = {"demo-en": ("blimp", paths.MODELS / "demo-en"), "demo-zh": ("climp", paths.MODELS / "demo-zh")}
 
 
 @pytest.fixture(scope="module", params=list(CARDS))
 def demo(request):
-    model, tok = load(request.param)
-    return request.param, model, tok
+    return load(request.param)
 
 
 def test_loads_offline_in_float32(demo):
-    name, model, tok = demo
-    assert model.dtype == torch.float32 and not model.training
-    assert tok.bos_token == "<|endoftext|>"
-    assert model.config.n_positions >= 1024
-    weights = CARDS[name][1] / "model.safetensors"
+    assert demo.model.dtype == torch.float32 and not demo.model.training
+    assert demo.tokenizer.bos_token == "<|endoftext|>"
+    assert demo.model.config.n_positions >= 1024
+    weights = CARDS[demo.name][1] / "model.safetensors"
     assert weights.stat().st_size < 21 * 2**20  # float16 on disk, at most ~20 MB
 
 
-def test_accuracy_on_the_pinned_sample_matches_the_card(demo):
-    from helpers.model_card import sample_accuracy
-
-    name, model, tok = demo
-    dataset, folder = CARDS[name]
+def test_pinned_sample_accuracy_matches_an_independent_computation(demo):
+    """The card's pinned sample, scored by the engine (the card's own path) and by the test's
+    reference computation: the same LP per sentence, the same decision per pair, and the
+    accuracy that training.json and the card state."""
+    dataset, folder = CARDS[demo.name]
     record = json.loads((folder / "training.json").read_text())
-    pinned = record["sample_accuracy"]["lp_accuracy"]
-    got = sample_accuracy(Scorer(model, tok, progress=False), dataset)
-    assert abs(got - pinned) <= 0.01, (got, pinned)
-    card = (folder / "README.md").read_text()
-    assert f"{100 * pinned:.1f}%" in card
+    pinned = record["sample_accuracy"]
+    engine = sample_decisions(Scorer(demo, progress=False), dataset, pinned["pairs_per_paradigm"])
+    assert sorted(engine.phenomenon.unique()) == sorted(pinned["phenomena"])
+    assert (engine.groupby("paradigm").size() == pinned["pairs_per_paradigm"]).all()
+    n = len(engine)
+    lps = sentence_lps(folder, list(engine.good) + list(engine.bad))
+    good, bad = lps[:n], lps[n:]
+    np.testing.assert_allclose(engine.lp_good, good, rtol=0, atol=1e-4)  # float32 forwards differ by ~1e-5
+    np.testing.assert_allclose(engine.lp_bad, bad, rtol=0, atol=1e-4)
+    decided = np.abs(good - bad) > 2e-4  # pairs whose decision that rounding cannot flip
+    assert decided.all(), engine[~decided]  # (the closest pair of either sample is 4.5e-4 apart)
+    assert ((good > bad) == engine.correct.to_numpy()).all()
+    accuracy = float(np.mean(good > bad))
+    assert round(accuracy, 4) == pinned["lp_accuracy"], (accuracy, pinned)
+    assert f"LP accuracy {100 * pinned['lp_accuracy']:.1f}%." in (folder / "README.md").read_text()
 
 
 def test_late_positions_are_trained():
     """The same passage scored at positions ~800-1,000 (after an unrelated 800-token prefix) is
     predicted about as well as at positions 1-200: positions up to 1,024 are trained."""
     from helpers.data import english
-    from helpers.scoring import Request
 
-    model, tok = load("demo-en")
+    lm = load("demo-en")
+    tok = lm.tokenizer
     sentences = english.wikitext_sentences().sentence
     passage = " ".join(sentences.iloc[:12])
     prefix = " ".join(sentences.iloc[3000:3400])
     prefix_ids = tok(prefix, add_special_tokens=False)["input_ids"][:800]
     passage = tok.decode(tok(passage, add_special_tokens=False)["input_ids"][:200])
-    early, late = Scorer(model, tok, progress=False).score([Request("", passage),
-                                                            Request(tok.decode(prefix_ids), " " + passage)])
+    requests = [Request("", passage), Request(tok.decode(prefix_ids), " " + passage)]
+    early, late = Scorer(lm, progress=False).score(requests)
     assert late.n_tokens >= 190
     assert np.mean(late.logprobs) > np.mean(early.logprobs) - 0.3, (np.mean(early.logprobs), np.mean(late.logprobs))
 
@@ -65,9 +76,6 @@ def test_late_positions_are_trained():
 def test_no_benchmark_sentence_in_the_training_text(language, dataset):
     """The training documents, split into sentences by a splitter of the test's own, hold no
     sentence of the benchmark (looked up in a hash set); the WikiText test split is never read."""
-    from helpers import data
-    from helpers.demo_lm import benchmark_sentences, training_documents
-
     docs, manifest = training_documents(language, benchmark_sentences(language))
     pairs = data.load(dataset, **({"add_period": False} if dataset == "climp" else {}))
     sentences = set(pairs.good) | set(pairs.bad)

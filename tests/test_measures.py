@@ -1,35 +1,38 @@
-"""Sentence measures with hand-computed values."""
+"""The one set of measure reductions, against values computed by hand, and the unigram table."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from helpers import measures
 
 
-def test_lp_meanlp_penlp():
-    lp = [-1.0, -2.0, -3.0]
-    assert measures.lp(lp) == -6.0
-    assert measures.meanlp(lp) == -2.0
-    assert measures.penlp(lp) == pytest.approx(-6.0 / ((5 + 3) / 6) ** 0.8)
-    assert measures.penlp(lp) == pytest.approx(-4.76651, abs=1e-5)  # (8/6)^0.8 = 1.25877
-
-
-def test_slor_and_bayes_factors():
-    lp, uni = [-1.0, -2.0], [-3.0, -5.0]
-    assert measures.slor(lp, uni) == pytest.approx(((-1 + 3) + (-2 + 5)) / 2)
-    assert measures.bf_uniform(lp, 8) == pytest.approx(-3.0 + 2 * math.log(8))
-    assert measures.bf_unigram(lp, uni) == pytest.approx(-3.0 + 8.0)
-    with pytest.raises(ValueError, match="unigram"):
-        measures.slor(lp, [-1.0])
+def test_reductions_by_hand():
+    token_lps = [-1.0, -2.0, -3.0]
+    total, n = measures.lp(token_lps), len(token_lps)
+    assert total == -6.0
+    assert measures.mean_lp(total, n) == -2.0
+    assert measures.length_penalty(3) == pytest.approx((8 / 6) ** 0.8)
+    assert measures.pen_lp(total, n) == pytest.approx(-4.76651, abs=1e-5)  # (8/6)^0.8 = 1.25877
+    uni_total = -3.0 + -5.0 + -4.0
+    assert measures.slor(total, uni_total, n) == pytest.approx(((-1 + 3) + (-2 + 5) + (-3 + 4)) / 3)
+    assert measures.bf_uniform(total, n, math.log(8)) == pytest.approx(-6.0 + 3 * math.log(8))
+    assert measures.bf_unigram(total, uni_total) == pytest.approx(-6.0 + 12.0)
     with pytest.raises(ValueError, match="at least one token"):
         measures.lp([])
 
 
+def test_reductions_work_elementwise_on_columns():
+    totals, counts = pd.Series([-6.0, -10.0]), pd.Series([3, 5])
+    assert list(measures.mean_lp(totals, counts)) == [-2.0, -2.0]
+    np.testing.assert_allclose(measures.pen_lp(totals, counts), [-6.0 / (8 / 6) ** 0.8, -10.0 / (10 / 6) ** 0.8])
+
+
 def test_unigram_table_counts_and_cache(tiny, tmp_path):
-    _, tok = tiny("tiny-gpt2")
+    tok = tiny("tiny-gpt2").tokenizer
     corpus = tmp_path / "c.txt"
     corpus.write_text("The cat sees a dog.\nThe cat.\n\n")
     table = measures.unigram_table(tok, [corpus], cache_dir=tmp_path / "cache")
@@ -38,7 +41,7 @@ def test_unigram_table_counts_and_cache(tiny, tmp_path):
     total = table.n_tokens + len(tok)
     assert table.counts[the] == 2 and table.counts[cat] == 2
     assert table([the])[0] == pytest.approx(math.log(3 / total))
-    assert list((tmp_path / "cache").glob("*.npy"))
+    assert list((tmp_path / "cache").glob("*.npy")) and not list((tmp_path / "cache").glob("*.tmp"))
     again = measures.unigram_table(tok, [corpus], cache_dir=tmp_path / "cache")
     np.testing.assert_array_equal(again.counts, table.counts)
     with pytest.raises(FileNotFoundError, match="not found"):

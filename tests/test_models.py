@@ -1,33 +1,32 @@
 """Registry, loading and quantization configuration."""
 from __future__ import annotations
 
-import inspect
-
 import pytest
 import torch
 
 from helpers import models
 
-REQUIRED = {
-    "llama3": "meta-llama/Meta-Llama-3-70B", "llama3-instruct": None, "llama3-8b": None, "llama3-8b-instruct": None,
-    "mixtral": "mistralai/Mixtral-8x7B-v0.1", "mixtral-instruct": None, "qwen2": "Qwen/Qwen2-57B-A14B",
-    "qwen2-instruct": None, "qwen2-7b": None, "qwen2-7b-instruct": None, "gpt2": None, "gpt2-xl": None,
-    "opt-125m": None, "opt-350m": None, "opt-1.3b": None, "opt-2.7b": None, "opt-6.7b": None,
-    "gpt2-chinese": "uer/gpt2-chinese-cluecorpussmall", "llama3-chinese-8b": "hfl/llama-3-chinese-8b",
-}
+def test_papers_models_resolve_and_large_ones_load_in_4bit():
+    """Ide et al. ran the 30B+ models in 4-bit NF4; every registry entry resolves to itself and
+    its default precision follows the size rule."""
+    for name, spec in models.REGISTRY.items():
+        assert models.resolve(name) is spec
+        assert spec.default_quant == ("4bit" if spec.billions >= models.QUANTIZE_FROM_BILLIONS else None), name
+        assert (spec.kind == "instruct") == name.endswith("instruct"), name
+    for big in ("llama3", "mixtral", "qwen2"):
+        assert models.resolve(big).default_quant == "4bit"
+    table = models.registry_table()
+    assert all(name in table for name in models.REGISTRY)
 
 
-def test_registry_has_every_model_with_its_spec():
-    for name, hf_id in REQUIRED.items():
-        spec = models.REGISTRY[name]
-        if hf_id:
-            assert spec.hf_id == hf_id
-        assert spec.kind == ("instruct" if name.endswith("instruct") else "base")
-    assert models.REGISTRY["llama3"].default_quant == "4bit"
-    assert models.REGISTRY["mixtral"].default_quant == "4bit"
-    assert models.REGISTRY["qwen2"].default_quant == "4bit"
-    assert models.REGISTRY["llama3-8b"].default_quant is None
-    assert models.REGISTRY["gpt2-chinese"].languages == ("zh",)
+def test_hub_ids_and_folders_resolve(tmp_path):
+    hub = models.resolve("org/some-model")
+    assert (hub.name, hub.hf_id, hub.local) == ("org/some-model", "org/some-model", False)
+    (tmp_path / "config.json").write_text("{}")
+    folder = models.resolve(str(tmp_path))
+    assert folder.local and folder.hf_id == str(tmp_path.resolve()) and folder.name == tmp_path.name
+    with pytest.raises(TypeError, match="registry name, a folder or a Hugging Face id"):
+        models.resolve(3)
 
 
 def test_unknown_name_lists_the_registry():
@@ -44,52 +43,49 @@ def test_folder_without_model(tmp_path):
 
 
 def test_offline_without_local_copy_fails_at_once(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     import huggingface_hub.constants as hc
 
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)  # huggingface_hub's own reading of HF_HUB_OFFLINE
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path))
     called = []
     monkeypatch.setattr(models, "_hub_reachable", lambda timeout=3.0: called.append(1) or False)
     with pytest.raises(models.ModelNotFoundError, match="not in the local Hugging Face cache and HF_HUB_OFFLINE is set"):
         models.load("llama3-8b")
     assert not called  # offline is known: no network probe, no retry loop
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
     with pytest.raises(models.ModelNotFoundError, match="cannot be reached"):
         models.load("gpt2")
     assert called == [1]
 
 
 def test_local_folder_loads_like_a_name(tiny, tiny_dir):
-    from helpers.tiny_models import ensure
+    from helpers.zoo.tiny import ensure
 
     folder = ensure("tiny-qwen2")
-    model, tok = models.load(str(folder))
-    assert not model.training
-    assert tok.pad_token is not None and tok.padding_side == "right"
-    assert model.helpers_spec.local
+    lm = models.load(str(folder))
+    assert not lm.model.training
+    assert lm.tokenizer.pad_token is not None and lm.tokenizer.padding_side == "right"
+    assert lm.spec.local and lm.name == "tiny-qwen2" and lm.weights == models.weights_fingerprint(folder)
 
 
 def test_loaded_model_is_ready_for_scoring(tiny):
-    model, tok = tiny("tiny-llama-instruct")
+    lm = tiny("tiny-llama-instruct")
+    model, tok = lm.model, lm.tokenizer
     assert not model.training and not any(p.requires_grad for p in model.parameters())
     assert tok.pad_token == tok.eos_token and tok.padding_side == "right"
-    assert model.dtype == torch.float32
+    assert model.dtype == torch.float32 and lm.dtype == "float32"
     assert tok.chat_template and "<|start_header_id|>" in tok.chat_template
-    assert model.helpers_spec.is_instruct
+    assert lm.is_instruct and lm.quant is None
+    assert not [a for a in vars(model) if a.startswith("helpers_")]  # nothing patched onto the HF object
 
 
 def test_tiny_models_are_small_and_mixtral_has_experts(tiny):
     for arch in ("llama", "qwen2", "mixtral", "gpt2"):
-        model, _ = tiny(f"tiny-{arch}")
+        model = tiny(f"tiny-{arch}").model
         n = sum(p.numel() for p in model.parameters())
         assert 100_000 < n < 1_000_000, (arch, n)
-    mixtral, _ = tiny("tiny-mixtral")
+    mixtral = tiny("tiny-mixtral").model
     assert mixtral.config.num_local_experts == 4 and mixtral.config.num_experts_per_tok == 2
-
-
-def test_trust_remote_code_is_off_by_default():
-    assert inspect.signature(models.load).parameters["trust_remote_code"].default is False
 
 
 def test_bitsandbytes_configs():
@@ -114,10 +110,8 @@ def test_4bit_tiny_model_close_to_float32():
     from helpers.scoring import Scorer
 
     texts = ["The cat sees a dog.", "Every teacher admires the students."]
-    m32, tok = models.load("tiny-llama", quant=None, dtype=torch.float32)
-    m4, tok4 = models.load("tiny-llama", quant="4bit")
-    a = [s.total for s in Scorer(m32, tok, progress=False).score_texts(texts)]
-    b = [s.total for s in Scorer(m4, tok4, progress=False).score_texts(texts)]
+    a = [s.total for s in Scorer(models.load("tiny-llama", quant=None, dtype=torch.float32), progress=False).score_texts(texts)]
+    b = [s.total for s in Scorer(models.load("tiny-llama", quant="4bit"), progress=False).score_texts(texts)]
     assert all(abs(x - y) < 1.0 for x, y in zip(a, b))
 
 
@@ -132,7 +126,10 @@ def test_weights_fingerprint_follows_the_weight_bytes(tmp_path):
     assert models.weights_fingerprint("org/model", "abc123") == "abc123"
 
 
-def test_loaded_model_carries_its_weights_fingerprint(tiny, tiny_dir):
-    model, _ = tiny("tiny-gpt2")
-    assert model.helpers_weights == models.weights_fingerprint(tiny_dir / "tiny-gpt2")
-    assert len(model.helpers_weights) == 16
+def test_loaded_model_carries_its_provenance(tiny, tiny_dir):
+    lm = tiny("tiny-gpt2")
+    assert lm.weights == models.weights_fingerprint(tiny_dir / "tiny-gpt2") and len(lm.weights) == 16
+    assert lm.provenance() == {"model_name": "tiny-gpt2", "model_id": "tiny-gpt2", "revision": None,
+                               "weights": lm.weights, "quant": None, "dtype": "float32"}
+    wrapped = models.LoadedModel.wrap(lm.model, lm.tokenizer, name="mine")
+    assert wrapped.name == "mine" and wrapped.weights is None and wrapped.start_token == "auto"

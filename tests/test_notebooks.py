@@ -1,16 +1,21 @@
-"""Notebook smoke tests: each notebook runs headlessly through papermill and writes its files."""
+"""Notebooks: committed without outputs, each the same as its py:percent twin, and each runs
+headlessly through papermill and writes its files (the slow tests)."""
 from __future__ import annotations
 
 import json
-import os
+import subprocess
+import sys
 
+import jupytext
+import numpy as np
 import pandas as pd
 import papermill as pm
 import pytest
+from synthetic_scores import write_store
 
 from helpers import paths
-
-pytestmark = pytest.mark.slow
+from helpers.analysis import comparisons, ensembles, length_bias
+from helpers.results import load_scores
 
 
 @pytest.fixture
@@ -27,6 +32,7 @@ def run(name: str, out, **parameters):
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_01_data_prep_writes_parquet(scratch):
     nb = run("01_data_prep.ipynb", scratch / "01.ipynb", datasets="blimp,climp,li,cola,syntaxgym_suites",
              drop_identical=True)
@@ -41,6 +47,7 @@ def test_01_data_prep_writes_parquet(scratch):
     assert "word-shuffling paradigms: 13" in text and "templates 2 and 4 are identical" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model,dataset,methods", [
     ("tiny-llama", "blimp", "lp,meanlp,penlp,slor,intemplate_lp,intemplate_meanlp,intemplate_penlp,comparative_lp"),
     ("tiny-qwen2", "climp", "lp,bf_unigram,intemplate_lp,comparative_lp"),
@@ -62,7 +69,8 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
         assert read_metadata(f)["model_name"] == model
     table = pd.read_csv(outputs / "tables" / f"02_readout__{model}__{dataset}.csv")
     assert set(table.method) == set(methods.split(",")) and (table.pairs == len(df)).all()
-    assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}.svg").is_file()
+    assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}.png").is_file()
+    assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}.png.json").is_file()
     assert "accuracy (%)" in json.dumps(nb)
 
 
@@ -73,8 +81,23 @@ def test_notebooks_are_committed_without_outputs():
         assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), path.name
         tagged = [c for c in code if "parameters" in c.get("metadata", {}).get("tags", [])]
         assert len(tagged) == 1, f"{path.name}: exactly one cell tagged 'parameters'"
-        twin = path.with_suffix(".py")
-        assert twin.is_file(), f"{path.name} has no py:percent twin"
+
+
+def _cells(path):
+    return [(c.cell_type, c.source, c.metadata.get("tags", [])) for c in jupytext.read(path).cells]
+
+
+@pytest.mark.parametrize("path", sorted(paths.NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.stem)
+def test_each_notebook_matches_its_py_percent_twin(path):
+    twin = path.with_suffix(".py")
+    assert twin.is_file(), f"{path.name} has no py:percent twin"
+    assert _cells(path) == _cells(twin), f"{path.name} and {twin.name} differ: run jupytext --sync"
+
+
+def test_twin_check_sees_a_changed_cell(tmp_path):
+    twin = tmp_path / "04.py"
+    twin.write_text((paths.NOTEBOOKS / "04_ensembles.py").read_text().replace("trials = 10", "trials = 11"))
+    assert _cells(paths.NOTEBOOKS / "04_ensembles.ipynb") != _cells(twin)
 
 
 def test_every_parameter_line_parses_for_papermill():
@@ -90,60 +113,116 @@ def test_every_parameter_line_parses_for_papermill():
         assert all(p.help for p in parsed), f"{path.name}: every parameter needs a comment"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["tiny-gpt2", "tiny-llama-instruct"])
 def test_03_prompting_runs_on_base_and_instruct(scratch, model):
     nb = run("03_prompting.ipynb", scratch / "03.ipynb", model=model, dataset="blimp", limit=1, templates=[1],
-             hu_levy_sets="hl_blimp,hl_dtfit", hu_levy_limit=6)
-    tables = scratch / "outputs" / "tables"
+             hu_levy_sets="hl_blimp,hl_dtfit", hu_levy_limit=2)
+    outputs = scratch / "outputs"
+    tables = outputs / "tables"
     t3 = pd.read_csv(tables / f"03_prompting__{model}__blimp.csv")
-    assert set(t3.method) == {"yesno", "yesno_released", "ab"}
-    ab = pd.read_csv(tables / f"03_ab_answers__{model}__blimp.csv")
-    assert ab.agreement.iloc[0] >= 0.98
+    assert set(t3.method) == {"yesno", "yesno_released", "ab", "ab_logit"} and (t3.pairs == 67).all()
+    agree = pd.read_csv(tables / f"03_ab_agreement__{model}__blimp.csv")
+    assert agree.pairs.iloc[0] == 67 and agree.agreement.iloc[0] >= 0.98
+    assert json.loads((tables / f"03_ab_agreement__{model}__blimp.csv.json").read_text())["score_files"]
     hl = pd.read_csv(tables / f"03_hu_levy__{model}.csv")
     assert set(hl.task) == {"sentence_judgment", "sentence_comparison", "word_comparison"}
-    assert len(list((scratch / "outputs" / "scores" / "blimp" / model).glob("*.parquet"))) == 3
+    assert set(hl.prompt) == {"direct", "metaQuestionSimple", "metaInstruct", "metaQuestionComplex"}
+    assert (hl[hl.prompt == "direct"].consistency_r == 1.0).all()
+    assert len(list((outputs / "scores" / "blimp" / model).glob("*.parquet"))) == 4
+    # Hu & Levy tasks go to the same store: one file per task and prompt type
+    assert len(list((outputs / "scores" / "hl_blimp" / model).glob("*.parquet"))) == 8
+    assert len(list((outputs / "scores" / "hl_dtfit" / model).glob("*.parquet"))) == 4
     assert ("<|start_header_id|>" in json.dumps(nb)) == model.endswith("instruct")
 
 
+def test_04_headings_follow_ide_et_al_figure_numbers():
+    """Figure 3 phenomena, Figure 4 attractors, Figure 5 word shuffling: each heading sits
+    above the cell that computes it."""
+    cells = jupytext.read(paths.NOTEBOOKS / "04_ensembles.py").cells
+    calls = {"Figure 3": "paradigms.phenomena_with_humans", "Figure 4": "paradigms.attractors",
+             "Figure 5": "paradigms.word_shuffle_paradigms"}
+    for heading, call in calls.items():
+        at = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith(f"## {heading}:")]
+        assert len(at) == 1 and call in cells[at[0] + 1].source, heading
+
+
 @pytest.fixture
-def smoke_scores(scratch, tiny):
-    """Scores of a tiny model as the 02 and 03 smoke runs write them (limit 2, all templates)."""
-    from helpers import data
-    from helpers.readout import run_methods, select_pairs
-    from helpers.results import ScoreStore
-    from helpers.scoring import Scorer
-
-    model, tok = tiny("tiny-llama-instruct")
-    store = ScoreStore(scratch / "outputs" / "scores")
-    pairs = select_pairs(data.load("blimp"), 2)
-    scorer = Scorer(model, tok, progress=False)
-    run_methods(scorer, pairs, ["lp", "intemplate_lp", "yesno", "ab"], model_name="tiny-llama-instruct",
-                dataset="blimp", limit=2, store=store, use_outlines=False)
-    return scratch
+def stored(scratch):
+    """Made-up score files of models m1 and m2 on BLiMP, written through the store."""
+    return write_store(scratch / "outputs" / "scores", ["m1", "m2"])
 
 
-def test_04_and_05_read_the_store_and_write_figures_and_tables(smoke_scores):
-    out = smoke_scores / "outputs"
-    run("04_ensembles.ipynb", smoke_scores / "04.ipynb", models="tiny-llama-instruct", resamples=200)
+def _sidecar(path):
+    return json.loads(path.with_name(path.name + ".json").read_text())
+
+
+@pytest.mark.slow
+def test_04_writes_every_table_and_figure_from_the_store(stored, scratch):
+    out = scratch / "outputs"
+    run("04_ensembles.ipynb", scratch / "04.ipynb", model="m1", ab_method="ab_logit", resamples=200, trials=4)
+    scores = load_scores("blimp", "m1", ["lp", "intemplate_lp", "yesno", "ab_logit"])
+    used = sorted(str(f) for f in stored if f.parent.name == "m1" and not f.name.startswith("ab__"))
+
+    per_template = pd.read_csv(out / "tables" / "04_accuracy_ci__blimp.csv", dtype={"template": str})
+    by_hand = scores.groupby(["method", "template"]).correct.mean()
+    assert per_template.set_index(["method", "template"]).accuracy.sort_index().tolist() == pytest.approx(
+        by_hand.sort_index().tolist())
+    assert (per_template.pairs == 24).all() and len(per_template) == 16
+
     ens = pd.read_csv(out / "tables" / "04_ensembles__blimp.csv")
-    assert list(ens.setting[:4]) == ["P-only", "Mix-P3", "Mix-L3", "L-only"]
-    assert ens.accuracy.between(0, 1).all() and (ens.ci_low <= ens.accuracy).all()
-    assert len(pd.read_csv(out / "tables" / "04_mcnemar__blimp.csv")) == 4
-    for stem in ("04_phenomena", "04_word_shuffle", "04_attractors"):
-        assert (out / "figures" / f"{stem}__tiny-llama-instruct__blimp.png").is_file()
-        assert (out / "figures" / f"{stem}__tiny-llama-instruct__blimp.svg").is_file()
-    assert (out / "tables" / "04_ab_share__blimp.md").is_file()
-    run("05_length_bias.ipynb", smoke_scores / "05.ipynb", models="tiny-llama-instruct", resamples=200,
+    expected = ensembles.ensembles_by_model(scores, "yesno", "intemplate_lp", 4, 0, 200)
+    pd.testing.assert_frame_equal(ens, expected, check_dtype=False)
+    yes = scores[scores.method == "yesno"].pivot(index=["paradigm", "pair_id"], columns="template", values="correct")
+    assert ens.accuracy[0] == pytest.approx(((yes.sum(axis=1) >= 3).mean()))  # P-only: majority of the 5 templates
+
+    head = pd.read_csv(out / "tables" / "04_mcnemar__blimp.csv")
+    pd.testing.assert_frame_equal(head, comparisons.headline(scores, expected, trials=4), check_dtype=False)
+
+    share = pd.read_csv(out / "tables" / "04_ab_share__blimp.csv")  # the ab_method parameter is used
+    logit = scores[scores.method == "ab_logit"]
+    answer_a = np.where(logit.tie, False, np.where(logit.correct, logit.good_slot == "A", logit.good_slot == "B"))
+    assert set(share.method) == {"ab_logit"} and share.share_A.tolist() == pytest.approx(
+        pd.Series(answer_a, index=logit.index).groupby(logit.template).mean().tolist())
+
+    for stem in ("04_phenomena", "04_attractors", "04_word_shuffle"):
+        assert (out / "figures" / f"{stem}__blimp.pdf").is_file()
+        side = _sidecar(out / "figures" / f"{stem}__blimp.png")
+        assert side["config"]["model"] == "m1" and side["config"]["ab_method"] == "ab_logit"
+        assert sorted(side["score_files"]) == used
+    assert _sidecar(out / "tables" / "04_ensembles__blimp.csv")["config"]["trials"] == 4
+    assert (out / "tables" / "04_attractors__blimp.md").is_file()
+
+
+@pytest.mark.slow
+def test_05_takes_a_list_of_models(stored, scratch):
+    out = scratch / "outputs"
+    run("05_length_bias.ipynb", scratch / "05.ipynb", model=["m1", "m2"], resamples=200,
         methods="lp,intemplate_lp,yesno,ab")
-    t4 = pd.read_csv(out / "tables" / "05_point_biserial__blimp.csv")
-    assert set(t4.method) == {"lp", "intemplate_lp", "yesno", "ab"} and t4.r.between(-1, 1).all()
-    assert (out / "figures" / "05_paradigm_gap__tiny-llama-instruct__blimp.svg").is_file()
+    t4 = pd.read_csv(out / "tables" / "05_point_biserial__blimp.csv", dtype={"template": str})
+    assert sorted(set(zip(t4.model, t4.method))) == [(m, me) for m in ("m1", "m2")
+                                                     for me in ("ab", "intemplate_lp", "lp", "yesno")]
+    scores = load_scores("blimp", None, ["lp", "intemplate_lp", "yesno", "ab"])
+    row = t4[(t4.model == "m2") & (t4.method == "lp")].iloc[0]
+    lp = scores[(scores.model == "m2") & (scores.method == "lp")]
+    assert row.r == pytest.approx(np.corrcoef(lp.correct, lp.n_tokens_good - lp.n_tokens_bad)[0, 1])
+    assert row.accuracy == pytest.approx(lp.correct.mean()) and row.pairs == 24
+    gaps = pd.read_csv(out / "tables" / "05_paradigm_gap__blimp.csv")
+    pd.testing.assert_frame_equal(gaps, length_bias.paradigm_gaps(scores), check_dtype=False)
+    for stem in ("05_accuracy_by_length", "05_paradigm_gap"):
+        assert _sidecar(out / "figures" / f"{stem}__blimp.png")["config"]["model"] == ["m1", "m2"]
+    assert len(_sidecar(out / "tables" / "05_point_biserial__blimp.csv")["score_files"]) == 2 * (1 + 3 * 5)
 
 
+@pytest.mark.slow
 def test_analysis_notebooks_explain_missing_scores(scratch):
-    nb = run("04_ensembles.ipynb", scratch / "04.ipynb", models="no-such-model")
-    text = json.dumps(nb)
-    assert "The results store has no scores for" in text and "run notebooks/03_prompting.ipynb" in text
-    assert "Traceback" not in text and "- ab for no-such-model" in text
-    text = json.dumps(run("04_ensembles.ipynb", scratch / "04b.ipynb", models="no-such-model", ab_method=None))
-    assert "- yesno for no-such-model" in text and "- ab for" not in text  # A/B not asked for
+    cli = subprocess.run([sys.executable, "-m", "papermill", str(paths.NOTEBOOKS / "04_ensembles.ipynb"),
+                          str(scratch / "04.ipynb"), "-p", "model", "llama3", "--cwd", str(paths.NOTEBOOKS)],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    text = (scratch / "04.ipynb").read_text()
+    assert "The results store has no scores for" in text and "Traceback" not in text
+    assert "- yesno for llama3: run notebooks/03_prompting.ipynb with model='llama3'" in text
+    assert "- ab for llama3" in text
+    text = json.dumps(run("04_ensembles.ipynb", scratch / "04b.ipynb", model="llama3", ab_method=None))
+    assert "- yesno for llama3" in text and "- ab for" not in text  # A/B not asked for

@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 import torch
 
+from helpers.engine.executor import Executor
+from helpers.engine.plan import Node, build_tree, outline, walk
+from helpers.models import LoadedModel
 from helpers.scoring import Request, Scorer
 
 ARCHS = ("llama", "qwen2", "mixtral", "gpt2")
@@ -42,12 +45,12 @@ reference_logprobs.cache = {}
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_lp_matches_float64_reference(tiny, arch):
-    model, tok = tiny(f"tiny-{arch}")
-    scorer = Scorer(model, tok, progress=False)
+    lm = tiny(f"tiny-{arch}")
+    scorer = Scorer(lm, progress=False)
     results = scorer.score_texts(SENTENCES)
     for text, r in zip(SENTENCES, results):
         enc = scorer.encode(Request("", text))
-        ref = reference_logprobs(model, enc.ids, enc.first)
+        ref = reference_logprobs(lm.model, enc.ids, enc.first)
         assert r.n_tokens == len(ref) == len(enc.ids) - 1
         assert abs(r.total - ref.sum()) < 1e-4, text
         np.testing.assert_allclose(r.logprobs, ref, atol=1e-4)
@@ -55,16 +58,16 @@ def test_lp_matches_float64_reference(tiny, arch):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_batch_size_and_order_invariance(tiny, arch):
-    model, tok = tiny(f"tiny-{arch}")
-    base = [s.total for s in Scorer(model, tok, progress=False, batch_size=1).score_texts(SENTENCES)]
+    lm = tiny(f"tiny-{arch}")
+    base = [s.total for s in Scorer(lm, progress=False, batch_size=1).score_texts(SENTENCES)]
     for bs in (3, 16):
-        got = [s.total for s in Scorer(model, tok, progress=False, batch_size=bs).score_texts(SENTENCES)]
+        got = [s.total for s in Scorer(lm, progress=False, batch_size=bs).score_texts(SENTENCES)]
         np.testing.assert_allclose(got, base, atol=1e-4)
     order = list(range(len(SENTENCES)))
     random.Random(0).shuffle(order)
-    shuffled = Scorer(model, tok, progress=False).score_texts([SENTENCES[i] for i in order])
+    shuffled = Scorer(lm, progress=False).score_texts([SENTENCES[i] for i in order])
     np.testing.assert_allclose([shuffled[order.index(i)].total for i in range(len(order))], base, atol=1e-4)
-    tiny_budget = Scorer(model, tok, progress=False, token_budget=40).score_texts(SENTENCES)
+    tiny_budget = Scorer(lm, progress=False, token_budget=40).score_texts(SENTENCES)
     np.testing.assert_allclose([s.total for s in tiny_budget], base, atol=1e-4)
 
 
@@ -79,12 +82,12 @@ def _contexts(rng: random.Random) -> list[str]:
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("share", ["context", "prefix"])
 def test_shared_context_equals_plain_path(tiny, arch, share):
-    model, tok = tiny(f"tiny-{arch}")
+    lm = tiny(f"tiny-{arch}")
     rng = random.Random(1)
     contexts = _contexts(rng)
     requests = [Request(c, t) for c in contexts for t in SENTENCES[:8]] + [Request("", t) for t in SENTENCES]
-    plain = Scorer(model, tok, progress=False, share="none")
-    shared = Scorer(model, tok, progress=False, share=share)
+    plain = Scorer(lm, progress=False, share="none")
+    shared = Scorer(lm, progress=False, share=share)
     lengths = [len(plain.encode(Request("", c)).ids) for c in contexts]
     assert lengths[0] <= 10 and lengths[-1] >= 450, lengths
     a = plain.score(requests, with_context=True)
@@ -97,40 +100,41 @@ def test_shared_context_equals_plain_path(tiny, arch, share):
 
 
 def test_shared_prefix_of_pairs_matches_reference(tiny):
-    model, tok = tiny("tiny-llama")
+    lm = tiny("tiny-llama")
     pairs = [("Who should Derek hug after shocking Richard?", "Who should Derek hug Richard after shocking?"),
              ("The cat sees a dog.", "The cat see a dog."), ("The cat sees a dog.", "The cat sees a dog.")]
     texts = [s for p in pairs for s in p]
-    scorer = Scorer(model, tok, progress=False, share="prefix")
+    scorer = Scorer(lm, progress=False, share="prefix")
     for text, r in zip(texts, scorer.score_texts(texts)):
         enc = scorer.encode(Request("", text))
-        np.testing.assert_allclose(r.logprobs, reference_logprobs(model, enc.ids, enc.first), atol=1e-4)
+        np.testing.assert_allclose(r.logprobs, reference_logprobs(lm.model, enc.ids, enc.first), atol=1e-4)
 
 
 @pytest.mark.parametrize("arch,expected", [("llama", "bos:<|begin_of_text|>"), ("qwen2", "eos:<|endoftext|>"),
                                            ("gpt2", "bos:<|endoftext|>")])
 def test_exactly_one_document_start_token(tiny, arch, expected):
-    model, tok = tiny(f"tiny-{arch}")
-    scorer = Scorer(model, tok, progress=False)
+    lm = tiny(f"tiny-{arch}")
+    scorer = Scorer(lm, progress=False)
     assert scorer.start_policy == expected
     start = scorer.start_id
-    for req in [Request("", "The cat."), Request("Answer:", " Yes"), Request(tok.decode([start]) + "The cat.", " Yes")]:
+    start_text = lm.tokenizer.decode([start])
+    for req in [Request("", "The cat."), Request("Answer:", " Yes"), Request(start_text + "The cat.", " Yes")]:
         ids = scorer.encode(req).ids
         assert ids[0] == start
         assert ids.count(start) == 1, (req, ids)
     first = scorer.score_texts(["The cat."])[0]
     assert first.tokens[0] == "The"  # the first word is scored
     if arch == "qwen2":
-        assert tok.bos_token is None and start == tok.eos_token_id
+        assert lm.tokenizer.bos_token is None and start == lm.tokenizer.eos_token_id
 
 
 @pytest.mark.parametrize("arch", ["gpt2", "llama"])
 def test_parity_with_minicons(tiny, arch):
     from minicons.scorer import IncrementalLMScorer
 
-    model, tok = tiny(f"tiny-{arch}")
-    ours = Scorer(model, tok, progress=False, minicons=True)
-    theirs = IncrementalLMScorer(model, device="cpu", tokenizer=tok)
+    lm = tiny(f"tiny-{arch}")
+    ours = Scorer(lm, progress=False, minicons=True)
+    theirs = IncrementalLMScorer(lm.model, device="cpu", tokenizer=lm.tokenizer)
     texts = SENTENCES[:12]
     expected = theirs.sequence_score(texts, reduction=lambda x: x.sum(0).item())
     got = [s.total for s in ours.score_texts(texts)]
@@ -139,51 +143,82 @@ def test_parity_with_minicons(tiny, arch):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_next_token_readout_equals_reference(tiny, arch):
-    model, tok = tiny(f"tiny-{arch}")
-    scorer = Scorer(model, tok, progress=False)
+    lm = tiny(f"tiny-{arch}")
+    scorer = Scorer(lm, progress=False)
     prompts = ["Is the following sentence grammatically acceptable? The cat sees a dog.\nAnswer: ",
                "A: The cat.\nB: The cats.\nAnswer:"]
     readouts = scorer.next_token(prompts, ["Yes", "No", "A"])
     for prompt, r in zip(prompts, readouts):
         for option in ("Yes", "No", "A"):
             enc = scorer.encode(Request(prompt, option))
-            ref = reference_logprobs(model, enc.ids, enc.first).sum()
+            ref = reference_logprobs(lm.model, enc.ids, enc.first).sum()
             assert abs(r.logprobs[option] - ref) < 1e-4
     # after "Answer: " the trailing space merges into the option: " Yes" is the form scored;
     # after "Answer:" the text is "Answer:A", so the bare form is scored
     assert readouts[0].forms["Yes"] == ["ĠYes"] and readouts[0].forms["No"] == ["ĠNo"]
     assert readouts[1].forms["A"] == ["A"]
-    assert readouts[0].best() in ("Yes", "No", "A")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_option_readout_equals_float64_log_softmax_of_full_logits(tiny, arch):
+    """Every field of the readout against the model's full logits over the whole text,
+    log-softmax in float64, with the token ids built here by hand (start token, prompt's
+    own tokens, option's own tokens), for both orders of the options."""
+    lm = tiny(f"tiny-{arch}")
+    tok = lm.tokenizer
+    start = tok.bos_token_id if tok.bos_token is not None else tok.eos_token_id
+    prompts = ["Is the following sentence grammatically acceptable? The cat sees a dog.\nAnswer: ",
+               "A: The cat.\nB: The cats.\nAnswer:", "他把书看了。 Answer:"]
+    options = ["Yes", "No", "A", " a careful doctor"]
+    for order in (options, options[::-1]):
+        readouts = Scorer(lm, progress=False).next_token(prompts, order, separate=True)
+        for prompt, readout in zip(prompts, readouts):
+            prompt_ids = [start] + tok(prompt, add_special_tokens=False)["input_ids"]
+            expected = {}
+            for option in order:
+                option_ids = tok(option, add_special_tokens=False)["input_ids"]
+                with torch.no_grad():
+                    logits = lm.model(torch.tensor([prompt_ids + option_ids])).logits[0].double()  # [seq, vocab]
+                logprobs = torch.log_softmax(logits, dim=-1)
+                answer_at = len(prompt_ids) - 1  # the position that predicts the option's first token
+                expected[option] = sum(logprobs[answer_at + j, t].item() for j, t in enumerate(option_ids))
+                assert readout.forms[option] == tok.convert_ids_to_tokens(option_ids)
+                assert readout.n_tokens[option] == len(option_ids)
+                assert readout.logprobs[option] == pytest.approx(expected[option], abs=1e-4)
+                assert readout.logits[option] == pytest.approx(logits[answer_at, option_ids[0]].item(), abs=1e-4)
+            first, second = sorted(expected.values(), reverse=True)[:2]
+            assert first - second > 1e-3  # a clear winner: best() is decided by the numbers, not by ties
+            assert readout.best() == max(expected, key=expected.get)
 
 
 def test_single_token_options_need_no_extra_forward(tiny):
-    model, tok = tiny("tiny-llama")
-    scorer = Scorer(model, tok, progress=False)
+    lm = tiny("tiny-llama")
+    scorer = Scorer(lm, progress=False)
     scorer.next_token(["Is it acceptable? The cat sees a dog.\nAnswer:"], ["Yes", "No"])
     assert scorer.forward_calls == 1
 
 
 def test_multi_token_option_is_a_continuation(tiny):
-    model, tok = tiny("tiny-gpt2")
-    scorer = Scorer(model, tok, progress=False)
+    lm = tiny("tiny-gpt2")
+    scorer = Scorer(lm, progress=False)
     r = scorer.next_token(["The cat sees"], [" a careful doctor"])[0]
     assert r.n_tokens[" a careful doctor"] > 1
     enc = scorer.encode(Request("The cat sees", " a careful doctor"))
-    assert abs(r.logprobs[" a careful doctor"] - reference_logprobs(model, enc.ids, enc.first).sum()) < 1e-4
+    assert abs(r.logprobs[" a careful doctor"] - reference_logprobs(lm.model, enc.ids, enc.first).sum()) < 1e-4
 
 
 @pytest.mark.parametrize("bad,error", [
     (Request("ctx", ""), ValueError), (Request("", 3), TypeError), (Request(None, "x"), TypeError),
 ])
 def test_bad_requests_raise_clear_errors(tiny, bad, error):
-    model, tok = tiny("tiny-gpt2")
+    lm = tiny("tiny-gpt2")
     with pytest.raises(error, match="target|context"):
-        Scorer(model, tok, progress=False).score([bad])
+        Scorer(lm, progress=False).score([bad])
 
 
 def test_non_request_and_bad_options(tiny):
-    model, tok = tiny("tiny-gpt2")
-    scorer = Scorer(model, tok, progress=False)
+    lm = tiny("tiny-gpt2")
+    scorer = Scorer(lm, progress=False)
     with pytest.raises(TypeError, match="Request"):
         scorer.score(["a plain string"])
     with pytest.raises(ValueError, match="empty"):
@@ -197,45 +232,46 @@ def test_option_that_tokenizes_to_nothing(tiny):
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    model, _ = tiny("tiny-gpt2")
+    lm = tiny("tiny-gpt2")
     wp = Tokenizer(models.WordPiece({"[UNK]": 0, "[CLS]": 1, "answer": 2, ":": 3, "yes": 4}, unk_token="[UNK]"))
     wp.normalizer = normalizers.BertNormalizer(lowercase=True)
     wp.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     bert_like = PreTrainedTokenizerFast(tokenizer_object=wp, unk_token="[UNK]", eos_token="[CLS]", pad_token="[CLS]")
-    scorer = Scorer(model, bert_like, progress=False)
+    scorer = Scorer(LoadedModel.wrap(lm.model, bert_like, spec=lm.spec), progress=False)
     assert scorer.score([Request("answer:", " yes")])[0].tokens == ["yes"]
     with pytest.raises(ValueError, match="tokenizes to no tokens"):
         scorer.next_token(["answer:"], ["yes", "   "])
 
 
 def test_too_long_request_is_refused(tiny):
-    model, tok = tiny("tiny-gpt2")
+    lm = tiny("tiny-gpt2")
     with pytest.raises(ValueError, match="exceeds the model's 1024 positions"):
-        Scorer(model, tok, progress=False).score([Request("", "cat " * 1500)])
+        Scorer(lm, progress=False).score([Request("", "cat " * 1500)])
 
 
 def test_float64_sums_and_float32_softmax_on_half_model(tiny):
-    model, tok = tiny("tiny-llama")
-    half = copy.deepcopy(model).to(torch.bfloat16)
-    r = Scorer(half, tok, progress=False).score_texts(["The cat sees a dog."])[0]
+    lm = tiny("tiny-llama")
+    half = copy.deepcopy(lm.model).to(torch.bfloat16)
+    half_lm = LoadedModel.wrap(half, lm.tokenizer, spec=lm.spec)
+    r = Scorer(half_lm, progress=False).score_texts(["The cat sees a dog."])[0]
     assert r.logprobs.dtype == np.float64
-    ref = Scorer(model, tok, progress=False).score_texts(["The cat sees a dog."])[0]
+    ref = Scorer(lm, progress=False).score_texts(["The cat sees a dog."])[0]
     assert abs(r.total - ref.total) < 0.5  # bf16 weights: close, not equal
 
 
 def test_progress_bar_reports_items(tiny, capsys):
-    model, tok = tiny("tiny-gpt2")
-    Scorer(model, tok, progress=True).score_texts(SENTENCES[:4], desc="demo")
+    lm = tiny("tiny-gpt2")
+    Scorer(lm, progress=True).score_texts(SENTENCES[:4], desc="demo")
     err = capsys.readouterr().err
     assert "demo" in err and "seq" in err
 
 
 def test_tiny_kv_budget_runs_in_chunks_with_the_same_scores(tiny):
-    model, tok = tiny("tiny-llama")
+    lm = tiny("tiny-llama")
     requests = [Request(c, t) for c in ("The following sentence is acceptable.\n\n", "Here is a sentence.\n\n")
                 for t in SENTENCES] + [Request("", t) for t in SENTENCES]
-    roomy = Scorer(model, tok, progress=False).score(requests, with_context=True)
-    tight = Scorer(model, tok, progress=False, kv_budget_bytes=1)
+    roomy = Scorer(lm, progress=False).score(requests, with_context=True)
+    tight = Scorer(lm, progress=False, kv_budget_bytes=1)
     cramped = tight.score(requests, with_context=True)
     assert tight.forward_calls > 3
     for a, b in zip(roomy, cramped):
@@ -244,19 +280,87 @@ def test_tiny_kv_budget_runs_in_chunks_with_the_same_scores(tiny):
 
 
 def test_out_of_memory_halves_the_batch_and_goes_on(tiny, monkeypatch):
-    model, tok = tiny("tiny-gpt2")
-    expected = [s.total for s in Scorer(model, tok, progress=False).score_texts(SENTENCES)]
-    scorer = Scorer(model, tok, progress=False, share="none")
-    real = Scorer._forward
+    lm = tiny("tiny-gpt2")
+    expected = [s.total for s in Scorer(lm, progress=False).score_texts(SENTENCES)]
+    scorer = Scorer(lm, progress=False, share="none")
+    real = Executor._forward
     sizes = []
 
-    def flaky(self, batch):
+    def flaky(self, batch, state):
         sizes.append(len(batch))
         if len(batch) > 4:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
-        return real(self, batch)
+        return real(self, batch, state)
 
-    monkeypatch.setattr(Scorer, "_forward", flaky)
+    monkeypatch.setattr(Executor, "_forward", flaky)
     got = [s.total for s in scorer.score_texts(SENTENCES)]
     np.testing.assert_allclose(got, expected, atol=1e-4)
     assert max(sizes) > 4 and scorer.token_budget < 2048
+
+
+def _plan_requests(scorer: Scorer) -> list:
+    """Sentences alone, after two short shared contexts and after one long one."""
+    long_context = " ".join(SENTENCES[:11]) + " "
+    contexts = ["", "The following sentence is acceptable.\n\n", "Here is a sentence.\n\n", long_context]
+    return scorer.encode_many([Request(c, t) for c in contexts for t in SENTENCES[8:18]])
+
+
+@pytest.mark.parametrize("share", ["none", "context", "prefix"])
+def test_plan_is_pure_and_holds_every_request_once(tiny, share):
+    lm = tiny("tiny-llama")
+    scorer = Scorer(lm, progress=False)
+    encoded = _plan_requests(scorer)
+    need_from = [1 if i % 3 == 0 else e.first for i, e in enumerate(encoded)]
+    # the plan is made of token ids alone: nodes have no slot for log-probs, caches or a progress bar
+    assert set(Node.__slots__) == {"ids", "offset", "parent", "children", "request", "need_from"}
+    roots = build_tree(encoded, need_from, share=share)
+    assert outline(roots) == outline(build_tree(list(encoded), list(need_from), share=share))
+    assert scorer.forward_calls == 0
+    leaves = {}
+    for node in walk(roots):
+        if node.parent is not None:
+            assert node.offset == node.parent.end
+        if node.request is not None:
+            assert node.request not in leaves
+            leaves[node.request] = tuple(i for n in node.path() for i in n.ids)
+    assert leaves == {i: e.ids for i, e in enumerate(encoded)}
+    planned = sum(len(n.ids) for n in walk(roots))
+    total = sum(len(e.ids) for e in encoded)
+    assert planned == total if share == "none" else planned < total / 2
+    # running the plan leaves it as it was, and running it again gives the same numbers bit for bit
+    before = outline(roots)
+    first = scorer.executor.run(roots, len(encoded))
+    assert outline(roots) == before
+    second = scorer.executor.run(roots, len(encoded))
+    for (lp_a, raw_a), (lp_b, raw_b) in zip(first, second):
+        assert lp_a.tobytes() == lp_b.tobytes() and raw_a.tobytes() == raw_b.tobytes()
+
+
+@pytest.mark.parametrize("share", ["none", "context", "prefix"])
+def test_executor_results_do_not_depend_on_batching_or_budgets(tiny, share):
+    lm = tiny("tiny-llama")
+    scorer = Scorer(lm, progress=False)
+    encoded = _plan_requests(scorer)
+    need_from = [1 if i % 3 == 0 else e.first for i, e in enumerate(encoded)]
+    roots = build_tree(encoded, need_from, share=share)
+    base = scorer.executor
+
+    def run(**options):
+        settings = dict(token_budget=base.token_budget, kv_budget_bytes=base.kv_budget_bytes, batch_size=None)
+        executor = Executor(base.body, base.head, device=base.device, pad_id=base.pad_id,
+                            kv_bytes_per_token=base.kv_bytes_per_token, **{**settings, **options})
+        return executor.run(roots, len(encoded)), executor.forward_calls
+
+    reference, calls = run()
+    for i, (lp, raw) in enumerate(reference):
+        assert np.isnan(lp[0]) and np.isfinite(lp[need_from[i]:]).all() and np.isfinite(raw[need_from[i]:]).all()
+        if share == "none":  # nothing shared: exactly the needed positions are read
+            assert np.isnan(lp[:need_from[i]]).all()
+    for options in (dict(batch_size=3), dict(token_budget=40), dict(kv_budget_bytes=1),
+                    dict(token_budget=64, batch_size=2, kv_budget_bytes=1)):
+        got, got_calls = run(**options)
+        # the work really was cut differently (without sharing there are no caches to budget)
+        assert got_calls > calls or (share == "none" and set(options) == {"kv_budget_bytes"}), options
+        for (lp, raw), (lp_ref, raw_ref) in zip(got, reference):
+            np.testing.assert_allclose(lp, lp_ref, atol=1e-5)  # NaN where the reference has NaN
+            np.testing.assert_allclose(raw, raw_ref, atol=1e-4)

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
-from helpers import templates as T
+from helpers import paths, templates as T
+from helpers.data.sources import ChecksumError, DataSource
 
 
 def test_ide_templates_five_per_language():
@@ -55,3 +57,20 @@ def test_hu_levy_prompts():
         "Here is a sentence:\n\n{sentence} Is the sentence a good sentence of English? "
         "Respond with either Yes or No as your answer.\n\nAnswer: {continuation}")
     assert p[("word_prediction", "zh", "metaInstruct")].startswith("你是一个善于帮助的写作助理")
+
+
+def _template_mirror(tmp_path):
+    """A mirror holding a copy of the Ide et al. templates only."""
+    shutil.copytree(paths.mirror() / T.IDE_DIR, tmp_path / T.IDE_DIR)
+    first = tmp_path / T.IDE_DIR / "templates_ll" / "template_blimp_single_1.txt"
+    first.write_text("My own frame:\n{sentence}")
+    return tmp_path
+
+
+def test_templates_come_from_the_source_given(tmp_path):
+    root = _template_mirror(tmp_path)
+    unlisted = DataSource(root, raw_dir=tmp_path / "raw", manifest_file=tmp_path / "none.yaml")
+    assert T.ide_templates("single", "en", source=unlisted)[0].text == "My own frame:\n{sentence}"
+    assert T.ide_templates("single", "en")[0].text.startswith("The following sentence")  # default: the mirror
+    with pytest.raises(ChecksumError, match="template_blimp_single_1.txt: sha256 .* differs"):
+        T.ide_templates("single", "en", source=DataSource(root, raw_dir=tmp_path / "raw"))

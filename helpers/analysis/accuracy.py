@@ -39,8 +39,14 @@ def best_templates(scores: pd.DataFrame) -> dict[tuple[str, str], str]:
     return {(r.model, r.method): r.best_template for r in t.itertuples()}
 
 
-def at_best_template(scores: pd.DataFrame) -> pd.DataFrame:
-    """The rows of each (model, method) at its best template."""
+def of_methods(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
+    """The rows of ``methods`` (all rows when None)."""
+    return scores if methods is None else scores[scores["method"].isin(list(methods))]
+
+
+def at_best_template(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
+    """The rows of each (model, method) at its best template (of ``methods`` only, when given)."""
+    scores = of_methods(scores, methods)
     best = best_templates(scores)
     keep = [best[(m, me)] == t for m, me, t in zip(scores["model"], scores["method"], scores["template"])]
     return scores[keep]
@@ -68,3 +74,14 @@ def format_table3(t: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({"model": t["model"], "method": t["method"], "accuracy (%)": [cell(r) for r in t.itertuples()],
                          "best template": t["best_template"],
                          "best (%)": (100 * t["best_accuracy"]).round(1), "ties": t["ties"], "pairs": t["pairs"]})
+
+
+def table3_target_only(scores: pd.DataFrame) -> pd.DataFrame:
+    """:func:`table3` of the in-template methods measured over the target sentence only (the
+    variant stored beside the whole-input score); empty when no such scores are present."""
+    if "correct_target" not in scores:
+        return pd.DataFrame()
+    target = scores.dropna(subset=["correct_target"])
+    if target.empty:
+        return pd.DataFrame()
+    return table3(target.assign(correct=target.correct_target.astype(bool), tie=target.tie_target.astype(bool)))

@@ -9,7 +9,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .significance import bootstrap_ci
+
 SETTINGS = {"P-only": (5, 0), "Mix-P3": (3, 2), "Mix-L3": (2, 3), "L-only": (0, 5)}
+TEMPLATES = range(1, 6)
+PREDICTORS = [f"{kind}{t}" for kind in "PL" for t in TEMPLATES]
+
+
+def predictor(kind: str, template) -> str:
+    """The column of one predictor: "P" (Yes/No) or "L" (in-template LP) and its template."""
+    return f"{kind}{template}"
 
 
 def predictor_matrix(scores: pd.DataFrame, p_method: str = "yesno", l_method: str = "intemplate_lp",
@@ -21,19 +30,19 @@ def predictor_matrix(scores: pd.DataFrame, p_method: str = "yesno", l_method: st
         if sub.empty:
             raise ValueError(f"no scores of {method!r}: run {'03_prompting' if label == 'P' else '02_readout'} first")
         for template, g in sub.groupby("template"):
-            cols[f"{label}{template}"] = g.set_index(list(keys))["correct"].astype(bool)
+            cols[predictor(label, template)] = g.set_index(list(keys))["correct"].astype(bool)
     matrix = pd.DataFrame(cols).dropna()
-    missing = [f"{x}{i}" for x in "PL" for i in range(1, 6) if f"{x}{i}" not in matrix]
+    missing = [p for p in PREDICTORS if p not in matrix]
     if missing:
         raise ValueError(f"ensembles need 5 templates of each method; missing {missing}")
-    return matrix[[f"{x}{i}" for x in "PL" for i in range(1, 6)]].astype(bool)
+    return matrix[PREDICTORS].astype(bool)
 
 
 def draw(setting: str, rng: np.random.Generator) -> list[str]:
     """The 5 predictors of one trial of ``setting``."""
     n_p, n_l = SETTINGS[setting]
-    p = rng.choice([f"P{i}" for i in range(1, 6)], size=n_p, replace=False).tolist()
-    ls = rng.choice([f"L{i}" for i in range(1, 6)], size=n_l, replace=False).tolist()
+    p = rng.choice([predictor("P", t) for t in TEMPLATES], size=n_p, replace=False).tolist()
+    ls = rng.choice([predictor("L", t) for t in TEMPLATES], size=n_l, replace=False).tolist()
     return sorted(p) + sorted(ls)
 
 
@@ -62,3 +71,27 @@ def ensemble_table(matrix: pd.DataFrame, trials: int = 10, seed: int = 0) -> pd.
         best = oracle[[c for c in oracle.index if c.startswith(label)]].idxmax()
         rows.append({"setting": name, "accuracy": float(oracle[best]), "sd": 0.0, "trials": 1, "draws": best})
     return pd.DataFrame(rows)
+
+
+def with_bootstrap(table: pd.DataFrame, matrix: pd.DataFrame, trials: int = 10, seed: int = 0,
+                   resamples: int = 2000) -> pd.DataFrame:
+    """Add ci_low / ci_high to an :func:`ensemble_table`: a setting resamples the pairs' mean vote
+    over its trials, an oracle row the pairs of its one predictor (seeded bootstrap)."""
+    def ci(setting, draws):
+        if setting in SETTINGS:
+            return bootstrap_ci(trial_votes(matrix, setting, trials, seed)[0].mean(axis=1), resamples, seed=seed)
+        return bootstrap_ci(matrix[draws], resamples, seed=seed)
+
+    lows, highs = zip(*(ci(s, d) for s, d in zip(table["setting"], table["draws"])))
+    return table.assign(ci_low=list(lows), ci_high=list(highs))
+
+
+def ensembles_by_model(scores: pd.DataFrame, p_method: str = "yesno", l_method: str = "intemplate_lp",
+                       trials: int = 10, seed: int = 0, resamples: int = 2000) -> pd.DataFrame:
+    """Table 5 for every model of ``scores``, with bootstrap 95% CIs (one row per model and setting)."""
+    tables = []
+    for model, s in scores.groupby("model", sort=False):
+        matrix = predictor_matrix(s, p_method, l_method)
+        table = ensemble_table(matrix, trials, seed).assign(model=model)
+        tables.append(with_bootstrap(table, matrix, trials, seed, resamples))
+    return pd.concat(tables, ignore_index=True)

@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
 
 from .accuracy import at_best_template
+from .significance import by_template_with_ci
 
 
 def with_length_difference(scores: pd.DataFrame) -> pd.DataFrame:
@@ -33,6 +35,13 @@ def correlation_table(scores: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def table4(best: pd.DataFrame, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Table 4 from scores at their best templates: point-biserial r (and p) of each (model,
+    method, template) beside its accuracy, ties and bootstrap 95% CI."""
+    return correlation_table(best).merge(by_template_with_ci(best, n_resamples, seed),
+                                         on=["model", "method", "template", "pairs"])
+
+
 def accuracy_by_length(scores: pd.DataFrame, clip: int = 4) -> pd.DataFrame:
     """Accuracy per length difference (clipped to [-clip, clip]) with a 95% Wilson interval."""
     s = with_length_difference(scores)
@@ -46,14 +55,12 @@ def accuracy_by_length(scores: pd.DataFrame, clip: int = 4) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """The Wilson score interval of k successes in n trials."""
+def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials (statsmodels); NaN for no trials."""
     if n == 0:
         return float("nan"), float("nan")
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return float(centre - half), float(centre + half)
+    lo, hi = proportion_confint(k, n, alpha=1 - level, method="wilson")
+    return float(lo), float(hi)
 
 
 def paradigm_gap(scores: pd.DataFrame, a: str = "yesno", b: str = "intemplate_lp") -> tuple[pd.DataFrame, float]:
@@ -70,3 +77,19 @@ def paradigm_gap(scores: pd.DataFrame, a: str = "yesno", b: str = "intemplate_lp
                           "mean_length_diff": parts[b]["length_diff"]}).dropna().reset_index()
     r = float(stats.pearsonr(table["mean_length_diff"], table["gap"])[0]) if len(table) > 2 else float("nan")
     return table, r
+
+
+def paradigm_gaps(scores: pd.DataFrame, a: str = "yesno", b: str = "intemplate_lp") -> pd.DataFrame:
+    """:func:`paradigm_gap` of every model: model, paradigm, gap, mean_length_diff and the
+    model's Pearson r across paradigms (``pearson_r``)."""
+    tables = []
+    for model, s in scores.groupby("model", sort=False):
+        table, r = paradigm_gap(s, a, b)
+        tables.append(table.assign(model=model, pearson_r=r))
+    return pd.concat(tables, ignore_index=True)
+
+
+def gap_correlations(gaps: pd.DataFrame) -> pd.DataFrame:
+    """Per model: the Pearson r of :func:`paradigm_gaps` and the number of paradigms."""
+    return gaps.groupby("model", sort=False).agg(pearson_r=("pearson_r", "first"),
+                                                 paradigms=("paradigm", "size")).reset_index()

@@ -1,5 +1,6 @@
 """Accuracy by phenomenon against humans, word-shuffling paradigms and attractors
-(Ide et al. 2024, Figures 3-5), each method at its best template."""
+(Ide et al. 2024, Figures 3-5: Figure 4 is attractors, Figure 5 word shuffling), each method at
+its best template; ``methods`` keeps those methods only (all when None)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -7,9 +8,10 @@ import pandas as pd
 from .accuracy import at_best_template
 
 
-def phenomena_with_humans(scores: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, method, phenomenon): accuracy, and the mean human agreement of its paradigms."""
-    s = at_best_template(scores)
+def phenomena_with_humans(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
+    """Per (model, method, phenomenon): accuracy, and the mean human agreement of its paradigms
+    (Figure 3)."""
+    s = at_best_template(scores, methods)
     out = s.groupby(["model", "method", "phenomenon"], sort=False).agg(
         accuracy=("correct", "mean"), pairs=("correct", "size")).reset_index()
     if "human_agreement" in s and s["human_agreement"].notna().any():
@@ -18,11 +20,12 @@ def phenomena_with_humans(scores: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def word_shuffle_paradigms(scores: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, method, paradigm): accuracy and whether every pair has the same bag of words."""
+def word_shuffle_paradigms(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
+    """Per (model, method, paradigm): accuracy and whether every pair has the same bag of words
+    (Figure 5)."""
     if "word_shuffle" not in scores:
         raise ValueError("these scores carry no word_shuffle flag (BLiMP only)")
-    s = at_best_template(scores)
+    s = at_best_template(scores, methods)
     return s.groupby(["model", "method", "paradigm"], sort=False).agg(
         accuracy=("correct", "mean"), word_shuffle=("word_shuffle", "all")).reset_index()
 
@@ -33,11 +36,12 @@ def word_shuffle_means(table: pd.DataFrame) -> pd.DataFrame:
         accuracy=("accuracy", "mean"), paradigms=("paradigm", "size")).reset_index()
 
 
-def attractors(scores: pd.DataFrame) -> pd.DataFrame:
-    """Subject-verb agreement accuracy by attractor type (none, relational noun, relative clause)."""
+def attractors(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
+    """Subject-verb agreement accuracy by attractor type (none, relational noun, relative clause;
+    Figure 4)."""
     if "attractor" not in scores:
         raise ValueError("these scores carry no attractor column (BLiMP only)")
-    s = at_best_template(scores)
+    s = at_best_template(scores, methods)
     s = s[s["attractor"].notna()]
     return s.groupby(["model", "method", "attractor"], sort=False).agg(
         accuracy=("correct", "mean"), pairs=("correct", "size")).reset_index()

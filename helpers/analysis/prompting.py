@@ -1,31 +1,65 @@
-"""Tables for prompt-based methods: A/B answer shares (Ide et al. Table 10) and the agreement
-of the outlines and logit decision paths."""
+"""Tables for A/B prompting: the share of "A" answers (Ide et al. Table 10) and the agreement of
+two decision paths (``ab``, outlines constrained decoding; ``ab_logit``, the logit comparison).
+A method's answer is read from its decision: the slot of the acceptable sentence when it won,
+the other slot when it lost, "tie" on a tie."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from ..selection import parse_selection
 
-def ab_answers(scores: pd.DataFrame) -> pd.DataFrame:
-    """Per (model, template): share of "A" answers (logit path and outlines), accuracy of each
-    path and how often the two paths agree."""
-    ab = scores[scores["method"] == "ab"]
-    if ab.empty:
-        raise ValueError("no A/B scores: run 03_prompting with method 'ab' first")
-    rows = []
-    for (model, template), g in ab.groupby(["model", "template"], sort=False):
-        row = {"model": model, "template": template, "pairs": len(g), "share_A": (g["answer"] == "A").mean(),
-               "share_A_expected": (g["good_slot"] == "A").mean(), "accuracy": g["correct"].mean(),
-               "ties": int((g["answer"] == "tie").sum())}
-        if "answer_outlines" in g and g["answer_outlines"].notna().all():
-            row.update(share_A_outlines=(g["answer_outlines"] == "A").mean(),
-                       accuracy_outlines=g["correct_outlines"].mean(),
-                       agreement=(g["answer_outlines"] == g["answer"]).mean())
-        rows.append(row)
-    return pd.DataFrame(rows)
+KEYS = ["model", "template"]
+PAIR = ["model", "template", "paradigm", "pair_id"]
 
 
-def disagreements(scores: pd.DataFrame) -> pd.DataFrame:
-    """The A/B items where outlines and the logit path answered differently."""
-    ab = scores[(scores["method"] == "ab") & scores.get("answer_outlines", pd.Series(dtype=str)).notna()]
-    return ab[ab["answer"] != ab["answer_outlines"]][["model", "template", "paradigm", "pair_id", "lp_a", "lp_b",
-                                                      "answer", "answer_outlines"]]
+def of_method(scores: pd.DataFrame, method: str) -> pd.DataFrame:
+    """The rows of one A/B method; an error naming the notebook to run when there are none."""
+    rows = scores[scores["method"] == method]
+    if rows.empty:
+        raise ValueError(f"no scores of {method!r}: run 03_prompting with method {method!r} first")
+    return rows
+
+
+def answers(rows: pd.DataFrame) -> pd.Series:
+    """The letter each row's method chose ("A", "B" or "tie"), from good_slot, correct and tie."""
+    other = np.where(rows["good_slot"] == "A", "B", "A")
+    chosen = np.where(rows["tie"].astype(bool), "tie",
+                      np.where(rows["correct"].astype(bool), rows["good_slot"], other))
+    return pd.Series(chosen, index=rows.index, name="answer")
+
+
+def ab_answers(scores: pd.DataFrame, methods="ab") -> pd.DataFrame:
+    """Per (model, method, template) of ``methods`` (one A/B method or several): pairs, share of
+    "A" answers, the share expected from the slots of the acceptable sentence, accuracy, ties."""
+    rows = pd.concat([of_method(scores, m) for m in parse_selection(methods, what="A/B method")])
+    answer = answers(rows)
+    marked = rows.assign(is_a=answer == "A", expected_a=rows["good_slot"] == "A", is_tie=answer == "tie")
+    return marked.groupby(["model", "method", "template"], sort=False).agg(
+        pairs=("correct", "size"), share_A=("is_a", "mean"), share_A_expected=("expected_a", "mean"),
+        accuracy=("correct", "mean"), ties=("is_tie", "sum")).reset_index()
+
+
+def paired_answers(scores: pd.DataFrame, a: str = "ab", b: str = "ab_logit") -> pd.DataFrame:
+    """The answers of methods ``a`` and ``b`` on the same pairs (columns answer_a, answer_b,
+    correct_a, correct_b)."""
+    def pick(method):
+        rows = of_method(scores, method)
+        return rows[PAIR + ["correct"]].assign(answer=answers(rows))
+
+    return pick(a).merge(pick(b), on=PAIR, suffixes=("_a", "_b"))
+
+
+def agreement(scores: pd.DataFrame, a: str = "ab", b: str = "ab_logit") -> pd.DataFrame:
+    """Per (model, template): how often ``a`` and ``b`` give the same answer, and each one's accuracy."""
+    both = paired_answers(scores, a, b)
+    both = both.assign(same=both["answer_a"] == both["answer_b"])
+    return both.groupby(KEYS, sort=False).agg(
+        pairs=("same", "size"), agreement=("same", "mean"), **{f"accuracy_{a}": ("correct_a", "mean"),
+                                                               f"accuracy_{b}": ("correct_b", "mean")}).reset_index()
+
+
+def disagreements(scores: pd.DataFrame, a: str = "ab", b: str = "ab_logit") -> pd.DataFrame:
+    """The pairs where ``a`` and ``b`` answered differently."""
+    both = paired_answers(scores, a, b)
+    return both[both["answer_a"] != both["answer_b"]].reset_index(drop=True)

@@ -3,20 +3,23 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from .accuracy import by_template
 
 
 def bootstrap_ci(correct, n_resamples: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of an accuracy, resampling pairs with replacement (seeded)."""
+    """Percentile bootstrap CI of an accuracy, resampling pairs with replacement (scipy, seeded).
+    A single pair gives the degenerate interval (its value twice)."""
     x = np.asarray(correct, dtype=float)
     if x.size == 0:
         raise ValueError("no pairs to bootstrap")
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples)
-    for start in range(0, n_resamples, 256):
-        stop = min(n_resamples, start + 256)
-        means[start:stop] = x[rng.integers(0, x.size, size=(stop - start, x.size))].mean(axis=1)
-    alpha = (1 - level) / 2
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1 - alpha))
+    if x.size == 1:
+        return float(x[0]), float(x[0])
+    ci = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, batch=256, vectorized=True, confidence_level=level,
+                         method="percentile", rng=np.random.default_rng(seed)).confidence_interval
+    return float(ci.low), float(ci.high)
 
 
 def with_ci(table: pd.DataFrame, scores: pd.DataFrame, keys: list[str], n_resamples: int = 2000,
@@ -32,11 +35,14 @@ def with_ci(table: pd.DataFrame, scores: pd.DataFrame, keys: list[str], n_resamp
     return table.assign(ci_low=lows, ci_high=highs)
 
 
+def by_template_with_ci(scores: pd.DataFrame, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """:func:`accuracy.by_template` with bootstrap 95% CIs of each accuracy."""
+    return with_ci(by_template(scores), scores, ["model", "method", "template"], n_resamples, seed)
+
+
 def mcnemar(correct_a, correct_b, exact: bool | None = None) -> dict:
     """McNemar's test of two methods on the same pairs (statsmodels). Exact binomial when the
     discordant pairs are fewer than 25, else chi-square with continuity correction."""
-    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
-
     a, b = np.asarray(correct_a, bool), np.asarray(correct_b, bool)
     if a.shape != b.shape:
         raise ValueError(f"the two methods must be scored on the same pairs ({a.size} vs {b.size})")

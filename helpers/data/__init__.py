@@ -3,17 +3,26 @@
     from helpers import data
     pairs = data.load("blimp")                 # read from the mirror (validated)
     pairs = data.load_processed("blimp")       # data/processed/blimp.parquet (built if missing)
+    pairs = data.load("blimp", source=data.DataSource(Path("/my/mirror")))  # another mirror
+
+Every reader takes ``source`` (a :class:`DataSource`); None means ``DataSource.default()``,
+the mirror that ``MINIMAL_PAIRS_DATA`` names when the reader runs.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
+from .. import paths
+from ..files import atomic_path
+from ..selection import parse_selection
 from . import blimp, chinese, climp, english, hu_levy, syntaxgym
-from .mirror import DataNotFoundError
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
+from .sources import ChecksumError, DataNotFoundError, DataSource
 
 
 @dataclass(frozen=True)
@@ -32,16 +41,16 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in [
     Dataset("syntaxgym_suites", "en", "regions", syntaxgym.suites_table, "SyntaxGym test suites by region, 34 suites"),
     Dataset("zhoblimp", "zh", "pairs", chinese.load_zhoblimp, "ZhoBLiMP, 118 paradigms x 300"),
     Dataset("sling", "zh", "pairs", chinese.load_sling, "SLING, 40 main paradigms x 1,000 (options: include_small)"),
-    Dataset("scamp_plausible", "en", "pairs", lambda: english.load_scamp("plausible"), "SCaMP plausible, 67 x 1,000"),
-    Dataset("scamp_implausible", "en", "pairs", lambda: english.load_scamp("implausible"), "SCaMP implausible, 67 x 1,000"),
+    Dataset("scamp_plausible", "en", "pairs", partial(english.load_scamp, "plausible"), "SCaMP plausible, 67 x 1,000"),
+    Dataset("scamp_implausible", "en", "pairs", partial(english.load_scamp, "implausible"), "SCaMP implausible, 67 x 1,000"),
     Dataset("li", "en", "pairs", english.load_li, "LI pairs with z-scored human ratings, 2,379"),
     Dataset("cola", "en", "sentences", english.load_cola, "CoLA in-domain train, 8,551 labelled sentences (options: split)"),
-    Dataset("hl_p18", "en", "words", lambda: hu_levy.load_word_prediction("p18"), "Hu & Levy exp1 word prediction, P18"),
-    Dataset("hl_news", "en", "words", lambda: hu_levy.load_word_prediction("news"), "Hu & Levy exp1 word prediction, News"),
+    Dataset("hl_p18", "en", "words", partial(hu_levy.load_word_prediction, "p18"), "Hu & Levy exp1 word prediction, P18"),
+    Dataset("hl_news", "en", "words", partial(hu_levy.load_word_prediction, "news"), "Hu & Levy exp1 word prediction, News"),
     Dataset("hl_dtfit", "en", "words", hu_levy.load_word_comparison, "Hu & Levy exp2 word comparison, DTFit"),
-    Dataset("hl_blimp", "en", "pairs", lambda: hu_levy.load_sentence_pairs("blimp"), "Hu & Levy exp3 BLiMP subset, 390"),
-    Dataset("hl_syntaxgym", "en", "pairs", lambda: hu_levy.load_sentence_pairs("syntaxgym"), "Hu & Levy exp3 SyntaxGym subset, 345"),
-    Dataset("hl_mandarin", "zh", "pairs", lambda: hu_levy.load_sentence_pairs("mandarin"), "Hu & Levy Mandarin set, 535"),
+    Dataset("hl_blimp", "en", "pairs", partial(hu_levy.load_sentence_pairs, "blimp"), "Hu & Levy exp3 BLiMP subset, 390"),
+    Dataset("hl_syntaxgym", "en", "pairs", partial(hu_levy.load_sentence_pairs, "syntaxgym"), "Hu & Levy exp3 SyntaxGym subset, 345"),
+    Dataset("hl_mandarin", "zh", "pairs", partial(hu_levy.load_sentence_pairs, "mandarin"), "Hu & Levy Mandarin set, 535"),
     Dataset("wikitext", "en", "text", english.wikitext_sentences, "WikiText-103 test split as sentences"),
 ]}
 
@@ -54,43 +63,34 @@ def _lookup(name: str) -> Dataset:
 
 def dataset_names(selection) -> list[str]:
     """Dataset names from "all", "blimp,climp" or a list; unknown names are an error."""
-    if isinstance(selection, str):
-        names = list(DATASETS) if selection.strip() == "all" else [s.strip() for s in selection.split(",") if s.strip()]
-    else:
-        names = list(selection)
-    for name in names:
-        _lookup(name)
-    return names
+    return parse_selection(selection, list(DATASETS), what="dataset")
 
 
-def load(name: str, **options) -> pd.DataFrame:
-    """Read a dataset from the mirror into its canonical table."""
-    return _lookup(name).loader(**options)
+def load(name: str, source: DataSource | None = None, **options) -> pd.DataFrame:
+    """Read a dataset from ``source`` (default: the mirror) into its canonical table."""
+    return _lookup(name).loader(source=source, **options)
 
 
-def processed_path(name: str):
-    from ..paths import PROCESSED
-
+def processed_path(name: str) -> Path:
+    """<processed folder>/<name>.parquet (data/processed unless HELPERS_PROCESSED_DIR is set)."""
     _lookup(name)
-    return PROCESSED / f"{name}.parquet"
+    return paths.processed() / f"{name}.parquet"
 
 
-def save_processed(name: str, df: pd.DataFrame):
+def save_processed(name: str, df: pd.DataFrame) -> Path:
     """Write data/processed/<name>.parquet atomically."""
     path = processed_path(name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.parquet")
-    df.to_parquet(tmp, index=False)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        df.to_parquet(tmp, index=False)
     return path
 
 
-def load_processed(name: str, **options) -> pd.DataFrame:
-    """data/processed/<name>.parquet; built from the mirror (default options) if missing."""
+def load_processed(name: str, source: DataSource | None = None, **options) -> pd.DataFrame:
+    """data/processed/<name>.parquet; built from ``source`` (with ``options``) if missing."""
     path = processed_path(name)
     if path.is_file():
         return pd.read_parquet(path)
-    df = load(name, **options)
+    df = load(name, source=source, **options)
     save_processed(name, df)
     return df
 
@@ -109,5 +109,5 @@ def summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["DATASETS", "Dataset", "DataFormatError", "DataNotFoundError", "PAIR_COLUMNS", "SENTENCE_COLUMNS",
-           "load", "load_processed", "save_processed", "summary"]
+__all__ = ["DATASETS", "ChecksumError", "Dataset", "DataFormatError", "DataNotFoundError", "DataSource", "PAIR_COLUMNS",
+           "SENTENCE_COLUMNS", "load", "load_processed", "save_processed", "summary"]

@@ -7,13 +7,13 @@ import re
 
 import pandas as pd
 
-from .mirror import mirror_files, mirror_path
 from .schema import DataFormatError, finalize_pairs
+from .sources import DataSource, resolve
 
 FOLDER = "blimp/data"
 HUMAN_SUMMARY = "blimp/raw_results/summary/human_validation_summary.csv"
 FLAGS = ["simple_LM_method", "one_prefix_method", "two_prefix_method", "lexically_identical"]
-# Subject-verb agreement paradigms and the attractor between subject and verb (Ide et al. Fig. 5).
+# Subject-verb agreement paradigms and the attractor between subject and verb (Ide et al. Fig. 4).
 ATTRACTORS = {
     "distractor_agreement_relational_noun": "relational noun",
     "distractor_agreement_relative_clause": "relative clause",
@@ -38,9 +38,9 @@ def same_bag_of_words(good: str, bad: str) -> bool:
     return bag_of_words(good) == bag_of_words(bad)
 
 
-def human_agreement() -> dict[str, float]:
+def human_agreement(source: DataSource | None = None) -> dict[str, float]:
     """Per-paradigm human agreement (total_mean) of the BLiMP validation."""
-    path = mirror_path(HUMAN_SUMMARY)
+    path = resolve(source).path(HUMAN_SUMMARY)
     with open(path, newline="") as f:
         return {row["Condition"]: float(row["total_mean"]) for row in csv.DictReader(f)}
 
@@ -59,7 +59,7 @@ def read_jsonl(path) -> list[dict]:
     return rows
 
 
-def load(drop_identical: bool = False) -> pd.DataFrame:
+def load(drop_identical: bool = False, source: DataSource | None = None) -> pd.DataFrame:
     """The canonical BLiMP table with its flags, word_shuffle, attractor and human agreement.
 
     ``phenomenon`` is the file's ``linguistics_term`` (kept as a column) with the two
@@ -68,8 +68,9 @@ def load(drop_identical: bool = False) -> pd.DataFrame:
     ``drop_identical`` removes the 7 pairs whose two sentences are the same (Hu et al.
     2025 evaluate the remaining 66,993).
     """
-    folder = mirror_path(FOLDER)
-    files = mirror_files(FOLDER, "*.jsonl")
+    source = resolve(source)
+    folder = source.path(FOLDER)
+    files = source.files(FOLDER, "*.jsonl")
     if not files:
         raise DataFormatError(f"{folder}: no BLiMP .jsonl files")
     records = []
@@ -89,7 +90,7 @@ def load(drop_identical: bool = False) -> pd.DataFrame:
     df = pd.DataFrame.from_records(records)
     df["word_shuffle"] = [same_bag_of_words(g, b) for g, b in zip(df["good"], df["bad"])]
     df["attractor"] = df["paradigm"].map(ATTRACTORS).astype("string")
-    df["human_agreement"] = df["paradigm"].map(human_agreement()).astype("float64")
+    df["human_agreement"] = df["paradigm"].map(human_agreement(source)).astype("float64")
     df = finalize_pairs(df, str(folder))
     if drop_identical:
         df = df[~df["identical"]].reset_index(drop=True)

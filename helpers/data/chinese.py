@@ -4,19 +4,20 @@ from __future__ import annotations
 import pandas as pd
 
 from .blimp import read_jsonl
-from .mirror import mirror_files, mirror_path
 from .schema import DataFormatError, finalize_pairs
+from .sources import DataSource, resolve
 
 ZHOBLIMP = "zhoblimp/data/ZhoBLiMP"
 SLING = "sling/SLING_Data"
 SLING_MAIN_SIZE = 1000
 
 
-def load_zhoblimp() -> pd.DataFrame:
+def load_zhoblimp(source: DataSource | None = None) -> pd.DataFrame:
     """ZhoBLiMP: 118 paradigms x 300 pairs."""
-    folder = mirror_path(ZHOBLIMP)
+    source = resolve(source)
+    folder = source.path(ZHOBLIMP)
     records = []
-    for path in mirror_files(ZHOBLIMP, "*.jsonl"):
+    for path in source.files(ZHOBLIMP, "*.jsonl"):
         for line_no, row in read_jsonl(path):
             try:
                 records.append({"dataset": "zhoblimp", "language": "zh", "paradigm": row["UID"],
@@ -27,11 +28,12 @@ def load_zhoblimp() -> pd.DataFrame:
     return finalize_pairs(pd.DataFrame.from_records(records), str(folder))
 
 
-def load_sling(include_small: bool = False) -> pd.DataFrame:
+def load_sling(include_small: bool = False, source: DataSource | None = None) -> pd.DataFrame:
     """SLING: the 40 main paradigms of 1,000 pairs; ``include_small`` adds the 14 of 40."""
-    folder = mirror_path(SLING)
+    source = resolve(source)
+    folder = source.path(SLING)
     records = []
-    for path in mirror_files(SLING, "**/*.jsonl"):
+    for path in source.files(SLING, "**/*.jsonl"):
         rows = read_jsonl(path)
         main = len(rows) == SLING_MAIN_SIZE
         if not main and not include_small:

@@ -5,8 +5,8 @@ import csv
 
 import pandas as pd
 
-from .mirror import mirror_files, mirror_path
 from .schema import DataFormatError, finalize_pairs
+from .sources import DataSource, resolve
 
 FOLDER = "climp/CLiMP_corpus"
 HEADERLESS = "ba_construction_1000.csv"
@@ -36,15 +36,16 @@ def _rows(path) -> list[tuple[int, str, str, str, int]]:
     return out
 
 
-def load(add_period: bool = True) -> pd.DataFrame:
+def load(add_period: bool = True, source: DataSource | None = None) -> pd.DataFrame:
     """The canonical CLiMP table; pairs are consecutive rows (good, then bad).
 
     ``add_period`` (default, as Ide et al. 2024) appends "。" to every sentence; the files
     have no final punctuation.
     """
-    folder = mirror_path(FOLDER)
+    source = resolve(source)
+    folder = source.path(FOLDER)
     records = []
-    for path in mirror_files(FOLDER, "*_1000.csv"):
+    for path in source.files(FOLDER, "*_1000.csv"):
         rows = _rows(path)
         if len(rows) % 2:
             raise DataFormatError(f"{path}: odd number of sentences ({len(rows)}); pairs need two rows each")

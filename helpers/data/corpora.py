@@ -16,16 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .mirror import mirror_files, mirror_path
+from .. import paths
+from ..files import atomic_path
+from .sources import DataSource, resolve
 
 
 @dataclass(frozen=True)
 class Corpus:
     name: str
     language: str
-    path: str  # relative to the mirror
+    path: str  # relative to the mirror: a file, or a folder when ``pattern`` is set
     license: str
-    reader: Callable[[Path], Iterator[str]]
+    reader: Callable[[Path], Iterator[str]]  # one file -> its documents
+    pattern: str = ""  # the files of the folder ``path`` to read, in sorted order
+
+    def files(self, source: DataSource | None = None) -> list[Path]:
+        """The corpus's checksummed files in ``source``."""
+        source = resolve(source)
+        return source.files(self.path, self.pattern) if self.pattern else [source.path(self.path)]
 
 
 _SPACE_BEFORE = re.compile(r" ([.,;:!?%)\]}]|'s|'re|'ve|'ll|'d|n't|'m)(?=\s|$)")
@@ -85,8 +93,7 @@ def _lowercased_lines(pattern: str):
 
 
 def _gutenberg(path: Path) -> Iterator[str]:
-    for f in mirror_files(GUTENBERG, "*.txt"):
-        yield from _paragraphs(f.read_text(encoding="latin-1"))
+    yield from _paragraphs(path.read_text(encoding="latin-1"))
 
 
 def _reuters(path: Path) -> Iterator[str]:
@@ -136,7 +143,7 @@ def _review_csv(column: str):
 E, N = "corpora/en-nltk-data", "corpora/en-nltk-2008/corpora"
 GUTENBERG = f"{N}/gutenberg"
 ENGLISH = [
-    Corpus("gutenberg", "en", GUTENBERG, "public domain", _gutenberg),
+    Corpus("gutenberg", "en", GUTENBERG, "public domain", _gutenberg, pattern="*.txt"),
     Corpus("brown", "en", f"{E}/brown.zip", "non-commercial (NLTK: may be used for non-commercial purposes)", _brown),
     Corpus("reuters", "en", f"{N}/reuters.tar.gz", "research use (Reuters-21578)", _reuters),
     Corpus("abc", "en", f"{E}/abc.zip", "none given", _zip_paragraphs(r"abc/\w+\.txt$")),
@@ -156,34 +163,30 @@ CHINESE = [
 CORPORA = {c.name: c for c in ENGLISH + CHINESE}
 
 
-def documents(name: str) -> Iterator[str]:
+def documents(name: str, source: DataSource | None = None) -> Iterator[str]:
     """The documents of one corpus, cleaned to running text."""
     if name not in CORPORA:
         raise KeyError(f"unknown corpus {name!r}; choose from {sorted(CORPORA)}")
     corpus = CORPORA[name]
-    yield from corpus.reader(mirror_path(corpus.path))
+    for path in corpus.files(source):
+        yield from corpus.reader(path)
 
 
-def language_documents(language: str) -> Iterator[tuple[str, str]]:
+def language_documents(language: str, source: DataSource | None = None) -> Iterator[tuple[str, str]]:
     """(corpus name, document) for every corpus of ``language`` ("en" or "zh")."""
     for c in ENGLISH + CHINESE:
         if c.language == language:
-            for doc in documents(c.name):
+            for doc in documents(c.name, source):
                 yield c.name, doc
 
 
-def corpus_text_file(language: str) -> "Path":
+def corpus_text_file(language: str, source: DataSource | None = None) -> Path:
     """The corpora of ``language`` as one cached text file (a document per line), e.g. for
-    unigram tables with a model's tokenizer."""
-    from ..paths import CACHE
-
-    path = CACHE / f"corpus_{language}.txt"
+    unigram tables with a model's tokenizer. Built once into data/cache/ from ``source``."""
+    path = paths.CACHE / f"corpus_{language}.txt"
     if path.is_file():
         return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for _, doc in language_documents(language):
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        for _, doc in language_documents(language, source):
             f.write(doc.replace("\n", " ") + "\n")
-    tmp.replace(path)
     return path

@@ -7,8 +7,8 @@ import re
 import pandas as pd
 
 from .corpora import detokenize
-from .mirror import mirror_files, mirror_path
 from .schema import SENTENCE_COLUMNS, DataFormatError, finalize_pairs
+from .sources import DataSource, resolve
 
 SCAMP = "scamp/scamp/scamp_{variant}"
 LI = "li/LI_Large_pairs.csv"
@@ -37,12 +37,13 @@ def scamp_phenomenon(paradigm: str) -> str:
     raise DataFormatError(f"SCaMP paradigm {paradigm!r} has no phenomenon in SCAMP_PHENOMENA")
 
 
-def load_scamp(variant: str = "plausible") -> pd.DataFrame:
+def load_scamp(variant: str = "plausible", source: DataSource | None = None) -> pd.DataFrame:
     """SCaMP (BLiMP paradigms regenerated with plausible or implausible words): 67 x 1,000."""
     if variant not in ("plausible", "implausible"):
         raise ValueError(f"variant must be 'plausible' or 'implausible', got {variant!r}")
-    folder = mirror_path(SCAMP.format(variant=variant))
-    files = mirror_files(SCAMP.format(variant=variant), "*.tsv")
+    source = resolve(source)
+    folder = source.path(SCAMP.format(variant=variant))
+    files = source.files(SCAMP.format(variant=variant), "*.tsv")
     records = []
     for path in files:
         paradigm = path.stem.removesuffix("_implausible").removesuffix("_plausible")
@@ -59,12 +60,12 @@ def load_scamp(variant: str = "plausible") -> pd.DataFrame:
     return finalize_pairs(pd.DataFrame.from_records(records), str(folder))
 
 
-def load_li() -> pd.DataFrame:
+def load_li(source: DataSource | None = None) -> pd.DataFrame:
     """LI pairs (Sprouse et al. 2013; Mahowald et al. 2016) with z-scored Likert ratings.
 
     The file has the LS_diff column twice; both copies are read and checked to agree.
     """
-    path = mirror_path(LI)
+    path = resolve(source).path(LI)
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
         header = next(reader)
@@ -92,11 +93,11 @@ def load_li() -> pd.DataFrame:
     return finalize_pairs(out, str(path))
 
 
-def load_cola(split: str = "in_domain_train") -> pd.DataFrame:
+def load_cola(split: str = "in_domain_train", source: DataSource | None = None) -> pd.DataFrame:
     """CoLA single sentences with acceptability labels (1 acceptable, 0 not)."""
     if split not in ("in_domain_train", "in_domain_dev", "out_of_domain_dev"):
         raise ValueError(f"unknown CoLA split {split!r}")
-    path = mirror_path(COLA.format(split=split))
+    path = resolve(source).path(COLA.format(split=split))
     records = []
     with open(path, encoding="utf-8") as f:
         for line_no, line in enumerate(f, 1):
@@ -114,9 +115,9 @@ _WIKI_MARKUP = [(" @-@ ", "-"), (" @,@ ", ","), (" @.@ ", ".")]
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
 
-def wikitext_sentences(min_words: int = 3) -> pd.DataFrame:
+def wikitext_sentences(min_words: int = 3, source: DataSource | None = None) -> pd.DataFrame:
     """WikiText-103 test split as sentences (headings dropped), for unrelated priming contexts."""
-    path = mirror_path(WIKITEXT)
+    path = resolve(source).path(WIKITEXT)
     rows, article = [], ""
     with open(path, encoding="utf-8") as f:
         for line in f:

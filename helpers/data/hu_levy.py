@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .schema import finalize_pairs
+from .sources import DataSource
 from .syntaxgym import circuit, read_pair_csv
 
 BASE = "hu-levy-2023/datasets"
@@ -13,26 +14,27 @@ PAIRS = {"blimp": f"{BASE}/exp3/blimp/corpus.csv", "syntaxgym": f"{BASE}/exp3/sy
          "mandarin": f"{BASE}/exp3/mandarin/corpus.csv"}
 
 
-def load_word_prediction(name: str = "p18") -> pd.DataFrame:
+def load_word_prediction(name: str = "p18", source: DataSource | None = None) -> pd.DataFrame:
     """Experiment 1: prefix and the true final word (P18: 384 items; News: 222)."""
     if name not in WORD_PREDICTION:
         raise ValueError(f"word prediction sets: {sorted(WORD_PREDICTION)}; got {name!r}")
     rows = [{"dataset": f"hl_{name}", "item_id": int(r["item_id"]), "prefix": r["prefix"],
-             "continuation": r["continuation"]} for _, r in read_pair_csv(WORD_PREDICTION[name])]
+             "continuation": r["continuation"]} for _, r in read_pair_csv(WORD_PREDICTION[name], source)]
     return pd.DataFrame(rows).astype({"dataset": "string", "prefix": "string", "continuation": "string"})
 
 
-def load_word_comparison() -> pd.DataFrame:
+def load_word_comparison(source: DataSource | None = None) -> pd.DataFrame:
     """Experiment 2 (DTFit): a prefix with a plausible and an implausible final word, and human scores."""
     rows = [{"dataset": "hl_dtfit", "item_id": int(r["item_id"]), "prefix": r["prefix"],
              "good_continuation": r["good_continuation"], "bad_continuation": r["bad_continuation"],
              "category": r["category"], "good_human_score": float(r["good_human_score"]),
-             "bad_human_score": float(r["bad_human_score"])} for _, r in read_pair_csv(DTFIT)]
+             "bad_human_score": float(r["bad_human_score"])} for _, r in read_pair_csv(DTFIT, source)]
     return pd.DataFrame(rows).astype({c: "string" for c in ("dataset", "prefix", "good_continuation",
                                                             "bad_continuation", "category")})
 
 
-def load_sentence_pairs(name: str = "blimp", join_chinese_words: bool = True) -> pd.DataFrame:
+def load_sentence_pairs(name: str = "blimp", join_chinese_words: bool = True,
+                        source: DataSource | None = None) -> pd.DataFrame:
     """Experiment 3 pairs: the BLiMP subset (390), the SyntaxGym subset (345) or the Mandarin set (535).
 
     The Mandarin sentences are word-segmented with spaces in the file; ``join_chinese_words``
@@ -41,7 +43,7 @@ def load_sentence_pairs(name: str = "blimp", join_chinese_words: bool = True) ->
     if name not in PAIRS:
         raise ValueError(f"sentence pair sets: {sorted(PAIRS)}; got {name!r}")
     records = []
-    for _, r in read_pair_csv(PAIRS[name]):
+    for _, r in read_pair_csv(PAIRS[name], source):
         good, bad = r["good_sentence"].strip(), r["bad_sentence"].strip()
         if name == "blimp":
             paradigm, phenomenon, field = r["blimp_UID"], r["category_fine"], r["category"]

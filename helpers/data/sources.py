@@ -1,19 +1,29 @@
-"""Where every data file comes from: URL, commit, license and sha256 (data/sources.yaml).
+"""Where the data files come from and where they are read: the origins and checksums of
+data/sources.yaml, and :class:`DataSource`, the checksummed lookup every reader goes through.
 
-    python -m helpers.data.sources          # check every file of the mirror against the manifest
-    python -m helpers.data.sources --write  # (maintainers) rewrite the manifest from the mirror
+A source looks for a file in its read-only mirror (``MINIMAL_PAIRS_DATA``, default
+../shared/data beside the repository), then in its download folder (data/raw/); in mode
+"download" a missing file is fetched from its origin at the recorded commit with pooch,
+which checks the sha256 before the file lands. Every file listed in data/sources.yaml is
+checked against its sha256; a checksum is computed once per (file, size, mtime).
+``python -m helpers.data`` checks the whole mirror (``--write`` rewrites the manifest).
 """
 from __future__ import annotations
 
-import argparse
-import hashlib
+import functools
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+import pooch
+import requests
 import yaml
 
-from ..paths import DATA
+from .. import paths
+from .schema import DataFormatError
 
-MANIFEST = DATA / "sources.yaml"
+MANIFEST = paths.DATA / "sources.yaml"
+MODES = ("mirror", "download")
 
 # mirror folder -> origin. `repo_prefix` maps a mirror path to the path in the repository:
 # repository path = repo_prefix + (mirror path without the folder).
@@ -60,12 +70,34 @@ ORIGINS = {
 }
 
 
+class DataNotFoundError(FileNotFoundError):
+    """A data file that is neither in the mirror nor downloadable here."""
+
+
+class ChecksumError(DataFormatError):
+    """A data file whose sha256 differs from data/sources.yaml."""
+
+
+@functools.cache
+def read_manifest(path: Path = MANIFEST) -> dict:
+    """The manifest {"origins": ..., "files": {relative: {"sha256", "bytes"}}} (read once per path)."""
+    return yaml.safe_load(path.read_text()) if path.is_file() else {"origins": {}, "files": {}}
+
+
+def manifest() -> dict:
+    """The project's manifest, data/sources.yaml."""
+    return read_manifest(MANIFEST)
+
+
+@functools.cache
+def _sha256(path: Path, size: int, mtime_ns: int) -> str:
+    return pooch.file_hash(str(path), alg="sha256")
+
+
 def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    """The file's sha256, computed once per (path, size, modification time)."""
+    stat = path.stat()
+    return _sha256(path.resolve(), stat.st_size, stat.st_mtime_ns)
 
 
 def origin_of(relative: str) -> tuple[str, dict] | None:
@@ -88,6 +120,114 @@ def download_url(relative: str) -> str | None:
     return f"https://raw.githubusercontent.com/{repo}/{o['commit']}/{o['repo_prefix']}{relative[len(folder) + 1:]}"
 
 
+@dataclass(frozen=True)
+class DataSource:
+    """Where data files are read: ``mirror`` (read-only, may be None), then ``raw_dir``;
+    ``mode="download"`` fetches missing files into ``raw_dir``. Files are checked against
+    ``manifest_file``."""
+
+    mirror: Path | None
+    raw_dir: Path = paths.RAW
+    mode: Literal["mirror", "download"] = "mirror"
+    manifest_file: Path = MANIFEST
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be 'mirror' or 'download', got {self.mode!r}")
+
+    @classmethod
+    def default(cls, mode: Literal["mirror", "download"] = "mirror") -> DataSource:
+        """The mirror named by ``MINIMAL_PAIRS_DATA`` now (default ../shared/data), then data/raw/."""
+        return cls(paths.mirror(), paths.RAW, mode)
+
+    @property
+    def checksums(self) -> dict:
+        """{relative path: {"sha256", "bytes"}}: the files the manifest lists."""
+        return read_manifest(self.manifest_file)["files"]
+
+    def root(self) -> Path:
+        """The mirror folder; a how-to error when there is none."""
+        if self.mirror is None or not self.mirror.is_dir():
+            where = self.mirror or paths.DEFAULT_MIRROR
+            raise DataNotFoundError(
+                f"no data mirror: looked for {where}. Set {paths.MIRROR_ENV} to a folder holding the mirror "
+                "(data/sources.yaml lists each file's origin), or run 01_data_prep with source='download' "
+                "on a machine with network access.")
+        return self.mirror
+
+    def verify(self, path: Path, relative: str) -> Path:
+        """``path`` if its sha256 is the manifest's for ``relative`` (or it is not listed)."""
+        entry = self.checksums.get(relative)
+        if entry is not None:
+            actual = sha256(path)
+            if actual != entry["sha256"]:
+                raise ChecksumError(
+                    f"{path}: sha256 {actual[:16]}... differs from {self.manifest_file.name} "
+                    f"({entry['sha256'][:16]}...); the file is not the recorded version of {relative}. "
+                    f"To fix: restore it from {download_url(relative) or 'its origin in data/sources.yaml'} "
+                    "(or delete it from the download folder and read it again with mode='download').")
+        return path
+
+    def path(self, relative: str) -> Path:
+        """The local copy of ``relative`` (a file or folder), checksummed; a how-to error if missing.
+        In mode "download", the listed files that ``raw_dir`` lacks are fetched first."""
+        if self.mirror is not None and (self.mirror / relative).exists():
+            return self._checked(self.mirror / relative, relative)
+        if self.mode == "download":
+            self._download(relative)
+        if (self.raw_dir / relative).exists():
+            return self._checked(self.raw_dir / relative, relative)
+        raise DataNotFoundError(self._not_found(relative))
+
+    def files(self, relative_dir: str, pattern: str) -> list[Path]:
+        """The files matching ``pattern`` in a data folder, sorted, each checksummed."""
+        folder = self.path(relative_dir)
+        found = sorted(folder.glob(pattern))
+        return [self.verify(f, f"{relative_dir}/{f.relative_to(folder).as_posix()}") for f in found]
+
+    def _checked(self, path: Path, relative: str) -> Path:
+        return self.verify(path, relative) if path.is_file() else path
+
+    def _not_found(self, relative: str, failure: str = "") -> str:
+        looked = " and ".join(str(base / relative) for base in (self.mirror, self.raw_dir) if base is not None)
+        url = download_url(relative)
+        how = f"download it from {url}" if url else "get it from the origin listed in data/sources.yaml"
+        return (f"{relative} was not found (looked in {looked}).{failure} To fix: {how} into {self.raw_dir}, "
+                f"or set {paths.MIRROR_ENV} to a complete mirror.")
+
+    def _download(self, relative: str) -> None:
+        """Fetch into ``raw_dir`` the listed files that it lacks: ``relative`` itself, or every
+        listed file under the folder ``relative``. pooch checks each sha256 before the file lands."""
+        listed = self.checksums
+        wanted = [relative] if relative in listed else [f for f in sorted(listed) if f.startswith(relative + "/")]
+        urls = {f: download_url(f) for f in wanted}
+        if not wanted or None in urls.values():
+            return  # nothing this source knows how to download
+        store = pooch.create(path=self.raw_dir, base_url="", urls=urls, allow_updates=False,
+                             registry={f: f"sha256:{listed[f]['sha256']}" for f in wanted})
+        for f in wanted:
+            try:
+                store.fetch(f)
+            except (requests.exceptions.RequestException, OSError) as err:
+                raise DataNotFoundError(self._not_found(
+                    relative, f" Downloading {urls[f]} failed ({type(err).__name__}: no network?).")) from None
+            except ValueError as err:  # the download (or an older copy in raw_dir) has another sha256
+                raise ChecksumError(f"{urls[f]}: {err} The origin no longer serves the recorded version of {f}; "
+                                    f"delete {self.raw_dir / f} if it exists, or use a mirror.") from None
+
+    def check_all(self) -> int:
+        """Check every manifest file in the mirror; the number checked."""
+        root = self.root()
+        for relative in self.checksums:
+            self.verify(root / relative, relative)
+        return len(self.checksums)
+
+
+def resolve(source: DataSource | None) -> DataSource:
+    """``source``, or the default source built from the environment now."""
+    return DataSource.default() if source is None else source
+
+
 def build(mirror: Path) -> dict:
     """The manifest of every file the readers use, with checksums, from a mirror folder."""
     files = {}
@@ -101,36 +241,3 @@ def build(mirror: Path) -> dict:
                 files[rel] = {"sha256": sha256(path), "bytes": path.stat().st_size}
     origins = {k: {kk: vv for kk, vv in v.items() if kk != "files"} for k, v in ORIGINS.items()}
     return {"origins": origins, "files": files}
-
-
-_manifest_cache: dict | None = None
-
-
-def manifest() -> dict:
-    global _manifest_cache
-    if _manifest_cache is None:
-        _manifest_cache = yaml.safe_load(MANIFEST.read_text()) if MANIFEST.is_file() else {"files": {}}
-    return _manifest_cache
-
-
-def main(argv=None) -> int:
-    from .mirror import mirror_root, verify
-
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--write", action="store_true", help="rewrite data/sources.yaml from the mirror")
-    args = ap.parse_args(argv)
-    root = mirror_root()
-    if args.write:
-        MANIFEST.write_text("# Data sources: origin, commit, license and sha256 of every file the readers use.\n"
-                            "# Written by `python -m helpers.data.sources --write`; checked on every read.\n"
-                            + yaml.safe_dump(build(root), sort_keys=True, allow_unicode=True, width=120))
-        print(f"wrote {MANIFEST}")
-        return 0
-    for rel in manifest()["files"]:
-        verify(root / rel, rel)
-    print(f"{len(manifest()['files'])} files match their checksums in {root}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .mirror import mirror_files, mirror_path
 from .schema import DataFormatError, finalize_pairs
+from .sources import DataSource, resolve
 
 PAIR_CORPUS = "hu-levy-2023/datasets/exp3/syntaxgym/full_corpus.csv"
 SUITES = "syntaxgym/cpllab-syntactic-generalization/test_suites/json"
@@ -30,8 +30,9 @@ def circuit(suite: str) -> str:
     raise DataFormatError(f"suite {suite!r} belongs to no SyntaxGym circuit")
 
 
-def read_pair_csv(relative: str) -> list[tuple[int, dict]]:
-    path = mirror_path(relative)
+def read_pair_csv(relative: str, source: DataSource | None = None) -> list[tuple[int, dict]]:
+    """(line number, row) of a CSV file of the mirror, each row checked to have every column."""
+    path = resolve(source).path(relative)
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.DictReader(f)
         rows = []
@@ -42,13 +43,13 @@ def read_pair_csv(relative: str) -> list[tuple[int, dict]]:
     return rows
 
 
-def load_pairs() -> pd.DataFrame:
+def load_pairs(source: DataSource | None = None) -> pd.DataFrame:
     """Hu & Levy (2023)'s SyntaxGym pair corpus: 1,018 pairs from the test suites."""
     records = [{"dataset": "syntaxgym", "language": "en", "paradigm": r["suite"], "phenomenon": circuit(r["suite"]),
                 "field": "syntax", "pair_id": int(r["item_id"]), "good": r["good_sentence"].strip(),
                 "bad": r["bad_sentence"].strip(), "good_condition": r["good_cond"], "bad_condition": r["bad_cond"],
                 "syntaxgym_item": int(r["syntaxgym_id"])}
-               for _, r in read_pair_csv(PAIR_CORPUS)]
+               for _, r in read_pair_csv(PAIR_CORPUS, source)]
     return finalize_pairs(pd.DataFrame.from_records(records), PAIR_CORPUS)
 
 
@@ -67,11 +68,10 @@ class Suite:
         return " ".join(c for _, c in regions if c).replace(" ,", ",").replace(" .", ".")
 
 
-def load_suites() -> dict[str, Suite]:
+def load_suites(source: DataSource | None = None) -> dict[str, Suite]:
     """The 34 test suites, by name."""
-    folder = mirror_path(SUITES)
     out = {}
-    for path in mirror_files(SUITES, "*.json"):
+    for path in resolve(source).files(SUITES, "*.json"):
         try:
             raw = json.loads(path.read_text())
             items = [{"item": it["item_number"],
@@ -86,9 +86,9 @@ def load_suites() -> dict[str, Suite]:
     return out
 
 
-def suites_table(suites: dict[str, Suite] | None = None) -> pd.DataFrame:
+def suites_table(suites: dict[str, Suite] | None = None, source: DataSource | None = None) -> pd.DataFrame:
     """One row per (suite, item, condition, region): the long form for region-wise scoring."""
-    suites = suites or load_suites()
+    suites = suites or load_suites(source)
     rows = [{"suite": s.name, "circuit": circuit(s.name), "item": it["item"], "condition": cond,
              "region": num, "region_name": s.region_names.get(num, ""), "content": content}
             for s in suites.values() for it in s.items for cond, regions in it["conditions"].items()

@@ -1,14 +1,36 @@
-"""Judgment methods as a registry: each builds engine requests for pairs and reduces the
-scores to a per-pair decision (see :mod:`helpers.methods.readouts`)."""
+"""Judgment methods as one registry: Ide et al.'s readouts and prompts, and Hu & Levy's
+tasks. A new method is one :class:`Method` (with an existing or a new :class:`Family`)
+passed to :func:`register`; the runner needs no change."""
 from __future__ import annotations
 
-from .base import Basis, Method
-from .prompts import PROMPTS
+from ..selection import parse_selection
+from .base import METHODS_VERSION, Family, Method, Runtime
+from .hu_levy import HU_LEVY
+from .prompting import PROMPTS
 from .readouts import READOUTS
 
-METHODS: dict[str, Method] = {m.name: m for m in READOUTS + PROMPTS}
+METHODS: dict[str, Method] = {}
 READOUT_METHODS = [m.name for m in READOUTS]
 PROMPT_METHODS = [m.name for m in PROMPTS]
+HU_LEVY_METHODS = [m.name for m in HU_LEVY]
+
+
+def register(method: Method, replace: bool = False) -> Method:
+    """Add ``method`` to the registry (an existing name is an error unless ``replace``)."""
+    if not isinstance(method, Method):
+        raise TypeError(f"register a helpers.methods.Method, got {type(method).__name__}")
+    if method.name in METHODS and not replace:
+        raise ValueError(f"a method named {method.name!r} is registered already; pass replace=True to override")
+    METHODS[method.name] = method
+    return method
+
+
+def unregister(name: str) -> None:
+    METHODS.pop(name, None)
+
+
+for _m in READOUTS + PROMPTS + HU_LEVY:
+    register(_m)
 
 
 def get(name: str) -> Method:
@@ -19,14 +41,9 @@ def get(name: str) -> Method:
 
 def method_names(selection, all_of: list[str] | None = None) -> list[str]:
     """Method names from "all" (of ``all_of``, default every method), "lp,meanlp" or a list."""
-    if isinstance(selection, str):
-        names = (list(all_of or METHODS) if selection.strip() == "all"
-                 else [s.strip() for s in selection.split(",") if s.strip()])
-    else:
-        names = list(selection)
-    for n in names:
-        get(n)
-    return names
+    return parse_selection(selection, list(all_of or METHODS) if selection == "all" else list(METHODS),
+                           what="method")
 
 
-__all__ = ["METHODS", "PROMPT_METHODS", "READOUT_METHODS", "Basis", "Method", "get", "method_names"]
+__all__ = ["HU_LEVY_METHODS", "METHODS", "METHODS_VERSION", "PROMPT_METHODS", "READOUT_METHODS", "Family", "Method",
+           "Runtime", "get", "method_names", "register", "unregister"]

@@ -1,39 +1,96 @@
-"""What a judgment method is: a basis (the engine requests it needs) and a reduction."""
+"""What a judgment method is.
+
+A :class:`Family` knows one kind of engine input: for one item (a minimal pair, a single
+sentence, a Hu & Levy stimulus), one template and an optional priming ``context`` it builds
+the engine requests, and from their scored results it builds the family's basis columns.
+A :class:`Method` reduces those columns to a score per side (higher wins). Methods of one
+family share one engine pass per template. The runner (:mod:`helpers.runner`) knows
+nothing else about them.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..scoring import Request, Scored
+
 # Bump when a method's computation changes: it is part of every score file's configuration.
-METHODS_VERSION = "1"
+METHODS_VERSION = "2"
+
+Item = Mapping[str, object]  # one row of a dataset selection's frame
+Score = Callable[[pd.DataFrame, str], pd.Series]  # (basis table, side) -> scores
 
 
-@dataclass(frozen=True)
-class Basis:
-    """The engine requests behind one or more methods: what is scored and in which template.
+@dataclass
+class Runtime:
+    """What a family may need besides the scored requests (built lazily by the runner)."""
 
-    kind "sentence": each sentence alone; "single": inside an in-template readout template;
-    "compar": inside a comparative template (target in slot A, the other sentence in B).
+    scorer: object
+    language: str
+    instruct: bool
+    seed: int = 42
+    unigram: object | None = None  # helpers.measures.UnigramTable
+    use_outlines: bool = True
+    progress: bool = True
+    cache: dict = field(default_factory=dict)  # e.g. the outlines generator, built once per run
+
+
+class Family:
+    """A group of methods that share their engine requests.
+
+    Subclasses set ``name``, ``item_kind`` ("pair", "sentence", "words", "word_pair"),
+    ``template_set`` (the template family to iterate, or None) and ``with_context`` (whether
+    the engine returns the log-probs of request contexts too), and implement
+    :meth:`requests` and :meth:`table`.
     """
 
-    kind: str
-    template_method: str | None = None  # "single" / "compar" (Ide et al. template sets)
+    name: str = ""
+    item_kind: str = "pair"
+    template_set: str | None = None
+    with_context: bool = False
+
+    def templates(self, language: str, style: str, selected: Sequence) -> list:
+        """The templates this family runs for ``language`` (None: one untemplated pass)."""
+        return [None]
+
+    def prepare(self, items: Sequence[Item], template, runtime: Runtime) -> list:
+        """Per-item state drawn once for the whole run (e.g. A/B slots); default none."""
+        return [None] * len(items)
+
+    def requests(self, item: Item, template, context: str, runtime: Runtime, state) -> list[Request]:
+        raise NotImplementedError
+
+    def table(self, items: Sequence[Item], template, contexts: Sequence[str], scored: Sequence[Sequence[Scored]],
+              runtime: Runtime, states: Sequence) -> pd.DataFrame:
+        """One row per item: the columns its methods reduce (see each family)."""
+        raise NotImplementedError
+
+    def template_config(self, template, runtime: Runtime) -> dict:
+        """What a score file records about the template (text, system message, style...)."""
+        if template is None:
+            return {"template_id": None, "template_text": None}
+        return {"template_id": template.id, "template_text": template.text or None}
 
 
 @dataclass(frozen=True)
 class Method:
-    """A judgment method: per-sentence score from the basis columns; higher wins."""
+    """A judgment method: a family and a reduction of its basis table to a score per side.
+
+    Pair items have sides "good" and "bad" (the decision is good > bad; a tie is an error);
+    single items have the one side "item".
+    """
 
     name: str
-    family: str
-    basis: Basis
+    family: Family
     description: str
-    score: Callable[[pd.DataFrame, str], pd.Series]  # (basis table, "good"/"bad") -> scores
-    target_score: Callable[[pd.DataFrame, str], pd.Series] | None = None  # in-template: target only
+    score: Score
+    target_score: Score | None = None  # in-template methods: the target sentence alone
     needs_unigram: bool = False
+    decision: Callable[[pd.DataFrame], pd.Series] | None = None  # overrides score_good > score_bad
+    options: dict = field(default_factory=dict, hash=False, compare=False)  # recorded in the configuration
 
     @property
     def templated(self) -> bool:
-        return self.basis.template_method is not None
+        return self.family.template_set is not None

@@ -4,19 +4,108 @@ Sentence readouts score each sentence alone after the document-start token; in-t
 readouts score it inside one of the 5 "single" templates of its language, over the whole
 input (template tokens counted, the variant Ide et al. report) and over the target only;
 comparative LP scores the "compar" template with the target in slot A and the other
-sentence in slot B. The basis tables hold, per pair and side (good/bad): the sum and count
-of target token log-probs (``tgt_sum_*``, ``n_tokens_*``), of the template tokens before
-the target (``ctx_sum_*``, ``ctx_n_*``), the token log-probs and ids themselves, and the
-unigram log-prob sum (``uni_sum_*``) where a method needs it.
+sentence in slot B. A priming ``context`` goes before the whole input; its own tokens are
+never counted.
+
+Basis columns per side: the sum and count of target token log-probs (``tgt_sum_*``,
+``n_tokens_*``), of the template tokens before the target (``ctx_sum_*``, ``ctx_n_*``), the
+token log-probs and ids themselves, and the unigram log-prob sum (``uni_sum_*``).
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pandas as pd
 
-from ..measures import length_penalty as _penalty
-from .base import Basis, Method
+from .. import measures
+from ..prompt_text import with_context
+from ..scoring import Request
+from ..templates import ide_templates
+from .base import Family, Method
 
-SENTENCE, SINGLE, COMPAR = Basis("sentence"), Basis("single", "single"), Basis("compar", "compar")
+SIDES = ("good", "bad")
+
+
+def _template_sums(scored, prime: str) -> tuple[float, int]:
+    """Sum and count of the context log-probs after the priming text (all of them without one)."""
+    lps = scored.context_logprobs
+    if prime:
+        keep = np.asarray([end > len(prime) for _, end in scored.context_offsets], dtype=bool)
+        lps = lps[keep]
+    return float(np.sum(lps, dtype=np.float64)), len(lps)
+
+
+class SentenceReadouts(Family):
+    """Each sentence alone (after the priming context, if any)."""
+
+    name = "sentence"
+
+    def requests(self, item, template, context, runtime, state):
+        prime = with_context(context, "", runtime.language)
+        return [Request(prime, item["good"]), Request(prime, item["bad"])]
+
+    def table(self, items, template, contexts, scored, runtime, states):
+        table = {}
+        for k, side in enumerate(SIDES):
+            chunk = [s[k] for s in scored]
+            table[f"tgt_sum_{side}"] = [s.total for s in chunk]
+            table[f"n_tokens_{side}"] = [s.n_tokens for s in chunk]
+            table[f"token_lp_{side}"] = [s.logprobs.astype(np.float64) for s in chunk]
+            table[f"token_ids_{side}"] = [np.asarray(s.token_ids, dtype=np.int64) for s in chunk]
+            if runtime.unigram is not None:
+                table[f"uni_sum_{side}"] = [float(runtime.unigram(s.token_ids).sum()) for s in chunk]
+        out = pd.DataFrame(table)
+        out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
+        return out
+
+
+class TemplateReadouts(Family):
+    """The sentence inside an Ide et al. template; ``comparative`` puts the other sentence in slot B."""
+
+    with_context = True
+
+    def __init__(self, template_set: str):
+        self.template_set = self.name = template_set
+
+    def templates(self, language, style, selected):
+        return [t for t in ide_templates(self.template_set, language, "base") if t.id in selected]
+
+    def _input(self, template, target: str, other: str) -> tuple[str, str]:
+        before, after = template.split("sentence")
+        if self.template_set == "compar":
+            if after.count("{other_sentence}") != 1:
+                raise ValueError(f"comparative template {template.key} needs {{other_sentence}} after {{sentence}}")
+            after = after.replace("{other_sentence}", other)
+        return before, target + after
+
+    def requests(self, item, template, context, runtime, state):
+        out = []
+        for side, other in (("good", "bad"), ("bad", "good")):
+            before, rest = self._input(template, item[side], item[other])
+            out.append(Request(with_context(context, before, runtime.language), rest))
+        return out
+
+    def table(self, items, template, contexts, scored, runtime, states):
+        table = {}
+        for k, side in enumerate(SIDES):
+            other = SIDES[1 - k]
+            chunk = [s[k] for s in scored]
+            sums = [_template_sums(s, with_context(c, "", runtime.language) if c else "")
+                    for s, c in zip(chunk, contexts)]
+            table[f"tgt_sum_{side}"] = [s.total for s in chunk]
+            table[f"n_tokens_{side}"] = [s.n_tokens for s in chunk]
+            table[f"token_lp_{side}"] = [s.logprobs.astype(np.float64) for s in chunk]
+            table[f"token_ids_{side}"] = [np.asarray(s.token_ids, dtype=np.int64) for s in chunk]
+            table[f"ctx_sum_{side}"] = [total for total, _ in sums]
+            table[f"ctx_n_{side}"] = [n for _, n in sums]
+            table[f"input_{side}"] = ["".join(self._input(template, item[side], item[other])) for item in items]
+        out = pd.DataFrame(table)
+        out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
+        return out
+
+
+SENTENCE, SINGLE, COMPAR = SentenceReadouts(), TemplateReadouts("single"), TemplateReadouts("compar")
 
 
 def _lp(t, side):
@@ -24,11 +113,11 @@ def _lp(t, side):
 
 
 def _meanlp(t, side):
-    return t[f"tgt_sum_{side}"] / t[f"n_tokens_{side}"]
+    return measures.mean_lp(t[f"tgt_sum_{side}"], t[f"n_tokens_{side}"])
 
 
 def _penlp(t, side):
-    return t[f"tgt_sum_{side}"] / _penalty(t[f"n_tokens_{side}"])
+    return measures.pen_lp(t[f"tgt_sum_{side}"], t[f"n_tokens_{side}"])
 
 
 def _whole_sum(t, side):
@@ -39,34 +128,21 @@ def _whole_n(t, side):
     return t[f"ctx_n_{side}"] + t[f"n_tokens_{side}"]
 
 
-def _slor(t, side):
-    return (t[f"tgt_sum_{side}"] - t[f"uni_sum_{side}"]) / t[f"n_tokens_{side}"]
-
-
-def _bf_uniform(t, side):
-    return t[f"tgt_sum_{side}"] + t[f"n_tokens_{side}"] * t["log_vocab"]
-
-
-def _bf_unigram(t, side):
-    return t[f"tgt_sum_{side}"] - t[f"uni_sum_{side}"]
-
-
 READOUTS = [
-    Method("lp", "sentence readout", SENTENCE, "sum of token log-probs of the sentence alone", _lp),
-    Method("meanlp", "sentence readout", SENTENCE, "LP / number of tokens", _meanlp),
-    Method("penlp", "sentence readout", SENTENCE, "LP / ((5 + len) / 6) ** 0.8", _penlp),
-    Method("slor", "sentence readout", SENTENCE, "mean over tokens of log p - log p_unigram", _slor,
-           needs_unigram=True),
-    Method("bf_uniform", "sentence readout", SENTENCE, "LP + len * log|V| (Bayes factor vs uniform)", _bf_uniform),
-    Method("bf_unigram", "sentence readout", SENTENCE, "LP - sum of unigram log-probs (Bayes factor vs unigram)",
-           _bf_unigram, needs_unigram=True),
-    Method("intemplate_lp", "in-template readout", SINGLE, "LP of the whole templated input",
-           _whole_sum, target_score=_lp),
-    Method("intemplate_meanlp", "in-template readout", SINGLE, "whole-input LP / whole-input tokens",
-           lambda t, s: _whole_sum(t, s) / _whole_n(t, s), target_score=_meanlp),
-    Method("intemplate_penlp", "in-template readout", SINGLE, "whole-input LP / ((5 + whole len) / 6) ** 0.8",
-           lambda t, s: _whole_sum(t, s) / _penalty(_whole_n(t, s)), target_score=_penlp),
-    Method("comparative_lp", "in-template readout", COMPAR,
+    Method("lp", SENTENCE, "sum of token log-probs of the sentence alone", _lp),
+    Method("meanlp", SENTENCE, "LP / number of tokens", _meanlp),
+    Method("penlp", SENTENCE, "LP / ((5 + len) / 6) ** 0.8", _penlp),
+    Method("slor", SENTENCE, "mean over tokens of log p - log p_unigram",
+           lambda t, s: measures.slor(t[f"tgt_sum_{s}"], t[f"uni_sum_{s}"], t[f"n_tokens_{s}"]), needs_unigram=True),
+    Method("bf_uniform", SENTENCE, "LP + len * log|V| (Bayes factor vs uniform)",
+           lambda t, s: measures.bf_uniform(t[f"tgt_sum_{s}"], t[f"n_tokens_{s}"], t["log_vocab"])),
+    Method("bf_unigram", SENTENCE, "LP - sum of unigram log-probs (Bayes factor vs unigram)",
+           lambda t, s: measures.bf_unigram(t[f"tgt_sum_{s}"], t[f"uni_sum_{s}"]), needs_unigram=True),
+    Method("intemplate_lp", SINGLE, "LP of the whole templated input", _whole_sum, target_score=_lp),
+    Method("intemplate_meanlp", SINGLE, "whole-input LP / whole-input tokens",
+           lambda t, s: measures.mean_lp(_whole_sum(t, s), _whole_n(t, s)), target_score=_meanlp),
+    Method("intemplate_penlp", SINGLE, "whole-input LP / ((5 + whole len) / 6) ** 0.8",
+           lambda t, s: measures.pen_lp(_whole_sum(t, s), _whole_n(t, s)), target_score=_penlp),
+    Method("comparative_lp", COMPAR,
            "LP of the comparative template with the target in slot A, the other sentence in slot B", _whole_sum),
 ]
-

@@ -1,30 +1,36 @@
 """The plan of a scoring run: a tree of token segments whose shared parts run once.
 
 A leaf is one request's last segment; its ancestors are token runs it shares with other
-requests (a context, the common prefix of two sentences). The engine runs each level of
+requests (a context, the common prefix of two sentences). The executor runs each level of
 the tree as batches, each node after its parent's cached keys and values.
+
+The plan is pure: built from token ids alone, it holds no model state, no results and no
+progress bar, so the same requests always give the same tree.
 """
 from __future__ import annotations
 
 from itertools import groupby
-from typing import Sequence
-
-import numpy as np
+from typing import Iterator, Sequence
 
 
 class Node:
-    """A segment of token ids at absolute position ``offset``."""
+    """A segment of token ids at absolute position ``offset`` in its sequences.
 
-    __slots__ = ("ids", "offset", "parent", "children", "request", "need_from", "lp", "raw", "kv")
+    ``request`` is the index of the request that ends here (leaves), ``need_from`` the
+    first absolute token index whose log-prob this node or a descendant needs.
+    """
 
-    def __init__(self, ids: tuple[int, ...], offset: int, request: int | None = None, need_from: int = 1):
+    __slots__ = ("ids", "offset", "parent", "children", "request", "need_from")
+
+    def __init__(self, ids: Sequence[int], offset: int, request: int | None = None, need_from: int = 1):
         self.ids, self.offset, self.request = tuple(ids), offset, request
         self.parent: Node | None = None
         self.children: list[Node] = []
-        self.need_from = need_from  # first absolute token index whose log-prob a descendant needs
-        self.lp = np.full(len(self.ids), np.nan)  # log p(ids[j] | everything before)
-        self.raw = np.full(len(self.ids), np.nan)  # the raw logit of ids[j] there
-        self.kv = None  # per-layer (keys, values) of the whole path, for internal nodes
+        self.need_from = need_from
+
+    def __repr__(self) -> str:
+        return (f"Node(offset={self.offset}, n_ids={len(self.ids)}, request={self.request}, "
+                f"need_from={self.need_from}, children={len(self.children)})")
 
     @property
     def end(self) -> int:
@@ -43,23 +49,33 @@ class Node:
 
     @property
     def needs_first(self) -> bool:
+        """Whether entry 0's log-prob is needed (read at the parent's last position)."""
         return self.parent is not None and self.need_from <= self.offset
 
     @property
     def needs_forward(self) -> bool:
         return bool(self.children) or len(self.own_positions()) > 0
 
-    def finish(self, results: list, bar) -> None:
-        if self.request is None:
-            return
-        parts, raws, node = [], [], self
+    def path(self) -> list["Node"]:
+        """The nodes from the root down to this one."""
+        nodes, node = [], self
         while node is not None:
-            parts.append(node.lp)
-            raws.append(node.raw)
+            nodes.append(node)
             node = node.parent
-        results[self.request] = (np.concatenate(parts[::-1]), np.concatenate(raws[::-1]))
-        bar.update(1)
+        return nodes[::-1]
 
+
+def walk(roots: Sequence[Node]) -> Iterator[Node]:
+    """Every node of the plan, parents before children."""
+    for node in roots:
+        yield node
+        yield from walk(node.children)
+
+
+def outline(roots: Sequence[Node]) -> tuple:
+    """The plan as nested tuples (ids, offset, request, need_from, children): equal plans
+    give equal outlines."""
+    return tuple((n.ids, n.offset, n.request, n.need_from, outline(n.children)) for n in roots)
 
 
 def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
@@ -122,6 +138,10 @@ def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "contex
     target are identical share them. "prefix": also share the longest common token
     prefix among sentences (and among contexts).
     """
+    if share not in ("none", "context", "prefix"):
+        raise ValueError(f"share must be 'none', 'context' or 'prefix', got {share!r}")
+    if len(need_from) != len(encoded):
+        raise ValueError(f"{len(encoded)} sequences but {len(need_from)} need_from entries")
     leaves = [Node(e.ids, 0, i, nf) for i, (e, nf) in enumerate(zip(encoded, need_from))]
     if share == "none":
         return leaves

@@ -24,8 +24,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
 
-from .data import corpora
+from ..data import blimp, climp, corpora
+from ..files import write_text
+from .tokenizer import for_transformers, load_bpe, train_bpe
 
 START = "<|endoftext|>"  # document start (and end), as GPT-2's
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
@@ -59,13 +63,12 @@ class Recipe:
 
 
 def split_sentences(text: str) -> list[str]:
+    """``text`` cut after every sentence-final mark (Latin and Chinese)."""
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
 def benchmark_sentences(language: str) -> set[str]:
     """Every benchmark sentence of ``language`` that the demo model must not train on."""
-    from .data import blimp, climp
-
     frames = [blimp.load()] if language == "en" else [climp.load(add_period=False), climp.load(add_period=True)]
     out: set[str] = set()
     for df in frames:
@@ -93,34 +96,22 @@ def training_documents(language: str, banned: set[str]) -> tuple[list[str], dict
 
 
 def train_tokenizer(docs: list[str], vocab_size: int):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.post_processor = processors.ByteLevel(trim_offsets=False)
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=[START], show_progress=False,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(docs, trainer=trainer)
-    return _wrap(tok)
+    """A byte-level BPE of ``vocab_size`` tokens trained on ``docs``, START its only special token."""
+    return _wrap(train_bpe(docs, vocab_size, [START]))
 
 
 def saved_tokenizer(folder: str | Path):
     """The tokenizer of a saved demo model, wrapped exactly as a freshly trained one (so a
     continued stage saves the same tokenizer files)."""
-    from tokenizers import Tokenizer
-
-    return _wrap(Tokenizer.from_file(str(Path(folder) / "tokenizer.json")))
+    return _wrap(load_bpe(folder))
 
 
 def _wrap(tok):
-    from transformers import PreTrainedTokenizerFast
-
-    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=START, eos_token=START, pad_token=START,
-                                   model_max_length=1024)
+    return for_transformers(tok, bos=START, eos=START, max_length=1024)
 
 
 def token_stream(tokenizer, docs: list[str]) -> np.ndarray:
+    """The token ids of ``docs`` in order, each document preceded by START."""
     start = tokenizer.convert_tokens_to_ids(START)
     parts = []
     for i in range(0, len(docs), 2000):
@@ -129,7 +120,7 @@ def token_stream(tokenizer, docs: list[str]) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def batches(stream: np.ndarray, recipe: Recipe, rng: np.random.Generator):
+def batches(stream: np.ndarray, recipe: Recipe):
     """(batch, length) arrays over the stream in order; every long_every-th batch is long."""
     pos, k = 0, 0
     while True:
@@ -143,6 +134,7 @@ def batches(stream: np.ndarray, recipe: Recipe, rng: np.random.Generator):
 
 
 def lr_at(step: int, total: int, recipe: Recipe) -> float:
+    """Linear warm-up, then cosine decay to ``min_lr_ratio`` of the peak."""
     if step < recipe.warmup_steps:
         return recipe.peak_lr * (step + 1) / recipe.warmup_steps
     progress = min(1.0, (step - recipe.warmup_steps) / max(1, total - recipe.warmup_steps))
@@ -152,9 +144,6 @@ def lr_at(step: int, total: int, recipe: Recipe) -> float:
 
 def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
     """Train and save a demo model; returns the training record written to training.json."""
-    import torch
-    from transformers import GPT2Config, GPT2LMHeadModel
-
     t0 = time.time()
     torch.manual_seed(recipe.seed)
     torch.set_num_threads(recipe.threads)
@@ -198,7 +187,7 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
         # each epoch sees the documents in a new order
         order = rng.permutation(len(docs)) if epoch else np.arange(len(docs))
         epoch_stream = stream if epoch == 0 else token_stream(tokenizer, [docs[i] for i in order])
-        for batch in batches(epoch_stream, recipe, rng):
+        for batch in batches(epoch_stream, recipe):
             if step >= total_steps:
                 break
             for group in opt.param_groups:
@@ -229,7 +218,7 @@ def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
               "loss_curve": curve, "wall_minutes": round((time.time() - t0) / 60, 1),
               "machine": f"{platform.processor() or platform.machine()}, {recipe.threads} CPU thread(s), torch {torch.__version__}",
               **manifest, "previous_stages": previous}
-    (out / "training.json").write_text(json.dumps(record, indent=1, ensure_ascii=False))
+    write_text(out / "training.json", json.dumps(record, indent=1, ensure_ascii=False))
     log(f"saved to {out}; held-out loss {held_loss:.3f}; {record['wall_minutes']} min")
     return record
 
@@ -249,8 +238,7 @@ def _previous_stages(recipe: Recipe) -> list[dict]:
 
 
 def heldout_loss(model, stream: np.ndarray, length: int) -> float:
-    import torch
-
+    """Mean next-token loss over ``stream`` cut into rows of ``length`` tokens."""
     n = len(stream) // length
     if n == 0:
         return float("nan")

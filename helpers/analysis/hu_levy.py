@@ -1,0 +1,55 @@
+"""Hu & Levy (2023) summaries over stored scores: each prompt type's accuracy measure and
+its internal consistency with the Direct measurement (Pearson r of the differentials)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .metrics import balanced_accuracy
+
+DIRECT = "direct"
+
+
+def _r(x, y) -> float:
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
+        return float("nan")
+    return float(stats.pearsonr(x, y)[0])
+
+
+def _differential(g: pd.DataFrame) -> pd.Series:
+    return g["score"] if "score" in g else g["score_good"] - g["score_bad"]
+
+
+def summarize(scores: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, dataset, task, prompt): items, the task's measure and consistency_r.
+
+    ``scores`` are stored Hu & Levy score files (``load_scores(methods=HU_LEVY_METHODS)``):
+    word prediction reports the mean log-prob of the true word; comparisons the accuracy;
+    sentence judgment the pair accuracy of the Yes differential and the balanced accuracy
+    of Yes > No over single sentences.
+    """
+    rows = []
+    key = "item_id" if "item_id" in scores and scores["item_id"].notna().all() else "pair_id"
+    for (model, dataset, task), g in scores.groupby(["model", "dataset", "method"], sort=False):
+        by_prompt = {t: s.set_index(key if key in s and s[key].notna().all() else "pair_id")
+                     for t, s in g.groupby("template", sort=False)}
+        if DIRECT not in by_prompt:
+            raise ValueError(f"{task} on {dataset} for {model}: the Direct scores are missing; run it with "
+                             "prompt type 'direct' too")
+        direct = _differential(by_prompt[DIRECT])
+        for prompt, s in by_prompt.items():
+            diff = _differential(s).reindex(direct.index)
+            row = {"model": model, "stimuli": dataset, "task": task.removeprefix("hl_"), "prompt": prompt,
+                   "items": len(s), "consistency_r": 1.0 if prompt == DIRECT else _r(direct, diff)}
+            if "score" in s:
+                row["mean_logprob"] = float(s["score"].mean())
+            else:
+                row["accuracy"] = float(s["correct"].mean())
+            if task == "hl_sentence_judgment":
+                row["balanced_accuracy"] = float("nan") if prompt == DIRECT else balanced_accuracy(
+                    [True] * len(s) + [False] * len(s),
+                    list(s["lp_yes_good"] > s["lp_no_good"]) + list(s["lp_yes_bad"] > s["lp_no_bad"]))
+            rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,112 @@
+"""Text to token ids: each request becomes one sequence that starts with exactly one
+document-start token, and the index of its first scored (target) token."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Request:
+    """Score ``target`` given ``context`` (the context may be empty, the target not).
+
+    By default context+target is tokenized as one text (a token may straddle the
+    boundary). ``separate=True`` tokenizes them apart and joins the ids: the target is
+    read exactly at the position after the context's own tokens (a prompt ending in a
+    space keeps its space token), as a constrained decoder sees it.
+    """
+
+    context: str
+    target: str
+    separate: bool = False
+
+
+@dataclass(frozen=True)
+class Encoded:
+    ids: tuple[int, ...]  # the whole sequence, start token included
+    first: int  # index of the first scored target token
+    offsets: tuple[tuple[int, int], ...] = ()  # character span of each id in context+target ((0, 0): added)
+
+
+def check_text(value, what: str, allow_empty: bool) -> str:
+    """``value`` if it is a string (non-empty unless allowed), else a clear error."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a string, got {type(value).__name__}: {value!r:.80}")
+    if not allow_empty and not value:
+        raise ValueError(f"{what} is empty: there is nothing to score")
+    return value
+
+
+def resolve_start(tokenizer, start: str, minicons: bool) -> tuple[int | None, str]:
+    """(id of the document-start token or None, the policy as text, e.g. "bos:<s>").
+
+    ``start="auto"`` takes the tokenizer's BOS, else its EOS; any other string is a
+    literal token. ``minicons=True`` adds none (the tokenizer adds its own, if any).
+    """
+    if minicons:
+        return None, "minicons:tokenizer-default"
+    if start == "auto":
+        for kind, token in (("bos", tokenizer.bos_token), ("eos", tokenizer.eos_token)):
+            if token is not None:
+                return tokenizer.convert_tokens_to_ids(token), f"{kind}:{token}"
+        raise ValueError("the tokenizer has neither a BOS nor an EOS token; pass start=<token string>")
+    token_id = tokenizer.convert_tokens_to_ids(start)
+    if token_id is None or token_id == tokenizer.unk_token_id and start != tokenizer.unk_token:
+        raise ValueError(f"start token {start!r} is not in the tokenizer's vocabulary")
+    return token_id, f"token:{start}"
+
+
+class Encoder:
+    """Tokenizes requests for one tokenizer and start-token policy (see :func:`resolve_start`).
+
+    The encoder adds the start token unless the text already begins with it; in minicons
+    mode it adds none and lets the tokenizer add its own special tokens. ``max_positions``
+    (the model's limit, if known) refuses longer sequences.
+    """
+
+    def __init__(self, tokenizer, start: str = "auto", minicons: bool = False, max_positions: int | None = None):
+        if not getattr(tokenizer, "is_fast", False):
+            raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
+        self.tokenizer, self.minicons, self.max_positions = tokenizer, minicons, max_positions
+        self.start_id, self.start_policy = resolve_start(tokenizer, start, minicons)
+
+    def encode_many(self, requests: Sequence[Request]) -> list[Encoded]:
+        """Token ids of each context+target with one start token, and where its target begins.
+
+        A token that straddles the context/target boundary (e.g. " word" after a context
+        ending in a space) belongs to the target.
+        """
+        for i, r in enumerate(requests):
+            if not isinstance(r, Request):
+                raise TypeError(f"request {i} is a {type(r).__name__}; build requests with Request(context, target)")
+            check_text(r.context, "context", allow_empty=True)
+            check_text(r.target, "target", allow_empty=False)
+        batch = self.tokenizer([r.context + r.target for r in requests], add_special_tokens=self.minicons,
+                               return_offsets_mapping=True)
+        apart = [i for i, r in enumerate(requests) if r.separate]
+        if apart:
+            ctx = self.tokenizer([requests[i].context for i in apart], add_special_tokens=self.minicons)["input_ids"]
+            tgt = self.tokenizer([requests[i].target for i in apart], add_special_tokens=False)["input_ids"]
+            for i, c, t in zip(apart, ctx, tgt):
+                batch["input_ids"][i] = list(c) + list(t)
+                # context tokens end at 0, target tokens after the context: only the target is scored
+                batch["offset_mapping"][i] = [(0, 0)] * len(c) + [(len(requests[i].context) + 1,) * 2] * len(t)
+        return [self._finish(r, list(ids), offsets)
+                for r, ids, offsets in zip(requests, batch["input_ids"], batch["offset_mapping"])]
+
+    def _finish(self, request: Request, ids: list[int], offsets) -> Encoded:
+        """Add the start token and find the first target token from the character offsets."""
+        offsets = [tuple(o) for o in offsets]
+        first = next((i for i, (_, end) in enumerate(offsets) if end > len(request.context)), None)
+        if first is None:
+            raise ValueError(f"target {request.target!r} tokenizes to no tokens after context "
+                             f"{request.context[-40:]!r}")
+        if self.start_id is not None and (not ids or ids[0] != self.start_id):
+            ids.insert(0, self.start_id)
+            offsets.insert(0, (0, 0))
+            first += 1
+        first = max(first, 1)  # the very first token has nothing before it (minicons mode)
+        if self.max_positions and len(ids) > self.max_positions:
+            raise ValueError(f"request of {len(ids)} tokens exceeds the model's {self.max_positions} positions "
+                             f"(target begins {request.target[:40]!r}); shorten the context")
+        return Encoded(tuple(ids), first, tuple(offsets))

@@ -1,0 +1,48 @@
+"""What the engine must know about a model before running it: its position limit, whether
+its logits are the output embedding of its last hidden state, whether its key/value cache
+can be shared across sequences, and how many bytes that cache takes per token."""
+from __future__ import annotations
+
+import torch
+from transformers import DynamicCache
+
+
+def max_positions(model) -> int | None:
+    """The longest sequence the model takes, from its configuration (None if unknown)."""
+    cfg = model.config
+    for key in ("max_position_embeddings", "n_positions", "n_ctx"):
+        value = getattr(cfg, key, None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+@torch.no_grad()
+def logits_split_at_head(model, head, body, first_id: int, device) -> bool:
+    """Whether ``head(body(x))`` equals the model's logits, so that the engine may compute
+    logits only at the positions it scores (false for models that scale or soft-cap)."""
+    ids = torch.tensor([[first_id, 1, 2, 3]], device=device)  # [1, 4]
+    full = model(input_ids=ids).logits.float()  # [1, 4, vocab]
+    split = head(body(input_ids=ids).last_hidden_state).float()  # [1, 4, vocab]
+    return full.shape == split.shape and torch.allclose(full, split, atol=1e-3, rtol=1e-3)
+
+
+def can_share_cache(model) -> bool:
+    """Key/value reuse needs full (not sliding-window) caches."""
+    try:
+        cache = DynamicCache(config=model.config)
+        return not any(getattr(cache, "is_sliding", []) or [])
+    except Exception:  # noqa: BLE001 - a model without cache classes: plain path only
+        return False
+
+
+def kv_bytes_per_token(model) -> int:
+    """Bytes of cached keys and values per token, from the model's configuration."""
+    cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    layers = getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None) or 1
+    hidden = getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd", None) or 1
+    heads = getattr(cfg, "num_attention_heads", None) or getattr(cfg, "n_head", None) or 1
+    kv_heads = getattr(cfg, "num_key_value_heads", None) or heads
+    head_dim = getattr(cfg, "head_dim", None) or hidden // heads
+    size = torch.finfo(model.dtype).bits // 8 if model.dtype.is_floating_point else 2
+    return max(1, int(layers * 2 * kv_heads * head_dim * size))

@@ -1,0 +1,210 @@
+"""Direct probability vs metalinguistic prompts (Hu & Levy 2023) as methods.
+
+Each task is a family whose "templates" are the prompt types: ``direct`` (log-probs of the
+string itself) and the three metalinguistic prompts (MetaQuestionSimple, MetaInstruct,
+MetaQuestionComplex). The score files hold, per item, what the paper compares:
+
+- ``hl_word_prediction`` (exp. 1, P18 and News; single items): log p(true final word);
+- ``hl_word_comparison`` (exp. 2, DTFit; pairs of words): log p(word) per side, the prompts
+  listing both words in both orders (averaged);
+- ``hl_sentence_judgment`` (exp. 3a; pairs): Direct LP per sentence, or log p(Yes) per
+  sentence with log p(No) beside it (balanced accuracy from Yes > No);
+- ``hl_sentence_comparison`` (exp. 3b; pairs): Direct LP per sentence, or per prompt log p of
+  the sentence's number ("1"/"2"), averaged over both orders.
+
+A priming context goes before the whole input.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from .. import answers
+from ..prompt_text import fill_before, separator, with_context
+from ..scoring import Request
+from ..templates import HL_PROMPTS, hu_levy_prompts
+from .base import Family, Method
+
+DIRECT = "direct"
+PROMPT_TYPES = (DIRECT, *HL_PROMPTS)
+
+
+@dataclass(frozen=True)
+class HLPrompt:
+    """One prompt type of one task ("direct" has no text: the string is scored alone)."""
+
+    id: str
+    task: str
+    language: str
+    text: str = ""
+
+
+def prompts_for(task: str, language: str, selected) -> list[HLPrompt]:
+    """The prompt types of ``task`` in ``language`` among ``selected`` (names, or "all")."""
+    table = hu_levy_prompts()
+    out = []
+    for name in PROMPT_TYPES:
+        if selected != "all" and name not in selected:
+            continue
+        if name == DIRECT:
+            out.append(HLPrompt(DIRECT, task, language))
+        elif (task, language, name) in table:
+            out.append(HLPrompt(name, task, language, table[(task, language, name)]))
+        else:
+            have = sorted({(t, lang) for t, lang, _ in table})
+            raise KeyError(f"Hu & Levy have no {name} prompt for {task} in {language!r}; available: {have}")
+    return out
+
+
+class HLFamily(Family):
+    """Shared by the four tasks: prompt types as templates."""
+
+    task = ""
+
+    def templates(self, language, style, selected):
+        names = [s for s in selected if isinstance(s, str)]  # template ids (ints) are Ide et al.'s
+        return prompts_for(self.task, language, names or "all")
+
+    def template_config(self, template, runtime):
+        return {"template_id": template.id, "template_text": template.text or None}
+
+
+class WordPrediction(HLFamily):
+    name, task, item_kind, template_set = "hl_word_prediction", "word_prediction", "words", "hu_levy"
+
+    def requests(self, item, template, context, runtime, state):
+        space = separator(template.language)
+        prefix, word = item["prefix"], item["continuation"]
+        if template.id == DIRECT:
+            return [Request(with_context(context, prefix, template.language), space + word)]
+        if "{full_sentence}" in template.text:  # the word ends the prompt, after its prefix
+            before = template.text.replace("{full_sentence}", prefix + space)
+        else:
+            before, _ = fill_before(template.text, prefix=prefix)
+        return [Request(with_context(context, before, template.language), word)]
+
+    def table(self, items, template, contexts, scored, runtime, states):
+        return pd.DataFrame({"lp": [s[0].total for s in scored], "n_tokens": [s[0].n_tokens for s in scored]})
+
+
+class WordComparison(HLFamily):
+    name, task, item_kind, template_set = "hl_word_comparison", "word_comparison", "word_pair", "hu_levy"
+
+    def requests(self, item, template, context, runtime, state):
+        lang, space = template.language, separator(template.language)
+        prefix, good, bad = item["prefix"], item["good_continuation"], item["bad_continuation"]
+        if template.id == DIRECT:
+            head = with_context(context, prefix, lang)
+            return [Request(head, space + good), Request(head, space + bad)]
+        out = []
+        for w1, w2 in ((good, bad), (bad, good)):
+            if "{full_sentence}" in template.text:
+                head = template.text.replace("{w1}", w1).replace("{w2}", w2).replace("{full_sentence}", prefix + space)
+            else:
+                head, _ = fill_before(template.text, prefix=prefix, w1=w1, w2=w2)
+            head = with_context(context, head, lang)
+            out += [Request(head, good), Request(head, bad)]
+        return out
+
+    def table(self, items, template, contexts, scored, runtime, states):
+        if template.id == DIRECT:
+            return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
+        return pd.DataFrame({
+            "lp_good_first_good": [s[0].total for s in scored], "lp_good_first_bad": [s[1].total for s in scored],
+            "lp_bad_first_good": [s[2].total for s in scored], "lp_bad_first_bad": [s[3].total for s in scored]})
+
+
+class SentenceJudgment(HLFamily):
+    name, task, template_set = "hl_sentence_judgment", "sentence_judgment", "hu_levy"
+
+    def requests(self, item, template, context, runtime, state):
+        lang = template.language
+        if template.id == DIRECT:
+            prime = with_context(context, "", lang)
+            return [Request(prime, item["good"]), Request(prime, item["bad"])]
+        yes, no = answers.yes_no(lang)
+        out = []
+        for side in ("good", "bad"):
+            head = with_context(context, fill_before(template.text, sentence=item[side])[0], lang)
+            out += [Request(head, yes), Request(head, no)]
+        return out
+
+    def table(self, items, template, contexts, scored, runtime, states):
+        if template.id == DIRECT:
+            return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
+        return pd.DataFrame({"lp_yes_good": [s[0].total for s in scored], "lp_no_good": [s[1].total for s in scored],
+                             "lp_yes_bad": [s[2].total for s in scored], "lp_no_bad": [s[3].total for s in scored]})
+
+
+class SentenceComparison(HLFamily):
+    name, task, template_set = "hl_sentence_comparison", "sentence_comparison", "hu_levy"
+
+    def requests(self, item, template, context, runtime, state):
+        lang = template.language
+        if template.id == DIRECT:
+            prime = with_context(context, "", lang)
+            return [Request(prime, item["good"]), Request(prime, item["bad"])]
+        out = []
+        for s1, s2 in ((item["good"], item["bad"]), (item["bad"], item["good"])):
+            head = with_context(context, fill_before(template.text, s1=s1, s2=s2)[0], lang)
+            out += [Request(head, n) for n in answers.ONE_TWO]
+        return out
+
+    def table(self, items, template, contexts, scored, runtime, states):
+        if template.id == DIRECT:
+            return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
+        # good first: the good sentence is "1"; bad first: it is "2"
+        return pd.DataFrame({"lp_1_good_first": [s[0].total for s in scored],
+                             "lp_2_good_first": [s[1].total for s in scored],
+                             "lp_1_bad_first": [s[2].total for s in scored],
+                             "lp_2_bad_first": [s[3].total for s in scored]})
+
+
+WORD_PREDICTION, WORD_COMPARISON = WordPrediction(), WordComparison()
+SENTENCE_JUDGMENT, SENTENCE_COMPARISON = SentenceJudgment(), SentenceComparison()
+
+
+def _word(t, side):
+    return t["lp"]
+
+
+def _compared_word(t, side):
+    if "lp_good" in t:
+        return t[f"lp_{side}"]
+    return (t[f"lp_good_first_{side}"] + t[f"lp_bad_first_{side}"]) / 2
+
+
+def _judged(t, side):
+    return t[f"lp_{side}"] if "lp_good" in t else t[f"lp_yes_{side}"]
+
+
+def _compared_sentence(t, side):
+    if "lp_good" in t:
+        return t[f"lp_{side}"]
+    if side == "good":
+        return (t["lp_1_good_first"] + t["lp_2_bad_first"]) / 2
+    return (t["lp_2_good_first"] + t["lp_1_bad_first"]) / 2
+
+
+HU_LEVY = [
+    Method("hl_word_prediction", WORD_PREDICTION, "log p(true final word) after the prefix, directly or in a prompt",
+           _word),
+    Method("hl_word_comparison", WORD_COMPARISON,
+           "log p(word) after the prefix; prompts list both words, both orders averaged", _compared_word),
+    Method("hl_sentence_judgment", SENTENCE_JUDGMENT,
+           "Direct: LP of each sentence; prompts: log p(Yes) for each sentence (log p(No) beside it)", _judged),
+    Method("hl_sentence_comparison", SENTENCE_COMPARISON,
+           "Direct: LP of each sentence; prompts: log p(the sentence's number), both orders averaged",
+           _compared_sentence),
+]
+# Which tasks each Hu & Levy stimulus set takes.
+TASKS = {"hl_p18": ["hl_word_prediction"], "hl_news": ["hl_word_prediction"], "hl_dtfit": ["hl_word_comparison"],
+         "hl_blimp": ["hl_sentence_judgment", "hl_sentence_comparison"],
+         "hl_syntaxgym": ["hl_sentence_judgment", "hl_sentence_comparison"],
+         "hl_mandarin": ["hl_sentence_judgment", "hl_sentence_comparison"]}
+
+
+def default_sets(language: str) -> list[str]:
+    """The stimulus sets 03 runs by default for a dataset's language."""
+    return [s for s in TASKS if (s == "hl_mandarin") == (language == "zh")]

@@ -1,0 +1,159 @@
+"""Prompt-based methods (Ide et al. 2024, section 3.3): Yes/No probability and A/B prompting.
+
+Answers are read at the position after the prompt's own tokens (``separate=True``): the
+position where constrained decoding (outlines) generates, so the logit path and the
+outlines path see the same input. Prompts are rendered by :mod:`helpers.prompt_text`; a
+priming context goes before the prompt (base models) or opens the user message (chat).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import answers, constrained
+from ..prompt_text import render
+from ..scoring import Request
+from ..templates import ide_templates
+from .base import Family, Method
+
+SIDES = ("good", "bad")
+
+
+def _sentence_lengths(tokenizer, sentences) -> list[int]:
+    """Token count of each sentence on its own (for length-bias analyses)."""
+    return [len(ids) for ids in tokenizer(list(sentences), add_special_tokens=False)["input_ids"]]
+
+
+class PromptFamily(Family):
+    """Shared by Yes/No and A/B: templates by language and style, the prompt's configuration."""
+
+    def templates(self, language, style, selected):
+        return [t for t in ide_templates(self.template_set, language, style) if t.id in selected]
+
+    def template_config(self, template, runtime):
+        return {"template_id": template.id, "template_text": template.user, "system": template.system,
+                "prompt_style": template.style}
+
+
+class YesNo(PromptFamily):
+    """Each sentence in a Yes/No prompt; the log-probs and raw logits of Yes and No."""
+
+    name, template_set = "yesno", "yn"
+
+    def requests(self, item, template, context, runtime, state):
+        yes, no = answers.yes_no(template.language)
+        out = []
+        for side in SIDES:
+            prompt = render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence=item[side])
+            out += [Request(prompt, yes, separate=True), Request(prompt, no, separate=True)]
+        return out
+
+    def table(self, items, template, contexts, scored, runtime, states):
+        table = {}
+        for k, side in enumerate(SIDES):
+            table[f"prompt_{side}"] = [render(template, runtime.scorer.tokenizer, runtime.instruct, c, sentence=i[side])
+                                       for i, c in zip(items, contexts)]
+            table[f"lp_yes_{side}"] = [s[2 * k].total for s in scored]
+            table[f"lp_no_{side}"] = [s[2 * k + 1].total for s in scored]
+            table[f"logit_yes_{side}"] = [float(s[2 * k].logits[0]) for s in scored]
+            table[f"logit_no_{side}"] = [float(s[2 * k + 1].logits[0]) for s in scored]
+        tok = runtime.scorer.tokenizer
+        table["n_tokens_good"] = _sentence_lengths(tok, [i["good"] for i in items])
+        table["n_tokens_bad"] = _sentence_lengths(tok, [i["bad"] for i in items])
+        first = scored[0]
+        table["form_yes"] = ["".join(first[0].tokens)] * len(items)
+        table["form_no"] = ["".join(first[1].tokens)] * len(items)
+        return pd.DataFrame(table)
+
+
+def good_slots(n: int, seed: int) -> np.ndarray:
+    """Which slot ("A"/"B") holds the acceptable sentence, drawn per pair with ``seed``."""
+    return np.where(np.random.default_rng(seed).random(n) < 0.5, "A", "B")
+
+
+class AB(PromptFamily):
+    """Both sentences as A and B (the acceptable one's slot drawn per pair with the seed):
+    log-probs of "A" and "B" at the answer position and, with outlines, the constrained answer."""
+
+    name, template_set = "ab", "ab"
+
+    def prepare(self, items, template, runtime):
+        return list(good_slots(len(items), runtime.seed))
+
+    def template_config(self, template, runtime):
+        return {**super().template_config(template, runtime), "seed": runtime.seed,
+                "outlines": runtime.use_outlines}
+
+    def _prompt(self, item, template, context, runtime, slot) -> str:
+        a, b = (item["good"], item["bad"]) if slot == "A" else (item["bad"], item["good"])
+        return render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
+
+    def requests(self, item, template, context, runtime, state):
+        prompt = self._prompt(item, template, context, runtime, state)
+        return [Request(prompt, letter, separate=True) for letter in answers.AB]
+
+    def table(self, items, template, contexts, scored, runtime, states):
+        prompts = [self._prompt(i, template, c, runtime, s) for i, c, s in zip(items, contexts, states)]
+        lp_a = np.array([s[0].total for s in scored])
+        lp_b = np.array([s[1].total for s in scored])
+        tok = runtime.scorer.tokenizer
+        out = pd.DataFrame({
+            "good_slot": states, "prompt": prompts, "lp_a": lp_a, "lp_b": lp_b,
+            "answer": np.where(lp_a > lp_b, "A", np.where(lp_b > lp_a, "B", "tie")),
+            "form_a": "".join(scored[0][0].tokens), "form_b": "".join(scored[0][1].tokens),
+            "n_tokens_good": _sentence_lengths(tok, [i["good"] for i in items]),
+            "n_tokens_bad": _sentence_lengths(tok, [i["bad"] for i in items])})
+        if runtime.use_outlines:
+            if "outlines_ab" not in runtime.cache:
+                runtime.cache["outlines_ab"] = constrained.ChoiceGenerator(runtime.scorer.model, tok, answers.AB)
+            out["answer_outlines"] = constrained.answers(runtime.cache["outlines_ab"], runtime.scorer, prompts,
+                                                         runtime.progress)
+        return out
+
+
+YESNO_FAMILY, AB_FAMILY = YesNo(), AB()
+
+
+def _yes_probability(t: pd.DataFrame, side: str) -> pd.Series:
+    """P(Yes) / (P(Yes) + P(No)) from log-probs (Ide et al. eq. 4), computed stably."""
+    return 1.0 / (1.0 + np.exp(t[f"lp_no_{side}"] - t[f"lp_yes_{side}"]))
+
+
+def _released(t: pd.DataFrame, side: str) -> pd.Series:
+    """logit(Yes) / (logit(Yes) + logit(No)) of the RAW logits, as Ide et al.'s released code."""
+    yes, no = t[f"logit_yes_{side}"].astype(float), t[f"logit_no_{side}"].astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return yes / (yes + no)
+
+
+def _slot_is(t: pd.DataFrame, side: str) -> pd.Series:
+    """Whether this side's sentence is in slot A."""
+    good_is_a = t["good_slot"] == "A"
+    return good_is_a if side == "good" else ~good_is_a
+
+
+def _ab_logit(t: pd.DataFrame, side: str) -> pd.Series:
+    """Log-prob of the letter of the slot holding this side's sentence."""
+    return t["lp_a"].where(_slot_is(t, side), t["lp_b"])
+
+
+def _ab_outlines(t: pd.DataFrame, side: str) -> pd.Series:
+    """1 where outlines answered the slot of this side's sentence, else 0."""
+    if "answer_outlines" not in t:
+        raise ValueError("the 'ab' method decides by constrained decoding: run it with use_outlines=True "
+                         "(or choose 'ab_logit', the logit comparison)")
+    letter = np.where(_slot_is(t, side), "A", "B")  # the slot of this side's sentence
+    return pd.Series((t["answer_outlines"].to_numpy() == letter).astype(float), index=t.index)
+
+
+PROMPTS = [
+    Method("yesno", YESNO_FAMILY, "P(Yes) / (P(Yes) + P(No)) at the answer position (softmax probabilities)",
+           _yes_probability),
+    Method("yesno_released", YESNO_FAMILY,
+           "logit(Yes) / (logit(Yes) + logit(No)) of the RAW logits, as Ide et al.'s released code computes it",
+           _released),
+    Method("ab", AB_FAMILY, "A/B prompting decided by greedy decoding constrained to 'A' or 'B' (outlines), "
+           "as Ide et al.; the letters' log-probs are stored beside it", _ab_outlines),
+    Method("ab_logit", AB_FAMILY, "A/B prompting decided by the log-probs of 'A' and 'B' at the answer position",
+           _ab_logit),
+]

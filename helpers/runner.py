@@ -1,0 +1,131 @@
+"""The generic runner: any registered method over any dataset selection, into the store.
+
+Methods of one family share one engine pass per template; finished score files of the same
+configuration are found and skipped without touching the model. A priming ``context`` (one
+text, or one per item) goes before every method's whole input. The runner knows no method
+by name: what to score and how to reduce it is the family's and the method's business.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from . import methods as registry
+from .data.corpora import corpus_text_file
+from .data.selection import DatasetSelection
+from .measures import UnigramTable, unigram_table
+from .methods.base import METHODS_VERSION, Family, Method, Runtime
+from .results import ScoreStore
+from .scoring import Scorer
+
+INFO_COLUMNS = ["dataset", "paradigm", "phenomenon", "field", "pair_id", "item_id", "word_shuffle",
+                "lexically_identical", "attractor", "human_agreement", "identical", "rating_good", "rating_bad",
+                "rating_diff", "prefix", "continuation", "good_continuation", "bad_continuation", "category",
+                "good_human_score", "bad_human_score", "label"]
+PAIR_KINDS = ("pair", "word_pair")
+
+
+def contexts_for(context: str | Sequence[str], n: int) -> tuple[list[str], object]:
+    """One context per item, and how the configuration records it (the text, or a hash of
+    the per-item texts, which the score rows keep in their ``context`` column)."""
+    if isinstance(context, str):
+        return [context] * n, context
+    contexts = [str(c) for c in context]
+    if len(contexts) != n:
+        raise ValueError(f"{len(contexts)} contexts for {n} items: give one context, or one per item")
+    digest = hashlib.sha256("\x00".join(contexts).encode()).hexdigest()[:16]
+    return contexts, {"per_item": True, "sha256": digest}
+
+
+def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method) -> pd.DataFrame:
+    """The score file of one method: item info, scores (and decision for pairs), basis columns."""
+    if method.family.item_kind in PAIR_KINDS:
+        good = method.score(table, "good").to_numpy(float)
+        bad = method.score(table, "bad").to_numpy(float)
+        frame = info.assign(score_good=good, score_bad=bad, correct=good > bad, tie=good == bad)
+        if method.target_score is not None:
+            tg = method.target_score(table, "good").to_numpy(float)
+            tb = method.target_score(table, "bad").to_numpy(float)
+            frame = frame.assign(score_good_target=tg, score_bad_target=tb, correct_target=tg > tb,
+                                 tie_target=tg == tb)
+    else:
+        frame = info.assign(score=method.score(table, "item").to_numpy(float))
+    keep = [c for c in table.columns if not c.startswith("uni_sum") or method.needs_unigram]
+    return pd.concat([frame, table[keep]], axis=1)
+
+
+def unigram_for(tokenizer, language: str, corpus: str | Path | None = None) -> tuple[UnigramTable, str]:
+    """The unigram table of ``tokenizer`` over the mirror's corpus of ``language`` (or a text
+    file), and a description of its source for the score files' configuration."""
+    path = Path(corpus) if corpus else corpus_text_file(language)
+    return unigram_table(tokenizer, [path]), f"{path.name}:{path.stat().st_size}"
+
+
+def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:
+    groups: dict[Family, list[Method]] = {}
+    for m in chosen:
+        groups.setdefault(m.family, []).append(m)
+    return groups
+
+
+def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[str] | str,
+                templates: Sequence = (1, 2, 3, 4, 5), *, context: str | Sequence[str] = "",
+                store: ScoreStore | None = None, unigram_corpus: str | Path | None = None,
+                instruct: bool | None = None, seed: int = 42, use_outlines: bool = True) -> list[Path]:
+    """Score ``selection`` with every method and template; the score files of this
+    configuration (found or written), in order.
+
+    ``templates`` selects Ide et al. template ids (ints) and Hu & Levy prompt types (names;
+    all when none is named). Prompt methods use chat templates for instruct models
+    (``instruct`` defaults to the model's registry spec); A/B prompting draws the slot of the
+    acceptable sentence with ``seed``; ``use_outlines`` runs constrained decoding for A/B.
+    """
+    store = store or ScoreStore()
+    chosen = [registry.get(m) for m in registry.method_names(methods)]
+    loaded = scorer.loaded
+    instruct = loaded.is_instruct if instruct is None else bool(instruct)
+    language = selection.language
+    items = selection.items()
+    contexts, context_config = contexts_for(context, len(items))
+    info = selection.frame[[c for c in INFO_COLUMNS if c in selection.frame.columns]].reset_index(drop=True)
+    if not isinstance(context, str):
+        info = info.assign(context=contexts)
+    base = {**loaded.provenance(), "start_token": scorer.start_policy, **selection.config(),
+            "methods_version": METHODS_VERSION, "context": context_config}
+    runtime = Runtime(scorer, language, instruct, seed, None, use_outlines, scorer.progress)
+    unigram, unigram_source = None, None
+    written: list[Path] = []
+    for family, group in _groups(chosen).items():
+        if any(m.needs_unigram for m in group) and unigram is None:
+            unigram, unigram_source = unigram_for(scorer.tokenizer, language, unigram_corpus)
+        for template in family.templates(language, "chat" if instruct else "base", list(templates)):
+            tconfig = family.template_config(template, runtime)
+            configs = {m.name: {**base, "method": m.name, **tconfig, **m.options,
+                                "unigram_source": unigram_source if m.needs_unigram else None} for m in group}
+            found = {m.name: store.find(selection.name, loaded.name, m.name, tconfig["template_id"], configs[m.name])
+                     for m in group}
+            written.extend(p for p in found.values() if p is not None)
+            todo = [m for m in group if found[m.name] is None]
+            if not todo:
+                continue
+            run = replace(runtime, unigram=unigram if any(m.needs_unigram for m in todo) else None)
+            states = family.prepare(items, template, run)
+            per_item = [family.requests(item, template, c, run, s) for item, c, s in zip(items, contexts, states)]
+            flat = [r for reqs in per_item for r in reqs]
+            label = family.name if template is None else f"{family.name} {template.id}"
+            results = scorer.score(flat, with_context=family.with_context, desc=label)
+            scored, at = [], 0
+            for reqs in per_item:
+                scored.append(results[at:at + len(reqs)])
+                at += len(reqs)
+            table = family.table(items, template, contexts, scored, run, states)
+            for m in todo:
+                frame = method_frame(info, table, m)
+                written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
+                                           configs[m.name]))
+    return written
+

@@ -1,0 +1,115 @@
+"""Compare the score store of a run before the redesign with one after it.
+
+    python scripts/compare_stores.py OLD_OUTPUTS NEW_OUTPUTS
+
+Every score file of OLD_OUTPUTS/scores is matched with the file of the same dataset, model,
+method and template in NEW_OUTPUTS/scores (the old logit-path ``ab`` with the new ``ab_logit``,
+and the old ``correct_outlines`` with the new ``ab``), rows by (paradigm, pair_id). Scores
+must agree within 1e-6 and decisions must be equal, except where the two sides differ by
+less than 1e-5 (listed). Hu & Levy item tables (OLD_OUTPUTS/tables/03_hu_levy_items__*.csv)
+are compared with the new Hu & Levy score files the same way. Exit status 1 on any failure.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from helpers.results import read_metadata
+
+TOLERANCE, NEAR_TIE = 1e-6, 1e-5
+KEY = ["paradigm", "pair_id"]
+OLD_TO_NEW = {"ab": "ab_logit"}
+HL_TASKS = {"word_prediction": "hl_word_prediction", "word_comparison": "hl_word_comparison",
+            "sentence_judgment": "hl_sentence_judgment", "sentence_comparison": "hl_sentence_comparison"}
+
+
+def index(root: Path) -> dict[tuple, Path]:
+    """(dataset, model, method, template) -> score file."""
+    out = {}
+    for path in sorted((root / "scores").glob("*/*/*.parquet")):
+        meta = read_metadata(path)
+        out[(meta["dataset"], meta["model_name"], meta["method"], str(meta.get("template_id")))] = path
+    return out
+
+
+def compare_pairs(label: str, old: pd.DataFrame, new: pd.DataFrame, old_correct: str = "correct",
+                  scores: bool = True) -> dict:
+    merged = old.merge(new, on=KEY, suffixes=("_old", "_new"), validate="one_to_one")
+    if len(merged) != len(old) or len(merged) != len(new):
+        return {"file": label, "rows": len(merged), "ok": False, "note": f"rows {len(old)} old vs {len(new)} new"}
+    worst = 0.0
+    if scores:
+        for side in ("score_good", "score_bad"):
+            worst = max(worst, float(np.nanmax(np.abs(merged[f"{side}_old"] - merged[f"{side}_new"]))))
+    oc = merged[old_correct if old_correct != "correct" else "correct_old"]
+    changed = merged[oc.astype(bool) != merged["correct_new"].astype(bool)]
+    gap = (changed["score_good_new"] - changed["score_bad_new"]).abs()
+    near = changed[gap < NEAR_TIE] if scores else changed.iloc[0:0]
+    ok = worst <= TOLERANCE and len(changed) == len(near)
+    note = "; ".join(f"{r.paradigm}#{r.pair_id} (near tie)" for r in near.itertuples())
+    return {"file": label, "rows": len(merged), "max_abs_diff": worst, "decisions_changed": len(changed),
+            "ok": ok, "note": note}
+
+
+def compare_hu_levy(old_root: Path, new_files: dict[tuple, Path]) -> list[dict]:
+    rows = []
+    for csv in sorted((old_root / "tables").glob("03_hu_levy_items__*.csv")):
+        _, model, stimuli, task = csv.stem.split("__")
+        old = pd.read_csv(csv)
+        method = HL_TASKS[task]
+        key = "item_id" if "item_id" in old else "pair_id"
+        for (ds, m, meth, template), path in new_files.items():
+            if (ds, m, meth) != (stimuli, model, method):
+                continue
+            new = pd.read_parquet(path).set_index(key)
+            o = old.set_index(key).reindex(new.index)
+            if task == "sentence_judgment":
+                if template == "direct":
+                    pairs = [(o["direct_good"], new["score_good"]), (o["direct_bad"], new["score_bad"])]
+                else:
+                    pairs = [(o[f"{template}_yes_good"], new["lp_yes_good"]), (o[f"{template}_no_good"], new["lp_no_good"]),
+                             (o[f"{template}_yes_bad"], new["lp_yes_bad"]), (o[f"{template}_no_bad"], new["lp_no_bad"])]
+            else:
+                diff = new["score"] if "score" in new else new["score_good"] - new["score_bad"]
+                pairs = [(o[template], diff)]
+            worst = max(float(np.nanmax(np.abs(a.to_numpy(float) - b.to_numpy(float)))) for a, b in pairs)
+            rows.append({"file": f"{stimuli}/{model}/{method}__t{template}", "rows": len(new), "max_abs_diff": worst,
+                         "decisions_changed": 0, "ok": worst <= TOLERANCE and len(old) == len(new), "note": ""})
+    return rows
+
+
+def main(old_root: str, new_root: str) -> int:
+    old_files, new_files = index(Path(old_root)), index(Path(new_root))
+    rows = []
+    for (dataset, model, method, template), path in old_files.items():
+        old = pd.read_parquet(path)
+        target = (dataset, model, OLD_TO_NEW.get(method, method), template)
+        label = f"{dataset}/{model}/{method}__t{template}"
+        if target not in new_files:
+            rows.append({"file": label, "ok": False, "note": f"no new file {target}"})
+            continue
+        rows.append(compare_pairs(label, old, pd.read_parquet(new_files[target])))
+        if method == "ab" and "correct_outlines" in old:
+            outlines = (dataset, model, "ab", template)
+            if outlines not in new_files:
+                rows.append({"file": label + " (outlines)", "ok": False, "note": "no new 'ab' file"})
+                continue
+            rows.append(compare_pairs(label + " outlines -> ab", old, pd.read_parquet(new_files[outlines]),
+                                      old_correct="correct_outlines", scores=False))
+    rows += compare_hu_levy(Path(old_root), new_files)
+    table = pd.DataFrame(rows)
+    with pd.option_context("display.max_rows", None, "display.width", 200):
+        print(table.to_string(index=False))
+    failed = table[~table["ok"].astype(bool)]
+    print(f"\n{len(table)} comparisons, {len(failed)} failed; largest score difference "
+          f"{table['max_abs_diff'].max():.3g}; decisions changed: {int(table['decisions_changed'].fillna(0).sum())}")
+    return 1 if len(failed) else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1], sys.argv[2]))
