@@ -11,19 +11,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import fields
+
+import yaml
+
+from . import sweep
+from .demo import main as demo_main
+from .models import ModelNotFoundError, registry_table
+from .scoring import Request, scorer_for
+from .zoo.demo_training import Recipe, train
+from .zoo.model_card import write_card
 
 
 def _cmd_models(args) -> int:
-    from .models import registry_table
-
     print(registry_table())
     return 0
 
 
 def _cmd_score(args) -> int:
-    from .models import ModelNotFoundError
-    from .scoring import Request, scorer_for
-
     try:
         scorer = scorer_for(args.model, progress=False, minicons=args.minicons)
     except (ModelNotFoundError, TypeError, ValueError) as err:
@@ -49,8 +54,6 @@ def _cmd_score(args) -> int:
 
 def _parameters(pairs: list[str]) -> dict:
     """KEY=VALUE pairs; values are read as YAML (numbers, lists, null), as papermill -y does."""
-    import yaml
-
     out = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -61,8 +64,6 @@ def _parameters(pairs: list[str]) -> dict:
 
 
 def _cmd_sweep(args) -> int:
-    from . import sweep
-
     try:
         jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param))
     except (FileNotFoundError, ValueError) as err:
@@ -73,10 +74,6 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_train_demo(args) -> int:
-    from dataclasses import fields
-
-    from .zoo.demo_training import Recipe, train
-
     recipe = Recipe(**{f.name: getattr(args, f.name) for f in fields(Recipe)
                        if getattr(args, f.name, None) is not None})
     train(args.out, recipe)
@@ -84,15 +81,11 @@ def _cmd_train_demo(args) -> int:
 
 
 def _cmd_model_card(args) -> int:
-    from .zoo.model_card import write_card
-
     print(f"wrote {write_card(args.model, args.dataset)}")
     return 0
 
 
 def _cmd_demo(args) -> int:
-    from .demo import main as demo_main
-
     return demo_main()
 
 
@@ -127,7 +120,7 @@ def parser() -> argparse.ArgumentParser:
     t.add_argument("--autocast-bf16", dest="autocast_bf16", action="store_true", default=None,
                    help="bfloat16 matmuls with float32 weights (fast on CPUs with AVX512-BF16)")
     t.set_defaults(run=_cmd_train_demo)
-    c = sub.add_parser("model-card", help="write a demo model's card from training.json and 02_readout tables")
+    c = sub.add_parser("model-card", help="write a demo model's card from training.json and the stored LP scores")
     c.add_argument("--model", required=True)
     c.add_argument("--dataset", required=True)
     c.set_defaults(run=_cmd_model_card)
