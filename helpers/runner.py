@@ -25,8 +25,7 @@ from .scoring import Scorer
 INFO_COLUMNS = ["dataset", "paradigm", "phenomenon", "field", "pair_id", "item_id", "word_shuffle",
                 "lexically_identical", "attractor", "human_agreement", "identical", "rating_good", "rating_bad",
                 "rating_diff", "prefix", "continuation", "good_continuation", "bad_continuation", "category",
-                "good_human_score", "bad_human_score", "label"]
-PAIR_KINDS = ("pair", "word_pair")
+                "good_human_score", "bad_human_score", "label", "suite", "item", "circuit"]
 
 
 def contexts_for(context: str | Sequence[str], n: int) -> tuple[list[str], object]:
@@ -41,9 +40,19 @@ def contexts_for(context: str | Sequence[str], n: int) -> tuple[list[str], objec
     return contexts, {"per_item": True, "sha256": digest}
 
 
-def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method) -> pd.DataFrame:
+def sides_of(frame: pd.DataFrame) -> tuple[str, ...]:
+    """The sentences an item holds: a pair (good, bad), or one sentence."""
+    if {"good", "bad"} <= set(frame.columns):
+        return ("good", "bad")
+    if "sentence" in frame.columns:
+        return ("sentence",)
+    return ("item",)
+
+
+def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method, sides: tuple[str, ...]) -> pd.DataFrame:
     """The score file of one method: item info, scores (and decision for pairs), basis columns."""
-    if method.family.item_kind in PAIR_KINDS:
+    scored = method.family.score_sides(sides)
+    if scored == ("good", "bad"):
         good = method.score(table, "good").to_numpy(float)
         bad = method.score(table, "bad").to_numpy(float)
         frame = info.assign(score_good=good, score_bad=bad, correct=good > bad, tie=good == bad)
@@ -53,7 +62,10 @@ def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method) -> pd.
             frame = frame.assign(score_good_target=tg, score_bad_target=tb, correct_target=tg > tb,
                                  tie_target=tg == tb)
     else:
-        frame = info.assign(score=method.score(table, "item").to_numpy(float))
+        (side,) = scored
+        frame = info.assign(score=method.score(table, side).to_numpy(float))
+        if method.target_score is not None:
+            frame = frame.assign(score_target=method.target_score(table, side).to_numpy(float))
     keep = [c for c in table.columns if not c.startswith("uni_sum") or method.needs_unigram]
     return pd.concat([frame, table[keep]], axis=1)
 
@@ -74,6 +86,7 @@ def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:
 
 def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[str] | str,
                 templates: Sequence = (1, 2, 3, 4, 5), *, context: str | Sequence[str] = "",
+                context_column: str = "context", configuration: dict | None = None,
                 store: ScoreStore | None = None, unigram_corpus: str | Path | None = None,
                 instruct: bool | None = None, seed: int = 42, use_outlines: bool = True) -> list[Path]:
     """Score ``selection`` with every method and template; the score files of this
@@ -83,6 +96,8 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     all when none is named). Prompt methods use chat templates for instruct models
     (``instruct`` defaults to the model's registry spec); A/B prompting draws the slot of the
     acceptable sentence with ``seed``; ``use_outlines`` runs constrained decoding for A/B.
+    Per-item contexts are kept in the score rows (column ``context_column``);
+    ``configuration`` adds entries to every score file's configuration (e.g. a prefix type).
     """
     store = store or ScoreStore()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
@@ -93,10 +108,11 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     contexts, context_config = contexts_for(context, len(items))
     info = selection.frame[[c for c in INFO_COLUMNS if c in selection.frame.columns]].reset_index(drop=True)
     if not isinstance(context, str):
-        info = info.assign(context=contexts)
+        info = info.assign(**{context_column: contexts})
     base = {**loaded.provenance(), "start_token": scorer.start_policy, **selection.config(),
-            "methods_version": METHODS_VERSION, "context": context_config}
-    runtime = Runtime(scorer, language, instruct, seed, None, use_outlines, scorer.progress)
+            "methods_version": METHODS_VERSION, "context": context_config, **(configuration or {})}
+    sides = sides_of(selection.frame)
+    runtime = Runtime(scorer, language, instruct, seed, None, use_outlines, scorer.progress, sides=sides)
     unigram, unigram_source = None, None
     written: list[Path] = []
     for family, group in _groups(chosen).items():
@@ -124,7 +140,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
                 at += len(reqs)
             table = family.table(items, template, contexts, scored, run, states)
             for m in todo:
-                frame = method_frame(info, table, m)
+                frame = method_frame(info, table, m, sides)
                 written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
                                            configs[m.name]))
     return written

@@ -42,6 +42,7 @@ class Scored:
     start_token: str  # the document-start policy, e.g. "bos:<s>", "eos:<|endoftext|>", "none"
     context_logprobs: np.ndarray | None = None  # tokens between the start token and the target
     context_offsets: list[tuple[int, int]] | None = None  # their character spans in context+target
+    offsets: list[tuple[int, int]] | None = None  # character span of each target token in context+target
     logits: np.ndarray | None = None  # raw (unnormalised) logit of each target token
 
     @property
@@ -159,6 +160,7 @@ class Scorer:
                 context_logprobs=lp[max(ctx_from, 1):enc.first] if with_context else None,
                 context_offsets=list(enc.offsets[max(ctx_from, 1):enc.first]) if with_context else None,
                 logits=raw[enc.first:],
+                offsets=list(enc.offsets[enc.first:]),
             ))
         return out
 

@@ -269,3 +269,25 @@ def test_a_new_method_needs_only_a_registry_entry(tiny, tmp_path):
         registry.unregister("first_token_lp")
     with pytest.raises(KeyError, match="unknown method 'first_token_lp'"):
         registry.get("first_token_lp")
+
+
+def test_single_sentences_are_items_too(tiny, tmp_path):
+    """CoLA sentences (no pairs): one score per sentence, equal to the plain reference; methods
+    that need a pair say so."""
+    lm = tiny("tiny-llama")
+    cola = load("cola").head(5)
+    selection = DatasetSelection("cola", cola)
+    scorer = Scorer(lm, progress=False)
+    files = run_methods(scorer, selection, ["lp", "intemplate_lp", "yesno"], [1], store=ScoreStore(tmp_path))
+    s = load_files(files)
+    assert set(s.method) == {"lp", "intemplate_lp", "yesno"} and "score_good" not in s and "correct" not in s
+    assert list(s[s.method == "lp"].label) == list(cola.label)
+    template = ide_templates("single", "en")[0]
+    for row, sentence in zip(s[s.method == "lp"].itertuples(), cola.sentence):
+        assert row.score == pytest.approx(reference_lp(lm.model, lm.tokenizer, scorer.start_id, sentence)[0], abs=1e-4)
+    for row, sentence in zip(s[s.method == "intemplate_lp"].itertuples(), cola.sentence):
+        whole = reference_lp(lm.model, lm.tokenizer, scorer.start_id, template.fill(sentence=sentence))[0]
+        assert row.score == pytest.approx(whole, abs=1e-4)
+    for method in ("comparative_lp", "ab_logit"):
+        with pytest.raises(ValueError, match="this dataset has single sentences"):
+            run_methods(scorer, selection, [method], [1], store=ScoreStore(tmp_path / method))

@@ -35,19 +35,18 @@ class Runtime:
     use_outlines: bool = True
     progress: bool = True
     cache: dict = field(default_factory=dict)  # e.g. the outlines generator, built once per run
+    sides: tuple[str, ...] = ("good", "bad")  # item fields scored: a pair, or ("sentence",) for single sentences
 
 
 class Family:
     """A group of methods that share their engine requests.
 
-    Subclasses set ``name``, ``item_kind`` ("pair", "sentence", "words", "word_pair"),
-    ``template_set`` (the template family to iterate, or None) and ``with_context`` (whether
+    Subclasses set ``name``, ``template_set`` (the template family to iterate, or None) and ``with_context`` (whether
     the engine returns the log-probs of request contexts too), and implement
     :meth:`requests` and :meth:`table`.
     """
 
     name: str = ""
-    item_kind: str = "pair"
     template_set: str | None = None
     with_context: bool = False
 
@@ -67,6 +66,11 @@ class Family:
         """One row per item: the columns its methods reduce (see each family)."""
         raise NotImplementedError
 
+    def score_sides(self, sides: tuple[str, ...]) -> tuple[str, ...]:
+        """The sides its methods score for items with these ``sides``: ("good", "bad") makes a
+        pair decision, one side a single score."""
+        return sides
+
     def template_config(self, template, runtime: Runtime) -> dict:
         """What a score file records about the template (text, system message, style...)."""
         if template is None:
@@ -79,7 +83,7 @@ class Method:
     """A judgment method: a family and a reduction of its basis table to a score per side.
 
     Pair items have sides "good" and "bad" (the decision is good > bad; a tie is an error);
-    single items have the one side "item".
+    single sentences the side "sentence"; other single items (a word after a prefix) "item".
     """
 
     name: str

@@ -71,7 +71,10 @@ class HLFamily(Family):
 
 
 class WordPrediction(HLFamily):
-    name, task, item_kind, template_set = "hl_word_prediction", "word_prediction", "words", "hu_levy"
+    name, task, template_set = "hl_word_prediction", "word_prediction", "hu_levy"
+
+    def score_sides(self, sides):
+        return ("item",)
 
     def requests(self, item, template, context, runtime, state):
         space = separator(template.language)
@@ -89,7 +92,10 @@ class WordPrediction(HLFamily):
 
 
 class WordComparison(HLFamily):
-    name, task, item_kind, template_set = "hl_word_comparison", "word_comparison", "word_pair", "hu_levy"
+    name, task, template_set = "hl_word_comparison", "word_comparison", "hu_levy"
+
+    def score_sides(self, sides):
+        return ("good", "bad")
 
     def requests(self, item, template, context, runtime, state):
         lang, space = template.language, separator(template.language)

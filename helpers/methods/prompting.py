@@ -16,8 +16,6 @@ from ..scoring import Request
 from ..templates import ide_templates
 from .base import Family, Method
 
-SIDES = ("good", "bad")
-
 
 def _sentence_lengths(tokenizer, sentences) -> list[int]:
     """Token count of each sentence on its own (for length-bias analyses)."""
@@ -43,23 +41,22 @@ class YesNo(PromptFamily):
     def requests(self, item, template, context, runtime, state):
         yes, no = answers.yes_no(template.language)
         out = []
-        for side in SIDES:
+        for side in runtime.sides:
             prompt = render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence=item[side])
             out += [Request(prompt, yes, separate=True), Request(prompt, no, separate=True)]
         return out
 
     def table(self, items, template, contexts, scored, runtime, states):
         table = {}
-        for k, side in enumerate(SIDES):
+        for k, side in enumerate(runtime.sides):
             table[f"prompt_{side}"] = [render(template, runtime.scorer.tokenizer, runtime.instruct, c, sentence=i[side])
                                        for i, c in zip(items, contexts)]
             table[f"lp_yes_{side}"] = [s[2 * k].total for s in scored]
             table[f"lp_no_{side}"] = [s[2 * k + 1].total for s in scored]
             table[f"logit_yes_{side}"] = [float(s[2 * k].logits[0]) for s in scored]
             table[f"logit_no_{side}"] = [float(s[2 * k + 1].logits[0]) for s in scored]
-        tok = runtime.scorer.tokenizer
-        table["n_tokens_good"] = _sentence_lengths(tok, [i["good"] for i in items])
-        table["n_tokens_bad"] = _sentence_lengths(tok, [i["bad"] for i in items])
+        for side in runtime.sides:
+            table[f"n_tokens_{side}"] = _sentence_lengths(runtime.scorer.tokenizer, [i[side] for i in items])
         first = scored[0]
         table["form_yes"] = ["".join(first[0].tokens)] * len(items)
         table["form_no"] = ["".join(first[1].tokens)] * len(items)
@@ -78,6 +75,8 @@ class AB(PromptFamily):
     name, template_set = "ab", "ab"
 
     def prepare(self, items, template, runtime):
+        if runtime.sides != ("good", "bad"):
+            raise ValueError("A/B prompting compares the two sentences of a pair; this dataset has single sentences")
         return list(good_slots(len(items), runtime.seed))
 
     def template_config(self, template, runtime):

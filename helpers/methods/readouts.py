@@ -24,8 +24,6 @@ from ..scoring import Request
 from ..templates import ide_templates
 from .base import Family, Method
 
-SIDES = ("good", "bad")
-
 
 def _template_sums(scored, prime: str) -> tuple[float, int]:
     """Sum and count of the context log-probs after the priming text (all of them without one)."""
@@ -43,11 +41,11 @@ class SentenceReadouts(Family):
 
     def requests(self, item, template, context, runtime, state):
         prime = with_context(context, "", runtime.language)
-        return [Request(prime, item["good"]), Request(prime, item["bad"])]
+        return [Request(prime, item[side]) for side in runtime.sides]
 
     def table(self, items, template, contexts, scored, runtime, states):
         table = {}
-        for k, side in enumerate(SIDES):
+        for k, side in enumerate(runtime.sides):
             chunk = [s[k] for s in scored]
             table[f"tgt_sum_{side}"] = [s.total for s in chunk]
             table[f"n_tokens_{side}"] = [s.n_tokens for s in chunk]
@@ -79,17 +77,24 @@ class TemplateReadouts(Family):
             after = after.replace("{other_sentence}", other)
         return before, target + after
 
+    def _other(self, item, side: str, runtime) -> str:
+        """The sentence in slot B of a comparative template: the pair's other sentence."""
+        if self.template_set != "compar":
+            return ""
+        if runtime.sides != ("good", "bad"):
+            raise ValueError("comparative LP compares the two sentences of a pair; this dataset has single sentences")
+        return item["bad" if side == "good" else "good"]
+
     def requests(self, item, template, context, runtime, state):
         out = []
-        for side, other in (("good", "bad"), ("bad", "good")):
-            before, rest = self._input(template, item[side], item[other])
+        for side in runtime.sides:
+            before, rest = self._input(template, item[side], self._other(item, side, runtime))
             out.append(Request(with_context(context, before, runtime.language), rest))
         return out
 
     def table(self, items, template, contexts, scored, runtime, states):
         table = {}
-        for k, side in enumerate(SIDES):
-            other = SIDES[1 - k]
+        for k, side in enumerate(runtime.sides):
             chunk = [s[k] for s in scored]
             sums = [_template_sums(s, with_context(c, "", runtime.language) if c else "")
                     for s, c in zip(chunk, contexts)]
@@ -99,7 +104,8 @@ class TemplateReadouts(Family):
             table[f"token_ids_{side}"] = [np.asarray(s.token_ids, dtype=np.int64) for s in chunk]
             table[f"ctx_sum_{side}"] = [total for total, _ in sums]
             table[f"ctx_n_{side}"] = [n for _, n in sums]
-            table[f"input_{side}"] = ["".join(self._input(template, item[side], item[other])) for item in items]
+            table[f"input_{side}"] = ["".join(self._input(template, item[side], self._other(item, side, runtime)))
+                                      for item in items]
         out = pd.DataFrame(table)
         out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
         return out
