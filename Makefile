@@ -14,10 +14,10 @@ NOTEBOOKS ?= 02
 DATASETS ?= blimp
 SWEEP_ARGS ?=
 
-.PHONY: help setup test demo data sweep bench clean
+.PHONY: help setup system-deps test demo data sweep bench clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 setup: $(STAMP) ## create .venv/ and install the package (idempotent; torch==2.13.0 first without a GPU)
 
@@ -31,7 +31,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $(STAMP)
 
-test: setup ## run the test suite (offline, CPU)
+system-deps: ## Debian packages R and lme4 for the `r` tests (apt-get as root or via sudo; nothing when present)
+	@if Rscript -e 'library(lme4)' >/dev/null 2>&1; then echo "R with lme4 is installed"; \
+	else SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		if [ -n "$$SUDO" ] && ! command -v sudo >/dev/null; then \
+			echo "installing r-base-core r-cran-lme4 needs root: run as root or install sudo" >&2; exit 1; fi; \
+		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -q --no-install-recommends r-base-core r-cran-lme4; fi
+
+test: setup system-deps ## run the test suite (offline, CPU; installs R and lme4 when missing)
 	$(PY) -m pytest -q
 
 demo: setup ## the main job on the offline default

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -18,10 +19,10 @@ def atomic_path(target: str | os.PathLike, directory: bool = False) -> Iterator[
     target.parent.mkdir(parents=True, exist_ok=True)
     if directory:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+        tmp.chmod(0o777 & ~_umask())
     else:
-        handle, name = tempfile.mkstemp(prefix=f".{target.name}-", suffix=".tmp", dir=target.parent)
-        os.close(handle)
-        tmp = Path(name)
+        # a fresh name beside the target (not mkstemp: its files are private, 0600, whatever the umask)
+        tmp = target.with_name(f".{target.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         yield tmp
         if directory and target.is_dir():
@@ -33,6 +34,13 @@ def atomic_path(target: str | os.PathLike, directory: bool = False) -> Iterator[
         else:
             tmp.unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text(target: str | os.PathLike, text: str) -> Path:

@@ -60,13 +60,16 @@ class ScoreStore:
     def folder(self, dataset: str, model: str) -> Path:
         return self.root / safe_name(dataset) / safe_name(model)
 
-    def stem(self, method: str, template) -> str:
-        return method if template in (None, "", "none") else f"{method}__t{template}"
+    def stem(self, method: str, template, tag: str | None = None) -> str:
+        """File stem: the method, its template and a tag that keeps a kind of run apart (e.g. "primed")."""
+        stem = method if template in (None, "", "none") else f"{method}__t{template}"
+        return f"{stem}__{safe_name(tag)}" if tag else stem
 
-    def find(self, dataset: str, model: str, method: str, template, config: dict) -> Path | None:
+    def find(self, dataset: str, model: str, method: str, template, config: dict,
+             tag: str | None = None) -> Path | None:
         """The finished file of exactly this configuration, if any."""
         h = config_hash(config)
-        folder, stem = self.folder(dataset, model), self.stem(method, template)
+        folder, stem = self.folder(dataset, model), self.stem(method, template, tag)
         for candidate in (folder / f"{stem}.parquet", folder / f"{stem}__{h}.parquet"):
             if candidate.is_file():
                 try:
@@ -76,13 +79,13 @@ class ScoreStore:
                     continue
         return None
 
-    def target(self, dataset: str, model: str, method: str, template, config: dict) -> Path:
+    def target(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None) -> Path:
         """Where this configuration's file goes: the plain name, or alongside when it is taken."""
-        folder, stem = self.folder(dataset, model), self.stem(method, template)
+        folder, stem = self.folder(dataset, model), self.stem(method, template, tag)
         plain = folder / f"{stem}.parquet"
         if not plain.exists():
             return plain
-        found = self.find(dataset, model, method, template, config)
+        found = self.find(dataset, model, method, template, config, tag)
         if found is not None:
             return found
         alongside = folder / f"{stem}__{config_hash(config)}.parquet"
@@ -90,13 +93,13 @@ class ScoreStore:
         return alongside
 
     def write(self, frame: pd.DataFrame, dataset: str, model: str, method: str, template, config: dict,
-              extra_meta: dict | None = None) -> Path:
+              extra_meta: dict | None = None, tag: str | None = None) -> Path:
         """Write one score file atomically (temporary file, then rename)."""
         need = ITEM_SCORE_COLUMNS if "score" in frame.columns else PAIR_SCORE_COLUMNS
         missing = [c for c in need if c not in frame.columns]
         if missing:
             raise ValueError(f"score table for {method} lacks columns {missing}")
-        path = self.target(dataset, model, method, template, config)
+        path = self.target(dataset, model, method, template, config, tag)
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {**config, "config_hash": config_hash(config), "n_pairs": int(len(frame)),
                 "accuracy": float(frame["correct"].mean()) if len(frame) and "correct" in frame else None,

@@ -87,6 +87,7 @@ def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:
 def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[str] | str,
                 templates: Sequence = (1, 2, 3, 4, 5), *, context: str | Sequence[str] = "",
                 context_column: str = "context", configuration: dict | None = None,
+                extra_columns: Sequence[str] = (), store_tag: str | None = None,
                 store: ScoreStore | None = None, unigram_corpus: str | Path | None = None,
                 instruct: bool | None = None, seed: int = 42, use_outlines: bool = True) -> list[Path]:
     """Score ``selection`` with every method and template; the score files of this
@@ -97,7 +98,9 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     (``instruct`` defaults to the model's registry spec); A/B prompting draws the slot of the
     acceptable sentence with ``seed``; ``use_outlines`` runs constrained decoding for A/B.
     Per-item contexts are kept in the score rows (column ``context_column``);
-    ``configuration`` adds entries to every score file's configuration (e.g. a prefix type).
+    ``configuration`` adds entries to every score file's configuration (e.g. a prefix type),
+    ``extra_columns`` keeps more columns of the selection's frame in the score rows, and
+    ``store_tag`` names the files of a kind of run apart (``lp__primed.parquet``).
     """
     store = store or ScoreStore()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
@@ -106,7 +109,11 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     language = selection.language
     items = selection.items()
     contexts, context_config = contexts_for(context, len(items))
-    info = selection.frame[[c for c in INFO_COLUMNS if c in selection.frame.columns]].reset_index(drop=True)
+    missing = [c for c in extra_columns if c not in selection.frame.columns]
+    if missing:
+        raise KeyError(f"extra columns {missing} are not in the {selection.name} selection's frame")
+    keep = [c for c in INFO_COLUMNS if c in selection.frame.columns] + [c for c in extra_columns if c not in INFO_COLUMNS]
+    info = selection.frame[keep].reset_index(drop=True)
     if not isinstance(context, str):
         info = info.assign(**{context_column: contexts})
     base = {**loaded.provenance(), "start_token": scorer.start_policy, **selection.config(),
@@ -122,8 +129,8 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             tconfig = family.template_config(template, runtime)
             configs = {m.name: {**base, "method": m.name, **tconfig, **m.options,
                                 "unigram_source": unigram_source if m.needs_unigram else None} for m in group}
-            found = {m.name: store.find(selection.name, loaded.name, m.name, tconfig["template_id"], configs[m.name])
-                     for m in group}
+            found = {m.name: store.find(selection.name, loaded.name, m.name, tconfig["template_id"], configs[m.name],
+                                        store_tag) for m in group}
             written.extend(p for p in found.values() if p is not None)
             todo = [m for m in group if found[m.name] is None]
             if not todo:
@@ -142,6 +149,6 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             for m in todo:
                 frame = method_frame(info, table, m, sides)
                 written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
-                                           configs[m.name]))
+                                           configs[m.name], tag=store_tag))
     return written
 

@@ -22,11 +22,16 @@
 # The data come from the read-only mirror (`MINIMAL_PAIRS_DATA`, default `../shared/data`)
 # and every file is checked against the sha256 recorded in `data/sources.yaml`. The tables
 # are written to `data/processed/<dataset>.parquet`, which the other notebooks read.
+#
+# A dataset's **variants** are datasets of their own name, so that their tables and scores never
+# mix: `blimp` is BLiMP's 67,000 pairs (Ide et al. 2024), `blimp_hu2025` the 66,993 that Hu et
+# al. (2025) count; `sling_hu2025` and `li_hu2025` are the SLING and LI selections of Hu et al.,
+# `cola_dev` CoLA's in-domain dev split. Notebook 07 reads only prepared variants: prepare them
+# here (`datasets="blimp_hu2025,sling_hu2025,li_hu2025,cola_dev"`, or "all").
 
 # %% tags=["parameters"]
 datasets = "all"  # dataset names: a list, a comma-separated string, or "all"
 source = "mirror"  # "mirror", or "download" to fetch missing files into data/raw/ (needs network)
-drop_identical = False  # BLiMP: drop the 7 pairs whose two sentences are identical (Hu et al. 2025: 66,993)
 climp_add_period = True  # CLiMP: append "。" to every sentence, as Ide et al. (2024) do
 sling_include_small = False  # SLING: also the 14 small paradigms of 40 pairs
 cola_split = "in_domain_train"  # CoLA split: in_domain_train, in_domain_dev, out_of_domain_dev
@@ -37,12 +42,12 @@ import pandas as pd
 
 from helpers import data, templates
 from helpers.data import DataSource, blimp
+from helpers.data.selection import HU2025
 
 data_source = DataSource.default(mode=source)  # the mirror, then data/raw/ (downloads go there)
 print(f"mirror: {data_source.mirror}; downloads: {data_source.raw_dir}; mode: {data_source.mode}")
 names = data.dataset_names(datasets)
-options = {
-    "blimp": {"drop_identical": drop_identical},
+options = {  # the base datasets' options (a variant's are fixed by its name); the file records them
     "climp": {"add_period": climp_add_period},
     "sling": {"include_small": sling_include_small},
     "cola": {"split": cola_split},
@@ -55,8 +60,7 @@ pd.set_option("display.max_colwidth", 80)
 # %%
 tables = {}
 for name in names:
-    tables[name] = data.load(name, source=data_source, **options.get(name, {}))
-    data.save_processed(name, tables[name])
+    tables[name] = data.prepare(name, source=data_source, **options.get(name, {}))
 summary = data.summary(tables)
 summary
 
@@ -86,6 +90,19 @@ if "blimp" in tables:
     print(f"pairs with identical sentences: {int(tables['blimp'].identical.sum())}")
     display_cols = ["paradigm", "word_shuffle", "lexically_identical"]
     print(report.loc[~report.agrees, display_cols].to_string(index=False))
+
+# %% [markdown]
+# ## Hu et al. (2025), Table 1
+#
+# The counts of the paper's datasets, for those prepared here: BLiMP and SLING without their
+# pairs whose two sentences are identical (7 and 24), LI restricted to the pairs whose two
+# sentences differ in length by at most one word (the rule that gives the paper's 1,883; see
+# `helpers.data.english.load_li`).
+
+# %%
+hu = pd.DataFrame([{"dataset (paper)": label, "name": name, "paper": n, "here": len(tables[name])}
+                   for label, (name, n) in HU2025.items() if name in tables])
+hu
 
 # %% [markdown]
 # ## Template sets

@@ -7,7 +7,10 @@ method and template in NEW_OUTPUTS/scores (the old logit-path ``ab`` with the ne
 and the old ``correct_outlines`` with the new ``ab``), rows by (paradigm, pair_id). Scores
 must agree within 1e-6 and decisions must be equal, except where the two sides differ by
 less than 1e-5 (listed). Hu & Levy item tables (OLD_OUTPUTS/tables/03_hu_levy_items__*.csv)
-are compared with the new Hu & Levy score files the same way. Exit status 1 on any failure.
+are compared with the new Hu & Levy score files the same way. "Within 1e-6" is relative to
+the score's size (|a - b| <= 1e-6 * max(1, |a|); for a Hu & Levy differential, the size of
+the larger of the two sums it subtracts): sums of float32 log-probs computed along another
+batching path differ at that level. Exit status 1 on any failure.
 """
 from __future__ import annotations
 
@@ -40,18 +43,28 @@ def compare_pairs(label: str, old: pd.DataFrame, new: pd.DataFrame, old_correct:
     merged = old.merge(new, on=KEY, suffixes=("_old", "_new"), validate="one_to_one")
     if len(merged) != len(old) or len(merged) != len(new):
         return {"file": label, "rows": len(merged), "ok": False, "note": f"rows {len(old)} old vs {len(new)} new"}
-    worst = 0.0
+    worst = relative = 0.0
     if scores:
         for side in ("score_good", "score_bad"):
-            worst = max(worst, float(np.nanmax(np.abs(merged[f"{side}_old"] - merged[f"{side}_new"]))))
+            a, b = merged[f"{side}_old"].to_numpy(float), merged[f"{side}_new"].to_numpy(float)
+            worst, relative = max(worst, _abs(a, b)), max(relative, _rel(a, b))
     oc = merged[old_correct if old_correct != "correct" else "correct_old"]
     changed = merged[oc.astype(bool) != merged["correct_new"].astype(bool)]
     gap = (changed["score_good_new"] - changed["score_bad_new"]).abs()
     near = changed[gap < NEAR_TIE] if scores else changed.iloc[0:0]
-    ok = worst <= TOLERANCE and len(changed) == len(near)
+    ok = relative <= TOLERANCE and len(changed) == len(near)
     note = "; ".join(f"{r.paradigm}#{r.pair_id} (near tie)" for r in near.itertuples())
-    return {"file": label, "rows": len(merged), "max_abs_diff": worst, "decisions_changed": len(changed),
-            "ok": ok, "note": note}
+    return {"file": label, "rows": len(merged), "max_abs_diff": worst, "max_rel_diff": relative,
+            "decisions_changed": len(changed), "ok": ok, "note": note}
+
+
+def _abs(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.nanmax(np.abs(a - b)))
+
+
+def _rel(a: np.ndarray, b: np.ndarray, scale: np.ndarray | None = None) -> float:
+    """Largest |a - b| / max(1, |scale|) (scale defaults to a)."""
+    return float(np.nanmax(np.abs(a - b) / np.maximum(1.0, np.abs(a if scale is None else scale))))
 
 
 def compare_hu_levy(old_root: Path, new_files: dict[tuple, Path]) -> list[dict]:
@@ -75,9 +88,19 @@ def compare_hu_levy(old_root: Path, new_files: dict[tuple, Path]) -> list[dict]:
             else:
                 diff = new["score"] if "score" in new else new["score_good"] - new["score_bad"]
                 pairs = [(o[template], diff)]
-            worst = max(float(np.nanmax(np.abs(a.to_numpy(float) - b.to_numpy(float)))) for a, b in pairs)
+            # a differential's rounding is that of the sums it subtracts: scale by the larger side
+            scale = (np.maximum(new["score_good"].abs(), new["score_bad"].abs()).to_numpy(float)
+                     if "score_good" in new else None)
+            worst = max(_abs(a.to_numpy(float), b.to_numpy(float)) for a, b in pairs)
+            relative = max(_rel(a.to_numpy(float), b.to_numpy(float), scale) for a, b in pairs)
+            changed = 0
+            if task != "word_prediction":  # the decision: the differential's sign
+                old_diff = pairs[0][0] if task != "sentence_judgment" else None
+                if old_diff is not None:
+                    changed = int(((old_diff.to_numpy(float) > 0) != (pairs[0][1].to_numpy(float) > 0)).sum())
             rows.append({"file": f"{stimuli}/{model}/{method}__t{template}", "rows": len(new), "max_abs_diff": worst,
-                         "decisions_changed": 0, "ok": worst <= TOLERANCE and len(old) == len(new), "note": ""})
+                         "max_rel_diff": relative, "decisions_changed": changed,
+                         "ok": relative <= TOLERANCE and len(old) == len(new) and changed == 0, "note": ""})
     return rows
 
 
@@ -105,7 +128,8 @@ def main(old_root: str, new_root: str) -> int:
         print(table.to_string(index=False))
     failed = table[~table["ok"].astype(bool)]
     print(f"\n{len(table)} comparisons, {len(failed)} failed; largest score difference "
-          f"{table['max_abs_diff'].max():.3g}; decisions changed: {int(table['decisions_changed'].fillna(0).sum())}")
+          f"{table['max_abs_diff'].max():.3g} (relative {table['max_rel_diff'].max():.3g}); "
+          f"decisions changed: {int(table['decisions_changed'].fillna(0).sum())}")
     return 1 if len(failed) else 0
 
 

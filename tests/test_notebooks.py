@@ -34,11 +34,12 @@ def run(name: str, out, **parameters):
 
 @pytest.mark.slow
 def test_01_data_prep_writes_parquet(scratch):
-    nb = run("01_data_prep.ipynb", scratch / "01.ipynb", datasets="blimp,climp,li,cola,syntaxgym_suites",
-             drop_identical=True)
+    nb = run("01_data_prep.ipynb", scratch / "01.ipynb",
+             datasets="blimp,blimp_hu2025,climp,li,li_hu2025,cola,syntaxgym_suites")
     processed = scratch / "processed"
-    blimp = pd.read_parquet(processed / "blimp.parquet")
-    assert len(blimp) == 66_993
+    assert len(pd.read_parquet(processed / "blimp.parquet")) == 67_000  # a variant beside its base
+    assert len(pd.read_parquet(processed / "blimp_hu2025.parquet")) == 66_993
+    assert len(pd.read_parquet(processed / "li_hu2025.parquet")) == 1883
     climp = pd.read_parquet(processed / "climp.parquet")
     assert len(climp) == 16_000 and climp.good.str.endswith("。").all()
     assert len(pd.read_parquet(processed / "cola.parquet")) == 8551

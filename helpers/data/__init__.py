@@ -3,13 +3,19 @@
     from helpers import data
     pairs = data.load("blimp")                 # read from the mirror (validated)
     pairs = data.load_processed("blimp")       # data/processed/blimp.parquet (built if missing)
+    pairs = data.load_processed("blimp_hu2025", prepared_only=True)  # a variant notebook 01 must have written
     pairs = data.load("blimp", source=data.DataSource(Path("/my/mirror")))  # another mirror
 
 Every reader takes ``source`` (a :class:`DataSource`); None means ``DataSource.default()``,
 the mirror that ``MINIMAL_PAIRS_DATA`` names when the reader runs.
+
+A *variant* (``Dataset.base`` set) is a fixed selection from another dataset under its own
+name, so its processed file and score folder never mix with the base's: ``blimp_hu2025``
+is BLiMP as Hu et al. (2025) count it (66,993), ``blimp`` the full 67,000 of Ide et al.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -32,19 +38,31 @@ class Dataset:
     kind: str  # "pairs", "sentences", "regions", "words", "text"
     loader: Callable[..., pd.DataFrame]
     description: str
+    base: str | None = None  # a variant: the dataset its loader (a partial with fixed options) reads
 
 
 DATASETS: dict[str, Dataset] = {d.name: d for d in [
     Dataset("blimp", "en", "pairs", blimp.load, "BLiMP, 67 paradigms x 1,000 (options: drop_identical)"),
+    Dataset("blimp_hu2025", "en", "pairs", partial(blimp.load, drop_identical=True),
+            "BLiMP without its 7 identical pairs, 66,993 (Hu et al. 2025)", base="blimp"),
     Dataset("climp", "zh", "pairs", climp.load, "CLiMP, 16 paradigms x 1,000 (options: add_period)"),
     Dataset("syntaxgym", "en", "pairs", syntaxgym.load_pairs, "SyntaxGym pair corpus of Hu & Levy, 1,018 pairs"),
     Dataset("syntaxgym_suites", "en", "regions", syntaxgym.suites_table, "SyntaxGym test suites by region, 34 suites"),
+    Dataset("syntaxgym_items", "en", "suite_items", syntaxgym.load_items, "SyntaxGym suite items with conditions, regions and formulas, 842"),
     Dataset("zhoblimp", "zh", "pairs", chinese.load_zhoblimp, "ZhoBLiMP, 118 paradigms x 300"),
-    Dataset("sling", "zh", "pairs", chinese.load_sling, "SLING, 40 main paradigms x 1,000 (options: include_small)"),
+    Dataset("sling", "zh", "pairs", chinese.load_sling,
+            "SLING, 40 main paradigms x 1,000 (options: include_small, drop_identical)"),
+    Dataset("sling_hu2025", "zh", "pairs", partial(chinese.load_sling, drop_identical=True),
+            "SLING main set without its 24 identical pairs, 39,976 (Hu et al. 2025)", base="sling"),
     Dataset("scamp_plausible", "en", "pairs", partial(english.load_scamp, "plausible"), "SCaMP plausible, 67 x 1,000"),
     Dataset("scamp_implausible", "en", "pairs", partial(english.load_scamp, "implausible"), "SCaMP implausible, 67 x 1,000"),
-    Dataset("li", "en", "pairs", english.load_li, "LI pairs with z-scored human ratings, 2,379"),
+    Dataset("li", "en", "pairs", english.load_li,
+            "LI pairs with z-scored human ratings, 2,379 (options: max_word_difference)"),
+    Dataset("li_hu2025", "en", "pairs", partial(english.load_li, max_word_difference=1),
+            "LI pairs at most one word apart in length, 1,883 (Hu et al. 2025)", base="li"),
     Dataset("cola", "en", "sentences", english.load_cola, "CoLA in-domain train, 8,551 labelled sentences (options: split)"),
+    Dataset("cola_dev", "en", "sentences", partial(english.load_cola, split="in_domain_dev"),
+            "CoLA in-domain dev, 527 labelled sentences", base="cola"),
     Dataset("hl_p18", "en", "words", partial(hu_levy.load_word_prediction, "p18"), "Hu & Levy exp1 word prediction, P18"),
     Dataset("hl_news", "en", "words", partial(hu_levy.load_word_prediction, "news"), "Hu & Levy exp1 word prediction, News"),
     Dataset("hl_dtfit", "en", "words", hu_levy.load_word_comparison, "Hu & Levy exp2 word comparison, DTFit"),
@@ -66,9 +84,44 @@ def dataset_names(selection) -> list[str]:
     return parse_selection(selection, list(DATASETS), what="dataset")
 
 
+class DataNotPreparedError(FileNotFoundError):
+    """A dataset asked for from data/processed that notebook 01 has not written."""
+
+
+def recorded_options(name: str, options: dict) -> dict:
+    """``options`` less those equal to the loader's defaults: what identifies the table read.
+    Unknown options, and options that undo a variant's fixed ones, are errors."""
+    ds = _lookup(name)
+    params = {k: v for k, v in inspect.signature(ds.loader).parameters.items() if k != "source"}
+    unknown = sorted(set(options) - set(params))
+    if unknown:
+        raise TypeError(f"dataset {name!r} has no option {', '.join(unknown)} "
+                        f"(its options: {', '.join(params) or 'none'})")
+    fixed = getattr(ds.loader, "keywords", {}) if ds.base else {}
+    undone = {k: v for k, v in options.items() if k in fixed and v != fixed[k]}
+    if undone:
+        raise ValueError(f"dataset {name!r} is {ds.base!r} with {fixed}; {undone} would make it another table: "
+                         f"select {ds.base!r} with those options instead")
+    return {k: v for k, v in options.items() if params[k].default != v}
+
+
+def variant_for(name: str, options: dict) -> str | None:
+    """The registered variant that reading ``name`` with ``options`` reproduces, if any."""
+    wanted = recorded_options(name, options)
+    for ds in DATASETS.values():
+        if ds.base == name and wanted and recorded_options(name, getattr(ds.loader, "keywords", {})) == wanted:
+            return ds.name
+    return None
+
+
 def load(name: str, source: DataSource | None = None, **options) -> pd.DataFrame:
-    """Read a dataset from ``source`` (default: the mirror) into its canonical table."""
-    return _lookup(name).loader(source=source, **options)
+    """Read a dataset from ``source`` (default: the mirror) into its canonical table; a
+    variant's rows carry the variant's name in ``dataset``."""
+    ds = _lookup(name)
+    df = ds.loader(source=source, **options)
+    if ds.base is not None:
+        df["dataset"] = pd.Series(name, index=df.index, dtype="string")
+    return df
 
 
 def processed_path(name: str) -> Path:
@@ -85,13 +138,41 @@ def save_processed(name: str, df: pd.DataFrame) -> Path:
     return path
 
 
-def load_processed(name: str, source: DataSource | None = None, **options) -> pd.DataFrame:
-    """data/processed/<name>.parquet; built from ``source`` (with ``options``) if missing."""
-    path = processed_path(name)
-    if path.is_file():
-        return pd.read_parquet(path)
+def prepare(name: str, source: DataSource | None = None, **options) -> pd.DataFrame:
+    """Read dataset ``name`` with ``options`` and write data/processed/<name>.parquet; the file
+    records the options that differ from the defaults (``attrs["dataset_options"]``).
+    Options that reproduce a registered variant are refused: that table has its own name."""
+    variant = variant_for(name, options)
+    if variant:
+        raise ValueError(f"{name} with {options} is the dataset {variant!r}: prepare and select that name, "
+                         f"so that its processed file and scores stay apart from those of {name!r}")
+    recorded = recorded_options(name, options)
     df = load(name, source=source, **options)
+    df.attrs = {"dataset_options": recorded}
     save_processed(name, df)
+    return df
+
+
+def load_processed(name: str, source: DataSource | None = None, *, prepared_only: bool = False,
+                   **options) -> pd.DataFrame:
+    """data/processed/<name>.parquet as notebook 01 prepared it (its options in
+    ``attrs["dataset_options"]``), checked to hold ``options`` when some are given. A missing
+    file is built from ``source`` (see :func:`prepare`), or with ``prepared_only`` is a
+    DataNotPreparedError that names the dataset and how to prepare it."""
+    path = processed_path(name)
+    wanted = recorded_options(name, options)
+    if not path.is_file():
+        if prepared_only:
+            raise DataNotPreparedError(
+                f"dataset {name!r} ({DATASETS[name].description}) is not prepared: {path} does not exist. "
+                f"Prepare it with notebook 01: python -m helpers sweep --notebooks 01 --datasets {name} "
+                f"(or run notebooks/01_data_prep.ipynb with datasets=\"{name}\")")
+        return prepare(name, source, **options)
+    df = pd.read_parquet(path)
+    have = df.attrs.get("dataset_options", {})
+    if options and have != wanted:
+        raise ValueError(f"{path} holds {name} read with options {have}, not {wanted}: prepare it again with "
+                         f"notebook 01, or select {name!r} with those options to read them from the mirror")
     return df
 
 
@@ -109,5 +190,6 @@ def summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["DATASETS", "ChecksumError", "Dataset", "DataFormatError", "DataNotFoundError", "DataSource", "PAIR_COLUMNS",
-           "SENTENCE_COLUMNS", "load", "load_processed", "save_processed", "summary"]
+__all__ = ["DATASETS", "ChecksumError", "Dataset", "DataFormatError", "DataNotFoundError", "DataNotPreparedError",
+           "DataSource", "PAIR_COLUMNS", "SENTENCE_COLUMNS", "load", "load_processed", "prepare", "recorded_options",
+           "save_processed", "summary", "variant_for"]

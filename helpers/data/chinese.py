@@ -28,8 +28,17 @@ def load_zhoblimp(source: DataSource | None = None) -> pd.DataFrame:
     return finalize_pairs(pd.DataFrame.from_records(records), str(folder))
 
 
-def load_sling(include_small: bool = False, source: DataSource | None = None) -> pd.DataFrame:
-    """SLING: the 40 main paradigms of 1,000 pairs; ``include_small`` adds the 14 of 40."""
+def load_sling(include_small: bool = False, drop_identical: bool = False,
+               source: DataSource | None = None) -> pd.DataFrame:
+    """SLING: the 40 main paradigms of 1,000 pairs; ``include_small`` adds the 14 of 40
+    (Anaphor/reflexive_auto and reflexive_natural, from Yang 2025).
+
+    ``drop_identical`` removes the pairs whose two sentences are the same string: 24 in the
+    main set (16 in Aspect/zai_le, 4 each in Classifier-Noun/cl_adj_simple_noun and
+    cl_simple_noun; ignoring whitespace and punctuation finds the same 24), none in the small
+    files. Main set without them = 39,976, Hu et al. (2025)'s SLING count; with the small
+    files it would be 40,536, and dropping duplicated pairs instead would give 39,994.
+    """
     source = resolve(source)
     folder = source.path(SLING)
     records = []
@@ -49,4 +58,5 @@ def load_sling(include_small: bool = False, source: DataSource | None = None) ->
                                 "bad": row["sentence_bad"], "main_set": main})
             except (KeyError, ValueError, TypeError) as err:
                 raise DataFormatError(f"{path}, line {line_no}: missing or bad field {err}") from None
-    return finalize_pairs(pd.DataFrame.from_records(records), str(folder))
+    df = finalize_pairs(pd.DataFrame.from_records(records), str(folder))
+    return df[~df["identical"]].reset_index(drop=True) if drop_identical else df

@@ -60,11 +60,35 @@ def load_scamp(variant: str = "plausible", source: DataSource | None = None) -> 
     return finalize_pairs(pd.DataFrame.from_records(records), str(folder))
 
 
-def load_li(source: DataSource | None = None) -> pd.DataFrame:
-    """LI pairs (Sprouse et al. 2013; Mahowald et al. 2016) with z-scored Likert ratings.
+def word_difference(good: pd.Series, bad: pd.Series) -> pd.Series:
+    """|words(good) - words(bad)|, words split on whitespace (punctuation stays on its word)."""
+    return (good.str.split().str.len() - bad.str.split().str.len()).abs().astype("int64")
+
+
+def load_li(max_word_difference: int | None = None, source: DataSource | None = None) -> pd.DataFrame:
+    """LI pairs (Sprouse et al. 2013: 1,200; Mahowald et al. 2016: 1,179) with human ratings.
+
+    ``max_word_difference`` keeps the pairs whose sentences differ in length by at most that
+    many whitespace-separated words. Hu et al. (2025) report 1,883 LI pairs; their selection
+    is not published (no code), and of the rules tried on this file only "at most 1 word
+    apart" gives exactly 1,883 (1,009 Sprouse + 874 Mahowald; 1,152 of them the same length).
+    Rules that do not: pairs with both ratings (2,275), rated and rating_diff > 0 (2,145),
+    without duplicated pairs (2,373), the ungrammatical sentence starred (2,116).
+
+    Ratings: ``rating_good``/``rating_bad`` are the file's LS_grammatical/LS_ungrammatical,
+    per-item means of Likert ratings z-scored within participant (as Hu et al. describe);
+    ``rating_diff`` is their difference. The mirror holds only these per-item means, no
+    per-participant responses: the z-scoring and the averaging are read, not recomputed,
+    and cannot be checked beyond the per-source means being ~0 (Sprouse -0.02, Mahowald
+    0.01). A sentence rated in two pairs keeps each pair's own value (34 sentences differ).
+    rating_good is missing for 104 pairs (13 Sprouse phenomena), rating_bad for 64, so
+    rating_diff for 104 (84 of the 1,883). One Sprouse pair (id 648) has good == bad.
 
     The file has the LS_diff column twice; both copies are read and checked to agree.
     """
+    if max_word_difference is not None and (isinstance(max_word_difference, bool) or
+                                            not isinstance(max_word_difference, int) or max_word_difference < 0):
+        raise ValueError(f"max_word_difference must be a number of words >= 0 or None, got {max_word_difference!r}")
     path = resolve(source).path(LI)
     with open(path, encoding="utf-8", newline="") as f:
         reader = csv.reader(f)
@@ -90,6 +114,9 @@ def load_li(source: DataSource | None = None) -> pd.DataFrame:
                         "bad": df["sentence_ungrammatical"], "source": df["source"],
                         "rating_good": df["LS_grammatical"], "rating_bad": df["LS_ungrammatical"],
                         "rating_diff": df["LS_diff"]})
+    out["word_difference"] = word_difference(out["good"], out["bad"])
+    if max_word_difference is not None:
+        out = out[out["word_difference"] <= max_word_difference]
     return finalize_pairs(out, str(path))
 
 

@@ -6,7 +6,15 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from . import DATASETS, load, load_processed
+from . import DATASETS, load, load_processed, recorded_options, variant_for
+
+# Hu et al. (2025) Table 1: each row's registered dataset (a variant where the paper's count
+# differs from the full set) and the count it must have. See the readers for each rule.
+HU2025 = {
+    "BLiMP": ("blimp_hu2025", 66_993), "SCaMP-P": ("scamp_plausible", 67_000),
+    "SCaMP-I": ("scamp_implausible", 67_000), "SyntaxGym": ("syntaxgym", 1_018), "ZhoBLiMP": ("zhoblimp", 35_400),
+    "SLING": ("sling_hu2025", 39_976), "CoLA": ("cola", 8_551), "LI": ("li_hu2025", 1_883),
+}
 
 
 def first_per_paradigm(frame: pd.DataFrame, limit: int | None) -> pd.DataFrame:
@@ -65,8 +73,18 @@ class DatasetSelection:
         return len(self.frame)
 
 
-def select(name: str, limit: int | None = None, **options) -> DatasetSelection:
-    """Dataset ``name`` (data/processed, or read from the mirror when ``options`` differ from
-    the defaults), its first ``limit`` items per paradigm."""
-    frame = load(name, **options) if options else load_processed(name)
-    return DatasetSelection(name, first_per_paradigm(frame, limit), options, limit)
+def select(name: str, limit: int | None = None, *, prepared_only: bool = False, **options) -> DatasetSelection:
+    """Dataset ``name``, its first ``limit`` items per paradigm: from data/processed (built
+    there if missing, unless ``prepared_only``: then a DataNotPreparedError says how to
+    prepare it), or read from the mirror when ``options`` are given. Options that make a
+    registered variant are refused (select the variant's name: its own scores folder)."""
+    variant = variant_for(name, options)
+    if variant:
+        raise ValueError(f"{name} with {options} is the dataset {variant!r}: select {variant!r}, "
+                         f"so that its scores stay apart from those of {name!r}")
+    if options:
+        frame, recorded = load(name, **options), recorded_options(name, options)
+    else:
+        frame = load_processed(name, prepared_only=prepared_only)
+        recorded = dict(frame.attrs.get("dataset_options", {}))
+    return DatasetSelection(name, first_per_paradigm(frame, limit), recorded, limit)

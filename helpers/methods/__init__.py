@@ -8,6 +8,7 @@ from .base import METHODS_VERSION, Family, Method, Runtime
 from .hu_levy import HU_LEVY
 from .prompting import PROMPTS
 from .readouts import READOUTS
+from .syntaxgym import SYNTAXGYM
 
 METHODS: dict[str, Method] = {}
 READOUT_METHODS = [m.name for m in READOUTS]
@@ -29,7 +30,7 @@ def unregister(name: str) -> None:
     METHODS.pop(name, None)
 
 
-for _m in READOUTS + PROMPTS + HU_LEVY:
+for _m in READOUTS + PROMPTS + HU_LEVY + SYNTAXGYM:
     register(_m)
 
 

@@ -1,0 +1,72 @@
+"""Every judgment method under priming prefixes (Sinha et al. 2023), through the generic runner.
+
+A prefix table (:mod:`helpers.priming`: one row per target pair, prefix type, target length
+and draw, with the prefix text) is joined to the dataset selection; each row is scored with
+its prefix as the context of every method's input. All rows of a run go to the engine at
+once, so a prefix shared by the two sentences of a pair, by a method's templates or options,
+and by longer prefixes that extend it runs once. Score files are tagged "primed"; each row
+keeps its prefix text (column ``prefix``) and the prefix's type, lengths, draw and seed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from .data.selection import DatasetSelection
+from .results import ScoreStore, load_files, read_metadata
+from .runner import run_methods
+from .scoring import Scorer
+
+TAG = "primed"
+PRIMING_COLUMNS = ["prefix_type", "domain", "acceptability", "target_length", "actual_length", "n_sentences",
+                   "draw", "seed", "capped"]
+
+
+def primed_selection(selection: DatasetSelection, prefixes: pd.DataFrame) -> DatasetSelection:
+    """One row per (target pair, prefix row): the pair's fields beside its prefix."""
+    missing = [c for c in ["paradigm", "pair_id", "prefix", *PRIMING_COLUMNS] if c not in prefixes.columns]
+    if missing:
+        raise ValueError(f"the prefix table lacks columns {missing}: build it with helpers.priming")
+    targets = selection.frame.drop(columns=[c for c in ["prefix", *PRIMING_COLUMNS] if c in selection.frame])
+    frame = prefixes.merge(targets, on=["paradigm", "pair_id"], how="inner", validate="many_to_one")
+    if len(frame) != len(prefixes):
+        raise ValueError(f"{len(prefixes) - len(frame)} prefix rows name pairs that are not in the {selection.name} "
+                         "selection: build the prefixes from the same selection")
+    return DatasetSelection(selection.name, frame.reset_index(drop=True), selection.options, None)
+
+
+def priming_configuration(selection: DatasetSelection, prefixes: pd.DataFrame) -> dict:
+    """What the score files record about the prefixes (each row keeps its own values too)."""
+    return {"limit": selection.limit, "priming": {
+        "prefix_types": sorted(prefixes["prefix_type"].unique().tolist()),
+        "target_lengths": sorted(int(x) for x in prefixes["target_length"].unique()),
+        "draws": int(prefixes["draw"].nunique()), "seed": sorted(int(x) for x in prefixes["seed"].unique()),
+        "pairs": int(prefixes[["paradigm", "pair_id"]].drop_duplicates().shape[0])}}
+
+
+def score_primed(scorer: Scorer, selection: DatasetSelection, prefixes: pd.DataFrame, methods: Sequence[str] | str,
+                 templates: Sequence = (1, 2, 3, 4, 5), *, store: ScoreStore | None = None, **options) -> list[Path]:
+    """Score ``selection``'s pairs under every prefix of ``prefixes`` with ``methods``."""
+    primed = primed_selection(selection, prefixes)
+    return run_methods(scorer, primed, methods, templates, context=list(primed.frame["prefix"]),
+                       context_column="prefix", configuration=priming_configuration(selection, prefixes),
+                       extra_columns=PRIMING_COLUMNS, store_tag=TAG, store=store, **options)
+
+
+def primed_scores(dataset: str, model: str, methods: Sequence[str] | None = None,
+                  root: str | Path | None = None) -> pd.DataFrame:
+    """Every stored primed score of ``model`` on ``dataset`` (newest file per method and template)."""
+    newest: dict[tuple, tuple] = {}
+    for path in ScoreStore(root).files(dataset, model):
+        meta = read_metadata(path)
+        if "priming" not in meta or (methods is not None and meta["method"] not in methods):
+            continue
+        key = (meta["method"], str(meta.get("template_id")))
+        if key not in newest or meta.get("time_ns", 0) > newest[key][0]:
+            newest[key] = (meta.get("time_ns", 0), path)
+    if not newest:
+        raise FileNotFoundError(f"no primed scores of {model} on {dataset}: run notebooks/06_context_priming.ipynb "
+                                f"with model={model!r}, dataset={dataset!r}")
+    return load_files(sorted(p for _, p in newest.values()))
