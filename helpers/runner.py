@@ -15,12 +15,12 @@ from typing import Sequence
 import pandas as pd
 
 from . import methods as registry
-from .data.corpora import corpus_text_file
 from .data.selection import DatasetSelection
 from .measures import UnigramTable, unigram_table
 from .methods.base import METHODS_VERSION, Family, Method, Runtime
 from .results import ScoreStore
 from .scoring import Scorer
+from .unigram_corpus import resolve_unigram_corpus
 
 INFO_COLUMNS = ["dataset", "paradigm", "phenomenon", "field", "pair_id", "item_id", "word_shuffle",
                 "lexically_identical", "attractor", "human_agreement", "identical", "rating_good", "rating_bad",
@@ -71,10 +71,11 @@ def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method, sides:
 
 
 def unigram_for(tokenizer, language: str, corpus: str | Path | None = None) -> tuple[UnigramTable, str]:
-    """The unigram table of ``tokenizer`` over the mirror's corpus of ``language`` (or a text
-    file), and a description of its source for the score files' configuration."""
-    path = Path(corpus) if corpus else corpus_text_file(language)
-    return unigram_table(tokenizer, [path]), f"{path.name}:{path.stat().st_size}"
+    """The unigram table of ``tokenizer`` over ``corpus`` (None: the mirror's corpora of
+    ``language``; a text file; a Hugging Face dataset name, streamed), and the source the score
+    files record: "<kind>:<name>:<file>:<bytes>"."""
+    found = resolve_unigram_corpus(corpus, language)
+    return unigram_table(tokenizer, [found.path]), f"{found.kind}:{found.name}:{found.source}"
 
 
 def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:

@@ -142,7 +142,7 @@ def test_slor_and_bayes_factors_against_counted_unigrams(tiny, tmp_path):
                     "bf_unigram": lp.sum() - uni(ids).sum()}[row.method]
         assert row.score_good == pytest.approx(expected, rel=1e-9)
     meta = read_metadata(files[0])
-    assert meta["unigram_source"] == f"corpus.txt:{corpus.stat().st_size}"
+    assert meta["unigram_source"] == f"file:{corpus.resolve()}:corpus.txt:{corpus.stat().st_size}"
 
 
 def test_store_second_run_computes_nothing(tiny, tmp_path):
