@@ -20,16 +20,27 @@ from .runner import run_methods
 from .scoring import Scorer
 
 TAG = "primed"
-PRIMING_COLUMNS = ["prefix_type", "domain", "acceptability", "target_length", "actual_length", "n_sentences",
-                   "draw", "seed", "capped"]
+# the columns each kind of prefix table (helpers.priming) carries besides paradigm, pair_id and prefix
+KINDS = {"grid": ["prefix_type", "domain", "acceptability", "target_length", "actual_length", "n_sentences",
+                  "draw", "seed", "capped"],
+         "single": ["target_phenomenon", "source_phenomenon", "acceptability", "n_sentences", "actual_length",
+                    "draw", "seed", "capped"]}
+PRIMING_COLUMNS = KINDS["grid"]
+
+
+def kind_of(prefixes: pd.DataFrame) -> str:
+    """"grid" (build_prefixes) or "single" (single_phenomenon_prefixes)."""
+    for kind, columns in KINDS.items():
+        if set(columns + ["paradigm", "pair_id", "prefix"]) <= set(prefixes.columns):
+            return kind
+    raise ValueError("the prefix table lacks the columns of helpers.priming.build_prefixes or "
+                     "single_phenomenon_prefixes: build it with helpers.priming")
 
 
 def primed_selection(selection: DatasetSelection, prefixes: pd.DataFrame) -> DatasetSelection:
     """One row per (target pair, prefix row): the pair's fields beside its prefix."""
-    missing = [c for c in ["paradigm", "pair_id", "prefix", *PRIMING_COLUMNS] if c not in prefixes.columns]
-    if missing:
-        raise ValueError(f"the prefix table lacks columns {missing}: build it with helpers.priming")
-    targets = selection.frame.drop(columns=[c for c in ["prefix", *PRIMING_COLUMNS] if c in selection.frame])
+    columns = KINDS[kind_of(prefixes)]
+    targets = selection.frame.drop(columns=[c for c in ["prefix", *columns] if c in selection.frame])
     frame = prefixes.merge(targets, on=["paradigm", "pair_id"], how="inner", validate="many_to_one")
     if len(frame) != len(prefixes):
         raise ValueError(f"{len(prefixes) - len(frame)} prefix rows name pairs that are not in the {selection.name} "
@@ -39,9 +50,10 @@ def primed_selection(selection: DatasetSelection, prefixes: pd.DataFrame) -> Dat
 
 def priming_configuration(selection: DatasetSelection, prefixes: pd.DataFrame) -> dict:
     """What the score files record about the prefixes (each row keeps its own values too)."""
+    kind = kind_of(prefixes)
+    groups = ("prefix_type", "target_length") if kind == "grid" else ("source_phenomenon", "n_sentences")
     return {"limit": selection.limit, "priming": {
-        "prefix_types": sorted(prefixes["prefix_type"].unique().tolist()),
-        "target_lengths": sorted(int(x) for x in prefixes["target_length"].unique()),
+        "kind": kind, **{g: sorted(prefixes[g].unique().tolist()) for g in groups},
         "draws": int(prefixes["draw"].nunique()), "seed": sorted(int(x) for x in prefixes["seed"].unique()),
         "pairs": int(prefixes[["paradigm", "pair_id"]].drop_duplicates().shape[0])}}
 
@@ -49,19 +61,20 @@ def priming_configuration(selection: DatasetSelection, prefixes: pd.DataFrame) -
 def score_primed(scorer: Scorer, selection: DatasetSelection, prefixes: pd.DataFrame, methods: Sequence[str] | str,
                  templates: Sequence = (1, 2, 3, 4, 5), *, store: ScoreStore | None = None, **options) -> list[Path]:
     """Score ``selection``'s pairs under every prefix of ``prefixes`` with ``methods``."""
-    primed = primed_selection(selection, prefixes)
+    primed, kind = primed_selection(selection, prefixes), kind_of(prefixes)
     return run_methods(scorer, primed, methods, templates, context=list(primed.frame["prefix"]),
                        context_column="prefix", configuration=priming_configuration(selection, prefixes),
-                       extra_columns=PRIMING_COLUMNS, store_tag=TAG, store=store, **options)
+                       extra_columns=KINDS[kind], store_tag=f"{TAG}_{kind}", store=store, **options)
 
 
-def primed_scores(dataset: str, model: str, methods: Sequence[str] | None = None,
+def primed_scores(dataset: str, model: str, methods: Sequence[str] | None = None, kind: str = "grid",
                   root: str | Path | None = None) -> pd.DataFrame:
-    """Every stored primed score of ``model`` on ``dataset`` (newest file per method and template)."""
+    """The stored primed scores of ``model`` on ``dataset`` of one kind of prefix table (the
+    newest file per method and template)."""
     newest: dict[tuple, tuple] = {}
     for path in ScoreStore(root).files(dataset, model):
         meta = read_metadata(path)
-        if "priming" not in meta or (methods is not None and meta["method"] not in methods):
+        if meta.get("priming", {}).get("kind") != kind or (methods is not None and meta["method"] not in methods):
             continue
         key = (meta["method"], str(meta.get("template_id")))
         if key not in newest or meta.get("time_ns", 0) > newest[key][0]:

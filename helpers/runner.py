@@ -75,7 +75,7 @@ def unigram_for(tokenizer, language: str, corpus: str | Path | None = None) -> t
     ``language``; a text file; a Hugging Face dataset name, streamed), and the source the score
     files record: "<kind>:<name>:<file>:<bytes>"."""
     found = resolve_unigram_corpus(corpus, language)
-    return unigram_table(tokenizer, [found.path]), f"{found.kind}:{found.name}:{found.source}"
+    return unigram_table(tokenizer, [found.path]), found.source
 
 
 def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:

@@ -11,9 +11,9 @@ we count the mirror's corpora of the language. :func:`resolve_unigram_corpus` tu
   ``datasets`` library into a cached text file whose name spells the dataset, config, split
   and item count.
 
-Every score file records ``unigram_source = "<file name>:<size>"``, and the file name names
-the corpus: ``corpus_en.txt`` (the mirror), the file's own name, or
-``hf__HuggingFaceFW__fineweb__sample-10BT__train__1000000.txt``.
+Every score file records ``unigram_source = "<kind>:<name>:<file name>:<bytes>"``, e.g.
+``mirror:en:corpus_en.txt:<bytes>``, ``file:/path/corpus.txt:<bytes>`` or
+``hub:HuggingFaceFW/fineweb:sample-10BT:hf__HuggingFaceFW__fineweb__sample-10BT__train__1000000.txt:<bytes>``.
 """
 from __future__ import annotations
 
@@ -49,8 +49,8 @@ class UnigramCorpus:
 
     @property
     def source(self) -> str:
-        """What the score files record as ``unigram_source`` for this corpus."""
-        return f"{self.path.name}:{self.path.stat().st_size}"
+        """What the score files record as ``unigram_source``: "<kind>:<name>:<file>:<bytes>"."""
+        return f"{self.kind}:{self.name}:{self.path.name}:{self.path.stat().st_size}"
 
 
 def hub_text_file(name: str, *, split: str = "train", limit: int = PAPER_ITEMS, text_field: str = "text",

@@ -227,3 +227,46 @@ def test_analysis_notebooks_explain_missing_scores(scratch):
     assert "- ab for llama3" in text
     text = json.dumps(run("04_ensembles.ipynb", scratch / "04b.ipynb", model="llama3", ab_method=None))
     assert "- yesno for llama3" in text and "- ab for" not in text  # A/B not asked for
+
+
+@pytest.mark.slow
+def test_06_context_priming_runs_on_a_small_grid(scratch):
+    run("06_context_priming.ipynb", scratch / "06.ipynb", model="tiny-gpt2", dataset="blimp", limit=1,
+        lengths=[0, 25, 50], phenomenon_sentences=2)
+    tables = scratch / "outputs" / "tables"
+    fig2 = pd.read_csv(tables / "06_figure2__tiny-gpt2__blimp.csv")
+    assert set(fig2.prefix_type) == {"in_acceptable", "in_unacceptable", "out_acceptable", "out_unacceptable",
+                                     "wikitext"}
+    assert set(fig2.target_length) == {25, 50} and (fig2["items"] == 67).all()
+    np.testing.assert_allclose(fig2.delta, fig2.accuracy - fig2.baseline, atol=1e-12)
+    fits = pd.read_csv(tables / "06_regressions__tiny-gpt2__blimp.csv")
+    assert set(fits.regression) == {"length x domain x acceptability", "length x source"}
+    assert "log_length:domain[in]:acceptability[acceptable]" in set(fits.term)
+    files = sorted((scratch / "outputs" / "scores" / "blimp" / "tiny-gpt2").glob("*.parquet"))
+    assert [f.name for f in files] == ["lp__primed_grid.parquet", "lp__primed_single.parquet"]
+    primed = pd.read_parquet(files[0])
+    assert len(primed) == 67 * (1 + 5 * 2) and primed.prefix.str.len().gt(0).sum() == 67 * 10
+    assert (scratch / "outputs" / "figures" / "06_figure8__tiny-gpt2__blimp.png").is_file()
+
+
+@pytest.mark.slow
+def test_07_separability_runs_and_a_rerun_scores_nothing(scratch):
+    from helpers import data
+
+    for name in ("blimp_hu2025", "syntaxgym", "li_hu2025", "cola", "cola_dev"):
+        data.prepare(name)
+    params = dict(model="tiny-gpt2", datasets="blimp_hu2025,syntaxgym,li_hu2025,cola", limit=2)
+    run("07_separability.ipynb", scratch / "07.ipynb", **params)
+    outputs = scratch / "outputs"
+    scores = sorted((outputs / "scores").rglob("*.parquet"))
+    written = {p: p.stat().st_mtime_ns for p in scores}
+    auc = pd.read_csv(outputs / "tables" / "07_auc__tiny-gpt2.csv")
+    assert set(auc.dataset) == {"blimp_hu2025", "syntaxgym", "li_hu2025", "cola", "pooled"}
+    assert {"lp", "meanlp", "slor", "bf_uniform", "bf_unigram", "intemplate_lp", "yesno"} <= set(auc.method)
+    assert ((auc.auc >= auc.ci_low) & (auc.auc <= auc.ci_high)).all()
+    mcc = pd.read_csv(outputs / "tables" / "07_cola_mcc__tiny-gpt2.csv")
+    assert set(mcc.method) == {"lp", "meanlp", "slor", "bf_uniform", "bf_unigram", "penlp", "intemplate_lp", "yesno"}
+    bins = pd.read_csv(outputs / "tables" / "07_prediction1__tiny-gpt2.csv")
+    assert set(bins.dataset) == {"blimp_hu2025", "syntaxgym"}
+    run("07_separability.ipynb", scratch / "07b.ipynb", **params)
+    assert {p: p.stat().st_mtime_ns for p in sorted((outputs / "scores").rglob("*.parquet"))} == written

@@ -84,7 +84,7 @@ def test_five_metrics_equal_a_float64_reference(stored):
     cola = table[table.dataset == "cola"].sort_values("item")
     assert list(cola.grammatical) == list(stored["cola"].label)
     recorded = resolve_unigram_corpus(stored["corpus"], "en").source
-    assert set(table.unigram_source) == {recorded} == {f"corpus.txt:{stored['corpus'].stat().st_size}"}
+    assert set(table.unigram_source) == {recorded} == {f"file:{stored['corpus'].resolve()}:corpus.txt:{stored['corpus'].stat().st_size}"}
 
 
 def test_metrics_need_unigram_sums_and_one_file_per_method(stored):
@@ -296,11 +296,11 @@ def test_unigram_corpus_parameter(tmp_path, monkeypatch):
     mirror.parent.mkdir()
     mirror.write_text("猫坐着。\n")
     default = resolve_unigram_corpus(None, "zh")
-    assert (default.path, default.kind, default.source) == (mirror, "mirror", f"corpus_zh.txt:{mirror.stat().st_size}")
+    assert (default.path, default.kind, default.source) == (mirror, "mirror", f"mirror:zh:corpus_zh.txt:{mirror.stat().st_size}")
     text = tmp_path / "my corpus.txt"
     text.write_text(CORPUS)
     chosen = resolve_unigram_corpus(text, "en")
-    assert (chosen.kind, chosen.path, chosen.source) == ("file", text, f"my corpus.txt:{len(CORPUS)}")
+    assert (chosen.kind, chosen.path, chosen.source) == ("file", text, f"file:{text}:my corpus.txt:{len(CORPUS)}")
     with pytest.raises(FileNotFoundError, match="not a text file"):
         resolve_unigram_corpus(tmp_path / "missing.txt", "en")
     # a dataset streamed with the real `datasets` library: its local "text" builder, no Hub needed

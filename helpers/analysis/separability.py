@@ -275,3 +275,11 @@ def pairs_wide(table: pd.DataFrame, metric: str = "lp") -> pd.DataFrame:
                              aggfunc="first", sort=False)
     return wide.rename(columns={"good": f"{metric}_good", "bad": f"{metric}_bad"}).reset_index().rename_axis(
         columns=None)
+
+
+def dataset_sentences(scores: pd.DataFrame, dataset: str, metrics=METRICS, methods=()) -> pd.DataFrame:
+    """Every single-sentence score of one dataset as a long frame: the ``metrics`` from its
+    sentence-readout files and the scores of ``methods`` (in-template LP, Yes/No...)."""
+    rows = scores[scores["dataset"] == dataset]
+    frame = metrics_long(metrics_table(rows[rows["method"].isin(list(METRICS))], metrics))
+    return pd.concat([frame, sentence_scores(rows, list(methods))], ignore_index=True) if methods else frame

@@ -1,0 +1,52 @@
+"""Tables of 06 beyond the paper's figures: what the prefixes are, the targets' text beside
+primed scores, SyntaxGym pass rates per suite, and gain matrices after single-group prefixes."""
+from __future__ import annotations
+
+import pandas as pd
+
+KEY = ["paradigm", "pair_id"]
+
+
+def prefix_summary(prefixes: pd.DataFrame) -> pd.DataFrame:
+    """Per prefix type and target length: rows, mean actual length, mean sentences, capped and
+    exhausted rows (prefixes that stopped early at the model's positions or an empty pool)."""
+    flags = {c: (c, "sum") for c in ("capped", "exhausted") if c in prefixes}
+    return prefixes.groupby(["prefix_type", "target_length"], sort=False).agg(
+        rows=("prefix", "size"), mean_length=("actual_length", "mean"), mean_sentences=("n_sentences", "mean"),
+        **flags).reset_index()
+
+
+def with_targets(scores: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
+    """``scores`` with the pair's sentences (good, bad) joined on (paradigm, pair_id)."""
+    text = pairs[KEY + ["good", "bad"]].drop_duplicates(KEY)
+    out = scores.merge(text, on=KEY, how="left", validate="many_to_one")
+    if out["good"].isna().any():
+        raise ValueError("some scored pairs are not in the given pairs table: pass the selection the scores came from")
+    return out
+
+
+def suite_pass_rates(scores: pd.DataFrame) -> pd.DataFrame:
+    """SyntaxGym: share of items passing every prediction, per suite (rows) and method (columns),
+    with the number of items."""
+    table = scores.pivot_table(index="suite", columns="method", values="score", aggfunc="mean")
+    return table.assign(items=scores.groupby("suite")["item"].nunique()).reset_index()
+
+
+def verdict_changes(scores: pd.DataFrame, a: str = "syntaxgym", b: str = "syntaxgym_word") -> pd.DataFrame:
+    """SyntaxGym items whose verdict differs between methods ``a`` and ``b`` (plain and
+    word-corrected surprisal), with both verdicts."""
+    keys = ["suite", "item"]
+    wide = scores[scores["method"].isin([a, b])].pivot_table(index=keys, columns="method", values="score")
+    missing = [m for m in (a, b) if m not in wide]
+    if missing:
+        raise ValueError(f"no SyntaxGym scores of {missing}: run both methods")
+    return wide[wide[a] != wide[b]].reset_index()
+
+
+def gain_matrix(accuracy: pd.DataFrame, baseline: pd.Series) -> pd.DataFrame:
+    """Accuracy after prefixes from each source group (rows) on each target group (columns)
+    minus the target group's accuracy without a prefix (Sinha et al. Figure 8)."""
+    missing = sorted(set(map(str, accuracy.columns)) - set(map(str, baseline.index)))
+    if missing:
+        raise KeyError(f"no baseline accuracy for target groups {missing[:5]}")
+    return accuracy - baseline.reindex(accuracy.columns).to_numpy()[None, :]

@@ -1,0 +1,217 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · Judgments under priming contexts (Sinha et al. 2023)
+#
+# Sinha et al. ("Language model acceptability judgements are not always robust to context")
+# put a prefix of sentences before **both** sentences of each minimal pair and watch the
+# judgment move: long in-domain acceptable prefixes raise accuracy, in-domain unacceptable
+# ones drive it far below chance, out-of-domain prefixes move it a little, WikiText not at all.
+#
+# Prefix types: `in_acceptable` / `in_unacceptable` (good / bad sentences of the target's own
+# BLiMP paradigm or SyntaxGym suite), `out_acceptable` / `out_unacceptable` (of other
+# paradigms or suites) and `wikitext` (WikiText-103 test sentences). Each prefix grows sentence
+# by sentence to a grid of lengths in model tokens (the 400-token prefix extends the 200-token
+# one), never past the model's positions. The default judgment is LP as in the paper; **any
+# method** of 02 and 03 runs under the prefixes (the prefix goes before the whole input: before
+# the template, before the prompt). The engine runs each prefix once for both sentences and all
+# templates, and a longer prefix continues the cached shorter one.
+
+# %% tags=["parameters"]
+model = "demo-en"  # registry name, local folder or Hugging Face id
+dataset = "blimp"  # "blimp" or "syntaxgym" (the 1,018-pair corpus of the 23 suites Sinha et al. primed)
+methods = "lp"  # judgment methods under the prefixes: a list, comma-separated, or "all" (every method of 02 and 03)
+templates = [1]  # template ids for templated and prompting methods
+prefix_types = "all"  # in_acceptable, in_unacceptable, out_acceptable, out_unacceptable, wikitext (or "all")
+lengths = [0, 25, 50, 100, 200, 400, 600, 800, 1000]  # target prefix lengths in model tokens (0: no prefix)
+draws = 1  # prefixes drawn per pair and type
+limit = 20  # pairs per paradigm (suite); None means all pairs
+seed = 0  # seed of the prefix sampling
+phenomenon_sentences = 10  # sentences of one phenomenon (suite) before each target for Figures 6-8; 0 skips
+parser = "spacy"  # dependency parser for the similarity analysis: "spacy" or "none" (token F1 only)
+syntaxgym_regions = True  # dataset syntaxgym: region-based pass rates per suite (plain and word-corrected surprisal)
+
+# %%
+from IPython.display import display
+
+from helpers import data, methods as method_registry, plots_priming, plots_similarity, priming
+from helpers.analysis import prefix_similarity, priming_effects, priming_tables, report
+from helpers.data.selection import DatasetSelection, select
+from helpers.primed import score_primed
+from helpers.results import load_files
+from helpers.runner import run_methods
+from helpers.scoring import scorer_for
+from helpers.selection import parse_selection
+
+if dataset not in ("blimp", "syntaxgym"):
+    raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
+method_list = method_registry.method_names(methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS)
+type_list = parse_selection(prefix_types, list(priming.PREFIX_TYPES), what="prefix type")
+length_list = parse_selection(lengths, what="length", convert=int)
+template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
+selection = select(dataset, limit)
+scorer = scorer_for(model)
+count = priming.token_counter(scorer.tokenizer)
+group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
+config = {"notebook": "06_context_priming", "model": model, "dataset": dataset, "methods": method_list,
+          "templates": template_list, "prefix_types": type_list, "lengths": length_list, "draws": draws, "limit": limit,
+          "seed": seed, "phenomenon_sentences": phenomenon_sentences}
+tag = f"{scorer.loaded.name}__{dataset}"
+print(f"{len(selection):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.max_positions} positions); "
+      f"methods: {', '.join(method_list)}")
+
+# %% [markdown]
+# ## The prefixes
+#
+# One row per (pair, prefix type, length, draw), each with its text; `capped` marks prefixes
+# that stopped growing at the model's positions, `exhausted` those whose pool ran out (small
+# SyntaxGym suites).
+
+# %%
+prefixes = priming.build_prefixes(selection.frame, count, pool=data.load_processed(dataset),
+                                  prefix_types=type_list, lengths=length_list, draws=draws, seed=seed,
+                                  max_positions=scorer.max_positions,
+                                  short_pool="stop" if dataset == "syntaxgym" else "error")
+summary = priming_tables.prefix_summary(prefixes)
+display(summary.round(1))
+report.save_table(summary, f"06_prefixes__{tag}", config=config, sources=[])
+print("example:", repr(prefixes[prefixes.target_length == prefixes.target_length.max()].prefix.iloc[0][:300]))
+
+# %% [markdown]
+# ## Scores under every prefix (or reuse finished score files)
+
+# %%
+files = score_primed(scorer, selection, prefixes, method_list, template_list)
+scores = load_files(files)
+print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.tokens_run:,} tokens run this session")
+
+# %% [markdown]
+# ## Figure 2: baselined accuracy by prefix type and length
+#
+# Accuracy with the prefix minus accuracy of the same pairs without one (eq. 2), 95% bootstrap
+# intervals over pairs.
+
+# %%
+fig2 = priming_effects.figure2(scores)
+display(fig2.round(3))
+report.save_table(fig2, f"06_figure2__{tag}", config=config, sources=scores)
+report.save_figure(plots_priming.baselined_accuracy(fig2, f"{scorer.loaded.name} on {dataset}: prefix types"),
+                   f"06_figure2__{tag}", config=config, sources=scores)
+
+# %% [markdown]
+# ## Figures 3-5: acceptable vs unacceptable, in- vs out-of-domain
+
+# %%
+fig3 = priming_effects.figure3(scores)
+report.save_table(fig3, f"06_figure3__{tag}", config=config, sources=scores)
+report.save_figure(plots_priming.baselined_accuracy(fig3, "acceptable vs unacceptable prefixes", by="acceptability"),
+                   f"06_figure3__{tag}", config=config, sources=scores)
+for name, table in (("figure4", priming_effects.figure4(scores)), ("figure5", priming_effects.figure5(scores))):
+    report.save_table(table, f"06_{name}__{tag}", config=config, sources=scores)
+    report.save_figure(plots_priming.baselined_accuracy(table, f"{name}: in- vs out-of-domain", by="domain"),
+                       f"06_{name}__{tag}", config=config, sources=scores)
+longest = fig2[fig2.target_length == fig2.target_length.max()]
+display(longest[["method", "prefix_type", "target_length", "accuracy", "baseline", "delta", "ci_low", "ci_high"]]
+        .round(3))
+
+# %% [markdown]
+# ## Mixed-effects logistic regressions
+#
+# correct ~ log(length) x domain x acceptability (sum-coded; domain[in] = +1,
+# acceptability[acceptable] = +1) with a random intercept per paradigm, and BLiMP vs WikiText
+# (length x source). Fitted with statsmodels' `BinomialBayesMixedGLM` (Laplace/MAP); the test
+# suite checks the fixed effects against R's `lme4::glmer`.
+
+# %%
+fits = priming_effects.regressions(scores)
+display(fits[["method", "regression", "term", "estimate", "se", "z", "p_value"]].round(4))
+report.save_table(fits, f"06_regressions__{tag}", config=config, sources=scores)
+
+# %% [markdown]
+# ## Appendix C: the perplexity margin
+#
+# The gap between the pair's two scores against prefix length (dashed: without a prefix).
+
+# %%
+margin = priming_effects.perplexity_margin(scores)
+report.save_table(margin, f"06_margin__{tag}", config=config, sources=scores)
+report.save_figure(plots_priming.perplexity_margin(margin, f"{scorer.loaded.name} on {dataset}: score margin"),
+                   f"06_margin__{tag}", config=config, sources=scores)
+
+# %% [markdown]
+# ## Section 5: does similarity to the prefix predict the judgment?
+#
+# Token F1 (the model's tokenizer) and dependency-label F1 between each prefix sentence and the
+# target (mean over prefix sentences), and their point-biserial correlation with correctness,
+# over acceptable prefixes only.
+
+# %%
+labels = prefix_similarity.spacy_parser() if parser == "spacy" else None
+primed = priming_tables.with_targets(scores[scores.prefix_type != priming.NO_PREFIX], selection.frame)
+similar = prefix_similarity.item_similarity(primed, tokenizer=scorer.tokenizer, parser=labels)
+r_table = prefix_similarity.correctness_correlation(
+    similar, [c for c in ("token_f1", "dep_f1") if c in similar], acceptable="acceptability",
+    by=["method", "target_length"])
+display(r_table.round(3))
+report.save_table(r_table, f"06_similarity__{tag}", config=config, sources=scores)
+
+# %% [markdown]
+# ## Figures 6-8: prefixes from one phenomenon (suite), overlap and gains
+#
+# Ten acceptable sentences of one source phenomenon (BLiMP) or suite (SyntaxGym) before every
+# target pair; the accuracy matrix (rows source, columns target) against the token and
+# dependency overlap of the groups (Spearman), and the gain over no prefix (Figure 8).
+
+# %%
+if phenomenon_sentences:
+    pool = data.load_processed(dataset)
+    pool = pool if group == "phenomenon" else pool.assign(phenomenon=pool.paradigm)
+    targets = selection.frame if group == "phenomenon" else selection.frame.assign(phenomenon=selection.frame.paradigm)
+    single = priming.single_phenomenon_prefixes(targets, count, pool=pool, n_sentences=phenomenon_sentences,
+                                                seed=seed, max_positions=scorer.max_positions)
+    single_scores = load_files(score_primed(scorer, DatasetSelection(dataset, targets, limit=limit), single,
+                                            method_list[:1], template_list))
+    accuracy = prefix_similarity.accuracy_matrix(single_scores)
+    overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.tokenizer))}
+    if labels is not None:
+        overlaps["dependency"] = prefix_similarity.overlap_matrix(pool, labels)
+    rho = prefix_similarity.matrix_correlations(accuracy, overlaps)
+    display(rho.round(3))
+    report.save_table(rho, f"06_overlap_spearman__{tag}", config=config, sources=single_scores)
+    report.save_figure(plots_similarity.matrices_figure(accuracy, overlaps, f"{scorer.loaded.name}: {group} x {group}"),
+                       f"06_figures6_7__{tag}", config=config, sources=single_scores)
+    base = scores[(scores.prefix_type == priming.NO_PREFIX) & (scores.method == method_list[0])]
+    base = base.assign(phenomenon=base.paradigm if group == "paradigm" else base.phenomenon)
+    gains = priming_tables.gain_matrix(accuracy, base.groupby("phenomenon")["correct"].mean())
+    report.save_table(gains.reset_index(), f"06_figure8_gains__{tag}", config=config, sources=single_scores)
+    report.save_figure(plots_similarity.matrix_heatmap(gains, "accuracy gain after 10 sentences of one group",
+                                                       label="gain", cmap="RdBu", center=0.0),
+                       f"06_figure8__{tag}", config=config, sources=single_scores)
+
+# %% [markdown]
+# ## SyntaxGym: region surprisal, every suite
+#
+# SyntaxGym's own test: sum of surprisal over a critical region, an item passing when every
+# inequality of its suite holds; `syntaxgym_word` corrects the region edges for tokenizers that
+# attach a word's leading space to the next token (Pimentel & Meister 2024).
+
+# %%
+if dataset == "syntaxgym" and syntaxgym_regions:
+    items = select("syntaxgym_items")
+    region_scores = load_files(run_methods(scorer, items, ["syntaxgym", "syntaxgym_word"]))
+    rates = priming_tables.suite_pass_rates(region_scores)
+    display(rates.round(3))
+    changed = priming_tables.verdict_changes(region_scores)
+    print(f"{len(changed)} of {items.frame.shape[0]} items change their verdict with word-corrected surprisal")
+    report.save_table(rates, f"06_syntaxgym_suites__{scorer.loaded.name}", config=config, sources=region_scores)

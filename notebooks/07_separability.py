@@ -1,0 +1,158 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 · What string probability says about grammaticality (Hu et al. 2025)
+#
+# Hu, Wilcox, Song, Mahowald and Levy argue that probability tracks grammaticality *within*
+# minimal pairs but cannot separate grammatical from ungrammatical strings pooled together.
+# Three predictions, five probability metrics (LP, MeanLP, SLOR, BF-uniform, BF-unigram):
+#
+# 1. within a pair, LP(good) and LP(bad) correlate, more so the closer the two sentences are
+#    in meaning (bins of sentence-embedding cosine distance);
+# 2. on LI, the model's LP difference tracks the human rating difference;
+# 3. pooled and unpaired, grammatical and ungrammatical sentences overlap: AUC near chance
+#    even where minimal-pair accuracy is high.
+#
+# Beyond the paper: the same AUC for Ide et al.'s prompt-based scores (in-template LP, Yes/No),
+# and isolated judgments on CoLA (threshold on train, Matthews correlation on in-domain dev).
+# The datasets are Hu et al.'s Table 1 variants, prepared by 01 (`python -m helpers sweep
+# --notebooks 01 --datasets blimp_hu2025,...`); scores come from the store, so a rerun scores nothing.
+
+# %% tags=["parameters"]
+model = "demo-en"  # registry name, local folder or Hugging Face id
+datasets = "all"  # Hu et al. Table 1 datasets (blimp_hu2025, scamp_plausible, scamp_implausible, syntaxgym, zhoblimp, sling_hu2025, cola, li_hu2025) or "all"
+metrics = "all"  # lp, meanlp, slor, bf_uniform, bf_unigram (or "all")
+extra_methods = "penlp,intemplate_lp,yesno"  # single-sentence methods for the AUC and CoLA comparisons ("none" skips)
+embedding_model = None  # sentence-transformers model for prediction 1; None: the paper's (or, offline, a packaged) model per language
+unigram_corpus = None  # SLOR / BF-unigram corpus: None (the mirror), a text file, or a Hugging Face dataset name
+limit = None  # items per paradigm of each dataset; None means all
+bins = 10  # equal-size cosine-distance bins
+seed = 0  # seed of the bootstrap intervals
+
+# %%
+import pandas as pd
+from IPython.display import display
+
+from helpers import methods as method_registry, plots_separability as plots
+from helpers.analysis import isolated, pair_correlation as pc, report, separability as sep, teaching
+from helpers.data.selection import HU2025, select
+from helpers.results import load_files
+from helpers.runner import run_methods
+from helpers.scoring import scorer_for
+from helpers.selection import parse_selection
+
+dataset_list = parse_selection(datasets, [name for name, _ in HU2025.values()], what="dataset")
+metric_list = parse_selection(metrics, list(sep.METRICS), what="metric")
+extras = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
+                         what="method", none=["none"])
+selections = {name: select(name, limit, prepared_only=True) for name in dataset_list}
+if "cola" in dataset_list:
+    selections["cola_dev"] = select("cola_dev", limit, prepared_only=True)
+scorer = scorer_for(model)
+config = {"notebook": "07_separability", "model": model, "datasets": dataset_list, "metrics": metric_list,
+          "extra_methods": extras, "embedding_model": embedding_model, "unigram_corpus": unigram_corpus,
+          "limit": limit, "bins": bins, "seed": seed}
+tag = scorer.loaded.name
+display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} for n, s in selections.items()]))
+
+# %% [markdown]
+# ## Score every sentence (one engine pass gives all five metrics)
+
+# %%
+files = []
+for name, selection in selections.items():
+    language_extras = [m for m in extras if selection.language == "en" or not m.startswith("intemplate")]
+    files += run_methods(scorer, selection, ["lp", "meanlp", "slor", "bf_uniform", "bf_unigram"] + language_extras,
+                         [1], unigram_corpus=unigram_corpus)
+scores = load_files(files, token_columns=False)
+readouts = scores[scores.method.isin(sep.METRICS)]
+table = sep.metrics_table(readouts, metric_list)
+print(f"{len(table):,} sentences; unigram corpus: {table.unigram_source.dropna().unique().tolist()}")
+
+# %% [markdown]
+# ## Teaching panel (Figure 1b): probability mixes meaning and grammar
+
+# %%
+panel = teaching.score_teaching(scorer)
+display(panel)
+report.save_figure(plots.teaching_panel(panel), f"07_teaching__{tag}", config=config, sources=[])
+
+# %% [markdown]
+# ## Prediction 1: within-pair correlation, by cosine-distance bin
+
+# %%
+pair_sets = [n for n in dataset_list if n not in ("cola", "li_hu2025")]
+if pair_sets:
+    frames = pd.concat([selections[n].frame for n in pair_sets], ignore_index=True)
+    pairs = pc.with_pair_text(sep.pairs_wide(table[table.dataset.isin(pair_sets)]), frames, ["language"])
+    pairs = pc.assign_bins(pc.with_distances(pairs, embedding_model), n_bins=bins)
+    binned = pc.binned_correlations(pairs, "lp_good", "lp_bad", seed=seed)
+    display(binned.round(3))
+    report.save_table(binned, f"07_prediction1__{tag}", config=config, sources=readouts)
+    report.save_figure(plots.pair_scatter(pairs), f"07_prediction1_scatter__{tag}", config=config, sources=readouts)
+    report.save_figure(plots.binned_r(binned), f"07_prediction1_bins__{tag}", config=config, sources=readouts)
+
+# %% [markdown]
+# ## Prediction 2: model vs human deltas on LI
+#
+# Pairs below the 75th percentile of Levenshtein distance; the mirror holds per-sentence mean
+# z-scores (not per-participant responses), so the human side is read, not recomputed.
+
+# %%
+if "li_hu2025" in dataset_list:
+    li = pc.with_pair_text(sep.pairs_wide(table[table.dataset == "li_hu2025"]), selections["li_hu2025"].frame,
+                           ["language", "rating_good", "rating_bad"])
+    deltas = pc.li_deltas(li)
+    kept = deltas[deltas.kept]
+    overall = pc.correlation(kept.model_delta, kept.human_delta, seed=seed)
+    print(f"LI: {len(kept)} of {len(deltas)} pairs kept; r = {overall['r']:.3f} "
+          f"[{overall['ci_low']:.3f}, {overall['ci_high']:.3f}]")
+    li_bins = pc.binned_correlations(pc.assign_bins(pc.with_distances(kept, embedding_model), n_bins=bins),
+                                     "model_delta", "human_delta", seed=seed)
+    display(li_bins.round(3))
+    report.save_table(li_bins, f"07_prediction2__{tag}", config=config, sources=readouts)
+    report.save_figure(plots.li_scatter(deltas), f"07_prediction2__{tag}", config=config, sources=readouts)
+
+# %% [markdown]
+# ## Prediction 3: AUC of pooled sentences, beside minimal-pair accuracy (Figures 5-9)
+
+# %%
+auc_sets = [n for n in dataset_list if n in ("blimp_hu2025", "scamp_plausible", "scamp_implausible", "syntaxgym",
+                                             "li_hu2025", "cola")]
+long = sep.metrics_long(table[table.dataset.isin(auc_sets)])
+if extras:
+    long = pd.concat([long, sep.sentence_scores(scores[scores.dataset.isin(auc_sets)], extras)], ignore_index=True)
+auc = sep.auc_table(long, seed=seed)
+display(auc.pivot_table(index="dataset", columns="method", values="auc").round(3))
+report.save_table(auc, f"07_auc__{tag}", config=config, sources=scores)
+accuracy = sep.pair_accuracy(table)
+display(accuracy.pivot_table(index="dataset", columns="method", values="accuracy").round(3))
+report.save_table(accuracy, f"07_pair_accuracy__{tag}", config=config, sources=readouts)
+report.save_figure(plots.score_distributions(long, auc=auc), f"07_figure5__{tag}", config=config, sources=scores)
+report.save_figure(plots.roc_curves(sep.roc_table(long)), f"07_roc__{tag}", config=config, sources=scores)
+report.save_figure(plots.accuracy_beside_auc(accuracy, auc), f"07_figure9__{tag}", config=config, sources=scores)
+
+# %% [markdown]
+# ## Isolated judgments on CoLA
+#
+# Each single-sentence score thresholded (threshold chosen on CoLA train to maximise MCC),
+# Matthews correlation on the in-domain dev set.
+
+# %%
+if "cola" in dataset_list:
+    mcc = isolated.isolated_judgments(sep.dataset_sentences(scores, "cola", metric_list, extras),
+                                      sep.dataset_sentences(scores, "cola_dev", metric_list, extras))
+    display(mcc.round(3))
+    report.save_table(mcc, f"07_cola_mcc__{tag}", config=config, sources=scores)
+    report.save_figure(plots.mcc_bars(mcc), f"07_cola_mcc__{tag}", config=config, sources=scores)
