@@ -165,7 +165,9 @@ class Executor:
             # per layer [rows, kv_heads, past + seg, head_dim]
             kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
             for r, n in enumerate(batch):
-                if n.children:  # keep the row's real positions: [kv_heads, n.end, head_dim]
+                if n.children and n.offset == 0:  # a root: its own positions, a view (no copy)
+                    state.kv[n] = [(k[r, :, :len(n.ids)], v[r, :, :len(n.ids)]) for k, v in kv]
+                elif n.children:  # keep the row's real positions: [kv_heads, n.end, head_dim]
                     state.kv[n] = [(torch.cat([k[r, :, :n.offset], k[r, :, past:past + len(n.ids)]], dim=1),
                                     torch.cat([v[r, :, :n.offset], v[r, :, past:past + len(n.ids)]], dim=1))
                                    for k, v in kv]
@@ -178,18 +180,17 @@ class Executor:
         if len(unique) == 1:  # one shared context: expand without copying
             return [(k.unsqueeze(0).expand(len(batch), -1, -1, -1)[:, :, :past],
                      v.unsqueeze(0).expand(len(batch), -1, -1, -1)[:, :, :past]) for k, v in state.kv[parents[0]]]
-        index = {pid: i for i, pid in enumerate(unique)}
-        by_id = {id(p): p for p in parents}
-        rows = torch.tensor([index[id(p)] for p in parents], device=self.device)
         layers = []
         for layer in range(len(state.kv[parents[0]])):
-            ks, vs = [], []
-            for pid in unique:
-                k, v = state.kv[by_id[pid]][layer]  # [kv_heads, parent.end, head_dim]
-                fill = past - k.shape[1]
-                ks.append(torch.nn.functional.pad(k, (0, 0, 0, fill)))
-                vs.append(torch.nn.functional.pad(v, (0, 0, 0, fill)))
-            layers.append((torch.stack(ks).index_select(0, rows), torch.stack(vs).index_select(0, rows)))
+            # one copy: each row's parent cache written into its place, [rows, kv_heads, past, head_dim]
+            k0, _ = state.kv[parents[0]][layer]
+            keys = k0.new_zeros((len(batch), k0.shape[0], past, k0.shape[2]))
+            values = torch.zeros_like(keys)
+            for r, parent in enumerate(parents):
+                k, v = state.kv[parent][layer]  # [kv_heads, parent.end, head_dim]
+                keys[r, :, :k.shape[1]] = k
+                values[r, :, :v.shape[1]] = v
+            layers.append((keys, values))
         return layers
 
     # ------------------------------------------------------------ log-probs
