@@ -57,6 +57,7 @@ bench: setup ## engine benchmarks: vs minicons and lm-eval, shared-prefix reuse,
 	$(PY) benchmarks/bench_readout.py
 	$(PY) benchmarks/bench_readout.py --methods yesno
 	$(PY) benchmarks/bench_plan.py
+	$(PY) benchmarks/bench_priming.py
 
 clean: ## remove outputs (keeps data/processed and the environment)
 	rm -rf outputs/scores outputs/notebooks outputs/tables outputs/figures
