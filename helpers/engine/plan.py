@@ -111,13 +111,20 @@ def _runs(items: list[Node], min_shared: int) -> list[list[Node]]:
     return runs
 
 
+# A shared prefix shorter than this share of its members' length saves too little to pay for
+# the extra level (a forward call, and a copy of every member's cache): e.g. the start token
+# and "The" shared by 800-token priming prefixes.
+MIN_SHARED_FRACTION = 1 / 20
+
+
 def _share_prefixes(items: list[Node], min_shared: int) -> list[Node]:
     """Put a parent node over each run of items that share a token prefix."""
     out = []
     for run in _runs(items, min_shared):
         k = min(_lcp(run[0].ids, item.ids) for item in run)
-        k = min(k, min(len(item.ids) for item in run) - 1)
-        if len(run) < 2 or k < min_shared:
+        shortest = min(len(item.ids) for item in run)
+        k = min(k, shortest - 1)
+        if len(run) < 2 or k < min_shared or k < MIN_SHARED_FRACTION * shortest:
             out.extend(run)
             continue
         parent = Node(run[0].ids[:k], run[0].offset)
