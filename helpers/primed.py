@@ -15,7 +15,7 @@ from typing import Sequence
 import pandas as pd
 
 from .data.selection import DatasetSelection
-from .results import ScoreStore, load_files, read_metadata
+from .results import ScoreStore
 from .runner import run_methods
 from .scoring import Scorer
 
@@ -65,21 +65,3 @@ def score_primed(scorer: Scorer, selection: DatasetSelection, prefixes: pd.DataF
     return run_methods(scorer, primed, methods, templates, context=list(primed.frame["prefix"]),
                        context_column="prefix", configuration=priming_configuration(selection, prefixes),
                        extra_columns=KINDS[kind], store_tag=f"{TAG}_{kind}", store=store, **options)
-
-
-def primed_scores(dataset: str, model: str, methods: Sequence[str] | None = None, kind: str = "grid",
-                  root: str | Path | None = None) -> pd.DataFrame:
-    """The stored primed scores of ``model`` on ``dataset`` of one kind of prefix table (the
-    newest file per method and template)."""
-    newest: dict[tuple, tuple] = {}
-    for path in ScoreStore(root).files(dataset, model):
-        meta = read_metadata(path)
-        if meta.get("priming", {}).get("kind") != kind or (methods is not None and meta["method"] not in methods):
-            continue
-        key = (meta["method"], str(meta.get("template_id")))
-        if key not in newest or meta.get("time_ns", 0) > newest[key][0]:
-            newest[key] = (meta.get("time_ns", 0), path)
-    if not newest:
-        raise FileNotFoundError(f"no primed scores of {model} on {dataset}: run notebooks/06_context_priming.ipynb "
-                                f"with model={model!r}, dataset={dataset!r}")
-    return load_files(sorted(p for _, p in newest.values()))

@@ -137,7 +137,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             if not todo:
                 continue
             run = replace(runtime, unigram=unigram if any(m.needs_unigram for m in todo) else None)
-            states = family.prepare(items, template, run)
+            states = family.prepare(items, template, contexts, run)
             per_item = [family.requests(item, template, c, run, s) for item, c, s in zip(items, contexts, states)]
             flat = [r for reqs in per_item for r in reqs]
             label = family.name if template is None else f"{family.name} {template.id}"

@@ -54,8 +54,8 @@ class Family:
         """The templates this family runs for ``language`` (None: one untemplated pass)."""
         return [None]
 
-    def prepare(self, items: Sequence[Item], template, runtime: Runtime) -> list:
-        """Per-item state drawn once for the whole run (e.g. A/B slots); default none."""
+    def prepare(self, items: Sequence[Item], template, contexts: Sequence[str], runtime: Runtime) -> list:
+        """Per-item state built once for the run (e.g. rendered prompts, A/B slots); default none."""
         return [None] * len(items)
 
     def requests(self, item: Item, template, context: str, runtime: Runtime, state) -> list[Request]:

@@ -57,6 +57,17 @@ def prompts_for(task: str, language: str, selected) -> list[HLPrompt]:
     return out
 
 
+def _direct_requests(item, context: str, language: str) -> list[Request]:
+    """Direct measurement of a pair: each sentence alone after the context."""
+    prime = with_context(context, "", language)
+    return [Request(prime, item["good"]), Request(prime, item["bad"])]
+
+
+def _direct_table(scored) -> pd.DataFrame:
+    """Direct measurement: the two sides' log-probs."""
+    return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
+
+
 class HLFamily(Family):
     """Shared by the four tasks: prompt types as templates."""
 
@@ -115,7 +126,7 @@ class WordComparison(HLFamily):
 
     def table(self, items, template, contexts, scored, runtime, states):
         if template.id == DIRECT:
-            return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
+            return _direct_table(scored)
         return pd.DataFrame({
             "lp_good_first_good": [s[0].total for s in scored], "lp_good_first_bad": [s[1].total for s in scored],
             "lp_bad_first_good": [s[2].total for s in scored], "lp_bad_first_bad": [s[3].total for s in scored]})
@@ -127,8 +138,7 @@ class SentenceJudgment(HLFamily):
     def requests(self, item, template, context, runtime, state):
         lang = template.language
         if template.id == DIRECT:
-            prime = with_context(context, "", lang)
-            return [Request(prime, item["good"]), Request(prime, item["bad"])]
+            return _direct_requests(item, context, lang)
         yes, no = answers.yes_no(lang)
         out = []
         for side in ("good", "bad"):
@@ -138,7 +148,7 @@ class SentenceJudgment(HLFamily):
 
     def table(self, items, template, contexts, scored, runtime, states):
         if template.id == DIRECT:
-            return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
+            return _direct_table(scored)
         return pd.DataFrame({"lp_yes_good": [s[0].total for s in scored], "lp_no_good": [s[1].total for s in scored],
                              "lp_yes_bad": [s[2].total for s in scored], "lp_no_bad": [s[3].total for s in scored]})
 
@@ -149,8 +159,7 @@ class SentenceComparison(HLFamily):
     def requests(self, item, template, context, runtime, state):
         lang = template.language
         if template.id == DIRECT:
-            prime = with_context(context, "", lang)
-            return [Request(prime, item["good"]), Request(prime, item["bad"])]
+            return _direct_requests(item, context, lang)
         out = []
         for s1, s2 in ((item["good"], item["bad"]), (item["bad"], item["good"])):
             head = with_context(context, fill_before(template.text, s1=s1, s2=s2)[0], lang)
@@ -159,7 +168,7 @@ class SentenceComparison(HLFamily):
 
     def table(self, items, template, contexts, scored, runtime, states):
         if template.id == DIRECT:
-            return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
+            return _direct_table(scored)
         # good first: the good sentence is "1"; bad first: it is "2"
         return pd.DataFrame({"lp_1_good_first": [s[0].total for s in scored],
                              "lp_2_good_first": [s[1].total for s in scored],

@@ -38,19 +38,20 @@ class YesNo(PromptFamily):
 
     name, template_set = "yesno", "yn"
 
+    def prepare(self, items, template, contexts, runtime):
+        """Each item's prompt per side, rendered once."""
+        tok = runtime.scorer.tokenizer
+        return [{side: render(template, tok, runtime.instruct, c, sentence=item[side]) for side in runtime.sides}
+                for item, c in zip(items, contexts)]
+
     def requests(self, item, template, context, runtime, state):
         yes, no = answers.yes_no(template.language)
-        out = []
-        for side in runtime.sides:
-            prompt = render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence=item[side])
-            out += [Request(prompt, yes, separate=True), Request(prompt, no, separate=True)]
-        return out
+        return [Request(state[side], answer, separate=True) for side in runtime.sides for answer in (yes, no)]
 
     def table(self, items, template, contexts, scored, runtime, states):
         table = {}
         for k, side in enumerate(runtime.sides):
-            table[f"prompt_{side}"] = [render(template, runtime.scorer.tokenizer, runtime.instruct, c, sentence=i[side])
-                                       for i, c in zip(items, contexts)]
+            table[f"prompt_{side}"] = [state[side] for state in states]
             table[f"lp_yes_{side}"] = [s[2 * k].total for s in scored]
             table[f"lp_no_{side}"] = [s[2 * k + 1].total for s in scored]
             table[f"logit_yes_{side}"] = [float(s[2 * k].logits[0]) for s in scored]
@@ -74,10 +75,12 @@ class AB(PromptFamily):
 
     name, template_set = "ab", "ab"
 
-    def prepare(self, items, template, runtime):
+    def prepare(self, items, template, contexts, runtime):
+        """Each pair's (slot of the acceptable sentence, prompt), the prompt rendered once."""
         if runtime.sides != ("good", "bad"):
             raise ValueError("A/B prompting compares the two sentences of a pair; this dataset has single sentences")
-        return list(good_slots(len(items), runtime.seed))
+        slots = good_slots(len(items), runtime.seed)
+        return [(slot, self._prompt(item, template, c, runtime, slot)) for item, c, slot in zip(items, contexts, slots)]
 
     def template_config(self, template, runtime):
         return {**super().template_config(template, runtime), "seed": runtime.seed,
@@ -88,16 +91,15 @@ class AB(PromptFamily):
         return render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
 
     def requests(self, item, template, context, runtime, state):
-        prompt = self._prompt(item, template, context, runtime, state)
-        return [Request(prompt, letter, separate=True) for letter in answers.AB]
+        return [Request(state[1], letter, separate=True) for letter in answers.AB]
 
     def table(self, items, template, contexts, scored, runtime, states):
-        prompts = [self._prompt(i, template, c, runtime, s) for i, c, s in zip(items, contexts, states)]
+        slots, prompts = [s for s, _ in states], [p for _, p in states]
         lp_a = np.array([s[0].total for s in scored])
         lp_b = np.array([s[1].total for s in scored])
         tok = runtime.scorer.tokenizer
         out = pd.DataFrame({
-            "good_slot": states, "prompt": prompts, "lp_a": lp_a, "lp_b": lp_b,
+            "good_slot": slots, "prompt": prompts, "lp_a": lp_a, "lp_b": lp_b,
             "answer": np.where(lp_a > lp_b, "A", np.where(lp_b > lp_a, "B", "tie")),
             "form_a": "".join(scored[0][0].tokens), "form_b": "".join(scored[0][1].tokens),
             "n_tokens_good": _sentence_lengths(tok, [i["good"] for i in items]),
