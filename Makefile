@@ -31,13 +31,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	@touch $(STAMP)
 
-system-deps: ## Debian packages R and lme4 for the `r` tests (apt-get as root or via sudo; nothing when present)
-	@if Rscript -e 'library(lme4)' >/dev/null 2>&1; then echo "R with lme4 is installed"; \
-	else SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		if [ -n "$$SUDO" ] && ! command -v sudo >/dev/null; then \
-			echo "installing r-base-core r-cran-lme4 needs root: run as root or install sudo" >&2; exit 1; fi; \
-		$$SUDO apt-get update -q && $$SUDO env DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y -q --no-install-recommends r-base-core r-cran-lme4; fi
+system-deps: ## Debian packages the tests need (scripts/system_deps.sh: apt-get as root or via sudo; nothing when present)
+	scripts/system_deps.sh
 
 test: setup system-deps ## run the test suite (offline, CPU; installs R and lme4 when missing)
 	$(PY) -m pytest -q

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Debian packages the tests need, installed only when missing (idempotent; root or sudo).
+# One line per package group: who needs it is written beside it.
+set -euo pipefail
+PACKAGES=(
+  r-base-core r-cran-lme4   # `r` tests: lme4 is the reference for the mixed-effects regressions
+)
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "system packages present: ${PACKAGES[*]}"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+  command -v sudo >/dev/null || { echo "installing ${missing[*]} needs root: run as root or install sudo" >&2; exit 1; }
+  SUDO=sudo
+fi
+echo "installing: ${missing[*]}"
+$SUDO apt-get update -q
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
