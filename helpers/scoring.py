@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import Iterable, Literal, Sequence
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from .engine import model_checks
 from .engine.encoding import Encoded, Encoder, Request, check_text
 from .engine.executor import Executor
 from .engine.plan import build_tree
 from .models import LoadedModel, load
+from .progress import bar as progress_bar
 
 __all__ = ["Encoded", "OptionReadout", "Request", "Scored", "Scorer", "scorer_for"]
 
@@ -71,20 +71,24 @@ class OptionReadout:
 class Scorer:
     """Score text with a causal LM.
 
-    ``start="auto"`` starts every sequence with the tokenizer's BOS, else its EOS, so the
-    first word is scored; a literal token string forces that token; None takes the
-    model's own policy (``loaded.start_token``). ``minicons=True`` reproduces minicons'
+    ``start="bos-else-eos"`` (or "auto") starts every sequence with the tokenizer's BOS, else
+    its EOS, so the first word is scored; ``start="none"`` adds no start token (first token
+    unscored); a literal token string forces that token; None takes the model's own policy
+    (``loaded.start_token``). ``start="minicons"`` (or ``minicons=True``) reproduces minicons'
     IncrementalLMScorer: no start token added by the engine (the tokenizer adds its own
-    special tokens, if any), first token unscored.
+    special tokens, if any), first token unscored. ``start_convention`` names the policy.
     ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
     the same context tokens run them once) or "prefix" (the default: also the longest
-    common token prefix of sentences, e.g. the two sentences of a pair). Results agree
-    across modes within float32 rounding.
+    common token prefix of sentences, e.g. the two sentences of a pair). ``pack`` runs a
+    shared part and its continuations as one packed row with a tree attention mask, where
+    the model's attention takes one (checked by a probe; off for flash attention). Results
+    agree across modes within float32 rounding.
     """
 
     def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
                  share: Share = "prefix", token_budget: int | None = None, batch_size: int | None = None,
-                 progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None):
+                 progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None,
+                 pack: bool = True):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"Scorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
                             f"got {type(loaded).__name__}")
@@ -95,14 +99,20 @@ class Scorer:
         self.max_positions = model_checks.max_positions(model)
         self.encoder = Encoder(tokenizer, start or loaded.start_token, minicons, self.max_positions)
         self.start_id, self.start_policy = self.encoder.start_id, self.encoder.start_policy
-        self.share, self.progress, self.min_shared, self.minicons = share, progress, int(min_shared), minicons
-        self.device = next(model.parameters()).device
+        self.start_convention = self.encoder.convention  # "bos-else-eos", "none", "minicons" or "token"
+        self.share, self.progress, self.min_shared = share, progress, int(min_shared)
+        self.minicons = self.encoder.minicons
+        # token ids go to the input embedding's device and logits come from the output head's
+        # (a model split by a device map; its first weight may wait on the disk, as "meta")
+        self.device, self.output_device = loaded.input_device, loaded.output_device
         head, body = model.get_output_embeddings(), model.base_model
         if not model_checks.logits_split_at_head(model, head, body, self.start_id or 0, self.device):
             raise NotImplementedError(
                 f"{type(model).__name__} transforms its logits after the output embedding (scaling or "
                 "soft-capping); the engine computes logits as lm_head(hidden) only and would be wrong here")
         self.can_share_cache = model_checks.can_share_cache(model)
+        # shared subtrees packed in one row (tree attention) where the attention takes a custom mask
+        self.pack = model_checks.tree_mask_kind(body, self.start_id or 0, self.device) if pack else None
         on_gpu = self.device.type == "cuda"
         self.executor = Executor(
             body, head, device=self.device, pad_id=tokenizer.pad_token_id or 0,
@@ -110,7 +120,7 @@ class Scorer:
             token_budget=token_budget or (32768 if on_gpu else 2048), batch_size=batch_size,
             # cached keys/values held at once (shared prefixes waiting for their continuations)
             kv_budget_bytes=kv_budget_bytes or (8 if on_gpu else 2) * 2**30,
-            kv_bytes_per_token=model_checks.kv_bytes_per_token(model))
+            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack)
 
     @property
     def forward_calls(self) -> int:
@@ -205,7 +215,7 @@ class Scorer:
         share = self.share if self.can_share_cache else "none"
         need_from = [1 if with_context else e.first for e in encoded]
         roots = build_tree(encoded, need_from, share=share, min_shared=self.min_shared)
-        bar = tqdm(total=len(encoded), desc=desc, unit="seq", disable=not self.progress, leave=False)
+        bar = progress_bar(total=len(encoded), desc=desc, unit="seq", disable=not self.progress, leave=False)
         try:
             return self.executor.run(roots, len(encoded), on_result=bar.update)
         finally:
@@ -214,5 +224,6 @@ class Scorer:
 
 def scorer_for(name_or_path, **kwargs) -> Scorer:
     """Load a model by name (see helpers.models) and wrap it in a Scorer."""
-    load_kw = {k: kwargs.pop(k) for k in ("quant", "dtype", "device_map", "revision") if k in kwargs}
+    load_kw = {k: kwargs.pop(k) for k in ("quant", "dtype", "device_map", "max_memory", "offload_folder",
+                                           "revision") if k in kwargs}
     return Scorer(load(name_or_path, **load_kw), **kwargs)

@@ -271,7 +271,7 @@ def test_tiny_kv_budget_runs_in_chunks_with_the_same_scores(tiny):
     requests = [Request(c, t) for c in ("The following sentence is acceptable.\n\n", "Here is a sentence.\n\n")
                 for t in SENTENCES] + [Request("", t) for t in SENTENCES]
     roomy = Scorer(lm, progress=False).score(requests, with_context=True)
-    tight = Scorer(lm, progress=False, kv_budget_bytes=1)
+    tight = Scorer(lm, progress=False, kv_budget_bytes=1, pack=False)  # packed rows keep no cache
     cramped = tight.score(requests, with_context=True)
     assert tight.forward_calls > 3
     for a, b in zip(roomy, cramped):
@@ -364,3 +364,62 @@ def test_executor_results_do_not_depend_on_batching_or_budgets(tiny, share):
         for (lp, raw), (lp_ref, raw_ref) in zip(got, reference):
             np.testing.assert_allclose(lp, lp_ref, atol=1e-5)  # NaN where the reference has NaN
             np.testing.assert_allclose(raw, raw_ref, atol=1e-4)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_packed_subtrees_equal_the_cached_path_with_fewer_calls(tiny, arch):
+    """Tree attention (a shared part and its continuations in one row) gives the scores of
+    running each level from the cache, and of the float64 reference."""
+    lm = tiny(f"tiny-{arch}")
+    packed, cached = Scorer(lm, progress=False), Scorer(lm, progress=False, pack=False)
+    assert packed.pack == "bool" and cached.pack is None  # the tiny models use SDPA
+    encoded = _plan_requests(packed)
+    need_from = [1 if i % 3 == 0 else e.first for i, e in enumerate(encoded)]
+    for share in ("context", "prefix"):
+        roots = build_tree(encoded, need_from, share=share)
+        got, expected = packed.executor.run(roots, len(encoded)), cached.executor.run(roots, len(encoded))
+        for (lp, raw), (lp_ref, raw_ref) in zip(got, expected):
+            np.testing.assert_allclose(lp, lp_ref, atol=1e-5)  # NaN exactly where the cached path has NaN
+            np.testing.assert_allclose(raw, raw_ref, atol=1e-4)
+    assert packed.forward_calls < cached.forward_calls
+    assert packed.tokens_run == cached.tokens_run  # the same tokens, fewer passes
+    for e, (lp, _) in list(zip(encoded, got))[:6]:
+        np.testing.assert_allclose(lp[e.first:], reference_logprobs(lm.model, e.ids, e.first), atol=1e-4)
+
+
+def test_packing_with_an_additive_mask_and_beyond_the_token_budget(tiny):
+    """Eager attention takes an additive mask; a subtree longer than the token budget runs
+    its root alone and its children from the cache; both give the SDPA-packed scores."""
+    lm = tiny("tiny-llama")
+    eager_model = copy.deepcopy(lm.model)
+    eager_model.set_attn_implementation("eager")
+    eager = Scorer(LoadedModel.wrap(eager_model, lm.tokenizer), progress=False)
+    assert eager.pack == "additive"
+    sdpa = Scorer(lm, progress=False)
+    requests = [Request("Here is a long context that every sentence shares in this test. " * 3, t) for t in SENTENCES]
+    expected = sdpa.score(requests, with_context=True)
+    small = Scorer(lm, progress=False, token_budget=40)  # the shared context alone is over 40 tokens
+    for scorer in (eager, small):
+        for a, b in zip(expected, scorer.score(requests, with_context=True)):
+            np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5)
+            np.testing.assert_allclose(b.context_logprobs, a.context_logprobs, atol=1e-5)
+    assert small.forward_calls > sdpa.forward_calls
+
+
+def test_attention_that_ignores_a_custom_mask_is_not_packed(tiny):
+    """A model whose attention does not honour the 4D mask fails the probe: no packing."""
+    from helpers.engine.model_checks import tree_mask_kind
+
+    lm = tiny("tiny-llama")
+    body = lm.model.base_model
+    assert tree_mask_kind(body, 1, torch.device("cpu")) == "bool"
+    real = body.forward
+
+    def ignore_mask(*args, attention_mask=None, **kwargs):
+        return real(*args, **kwargs)  # attends to everything before: the packed branches see each other
+
+    body.forward = ignore_mask
+    try:
+        assert tree_mask_kind(body, 1, torch.device("cpu")) is None
+    finally:
+        del body.forward

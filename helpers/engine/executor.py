@@ -2,6 +2,10 @@
 
 Nodes run level by level in batches formed by a token budget after sorting by length;
 each node runs after its parent's cached keys and values, expanded across the batch.
+Where the model takes a custom attention mask, a node's whole subtree that fits the token
+budget runs packed in one row ("tree attention"): its segments one after another, each
+token attending only to its own path, so the shared part runs once, with no cache kept,
+copied or gathered, and one forward call instead of one per level.
 Sibling nodes are taken in chunks whose caches fit a memory budget, each chunk's
 descendants before the next chunk. Vocabulary logits are computed only at the needed
 positions; log-softmax runs in float32 and results are float64. On CUDA out-of-memory a
@@ -15,12 +19,45 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from .plan import Node
+from .plan import Node, walk
 
 # Logit rows computed at once: bounds memory at rows x vocabulary floats.
 LOGIT_ELEMENTS = 1 << 25
 
 KV = list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values)
+
+
+class Unit:
+    """What one batch row runs: ``members``, a node and (packed) its descendants that need a
+    forward pass, parents before children, after the cached keys/values of the root's parent."""
+
+    __slots__ = ("root", "members", "starts", "length")
+
+    def __init__(self, root: Node, members: list[Node]):
+        self.root, self.members = root, members
+        self.starts, at = {}, 0
+        for n in members:  # where each member's segment starts in the row
+            self.starts[n] = at
+            at += len(n.ids)
+        self.length = at
+
+    @property
+    def packed(self) -> bool:
+        return len(self.members) > 1
+
+    def tree_mask(self) -> torch.Tensor:
+        """[length, length] bool: token q may attend to token k (k on q's path, not after q)."""
+        index = {n: i for i, n in enumerate(self.members)}
+        m = len(self.members)
+        above = torch.zeros((m, m), dtype=torch.bool)  # above[i, j]: member j is i or an ancestor of i
+        for i, n in enumerate(self.members):
+            node = n
+            while node is not None and node in index:
+                above[i, index[node]] = True
+                node = node.parent
+        which = torch.cat([torch.full((len(n.ids),), i) for i, n in enumerate(self.members)])  # [length]
+        pos = torch.cat([n.offset + torch.arange(len(n.ids)) for n in self.members])  # [length]
+        return above[which][:, which] & (pos[None, :] <= pos[:, None])
 
 
 class RunState:
@@ -59,8 +96,10 @@ class Executor:
     for good on out-of-memory), ``kv_budget_bytes`` the cached keys and values held at once."""
 
     def __init__(self, body, head, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
-                 kv_bytes_per_token: int, batch_size: int | None = None):
+                 kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None):
         self.body, self.head, self.device, self.pad_id = body, head, device, pad_id
+        # packed subtrees need a custom 4D mask: "bool" (SDPA) or "additive" (eager); None: off
+        self.pack = pack
         self.token_budget, self.batch_size = int(token_budget), batch_size
         self.kv_budget_bytes, self.kv_bytes_per_token = kv_budget_bytes, kv_bytes_per_token
         self.forward_calls = 0  # forward passes run so far (for tests and benchmarks)
@@ -76,16 +115,26 @@ class Executor:
         return state.results  # type: ignore[return-value]
 
     # ------------------------------------------------------------ order of work
-    def _chunks(self, nodes: list[Node]) -> Iterable[list[Node]]:
-        """Groups of sibling-level nodes whose cached keys/values fit the KV budget together."""
+    def _unit(self, node: Node) -> Unit:
+        """``node`` with its whole subtree packed when the model allows it and it fits the
+        token budget; otherwise ``node`` alone (its children run after it, from its cache)."""
+        if self.pack and node.children:
+            members = [n for n in walk([node]) if n is node or n.needs_forward]
+            if sum(len(n.ids) for n in members) <= self.token_budget:
+                return Unit(node, members)
+        return Unit(node, [node])
+
+    def _chunks(self, units: list[Unit]) -> Iterable[list[Unit]]:
+        """Groups of sibling-level units whose cached keys/values fit the KV budget together
+        (a packed unit keeps no cache)."""
         limit = max(1, self.kv_budget_bytes // self.kv_bytes_per_token)
         chunk, size = [], 0
-        for node in sorted(nodes, key=lambda n: (n.offset, len(n.ids))):
-            cost = node.end if node.children else 0
+        for unit in sorted(units, key=lambda u: (u.root.offset, u.length)):
+            cost = unit.root.end if unit.root.children and not unit.packed else 0
             if chunk and size + cost > limit:
                 yield chunk
                 chunk, size = [], 0
-            chunk.append(node)
+            chunk.append(unit)
             size += cost
         if chunk:
             yield chunk
@@ -93,38 +142,39 @@ class Executor:
     def _run_nodes(self, nodes: list[Node], state: RunState) -> None:
         """Run ``nodes`` (their parents' caches are ready) chunk by chunk, each chunk's
         descendants before the next chunk, so that the caches held stay within budget."""
-        for group in self._chunks(nodes):
-            runnable = [n for n in group if n.needs_forward]
+        for group in self._chunks([self._unit(n) for n in nodes]):
+            runnable = [u for u in group if u.root.needs_forward]
             for batch in self._batches(runnable):
                 self._forward_with_retry(batch, state)
-            for node in group:
-                state.finish(node)
-            children = [child for node in group for child in node.children]
+            for unit in group:
+                for node in (walk([unit.root]) if unit.packed else [unit.root]):
+                    state.finish(node)
+            children = [child for u in group if not u.packed for child in u.root.children]
             if children:
                 self._run_nodes(children, state)
-            for node in group:
-                state.kv.pop(node, None)
+            for unit in group:
+                state.kv.pop(unit.root, None)
 
-    def _batches(self, nodes: list[Node]) -> Iterable[list[Node]]:
+    def _batches(self, units: list[Unit]) -> Iterable[list[Unit]]:
         """Length-sorted batches within the token budget (segment tokens, and cached plus
         segment tokens up to four times that) and the batch size."""
-        nodes = sorted(nodes, key=lambda n: (n.offset, len(n.ids)))
-        batch: list[Node] = []
+        units = sorted(units, key=lambda u: (u.root.offset, u.length))
+        batch: list[Unit] = []
         seg_max = past_max = 0
-        for node in nodes:
-            s, p = max(seg_max, len(node.ids)), max(past_max, node.offset)
+        for unit in units:
+            s, p = max(seg_max, unit.length), max(past_max, unit.root.offset)
             rows = len(batch) + 1
             too_big = batch and (rows * s > self.token_budget or rows * (s + p) > 4 * self.token_budget
                                  or (self.batch_size and rows > self.batch_size))
             if too_big:
                 yield batch
-                batch, s, p = [], len(node.ids), node.offset
-            batch.append(node)
+                batch, s, p = [], unit.length, unit.root.offset
+            batch.append(unit)
             seg_max, past_max = s, p
         if batch:
             yield batch
 
-    def _forward_with_retry(self, batch: list[Node], state: RunState) -> None:
+    def _forward_with_retry(self, batch: list[Unit], state: RunState) -> None:
         try:
             self._forward(batch, state)
         except torch.cuda.OutOfMemoryError:
@@ -138,53 +188,77 @@ class Executor:
 
     # ------------------------------------------------------------ one forward pass
     @torch.inference_mode()
-    def _forward(self, batch: list[Node], state: RunState) -> None:
-        """Run the segments of ``batch`` (each after its parent's cached keys/values)."""
+    def _forward(self, batch: list[Unit], state: RunState) -> None:
+        """Run the rows of ``batch`` (each after its root's parent's cached keys/values)."""
         rows = len(batch)
-        seg = max(len(n.ids) for n in batch)
-        past = max(n.offset for n in batch)
+        seg = max(u.length for u in batch)
+        past = max(u.root.offset for u in batch)
         input_ids = torch.full((rows, seg), self.pad_id, dtype=torch.long)  # [rows, seg]
-        mask = torch.zeros((rows, past + seg), dtype=torch.long)  # [rows, past + seg]: cache, then segment
         positions = torch.zeros((rows, seg), dtype=torch.long)  # [rows, seg]
-        for r, n in enumerate(batch):
-            input_ids[r, :len(n.ids)] = torch.tensor(n.ids)
-            mask[r, :n.offset] = 1
-            mask[r, past:past + len(n.ids)] = 1
-            positions[r, :len(n.ids)] = n.offset + torch.arange(len(n.ids))
-            positions[r, len(n.ids):] = n.end - 1  # padding: any valid position (it is masked)
+        for r, u in enumerate(batch):
+            input_ids[r, :u.length] = torch.tensor([t for n in u.members for t in n.ids])
+            positions[r, :u.length] = torch.cat([n.offset + torch.arange(len(n.ids)) for n in u.members])
+            positions[r, u.length:] = u.root.end - 1  # padding: any valid position (it is masked)
+        mask = self._tree_mask(batch, past, seg) if any(u.packed for u in batch) else self._pad_mask(batch, past, seg)
         cache = None
         if past:
-            cache = DynamicCache(ddp_cache_data=self._gather_cache(batch, past, state))
-        keep = any(n.children for n in batch)
+            cache = DynamicCache(ddp_cache_data=self._gather_cache([u.root for u in batch], past, state))
+        keep = any(u.root.children and not u.packed for u in batch)
         self.forward_calls += 1
-        self.tokens_run += sum(len(n.ids) for n in batch)
+        self.tokens_run += sum(u.length for u in batch)
         dev = self.device
         out = self.body(input_ids=input_ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
                         past_key_values=cache, use_cache=keep or cache is not None)
         if keep:
             # per layer [rows, kv_heads, past + seg, head_dim]
             kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
-            for r, n in enumerate(batch):
-                if n.children and n.offset == 0:  # a root: its own positions, a view (no copy)
+            for r, u in enumerate(batch):
+                n = u.root
+                if not n.children or u.packed:
+                    continue
+                if n.offset == 0:  # a root: its own positions, a view (no copy)
                     state.kv[n] = [(k[r, :, :len(n.ids)], v[r, :, :len(n.ids)]) for k, v in kv]
-                elif n.children:  # keep the row's real positions: [kv_heads, n.end, head_dim]
+                else:  # keep the row's real positions: [kv_heads, n.end, head_dim]
                     state.kv[n] = [(torch.cat([k[r, :, :n.offset], k[r, :, past:past + len(n.ids)]], dim=1),
                                     torch.cat([v[r, :, :n.offset], v[r, :, past:past + len(n.ids)]], dim=1))
                                    for k, v in kv]
         self._read_logprobs(batch, out.last_hidden_state, state)  # [rows, seg, hidden]
 
-    def _gather_cache(self, batch: list[Node], past: int, state: RunState) -> KV:
+    @staticmethod
+    def _pad_mask(batch: list[Unit], past: int, seg: int) -> torch.Tensor:
+        """[rows, past + seg] 0/1: each row's cached positions, then its segment."""
+        mask = torch.zeros((len(batch), past + seg), dtype=torch.long)
+        for r, u in enumerate(batch):
+            mask[r, :u.root.offset] = 1
+            mask[r, past:past + u.length] = 1
+        return mask
+
+    def _tree_mask(self, batch: list[Unit], past: int, seg: int) -> torch.Tensor:
+        """[rows, 1, seg, past + seg] attention mask of packed rows, in the form the model's
+        attention takes: bool (True = attend) or additive (0 or the dtype's minimum)."""
+        allowed = torch.zeros((len(batch), 1, seg, past + seg), dtype=torch.bool)
+        for r, u in enumerate(batch):
+            allowed[r, 0, :u.length, :u.root.offset] = True
+            allowed[r, 0, :u.length, past:past + u.length] = u.tree_mask()
+            pad = torch.arange(u.length, seg)
+            allowed[r, 0, pad, past + pad] = True  # padding attends to itself (no empty row)
+        if self.pack == "bool":
+            return allowed
+        dtype = self.body.get_input_embeddings().weight.dtype
+        return torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+
+    def _gather_cache(self, parents_of: list[Node], past: int, state: RunState) -> KV:
         """Each row's parent cache, right-padded to ``past``: per layer [rows, kv_heads, past, head_dim]."""
-        parents = [n.parent for n in batch]
+        parents = [n.parent for n in parents_of]
         unique = list(dict.fromkeys(id(p) for p in parents))
         if len(unique) == 1:  # one shared context: expand without copying
-            return [(k.unsqueeze(0).expand(len(batch), -1, -1, -1)[:, :, :past],
-                     v.unsqueeze(0).expand(len(batch), -1, -1, -1)[:, :, :past]) for k, v in state.kv[parents[0]]]
+            return [(k.unsqueeze(0).expand(len(parents), -1, -1, -1)[:, :, :past],
+                     v.unsqueeze(0).expand(len(parents), -1, -1, -1)[:, :, :past]) for k, v in state.kv[parents[0]]]
         layers = []
         for layer in range(len(state.kv[parents[0]])):
             # one copy: each row's parent cache written into its place, [rows, kv_heads, past, head_dim]
             k0, _ = state.kv[parents[0]][layer]
-            keys = k0.new_zeros((len(batch), k0.shape[0], past, k0.shape[2]))
+            keys = k0.new_zeros((len(parents), k0.shape[0], past, k0.shape[2]))
             values = torch.zeros_like(keys)
             for r, parent in enumerate(parents):
                 k, v = state.kv[parent][layer]  # [kv_heads, parent.end, head_dim]
@@ -194,16 +268,19 @@ class Executor:
         return layers
 
     # ------------------------------------------------------------ log-probs
-    def _read_logprobs(self, batch: list[Node], hidden: torch.Tensor, state: RunState) -> None:
-        """Log-probs at the needed positions: own tokens from this pass, and the first token
-        of each child from the last position."""
+    def _read_logprobs(self, batch: list[Unit], hidden: torch.Tensor, state: RunState) -> None:
+        """Log-probs at the needed positions: each member's own tokens, and the first token
+        of each child at its parent's last position."""
         rows, cols, targets, sinks = [], [], [], []
-        for r, n in enumerate(batch):
-            for j in n.own_positions():  # entry j of the node is predicted at position j-1
-                rows.append(r), cols.append(j - 1), targets.append(n.ids[j]), sinks.append((n, j))
-            for child in n.children:
-                if child.needs_first:
-                    rows.append(r), cols.append(len(n.ids) - 1), targets.append(child.ids[0]), sinks.append((child, 0))
+        for r, u in enumerate(batch):
+            for n in u.members:
+                at = u.starts[n]
+                for j in n.own_positions():  # entry j of the node is predicted at position j-1
+                    rows.append(r), cols.append(at + j - 1), targets.append(n.ids[j]), sinks.append((n, j))
+                for child in n.children:
+                    if child.needs_first:
+                        rows.append(r), cols.append(at + len(n.ids) - 1), targets.append(child.ids[0])
+                        sinks.append((child, 0))
         if not rows:
             return
         selected = hidden[torch.tensor(rows, device=hidden.device), torch.tensor(cols, device=hidden.device)]

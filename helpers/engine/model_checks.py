@@ -46,3 +46,32 @@ def kv_bytes_per_token(model) -> int:
     head_dim = getattr(cfg, "head_dim", None) or hidden // heads
     size = torch.finfo(model.dtype).bits // 8 if model.dtype.is_floating_point else 2
     return max(1, int(layers * 2 * kv_heads * head_dim * size))
+
+
+@torch.no_grad()
+def tree_mask_kind(body, first_id: int, device) -> str | None:
+    """The custom attention mask the model's attention honours, for packed subtrees: "bool"
+    (SDPA) or "additive" (eager); None when it takes none (e.g. flash attention, which
+    ignores a 4D mask) or when a probe (two branches packed after a shared stem, against
+    each branch run alone) disagrees."""
+    kind = {"sdpa": "bool", "eager": "additive"}.get(getattr(body.config, "_attn_implementation", None))
+    if kind is None:
+        return None
+    stem, left, right = [first_id, 5, 6], [7, 8], [9, 10]
+    ids = torch.tensor([stem + left + right], device=device)  # [1, 7]
+    positions = torch.tensor([[0, 1, 2, 3, 4, 3, 4]], device=device)
+    allowed = torch.tril(torch.ones((7, 7), dtype=torch.bool))
+    allowed[5:, 3:5] = False  # the right branch does not see the left one
+    mask = allowed[None, None].to(device)
+    if kind == "additive":
+        dtype = body.get_input_embeddings().weight.dtype
+        mask = torch.zeros(mask.shape, dtype=dtype, device=device).masked_fill_(~mask, torch.finfo(dtype).min)
+    try:
+        packed = body(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state.float()[0]
+    except Exception:  # noqa: BLE001 - an attention that rejects a 4D mask: no packing
+        return None
+    alone_l = body(input_ids=torch.tensor([stem + left], device=device)).last_hidden_state.float()[0]
+    alone_r = body(input_ids=torch.tensor([stem + right], device=device)).last_hidden_state.float()[0]
+    same = (torch.allclose(packed[:5], alone_l, atol=1e-3, rtol=1e-3)
+            and torch.allclose(packed[5:], alone_r[3:], atol=1e-3, rtol=1e-3))
+    return kind if same else None
