@@ -1,16 +1,23 @@
-"""Engine throughput against minicons and lm-evaluation-harness, in one run.
+"""The engine against what users would pick instead, in one run, with identical scores.
 
 A random-weight GPT-2-style model (6 layers, n_embd 384, byte-level BPE of about 8,000
-tokens trained here on the WikiText-103 test text of the mirror) scores the first 2,000
-BLiMP sentences (good and bad interleaved). Printed: sentences/s of
-  - a plain length-sorted forward + log-softmax loop (the floor of plain LP scoring),
-  - minicons IncrementalLMScorer.sequence_score (batches of 64),
-  - lm-eval HFLM.loglikelihood with an empty context (batch 64),
-  - this engine: plain LP, LP with pair-prefix sharing, and the 5 in-template
-    templates with shared-context reuse on vs off,
-with the ratios and the largest score difference of each comparison.
+tokens trained here on the WikiText-103 test text of the mirror) on BLiMP sentences:
 
-    python benchmarks/bench_scoring.py [--n 2000] [--threads 2] [--device cpu]
+  1. plain LP over the first N sentences (good and bad interleaved): a plain length-sorted
+     forward + log-softmax loop (the floor), minicons IncrementalLMScorer.sequence_score,
+     lm-eval HFLM.loglikelihood with an empty context, and this engine (no reuse; pair
+     prefixes shared, packed; the same with cached levels instead of packing);
+  2. in-template LP (the 5 Ide et al. templates) over the first M sentences: lm-eval
+     loglikelihood(context=template prefix, continuation=sentence + suffix) vs the engine;
+  3. Yes/No (the 5 Ide et al. prompts) over the first M sentences: lm-eval loglikelihood of
+     "Yes"/"No" after the prompt vs the engine.
+
+For each: requests/s, tokens through the model and time per token (the floor's time per
+token is the yardstick: "time follows tokens" means the same time per token with fewer
+tokens), the ratios, and the largest score difference against lm-eval. Each timing is
+the fastest of ``--repeats`` runs taken in turn (the machine may be loaded).
+
+    python benchmarks/bench_scoring.py [--n 2000] [--m 400] [--threads 2] [--repeats 2]
 """
 from __future__ import annotations
 
@@ -91,90 +98,143 @@ def plain_loop(model, tok, texts: list[str], batch: int = 64) -> list[float]:
     return out
 
 
-def timed(fn):
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
+def timed(fn, repeats: int):
+    """(value, fastest seconds) of ``repeats`` calls of ``fn``."""
+    best, value = float("inf"), None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        value = fn()
+        best = min(best, time.perf_counter() - start)
+    return value, best
+
+
+def floor_tokens(tok, texts: list[str]) -> int:
+    return sum(1 + len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts)
+
+
+class Table:
+    """Printed rows: requests/s, tokens, time per token, its ratio to the floor's, max |diff|."""
+
+    def __init__(self, per_token_floor: float):
+        self.floor = per_token_floor
+        self.rate = {}
+
+    def row(self, name: str, n: int, seconds: float, tokens: int | None = None, diff: float | None = None):
+        self.rate[name] = n / seconds
+        per_token = "" if tokens is None else (f"{tokens:>9,} tokens {1e6 * seconds / tokens:6.1f} us/token "
+                                               f"({seconds / tokens / self.floor:4.2f}x the floor's)")
+        d = "" if diff is None else f"  max |diff| {diff:.1e}"
+        print(f"  {name:<50}{n / seconds:8.1f} req/s {per_token}{d}")
+
+
+def max_diff(a, b) -> float:
+    return float(np.max(np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))))
+
+
+def engine_run(lm, requests, repeats, **options):
+    """(totals, seconds, tokens run) of the engine on ``requests``."""
+    scorer = Scorer(lm, progress=False, **options)
+    scored, seconds = timed(lambda: scorer.score(requests), repeats)
+    return [s.total for s in scored], seconds, scorer.tokens_run // repeats
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=2000)
+    ap.add_argument("--n", type=int, default=2000, help="sentences for plain LP")
+    ap.add_argument("--m", type=int, default=400, help="sentences for in-template LP and Yes/No (x5 templates)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--skip-peers", action="store_true", help="only the engine and the plain loop")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
+    from minicons.scorer import IncrementalLMScorer
+
+    from helpers.answers import yes_no
+    from helpers.prompt_text import render
+    from helpers.templates import ide_templates
+
     texts = blimp_sentences(args.n)
     model, tok = build_model()
     model.to(args.device)
     lm = LoadedModel.wrap(model, tok, name="bench-gpt2")
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"model: GPT-2 6x384, {n_params / 1e6:.1f}M parameters, vocab {len(tok)}; {len(texts)} BLiMP sentences; "
-          f"{args.threads} threads, torch {torch.__version__}, device {args.device}")
-    rows = []
+    print(f"model: GPT-2 6x384, {n_params / 1e6:.1f}M parameters, vocab {len(tok)}; {args.threads} threads, "
+          f"torch {torch.__version__}, device {args.device}; fastest of {args.repeats} runs each")
+    hflm = HFLM(pretrained=model, tokenizer=tok, batch_size=64, device=args.device)
 
-    def report(name, n, seconds, ref=None, scores=None):
-        diff = "" if ref is None else f"max |diff| {np.max(np.abs(np.array(scores) - np.array(ref))):.2e}"
-        rows.append((name, n / seconds))
-        print(f"{name:<52}{n / seconds:9.1f} sent/s  {diff}")
+    def lm_eval(pairs):
+        reqs = [Instance("loglikelihood", {}, pair, i) for i, pair in enumerate(pairs)]
+        return timed(lambda: [x[0] for x in hflm.loglikelihood(reqs, disable_tqdm=True)], args.repeats)
 
+    # ---------------------------------------------------------------- 1. plain LP
     plain_loop(model, tok, texts[:64])  # warm-up
-    floor, t = timed(lambda: plain_loop(model, tok, texts))
-    report("plain forward + log-softmax loop (floor)", len(texts), t)
+    floor, t_floor = timed(lambda: plain_loop(model, tok, texts), args.repeats)
+    n_floor = floor_tokens(tok, texts)
+    table = Table(t_floor / n_floor)
+    print(f"1. plain LP, {len(texts)} BLiMP sentences")
+    table.row("plain forward + log-softmax loop (floor)", len(texts), t_floor, n_floor)
+    mc = IncrementalLMScorer(model, device=args.device, tokenizer=tok)
 
-    engine = Scorer(lm, progress=False, share="none")
-    lp, t = timed(lambda: [s.total for s in engine.score_texts(texts)])
-    report("engine LP (share=none)", len(texts), t, floor, lp)
-    eng_none = len(texts) / t
-    pref = Scorer(lm, progress=False, share="prefix")
-    lp_prefix, t = timed(lambda: [s.total for s in pref.score_texts(texts)])
-    report("engine LP (share=prefix: pair prefixes once)", len(texts), t, lp, lp_prefix)
-    print(f"    tokens through the model: share=none {engine.tokens_run}, share=prefix {pref.tokens_run} "
-          f"({1 - pref.tokens_run / engine.tokens_run:.0%} fewer)")
+    def run_minicons():
+        out = []
+        for b in range(0, len(texts), 64):
+            out += mc.sequence_score(texts[b:b + 64], reduction=lambda x: x.sum(0).item())
+        return out
 
-    if not args.skip_peers:
-        from lm_eval.api.instance import Instance
-        from lm_eval.models.huggingface import HFLM
-        from minicons.scorer import IncrementalLMScorer
+    mc_scores, t = timed(run_minicons, args.repeats)
+    ours_mc = [s.total for s in Scorer(lm, progress=False, minicons=True).score_texts(texts)]
+    table.row("minicons sequence_score (batch 64)", len(texts), t, diff=max_diff(ours_mc, mc_scores))
+    lme, t = lm_eval([("", s) for s in texts])
+    table.row("lm-eval HFLM.loglikelihood, empty context (batch 64)", len(texts), t)
+    plain = [Request("", s) for s in texts]
+    for name, options in (("engine, no reuse (share=none)", dict(share="none")),
+                          ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
+                          ("engine, pairs' prefixes shared, packed (default)", dict(share="prefix"))):
+        totals, t, tokens = engine_run(lm, plain, args.repeats, **options)
+        table.row(name, len(texts), t, tokens, max_diff(totals, lme))
+    best = table.rate["engine, pairs' prefixes shared, packed (default)"]
+    print(f"  engine (default) vs lm-eval {best / table.rate['lm-eval HFLM.loglikelihood, empty context (batch 64)']:.2f}x, "
+          f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
+          f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")
 
-        mc = IncrementalLMScorer(model, device=args.device, tokenizer=tok)
+    # ---------------------------------------------------------------- 2. in-template LP
+    sentences = texts[:args.m]
+    bos = tok.bos_token  # lm-eval adds no start token to a non-empty context: give it the engine's
+    pairs, requests = [], []
+    for template in ide_templates("single"):
+        before, after = template.split()
+        for s in sentences:
+            pairs.append((bos + before, s + after))
+            requests.append(Request(before, s + after))
+    print(f"2. in-template LP, 5 templates x {len(sentences)} sentences = {len(requests)} requests")
+    lme, t = lm_eval(pairs)
+    table.row("lm-eval loglikelihood(template prefix, sentence + suffix)", len(requests), t)
+    for name, options in (("engine, no reuse (share=none)", dict(share="none")),
+                          ("engine, template prefixes shared (share=context)", dict(share="context")),
+                          ("engine, default (share=prefix, packed)", dict(share="prefix"))):
+        totals, t, tokens = engine_run(lm, requests, args.repeats, **options)
+        table.row(name, len(requests), t, tokens, max_diff(totals, lme))
+    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=prefix, packed)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
 
-        def run_minicons():
-            out = []
-            for b in range(0, len(texts), 64):
-                out += mc.sequence_score(texts[b:b + 64], reduction=lambda x: x.sum(0).item())
-            return out
-
-        mc_scores, t = timed(run_minicons)
-        ours_mc = [s.total for s in Scorer(lm, progress=False, minicons=True).score_texts(texts)]
-        report("minicons sequence_score (batch 64)", len(texts), t, ours_mc, mc_scores)
-        mc_rate = len(texts) / t
-
-        lm = HFLM(pretrained=model, tokenizer=tok, batch_size=64, device=args.device)
-        reqs = [Instance("loglikelihood", {}, ("", s), i) for i, s in enumerate(texts)]
-        lme, t = timed(lambda: [x[0] for x in lm.loglikelihood(reqs, disable_tqdm=True)])
-        report("lm-eval HFLM.loglikelihood, empty context (batch 64)", len(texts), t, lp, lme)
-        lme_rate = len(texts) / t
-        print(f"ratios: engine/minicons {eng_none / mc_rate:.2f}x, engine/lm-eval {eng_none / lme_rate:.2f}x, "
-              f"engine(prefix)/lm-eval {rows[2][1] / lme_rate:.2f}x, engine/floor {eng_none / rows[0][1]:.2f}x")
-
-    templates = single_templates()
-    requests = [Request(tpl.split("{sentence}")[0], s + tpl.split("{sentence}")[1]) for tpl in templates for s in texts]
-    off = Scorer(lm, progress=False, share="none")
-    a, t_off = timed(lambda: off.score(requests, with_context=True))
-    on = Scorer(lm, progress=False, share="context")
-    b, t_on = timed(lambda: on.score(requests, with_context=True))
-    both = Scorer(lm, progress=False, share="prefix")
-    c, t_both = timed(lambda: both.score(requests, with_context=True))
-    whole_a = [x.total + x.context_logprobs.sum() for x in a]
-    whole_b = [x.total + x.context_logprobs.sum() for x in b]
-    whole_c = [x.total + x.context_logprobs.sum() for x in c]
-    report("in-template x5, reuse off (share=none)", len(requests), t_off)
-    report("in-template x5, reuse on (share=context)", len(requests), t_on, whole_a, whole_b)
-    report("in-template x5, reuse on (share=prefix, the default)", len(requests), t_both, whole_a, whole_c)
-    print(f"shared-context reuse: {t_off / t_on:.2f}x faster on the 5 in-template templates "
-          f"({t_off / t_both:.2f}x with pair prefixes shared too)")
+    # ---------------------------------------------------------------- 3. Yes/No
+    yes, no = yes_no("en")
+    pairs, requests = [], []
+    for template in ide_templates("yn"):
+        for s in sentences:
+            prompt = render(template, tok, instruct=False, sentence=s)
+            for answer in (yes, no):
+                pairs.append((bos + prompt, answer))
+                requests.append(Request(prompt, answer, separate=True))
+    print(f"3. Yes/No, 5 prompts x {len(sentences)} sentences x 2 answers = {len(requests)} requests")
+    lme, t = lm_eval(pairs)
+    table.row("lm-eval loglikelihood(prompt, answer)", len(requests), t)
+    for name, options in (("engine, no reuse (share=none)", dict(share="none")),
+                          ("engine, default (share=prefix, packed)", dict(share="prefix"))):
+        totals, t, tokens = engine_run(lm, requests, args.repeats, **options)
+        table.row(name, len(requests), t, tokens, max_diff(totals, lme))
+    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=prefix, packed)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -94,6 +94,9 @@ class Scorer:
                             f"got {type(loaded).__name__}")
         if share not in ("none", "context", "prefix"):
             raise ValueError(f"share must be 'none', 'context' or 'prefix', got {share!r}")
+        if loaded.is_seq2seq:
+            raise TypeError(f"{loaded.name} is an encoder-decoder: score it with helpers.seq2seq.Seq2SeqScorer "
+                            "(scorer_for picks it)")
         model, tokenizer = loaded.model, loaded.tokenizer
         self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
         self.max_positions = model_checks.max_positions(model)
@@ -120,7 +123,8 @@ class Scorer:
             token_budget=token_budget or (32768 if on_gpu else 2048), batch_size=batch_size,
             # cached keys/values held at once (shared prefixes waiting for their continuations)
             kv_budget_bytes=kv_budget_bytes or (8 if on_gpu else 2) * 2**30,
-            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack)
+            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack,
+            pack_waste=model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model))
 
     @property
     def forward_calls(self) -> int:
@@ -223,7 +227,13 @@ class Scorer:
 
 
 def scorer_for(name_or_path, **kwargs) -> Scorer:
-    """Load a model by name (see helpers.models) and wrap it in a Scorer."""
+    """Load a model by name (see helpers.models) and wrap it in a Scorer (a
+    :class:`helpers.seq2seq.Seq2SeqScorer` for an encoder-decoder)."""
     load_kw = {k: kwargs.pop(k) for k in ("quant", "dtype", "device_map", "max_memory", "offload_folder",
                                            "revision") if k in kwargs}
-    return Scorer(load(name_or_path, **load_kw), **kwargs)
+    loaded = load(name_or_path, **load_kw)
+    if loaded.is_seq2seq:
+        from .seq2seq import Seq2SeqScorer  # it imports this module
+
+        return Seq2SeqScorer(loaded, **kwargs)
+    return Scorer(loaded, **kwargs)

@@ -382,9 +382,39 @@ def test_packed_subtrees_equal_the_cached_path_with_fewer_calls(tiny, arch):
             np.testing.assert_allclose(lp, lp_ref, atol=1e-5)  # NaN exactly where the cached path has NaN
             np.testing.assert_allclose(raw, raw_ref, atol=1e-4)
     assert packed.forward_calls < cached.forward_calls
-    assert packed.tokens_run == cached.tokens_run  # the same tokens, fewer passes
+    # the same tokens, but a shared part is repeated in each row that holds some of its children
+    assert cached.tokens_run <= packed.tokens_run <= 1.1 * cached.tokens_run
     for e, (lp, _) in list(zip(encoded, got))[:6]:
         np.testing.assert_allclose(lp[e.first:], reference_logprobs(lm.model, e.ids, e.first), atol=1e-4)
+
+
+def test_rows_hold_what_fits_and_repeat_the_shared_part(tiny):
+    """A context shared by more continuations than one row holds is repeated in each row;
+    with no room for waste, each row holds the context and one continuation."""
+    lm = tiny("tiny-llama")
+    scorer = Scorer(lm, progress=False, share="context")  # the context is the only shared part
+    latin = [t for t in SENTENCES if t[0].isascii() and t[0].isupper() and len(t.split()) > 2]
+    requests = [Request("Here is a sentence.\n\n", t) for t in latin]
+    encoded = scorer.encode_many(requests)
+    stem = encoded[0].first
+    assert all(e.ids[:e.first] == encoded[0].ids[:stem] for e in encoded)  # one shared context
+    expected = Scorer(lm, progress=False, share="none").score(requests)
+    for waste, budget in ((0.0, 2048), (scorer.executor.pack_waste, 2048), (1e9, 60)):
+        scorer.executor.pack_waste, scorer.executor.token_budget = waste, budget
+        before_tokens, before_calls = scorer.tokens_run, scorer.forward_calls
+        got = scorer.score(requests)
+        for a, b in zip(expected, got):
+            np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5)
+        tokens = scorer.tokens_run - before_tokens
+        targets = sum(len(e.ids) - stem for e in encoded)
+        rows = (tokens - targets) // stem  # how many times the shared context ran
+        assert (tokens - targets) % stem == 0
+        if waste == 0.0:  # no sibling may share a row: the context once per continuation
+            assert rows == len(requests)
+        elif budget == 60:  # rows of at most 60 tokens
+            assert 1 < rows < len(requests)
+        else:  # the model's allowance (0.6 x width wasted pairs per token) packs several per row
+            assert rows < len(requests) / 2
 
 
 def test_packing_with_an_additive_mask_and_beyond_the_token_budget(tiny):

@@ -2,10 +2,12 @@
 
 Nodes run level by level in batches formed by a token budget after sorting by length;
 each node runs after its parent's cached keys and values, expanded across the batch.
-Where the model takes a custom attention mask, a node's whole subtree that fits the token
-budget runs packed in one row ("tree attention"): its segments one after another, each
-token attending only to its own path, so the shared part runs once, with no cache kept,
-copied or gathered, and one forward call instead of one per level.
+Where the model takes a custom attention mask, a node and its children's subtrees run
+packed in rows ("tree attention"): the segments one after another, each token attending
+only to its own path, so a shared part runs once per row with no cache kept, copied or
+gathered. A row holds as many children as the token budget and a bound on wasted
+attention (tokens of sibling branches) allow; a node whose children do not fit beside it
+runs alone and its children run from its cache.
 Sibling nodes are taken in chunks whose caches fit a memory budget, each chunk's
 descendants before the next chunk. Vocabulary logits are computed only at the needed
 positions; log-softmax runs in float32 and results are float64. On CUDA out-of-memory a
@@ -28,13 +30,14 @@ KV = list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values)
 
 
 class Unit:
-    """What one batch row runs: ``members``, a node and (packed) its descendants that need a
-    forward pass, parents before children, after the cached keys/values of the root's parent."""
+    """What one batch row runs: ``members``, a node and (packed) descendants of it, parents
+    before children, after the cached keys/values of the root's parent. ``cached``: the
+    root runs alone and keeps its keys/values for its children (which run next level)."""
 
-    __slots__ = ("root", "members", "starts", "length")
+    __slots__ = ("root", "members", "starts", "length", "cached")
 
-    def __init__(self, root: Node, members: list[Node]):
-        self.root, self.members = root, members
+    def __init__(self, root: Node, members: list[Node], cached: bool = False):
+        self.root, self.members, self.cached = root, members, cached
         self.starts, at = {}, 0
         for n in members:  # where each member's segment starts in the row
             self.starts[n] = at
@@ -44,6 +47,21 @@ class Unit:
     @property
     def packed(self) -> bool:
         return len(self.members) > 1
+
+    def finished(self) -> list[Node]:
+        """Nodes whose values are complete after this row: the members, and children read
+        from a member's last position that need no forward pass of their own."""
+        return self.members + [c for n in self.members for c in n.children if not c.needs_forward]
+
+    def waste(self) -> int:
+        """Query-key pairs of the row that attend to nothing useful: tokens of other
+        branches before each token (the price of packing siblings in one row)."""
+        path_tokens, total = {}, 0
+        for n in self.members:
+            above = path_tokens.get(n.parent, 0) if n is not self.root else 0
+            total += len(n.ids) * (self.starts[n] - above)
+            path_tokens[n] = above + len(n.ids)
+        return total
 
     def tree_mask(self) -> torch.Tensor:
         """[length, length] bool: token q may attend to token k (k on q's path, not after q)."""
@@ -96,10 +114,11 @@ class Executor:
     for good on out-of-memory), ``kv_budget_bytes`` the cached keys and values held at once."""
 
     def __init__(self, body, head, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
-                 kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None):
+                 kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None,
+                 pack_waste: float = 0.0):
         self.body, self.head, self.device, self.pad_id = body, head, device, pad_id
         # packed subtrees need a custom 4D mask: "bool" (SDPA) or "additive" (eager); None: off
-        self.pack = pack
+        self.pack, self.pack_waste = pack, pack_waste
         self.token_budget, self.batch_size = int(token_budget), batch_size
         self.kv_budget_bytes, self.kv_bytes_per_token = kv_budget_bytes, kv_bytes_per_token
         self.forward_calls = 0  # forward passes run so far (for tests and benchmarks)
@@ -115,22 +134,41 @@ class Executor:
         return state.results  # type: ignore[return-value]
 
     # ------------------------------------------------------------ order of work
-    def _unit(self, node: Node) -> Unit:
-        """``node`` with its whole subtree packed when the model allows it and it fits the
-        token budget; otherwise ``node`` alone (its children run after it, from its cache)."""
-        if self.pack and node.children:
-            members = [n for n in walk([node]) if n is node or n.needs_forward]
-            if sum(len(n.ids) for n in members) <= self.token_budget:
-                return Unit(node, members)
-        return Unit(node, [node])
+    def _units(self, node: Node) -> list[Unit]:
+        """The rows that run ``node`` and its descendants: packed rows of ``node`` and as many
+        of its children's subtrees as fit (the token budget, and wasted attention within
+        ``pack_waste`` query-key pairs per token); else ``node`` alone, its cache kept for its
+        children (the next level)."""
+        forward_children = [c for c in node.children if c.needs_forward]
+        if not forward_children:
+            return [Unit(node, [node])]
+        if self.pack:
+            rows, row = [], [node]
+            for child in forward_children:
+                subtree = [n for n in walk([child]) if n.needs_forward]
+                if self._fits(node, row + subtree):
+                    row += subtree
+                elif len(row) > 1 and self._fits(node, [node] + subtree):
+                    rows.append(Unit(node, row))
+                    row = [node] + subtree
+                else:  # a child's subtree does not fit beside this node: run the node alone
+                    rows = None
+                    break
+            if rows is not None:
+                return rows + [Unit(node, row)]
+        return [Unit(node, [node], cached=True)]
+
+    def _fits(self, root: Node, members: list[Node]) -> bool:
+        unit = Unit(root, members)
+        return unit.length <= self.token_budget and unit.waste() <= self.pack_waste * unit.length
 
     def _chunks(self, units: list[Unit]) -> Iterable[list[Unit]]:
         """Groups of sibling-level units whose cached keys/values fit the KV budget together
-        (a packed unit keeps no cache)."""
+        (only a root that runs alone keeps a cache)."""
         limit = max(1, self.kv_budget_bytes // self.kv_bytes_per_token)
         chunk, size = [], 0
         for unit in sorted(units, key=lambda u: (u.root.offset, u.length)):
-            cost = unit.root.end if unit.root.children and not unit.packed else 0
+            cost = unit.root.end if unit.cached else 0
             if chunk and size + cost > limit:
                 yield chunk
                 chunk, size = [], 0
@@ -142,14 +180,15 @@ class Executor:
     def _run_nodes(self, nodes: list[Node], state: RunState) -> None:
         """Run ``nodes`` (their parents' caches are ready) chunk by chunk, each chunk's
         descendants before the next chunk, so that the caches held stay within budget."""
-        for group in self._chunks([self._unit(n) for n in nodes]):
+        units = [u for n in nodes for u in self._units(n)]
+        for group in self._chunks(units):
             runnable = [u for u in group if u.root.needs_forward]
             for batch in self._batches(runnable):
                 self._forward_with_retry(batch, state)
             for unit in group:
-                for node in (walk([unit.root]) if unit.packed else [unit.root]):
+                for node in unit.finished():
                     state.finish(node)
-            children = [child for u in group if not u.packed for child in u.root.children]
+            children = [child for u in group if u.cached for child in u.root.children]
             if children:
                 self._run_nodes(children, state)
             for unit in group:
@@ -203,7 +242,7 @@ class Executor:
         cache = None
         if past:
             cache = DynamicCache(ddp_cache_data=self._gather_cache([u.root for u in batch], past, state))
-        keep = any(u.root.children and not u.packed for u in batch)
+        keep = any(u.cached for u in batch)
         self.forward_calls += 1
         self.tokens_run += sum(u.length for u in batch)
         dev = self.device
@@ -214,7 +253,7 @@ class Executor:
             kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
             for r, u in enumerate(batch):
                 n = u.root
-                if not n.children or u.packed:
+                if not u.cached:
                     continue
                 if n.offset == 0:  # a root: its own positions, a view (no copy)
                     state.kv[n] = [(k[r, :, :len(n.ids)], v[r, :, :len(n.ids)]) for k, v in kv]
