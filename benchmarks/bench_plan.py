@@ -6,7 +6,15 @@ build_tree for growing N. Prints the time per request at each N and its ratio to
 smallest N: near 1 means the plan grows linearly; a quadratic plan shows a ratio near
 N / N_smallest (the full 67,000-pair run is 134,000 requests under one template).
 
+``--tokens`` instead counts, for the 02 and 03 method sets over the whole of BLiMP (every
+family and template pass the runner makes), the tokens each share mode would run
+(Executor.planned_tokens: the rows it forms, shared parts repeated per row included) against
+the tree's minimum (distinct proper token prefixes of the pass: every shared prefix run
+once, no sequence's last token fed).
+Nothing is run through the model.
+
     python benchmarks/bench_plan.py [--model demo-en] [--sizes 2000 8000 32000 134000]
+    python benchmarks/bench_plan.py --tokens [--pairs 67000]
 """
 from __future__ import annotations
 
@@ -31,8 +39,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="demo-en")
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000, 32000, 134000])
+    ap.add_argument("--tokens", action="store_true", help="tokens per share mode against the tree's minimum")
+    ap.add_argument("--pairs", type=int, default=None, help="first N BLiMP pairs (default all) for --tokens")
     args = ap.parse_args()
     scorer = Scorer(load(args.model), progress=False)
+    if args.tokens:
+        return token_report(scorer, args.pairs)
     family = registry.get("intemplate_lp").family
     runtime = Runtime(scorer, "en", instruct=False)
     template = family.templates("en", "base", [1])[0]
@@ -49,6 +61,45 @@ def main() -> None:
         base = base or per
         print(f"N={n:>7,}: {per * n:7.2f} s, {1e6 * per:6.1f} us/request, {per / base:5.2f}x the per-request "
               f"time at N={min(args.sizes):,} (a quadratic plan: {n / min(args.sizes):.0f}x)")
+
+
+def trie_minimum(encoded) -> int:
+    """Tokens a perfect plan runs: the distinct proper prefixes of the sequences (each
+    shared prefix once; a sequence's last token is predicted, never fed)."""
+    return len({e.ids[:i] for e in encoded for i in range(1, len(e.ids))})
+
+
+def token_report(scorer: Scorer, pairs: int | None) -> None:
+    frame = data.load("blimp")
+    frame = frame if pairs is None else frame.head(pairs)
+    items = frame.to_dict("records")
+    runtime = Runtime(scorer, "en", instruct=False)
+    modes = ("none", "context", "prefix", "tree")
+    print(f"{len(items):,} BLiMP pairs; tokens each share mode would run / the tree's minimum "
+          f"(distinct prefixes), per family and template pass")
+    print(f"{'set':<4}{'pass':<22}{'requests':>10}{'minimum':>12}" + "".join(f"{m:>16}" for m in modes))
+    for label, names in (("02", registry.READOUT_METHODS), ("03", registry.PROMPT_METHODS)):
+        sums = dict.fromkeys(("minimum",) + modes, 0)
+        families = {}
+        for name in names:
+            families.setdefault(registry.get(name).family, name)
+        for family in families:
+            for template in family.templates("en", "base", [1, 2, 3, 4, 5]):
+                states = family.prepare(items, template, [""] * len(items), runtime)
+                requests = [r for item, st in zip(items, states)
+                            for r in family.requests(item, template, "", runtime, st)]
+                encoded = scorer.encode_many(requests)
+                need_from = [1 if family.with_context else e.first for e in encoded]
+                counts = {"minimum": trie_minimum(encoded)}
+                for mode in modes:
+                    counts[mode] = scorer.executor.planned_tokens(build_tree(encoded, need_from, share=mode))
+                for k, v in counts.items():
+                    sums[k] += v
+                name = family.name if template is None else f"{family.name} {template.id}"
+                print(f"{label:<4}{name:<22}{len(encoded):>10,}{counts['minimum']:>12,}"
+                      + "".join(f"{counts[m]:>10,} {counts[m] / counts['minimum']:4.2f}x" for m in modes))
+        print(f"{label:<4}{'all passes':<22}{'':>10}{sums['minimum']:>12,}"
+              + "".join(f"{sums[m]:>10,} {sums[m] / sums['minimum']:4.2f}x" for m in modes))
 
 
 if __name__ == "__main__":

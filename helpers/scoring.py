@@ -23,13 +23,13 @@ import numpy as np
 from .engine import model_checks
 from .engine.encoding import Encoded, Encoder, Request, check_text
 from .engine.executor import Executor
-from .engine.plan import build_tree
+from .engine.plan import SHARE_MODES, build_tree
 from .models import LoadedModel, load
 from .progress import bar as progress_bar
 
 __all__ = ["Encoded", "OptionReadout", "Request", "Scored", "Scorer", "scorer_for"]
 
-Share = Literal["none", "context", "prefix"]
+Share = Literal["none", "context", "prefix", "tree"]
 
 
 @dataclass
@@ -79,7 +79,8 @@ class Scorer:
     special tokens, if any), first token unscored. ``start_convention`` names the policy.
     ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
     the same context tokens run them once) or "prefix" (the default: also the longest
-    common token prefix of sentences, e.g. the two sentences of a pair). ``pack`` runs a
+    common token prefix of sentences, e.g. the two sentences of a pair) or "tree" (every
+    common prefix of the run, a compressed trie). ``pack`` runs a
     shared part and its continuations as one packed row with a tree attention mask, where
     the model's attention takes one (checked by a probe; off for flash attention). Results
     agree across modes within float32 rounding.
@@ -92,8 +93,8 @@ class Scorer:
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"Scorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
                             f"got {type(loaded).__name__}")
-        if share not in ("none", "context", "prefix"):
-            raise ValueError(f"share must be 'none', 'context' or 'prefix', got {share!r}")
+        if share not in SHARE_MODES:
+            raise ValueError(f"share must be one of {', '.join(map(repr, SHARE_MODES))}, got {share!r}")
         if loaded.is_seq2seq:
             raise TypeError(f"{loaded.name} is an encoder-decoder: score it with helpers.seq2seq.Seq2SeqScorer "
                             "(scorer_for picks it)")
@@ -217,6 +218,8 @@ class Scorer:
         the needed positions (target tokens, and context tokens if ``with_context``); index 0
         and unneeded entries are NaN."""
         share = self.share if self.can_share_cache else "none"
+        if share == "tree" and not self.pack:  # a deep trie run level by level costs more than it saves
+            share = "prefix"
         need_from = [1 if with_context else e.first for e in encoded]
         roots = build_tree(encoded, need_from, share=share, min_shared=self.min_shared)
         bar = progress_bar(total=len(encoded), desc=desc, unit="seq", disable=not self.progress, leave=False)

@@ -305,7 +305,7 @@ def _plan_requests(scorer: Scorer) -> list:
     return scorer.encode_many([Request(c, t) for c in contexts for t in SENTENCES[8:18]])
 
 
-@pytest.mark.parametrize("share", ["none", "context", "prefix"])
+@pytest.mark.parametrize("share", ["none", "context", "prefix", "tree"])
 def test_plan_is_pure_and_holds_every_request_once(tiny, share):
     lm = tiny("tiny-llama")
     scorer = Scorer(lm, progress=False)
@@ -336,7 +336,7 @@ def test_plan_is_pure_and_holds_every_request_once(tiny, share):
         assert lp_a.tobytes() == lp_b.tobytes() and raw_a.tobytes() == raw_b.tobytes()
 
 
-@pytest.mark.parametrize("share", ["none", "context", "prefix"])
+@pytest.mark.parametrize("share", ["none", "context", "prefix", "tree"])
 def test_executor_results_do_not_depend_on_batching_or_budgets(tiny, share):
     lm = tiny("tiny-llama")
     scorer = Scorer(lm, progress=False)
@@ -375,9 +375,13 @@ def test_packed_subtrees_equal_the_cached_path_with_fewer_calls(tiny, arch):
     assert packed.pack == "bool" and cached.pack is None  # the tiny models use SDPA
     encoded = _plan_requests(packed)
     need_from = [1 if i % 3 == 0 else e.first for i, e in enumerate(encoded)]
-    for share in ("context", "prefix"):
+    for share in ("context", "prefix", "tree"):
         roots = build_tree(encoded, need_from, share=share)
+        before = packed.tokens_run, cached.tokens_run
         got, expected = packed.executor.run(roots, len(encoded)), cached.executor.run(roots, len(encoded))
+        # the dry count of the rows equals what ran
+        assert packed.executor.planned_tokens(roots) == packed.tokens_run - before[0]
+        assert cached.executor.planned_tokens(roots) == cached.tokens_run - before[1]
         for (lp, raw), (lp_ref, raw_ref) in zip(got, expected):
             np.testing.assert_allclose(lp, lp_ref, atol=1e-5)  # NaN exactly where the cached path has NaN
             np.testing.assert_allclose(raw, raw_ref, atol=1e-4)

@@ -133,6 +133,17 @@ class Executor:
         self._run_nodes(list(roots), state)
         return state.results  # type: ignore[return-value]
 
+    def planned_tokens(self, roots: Sequence[Node]) -> int:
+        """Tokens that running ``roots`` would feed the model (rows as :meth:`run` forms
+        them, shared parts repeated per row included), without running anything."""
+        total = 0
+        for node in roots:
+            for unit in self._units(node):
+                total += unit.length if unit.root.needs_forward else 0
+                if unit.cached:
+                    total += self.planned_tokens(unit.root.children)
+        return total
+
     # ------------------------------------------------------------ order of work
     def _units(self, node: Node) -> list[Unit]:
         """The rows that run ``node`` and its descendants: packed rows of ``node`` and as many

@@ -117,6 +117,14 @@ def _runs(items: list[Node], min_shared: int) -> list[list[Node]]:
 MIN_SHARED_FRACTION = 1 / 20
 
 
+def _trim(item: Node, k: int) -> Node:
+    """``item`` without its first ``k`` tokens (its children kept)."""
+    child = Node(item.ids[k:], item.offset + k, item.request, item.need_from)
+    if item.children:
+        child.adopt(item.children)
+    return child
+
+
 def _share_prefixes(items: list[Node], min_shared: int) -> list[Node]:
     """Put a parent node over each run of items that share a token prefix."""
     out = []
@@ -127,15 +135,29 @@ def _share_prefixes(items: list[Node], min_shared: int) -> list[Node]:
         if len(run) < 2 or k < min_shared or k < MIN_SHARED_FRACTION * shortest:
             out.extend(run)
             continue
-        parent = Node(run[0].ids[:k], run[0].offset)
-        trimmed = []
-        for item in run:
-            child = Node(item.ids[k:], item.offset + k, item.request, item.need_from)
-            if item.children:
-                child.adopt(item.children)
-            trimmed.append(child)
-        out.append(parent.adopt(trimmed))
+        out.append(Node(run[0].ids[:k], run[0].offset).adopt([_trim(item, k) for item in run]))
     return out
+
+
+def _radix(items: list[Node]) -> list[Node]:
+    """The compressed trie of ``items``: items with the same first token go under a parent
+    holding their longest common prefix, recursively (every common prefix shared once)."""
+    out: list[Node] = []
+    for _, group in groupby(sorted(items, key=lambda n: n.ids), key=lambda n: n.ids[0]):
+        group = list(group)
+        single = [n for n in group if len(n.ids) == 1]  # nothing left to put under a parent
+        group = [n for n in group if len(n.ids) > 1]
+        out.extend(single)
+        if len(group) < 2:
+            out.extend(group)
+            continue
+        k = min(_lcp(group[0].ids, group[-1].ids), min(len(n.ids) for n in group) - 1)
+        parent = Node(group[0].ids[:k], group[0].offset)
+        out.append(parent.adopt(_radix([_trim(n, k) for n in group])))
+    return out
+
+
+SHARE_MODES = ("none", "context", "prefix", "tree")
 
 
 def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "context", min_shared: int = 3) -> list[Node]:
@@ -143,15 +165,19 @@ def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "contex
 
     share="none": every request runs alone. "context": requests whose tokens before the
     target are identical share them. "prefix": also share the longest common token
-    prefix among sentences (and among contexts).
+    prefix among sentences (and among contexts). "tree": every common prefix of the run is
+    shared (a compressed trie over all sequences: sentences of a paradigm share their
+    openings, prompts everything up to the item); the executor packs it in rows.
     """
-    if share not in ("none", "context", "prefix"):
-        raise ValueError(f"share must be 'none', 'context' or 'prefix', got {share!r}")
+    if share not in SHARE_MODES:
+        raise ValueError(f"share must be one of {', '.join(map(repr, SHARE_MODES))}, got {share!r}")
     if len(need_from) != len(encoded):
         raise ValueError(f"{len(encoded)} sequences but {len(need_from)} need_from entries")
     leaves = [Node(e.ids, 0, i, nf) for i, (e, nf) in enumerate(zip(encoded, need_from))]
     if share == "none":
         return leaves
+    if share == "tree":
+        return _radix(leaves)
     top: list[Node] = []
     keyed = sorted(range(len(encoded)), key=lambda i: encoded[i].ids[:encoded[i].first])
     for prefix, members in groupby(keyed, key=lambda i: encoded[i].ids[:encoded[i].first]):
