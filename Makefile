@@ -13,8 +13,11 @@ MODELS ?= tiny-gpt2
 NOTEBOOKS ?= 02
 DATASETS ?= blimp
 SWEEP_ARGS ?=
+EXECUTOR ?= local
+PROFILE ?=
+SHARDS ?= 1
 
-.PHONY: help setup system-deps test demo data sweep bench clean
+.PHONY: help setup system-deps test demo data sweep sweep-status report bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -43,8 +46,16 @@ demo: setup ## the main job on the offline default
 data: setup ## build data/processed/ from the mirror with 01_data_prep
 	$(PY) -m helpers sweep --notebooks 01 --models none --datasets all $(SWEEP_ARGS)
 
-sweep: setup ## papermill over NOTEBOOKS x MODELS x DATASETS into outputs/notebooks/
-	$(PY) -m helpers sweep --notebooks $(NOTEBOOKS) --models $(MODELS) --datasets $(DATASETS) $(SWEEP_ARGS)
+SWEEP = $(PY) -m helpers sweep --notebooks $(NOTEBOOKS) --models $(MODELS) --datasets $(DATASETS) --shards $(SHARDS)
+
+sweep: setup ## papermill over NOTEBOOKS x MODELS x DATASETS (EXECUTOR=slurm: one job array; PROFILE=, SHARDS=)
+	$(SWEEP) --executor $(EXECUTOR) $(if $(PROFILE),--profile $(PROFILE)) $(SWEEP_ARGS)
+
+sweep-status: setup ## done / running / pending / failed of each job of that sweep (same variables)
+	$(SWEEP) --status $(SWEEP_ARGS)
+
+report: setup ## notebooks 00-07 on the demo model with small limits, as HTML pages with an index (outputs/report/index.html)
+	$(PY) scripts/report.py
 
 bench: setup ## engine benchmarks: vs minicons and lm-eval, shared-prefix reuse, plan scaling (about 16 minutes)
 	$(PY) -m pip install -q -e '.[bench]'

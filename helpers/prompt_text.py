@@ -5,10 +5,20 @@ Base models get ``system + separator + user`` (a space for English, nothing for 
 the user template ends in "\\nAnswer: "). Instruct models get the tokenizer's own chat
 template with a system and a user message and the generation prompt; a chat template
 without a system role gets the system text in front of the user message.
+
+Few-shot examples (``shots``: (filled slots, answer) per example) come before the item:
+for base models as solved turns ``user + answer`` separated by a blank line (the user text
+ends in "Answer: ", so each example reads "...\\nAnswer: Yes"), for chat models as
+alternating user and assistant messages after the system message. In-template readouts
+get their examples from :func:`template_examples`.
 """
 from __future__ import annotations
 
+from typing import Mapping, Sequence
+
 from .templates import Template
+
+EXAMPLE_SEPARATOR = "\n\n"  # between few-shot examples, and between the last one and the item
 
 
 def separator(language: str) -> str:
@@ -26,26 +36,41 @@ def with_context(context: str, text: str, language: str = "en") -> str:
     return context + separator(language) + text
 
 
-def render(template: Template, tokenizer, instruct: bool, context: str = "", **slots) -> str:
+def template_examples(template: Template, sentences: Sequence[str]) -> str:
+    """The few-shot block of an in-template readout: each example sentence in ``template``,
+    each followed by a blank line (empty without examples)."""
+    return "".join(template.fill(sentence=s) + EXAMPLE_SEPARATOR for s in sentences)
+
+
+def render(template: Template, tokenizer, instruct: bool, context: str = "",
+           shots: Sequence[tuple[Mapping[str, str], str]] = (), **slots) -> str:
     """The exact prompt text for a base or an instruct model, with an optional priming
-    ``context``: before the whole prompt for base models, at the start of the user message
-    for chat models (the chat template's own header stays first)."""
+    ``context`` and few-shot examples ``shots`` ((slots, answer) each). The context goes before
+    the whole prompt for base models and at the start of the first user message for chat
+    models (the chat template's own header stays first); without shots the prompt is the
+    zero-shot one."""
+    turns = [(template.fill(**shot), answer) for shot, answer in shots]
     user = template.fill(**slots)
     if not instruct:
-        return with_context(context, template.system + separator(template.language) + user, template.language)
-    user = with_context(context, user, template.language)
+        solved = "".join(question + answer + EXAMPLE_SEPARATOR for question, answer in turns)
+        return with_context(context, template.system + separator(template.language) + solved + user,
+                            template.language)
     if not getattr(tokenizer, "chat_template", None):
         raise ValueError("an instruct prompt needs a tokenizer with a chat template; "
                          "use the base-model templates (style 'base') for this model")
-    messages = [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
+    dialogue = [m for question, answer in turns
+                for m in ({"role": "user", "content": question}, {"role": "assistant", "content": answer})]
+    dialogue.append({"role": "user", "content": user})
+    dialogue[0] = {"role": "user", "content": with_context(context, dialogue[0]["content"], template.language)}
+    messages = [{"role": "system", "content": template.system}] + dialogue
     try:
         text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         if template.system and template.system in text:
             return text
     except Exception:  # noqa: BLE001 - chat templates signal "no system role" by raising
         pass
-    merged = [{"role": "user", "content": template.system + "\n\n" + user}]
-    return tokenizer.apply_chat_template(merged, tokenize=False, add_generation_prompt=True)
+    dialogue[0] = {"role": "user", "content": template.system + "\n\n" + dialogue[0]["content"]}
+    return tokenizer.apply_chat_template(dialogue, tokenize=False, add_generation_prompt=True)
 
 
 def fill_before(template: str, slot: str = "continuation", **slots) -> tuple[str, str]:

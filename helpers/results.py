@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 from . import paths
 from .files import atomic_path
 from .provenance import git_commit, library_versions
+from .sweep_shards import Shard, file_tag, group_runs, merge, run_key
 
 META_KEY = b"helpers"
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
@@ -79,6 +80,29 @@ class ScoreStore:
                     continue
         return None
 
+    def find_run(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None,
+                 shard: Shard | None = None) -> list[Path]:
+        """The finished files of exactly this configuration: the file of ``shard`` when given, else
+        the run's own file or, failing that, a complete set of its shard files (in shard order)."""
+        if shard is not None:
+            found = self.find(dataset, model, method, template, config, file_tag(tag, shard))
+            return [found] if found else []
+        found = self.find(dataset, model, method, template, config, tag)
+        if found:
+            return [found]
+        h, stem = config_hash(config), self.stem(method, template, tag)
+        pattern = re.compile(rf"{re.escape(stem)}__shard\d+of\d+(__{h})?\.parquet")
+        metas = []
+        for candidate in sorted(self.folder(dataset, model).glob(f"{stem}__shard*.parquet")):
+            try:
+                meta = read_metadata(candidate) if pattern.fullmatch(candidate.name) else {}
+            except (ValueError, OSError, pa.ArrowInvalid):
+                continue
+            if meta.get("config_hash") == h and meta.get("shard"):
+                metas.append((candidate, meta))
+        runs, _ = group_runs(metas)
+        return list(runs[0][0]) if runs else []
+
     def target(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None) -> Path:
         """Where this configuration's file goes: the plain name, or alongside when it is taken."""
         folder, stem = self.folder(dataset, model), self.stem(method, template, tag)
@@ -93,8 +117,11 @@ class ScoreStore:
         return alongside
 
     def write(self, frame: pd.DataFrame, dataset: str, model: str, method: str, template, config: dict,
-              extra_meta: dict | None = None, tag: str | None = None) -> Path:
-        """Write one score file atomically (temporary file, then rename)."""
+              extra_meta: dict | None = None, tag: str | None = None, shard: Shard | None = None) -> Path:
+        """Write one score file atomically (temporary file, then rename); a ``shard``'s file is
+        named apart (``lp__shard2of3.parquet``) and records which positions of the run it holds."""
+        if shard is not None:
+            tag, extra_meta = file_tag(tag, shard), {**(extra_meta or {}), "shard": shard.meta()}
         need = ITEM_SCORE_COLUMNS if "score" in frame.columns else PAIR_SCORE_COLUMNS
         missing = [c for c in need if c not in frame.columns]
         if missing:
@@ -119,8 +146,9 @@ class ScoreStore:
 
 
 def load_files(files, token_columns: bool = False) -> pd.DataFrame:
-    """One tidy frame of the given score files (see :func:`load_scores`)."""
-    frames = []
+    """One tidy frame of the given score files (see :func:`load_scores`); the shard files of a
+    run become one block of rows in the run's order."""
+    frames, shard_sets = [], {}
     for path in files:
         meta = read_metadata(path)
         df = pd.read_parquet(path)
@@ -130,7 +158,14 @@ def load_files(files, token_columns: bool = False) -> pd.DataFrame:
         df.insert(1, "method", meta["method"])
         df.insert(2, "template", str(meta.get("template_id") or "none"))
         df["config_hash"] = meta["config_hash"]
+        if meta.get("shard"):
+            parts = shard_sets.setdefault(run_key(Path(path), meta), [])
+            if not parts:
+                frames.append(parts)  # the run's place; merged below
+            parts.append((df, Shard.from_meta(meta["shard"])))
+            continue
         frames.append(df)
+    frames = [merge(f) if isinstance(f, list) else f for f in frames]
     out = (pd.concat(frames, ignore_index=True) if frames
            else pd.DataFrame(columns=["model", "method", "template"] + SCORE_COLUMNS))
     out.attrs["score_files"] = [str(p) for p in files]  # provenance for tables built from these scores
@@ -144,9 +179,12 @@ def _written(meta: dict) -> tuple:
 
 def matches(meta: dict, where: dict | None) -> bool:
     """Whether a score file's configuration has every value of ``where``; files scored under a
-    priming context match only when ``where`` asks for that context."""
+    priming context match only when ``where`` asks for that context, and few-shot files only
+    when ``where`` names their ``fewshot_k``."""
     where = where or {}
     if "context" not in where and meta.get("context") not in (None, ""):
+        return False
+    if "fewshot_k" not in where and meta.get("fewshot_k"):
         return False
     return all(meta.get(key) == value for key, value in where.items())
 
@@ -160,7 +198,8 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
     the most pairs (then the newest) is used. ``where`` keeps only files whose configuration
     has those values (e.g. ``{"limit": 20}``); scores under a priming context are left out
     unless ``where`` names the context. Token-level list columns are left out unless
-    ``token_columns``."""
+    ``token_columns``. A complete set of shard files counts as one file of the whole run; an
+    incomplete set is left out with a warning."""
     metas = [(path, read_metadata(path)) for path in ScoreStore(root).files(dataset, model)]
     metas = [(path, meta) for path, meta in metas
              if (methods is None or meta["method"] in methods) and matches(meta, where)]
@@ -171,7 +210,10 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
             newest[key] = (_written(meta), meta.get("weights"))
     chosen: dict[tuple, tuple] = {}
     stale: dict[tuple, int] = {}
-    for path, meta in metas:
+    runs, incomplete = group_runs(metas)
+    for note in incomplete:
+        warnings.warn(note)
+    for path, meta in runs:  # path: the run's file, or its shard files
         model_key = (meta["dataset"], meta["model_name"])
         if meta.get("weights") != newest[model_key][1]:
             stale[model_key] = stale.get(model_key, 0) + 1
@@ -183,4 +225,4 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
     for (ds, name), n in stale.items():
         warnings.warn(f"left out {n} score file(s) of {name} on {ds} from earlier weights than its newest "
                       f"({newest[(ds, name)][1]}); rerun the notebooks for the methods they covered")
-    return load_files(sorted(p for _, p in chosen.values()), token_columns)
+    return load_files(sorted(p for _, run in chosen.values() for p in run), token_columns)

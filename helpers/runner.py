@@ -12,10 +12,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
+import numpy as np
 import pandas as pd
 
 from . import methods as registry
 from .data.selection import DatasetSelection
+from .fewshot import FewShot, as_fewshot
 from .measures import UnigramTable, unigram_table
 from .methods.base import METHODS_VERSION, Family, Method, Runtime
 from .results import ScoreStore
@@ -49,13 +51,17 @@ def sides_of(frame: pd.DataFrame) -> tuple[str, ...]:
     return ("item",)
 
 
-def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method, sides: tuple[str, ...]) -> pd.DataFrame:
-    """The score file of one method: item info, scores (and decision for pairs), basis columns."""
+def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method, sides: tuple[str, ...],
+                 runtime: Runtime | None = None) -> pd.DataFrame:
+    """The score file of one method: item info, scores (and decision for pairs: good > bad, or
+    the method's own ``decision`` credit), basis columns."""
     scored = method.family.score_sides(sides)
     if scored == ("good", "bad"):
         good = method.score(table, "good").to_numpy(float)
         bad = method.score(table, "bad").to_numpy(float)
-        frame = info.assign(score_good=good, score_bad=bad, correct=good > bad, tie=good == bad)
+        credit = method.decision(table, runtime) if method.decision is not None and runtime is not None else None
+        correct = good > bad if credit is None else np.asarray(credit, dtype=float)
+        frame = info.assign(score_good=good, score_bad=bad, correct=correct, tie=good == bad)
         if method.target_score is not None:
             tg = method.target_score(table, "good").to_numpy(float)
             tb = method.target_score(table, "bad").to_numpy(float)
@@ -90,7 +96,8 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
                 context_column: str = "context", configuration: dict | None = None,
                 extra_columns: Sequence[str] = (), store_tag: str | None = None,
                 store: ScoreStore | None = None, unigram_corpus: str | Path | None = None,
-                instruct: bool | None = None, seed: int = 42, use_outlines: bool = True) -> list[Path]:
+                instruct: bool | None = None, seed: int = 42, use_outlines: bool = True,
+                fewshot: FewShot | int | None = None, order_average: str = "accuracy") -> list[Path]:
     """Score ``selection`` with every method and template; the score files of this
     configuration (found or written), in order.
 
@@ -102,9 +109,26 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     ``configuration`` adds entries to every score file's configuration (e.g. a prefix type),
     ``extra_columns`` keeps more columns of the selection's frame in the score rows, and
     ``store_tag`` names the files of a kind of run apart (``lp__primed.parquet``).
+    ``fewshot`` (a :class:`helpers.fewshot.FewShot`, or k) puts k solved examples before each
+    item of the methods that take them (in-template readouts, Yes/No; their files are tagged
+    "<k>shot"); ``order_average`` decides Hu & Levy's comparisons over the two answer orders
+    ("accuracy", the paper's, or "logprob").
+    Every score file records the scorer's start-token convention, the few-shot k, source and
+    seed, ``order_average`` (None where there are no orders) and ``unigram_source`` (None for
+    methods without a unigram table).
     """
     store = store or ScoreStore()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
+    shots = as_fewshot(fewshot)
+    if shots.k and any(not m.family.takes_fewshot for m in chosen):
+        refused = sorted(m.name for m in chosen if not m.family.takes_fewshot)
+        raise ValueError(f"few-shot examples (k={shots.k}) go before in-template readouts and Yes/No prompts only; "
+                         f"run {', '.join(refused)} with fewshot=0 (or leave them out)")
+    if shots.k:  # few-shot files are named apart: yesno__t1__4shot.parquet
+        store_tag = f"{store_tag}-{shots.k}shot" if store_tag else f"{shots.k}shot"
+    if order_average not in ("accuracy", "logprob"):
+        raise ValueError(f"order_average must be 'accuracy' (average the two orders' accuracies, as Hu & Levy "
+                         f"report) or 'logprob' (compare log-probs averaged over the orders), got {order_average!r}")
     loaded = scorer.loaded
     instruct = loaded.is_instruct if instruct is None else bool(instruct)
     language = selection.language
@@ -117,10 +141,12 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     info = selection.frame[keep].reset_index(drop=True)
     if not isinstance(context, str):
         info = info.assign(**{context_column: contexts})
-    base = {**loaded.provenance(), "start_token": scorer.start_policy, **selection.config(),
-            "methods_version": METHODS_VERSION, "context": context_config, **(configuration or {})}
+    base = {**loaded.provenance(), "start_token": scorer.start_policy, "start_convention": scorer.start_convention,
+            **selection.config(), "methods_version": METHODS_VERSION, "context": context_config,
+            **shots.config(), "order_average": None, **(configuration or {})}
     sides = sides_of(selection.frame)
-    runtime = Runtime(scorer, language, instruct, seed, None, use_outlines, scorer.progress, sides=sides)
+    runtime = Runtime(scorer, language, instruct, seed, None, use_outlines, scorer.progress, sides=sides,
+                      fewshot=shots, order_average=order_average)
     unigram, unigram_source = None, None
     written: list[Path] = []
     for family, group in _groups(chosen).items():
@@ -130,10 +156,10 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             tconfig = family.template_config(template, runtime)
             configs = {m.name: {**base, "method": m.name, **tconfig, **m.options,
                                 "unigram_source": unigram_source if m.needs_unigram else None} for m in group}
-            found = {m.name: store.find(selection.name, loaded.name, m.name, tconfig["template_id"], configs[m.name],
-                                        store_tag) for m in group}
-            written.extend(p for p in found.values() if p is not None)
-            todo = [m for m in group if found[m.name] is None]
+            found = {m.name: store.find_run(selection.name, loaded.name, m.name, tconfig["template_id"],
+                                            configs[m.name], store_tag, selection.shard) for m in group}
+            written.extend(p for paths in found.values() for p in paths)  # a file, or a run's shard files
+            todo = [m for m in group if not found[m.name]]
             if not todo:
                 continue
             run = replace(runtime, unigram=unigram if any(m.needs_unigram for m in todo) else None)
@@ -148,8 +174,8 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
                 at += len(reqs)
             table = family.table(items, template, contexts, scored, run, states)
             for m in todo:
-                frame = method_frame(info, table, m, sides)
+                frame = method_frame(info, table, m, sides, run)
                 written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
-                                           configs[m.name], tag=store_tag))
+                                           configs[m.name], tag=store_tag, shard=selection.shard))
     return written
 

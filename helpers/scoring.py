@@ -125,7 +125,8 @@ class Scorer:
             # cached keys/values held at once (shared prefixes waiting for their continuations)
             kv_budget_bytes=kv_budget_bytes or (8 if on_gpu else 2) * 2**30,
             kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack,
-            pack_waste=model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model))
+            pack_waste=model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model),
+            output_device=self.output_device)
 
     @property
     def forward_calls(self) -> int:

@@ -24,11 +24,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm.auto import tqdm
-
 from . import paths
 from .data.corpora import corpus_text_file
 from .files import atomic_path
+from .progress import bar as progress_bar
 
 PAPER_CORPUS = "HuggingFaceFW/fineweb:sample-10BT"
 PAPER_ITEMS = 1_000_000
@@ -75,8 +74,8 @@ def hub_text_file(name: str, *, split: str = "train", limit: int = PAPER_ITEMS, 
         stream = datasets.load_dataset(dataset, config or None, split=split, streaming=True, **load_options)
         written = 0
         with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
-            for row in tqdm(itertools.islice(stream, limit), total=limit, desc=f"streaming {name}",
-                            disable=not progress):
+            for row in progress_bar(itertools.islice(stream, limit), total=limit, desc=f"streaming {name}",
+                                    disable=not progress):
                 if text_field not in row:
                     raise CorpusError(f"{name} items have no field {text_field!r} (fields: {sorted(row)}): "
                                       "pass text_field=")

@@ -35,6 +35,8 @@ limit = None  # pairs per paradigm (the first ones); None means all pairs
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 quant = "auto"  # "auto" (the registry default: 4-bit from 30B up), None, "4bit" or "8bit"
 unigram_corpus = None  # text file for the SLOR and Bayes-factor unigram model; None means the mirror corpora
+shards = 1  # split the pairs into this many shards (by paradigm, then position) scored by separate runs
+shard = None  # with shards > 1: the shard (1 to shards) this run scores; the store reads complete shards as one run
 
 # %%
 from IPython.display import display
@@ -49,11 +51,11 @@ from helpers.selection import parse_selection
 
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 method_list = method_registry.method_names(methods, method_registry.READOUT_METHODS)
-selection = select(dataset, limit)
+selection = select(dataset, limit).sharded(shard, shards)
 scorer = scorer_for(model, quant=quant, batch_size=None if batch_size == "auto" else int(batch_size))
 config = {"notebook": "02_readout", "model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "limit": limit, "unigram_corpus": unigram_corpus}
-tag = f"{scorer.loaded.name}__{dataset}"
+tag = f"{scorer.loaded.name}__{dataset}" + (f"__{selection.shard.tag}" if selection.shard else "")  # tables of a shard: its pairs
 print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
       f"{scorer.loaded.name} ({scorer.loaded.dtype}, start token {scorer.start_policy}); methods: {', '.join(method_list)}")
 
@@ -92,3 +94,20 @@ display((100 * matrix).round(1))
 report.save_table(accuracy.by_phenomenon(scores), f"02_readout_phenomena__{tag}", config=config, sources=scores)
 fig = plots.phenomenon_heatmap(matrix, f"{scorer.loaded.name} on {dataset}: accuracy by phenomenon")
 report.save_figure(fig, f"02_readout_phenomena__{tag}", config=config, sources=scores)
+
+# %% [markdown]
+# ## Paper check
+#
+# Each published number this notebook reproduces: the paper's value for the paper's model
+# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
+# the published results in the data mirror). With another model, such as the demo or tiny
+# models, the values are not expected to agree, and the note says so; below the table, the
+# numbers whose published values are not available offline.
+
+# %%
+from helpers.analysis import paper_check  # noqa: E402
+
+paper = paper_check.check("02_readout", scores)
+display(paper)
+print(paper_check.summary("02_readout", paper))
+report.save_table(paper, f"02_paper_check__{tag}", config=config, sources=scores)

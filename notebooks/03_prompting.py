@@ -29,6 +29,10 @@
 #   paper's way). `ab_logit` decides the same prompts by comparing the two answer tokens'
 #   log-probs (the fast path); their agreement is shown below.
 #
+# **Few-shot (beyond both papers; Ide et al. name it as future work)**: k solved examples
+# before each item, for in-template LP (acceptable sentences in the template) and Yes/No
+# (question-answer turns), with the accuracy against k.
+#
 # **Part 2 (Hu & Levy 2023)**: Direct probability vs MetaQuestionSimple, MetaInstruct and
 # MetaQuestionComplex prompts on word prediction, word comparison, sentence judgment and
 # sentence comparison, with internal consistency (Pearson r of each prompt's differential
@@ -42,18 +46,26 @@ templates = [1, 2, 3, 4, 5]  # prompt template ids
 limit = None  # pairs per paradigm (the first ones); None means all pairs
 seed = 42  # seed for the slot of the acceptable sentence in A/B prompting
 use_outlines = True  # decide A/B by constrained decoding with outlines (method "ab"); False runs ab_logit only
+fewshot_ks = [0, 1, 2, 4, 8]  # few-shot examples k before each item (accuracy vs k); [] skips the few-shot section
+fewshot_methods = "intemplate_lp,yesno"  # few-shot methods: in-template readouts and yesno/yesno_released
+fewshot_source = "other"  # where examples come from: "other" paradigms or the item's "same" paradigm
+fewshot_seed = 0  # seed of the few-shot draw (examples and the order of their Yes/No answers)
 hu_levy_sets = "default"  # Hu and Levy stimulus sets (list or comma-separated); "default" picks by language; "none" skips
 hu_levy_prompts = "all"  # Hu and Levy prompt types: direct, metaQuestionSimple, metaInstruct, metaQuestionComplex
 hu_levy_limit = None  # items per paradigm of each Hu and Levy stimulus set; None means all
+hu_levy_models = None  # models of the Hu and Levy part and its cross-model tables (list or comma-separated); None: model
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 quant = "auto"  # "auto" (the registry default), None, "4bit" or "8bit"
 
 # %%
 from IPython.display import display
 
-from helpers import methods as method_registry
-from helpers.analysis import accuracy, hu_levy, prompting as prompting_tables, report
+from helpers import methods as method_registry, plots_fewshot
+from helpers import hu_levy_runs, plots_cross_model
+from helpers.analysis import accuracy, fewshot as fewshot_tables, hu_levy, prompting as prompting_tables, report
+from helpers.analysis import cross_model
 from helpers.data.selection import select
+from helpers.fewshot import FewShot, k_values as fewshot_ks_of
 from helpers.methods.hu_levy import PROMPT_TYPES, TASKS, default_sets
 from helpers.results import load_files
 from helpers.runner import run_methods
@@ -61,6 +73,9 @@ from helpers.scoring import scorer_for
 from helpers.selection import parse_selection
 
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
+k_list = fewshot_ks_of(fewshot_ks)
+fewshot_list = method_registry.method_names(fewshot_methods, [m for m, spec in method_registry.METHODS.items()
+                                                              if spec.family.takes_fewshot]) if k_list else []
 method_list = method_registry.method_names(methods, method_registry.PROMPT_METHODS)
 if not use_outlines and "ab" in method_list:
     method_list.remove("ab")  # "ab" is the constrained-decoding decision; ab_logit stays
@@ -69,10 +84,14 @@ scorer = scorer_for(model, quant=quant, batch_size=None if batch_size == "auto" 
 hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
            else parse_selection(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
 hl_prompts = parse_selection(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
+hl_models = [model] if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
 instruct = scorer.loaded.is_instruct
 config = {"notebook": "03_prompting", "model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "limit": limit, "seed": seed, "use_outlines": use_outlines,
-          "hu_levy_sets": hl_sets, "hu_levy_prompts": hl_prompts, "hu_levy_limit": hu_levy_limit}
+          "hu_levy_sets": hl_sets, "hu_levy_prompts": hl_prompts, "hu_levy_limit": hu_levy_limit,
+          "hu_levy_models": hl_models,
+          "fewshot_ks": k_list, "fewshot_methods": fewshot_list, "fewshot_source": fewshot_source,
+          "fewshot_seed": fewshot_seed}
 tag = f"{scorer.loaded.name}__{dataset}"
 print(f"{len(selection):,} pairs of {dataset}; {model} is {'an instruct' if instruct else 'a base'} model: "
       f"{'chat' if instruct else 'base'} templates; methods: {', '.join(method_list)}")
@@ -114,18 +133,104 @@ if len(ab_methods) == 2:
     display(diff.head(10))
 
 # %% [markdown]
-# ## Part 2 · Direct probability vs metalinguistic prompts (Hu & Levy 2023)
+# ## Few-shot in-template LP and Yes/No: accuracy against k
 #
-# Each stimulus set runs its tasks with every prompt type through the same runner and store;
-# the summary gives each prompt's accuracy measure and its internal consistency (Pearson r of
-# its differential with the Direct one).
+# Each item gets k solved examples before it, drawn with `fewshot_seed` from the selection's
+# other paradigms (`fewshot_source = "same"`: its own paradigm), never the item itself. For
+# in-template LP an example is an acceptable sentence in the same template (the examples'
+# tokens are not counted); for Yes/No a question-answer turn, acceptable sentences answered
+# Yes and unacceptable ones No, balanced ("...Answer: Yes" lines for base models, user and
+# assistant messages for chat models). Almost every item gets the same examples (a fixed k-shot
+# prompt per seed: another `fewshot_seed` draws another), and a shared block runs once. The
+# k = 0 files are the zero-shot files of Part 1 and 02 (the same configuration).
 
 # %%
-hl_files = []
-for stimuli in hl_sets:
-    hl_files += run_methods(scorer, select(stimuli, hu_levy_limit), TASKS[stimuli], hl_prompts)
+if k_list and fewshot_list:
+    shot_files = []
+    for k in k_list:
+        shot_files += run_methods(scorer, selection, fewshot_list, template_list, seed=seed, use_outlines=False,
+                                  fewshot=FewShot(k, fewshot_source, fewshot_seed))
+    shot_scores = fewshot_tables.scores_by_k(shot_files)
+    for method, text in fewshot_tables.first_inputs(shot_scores, max(k_list), template_list[0]).items():
+        print(f"{method}, k = {max(k_list)}, template {template_list[0]}: the first item (acceptable sentence) "
+              f"exactly as scored:\n{text!r}")
+    by_k = fewshot_tables.accuracy_by_k(shot_scores)
+    display(by_k.round(3))
+    report.save_table(by_k, f"03_fewshot__{tag}", config=config, sources=shot_scores)
+    fig = plots_fewshot.accuracy_vs_k(by_k, f"few-shot accuracy on {dataset} ({fewshot_source} paradigms)")
+    report.save_figure(fig, f"03_fewshot__{tag}", config=config, sources=shot_scores)
+
+# %% [markdown]
+# ## Part 2 · Direct probability vs metalinguistic prompts (Hu & Levy 2023)
+#
+# Each stimulus set runs its tasks with every prompt type through the same runner and store,
+# for every model of `hu_levy_models` (each loaded in turn; files already stored are skipped);
+# the summary gives each prompt's accuracy measure and its internal consistency (Pearson r of
+# its differential with the Direct one). Chinese data run the Mandarin sets of Appendix D:
+# sentence judgment and comparison, and word prediction (News-zh, simple sentences).
+# An encoder-decoder (Flan-T5, as the paper evaluates) scores the word as a sentinel span,
+# the prompts as source and answer, and Direct sentences in its decoder (`helpers.seq2seq`).
+
+# %%
+hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer, quant=quant,
+                                     batch_size=None if batch_size == "auto" else int(batch_size))
+hl_tag = cross_model.models_tag(hl_models)
 if hl_files:
     hl_scores = load_files(hl_files)
     hl_summary = hu_levy.summarize(hl_scores)
     display(hl_summary.round(3))
-    report.save_table(hl_summary, f"03_hu_levy__{scorer.loaded.name}", config=config, sources=hl_scores)
+    report.save_table(hl_summary, f"03_hu_levy__{hl_tag}", config=config, sources=hl_scores)
+
+# %% [markdown]
+# ### Across models: Hu & Levy Figures 2-10
+#
+# Figure 2: each prompt type's measure per model (mean log-prob of the true word; accuracy;
+# balanced accuracy of the isolated judgments, Direct's pair accuracy beside it) with a
+# bootstrap 95% CI over items, and the mean over models with a bootstrap 95% CI over models;
+# the stimulus sets of a task pooled (Figures 4-5: apart). Figure 3: the consistency r of each
+# prompt with Direct, averaged over models (Figure 6: per model). Figures 7-10: per item, the
+# Direct differential against each prompt's.
+
+# %%
+if hl_files:
+    fig2 = cross_model.figure2_table(hl_scores, pooled=True, seed=seed)
+    display(fig2.round(3))
+    report.save_table(fig2, f"03_hl_figure2__{hl_tag}", config=config, sources=hl_scores)
+    fig = plots_cross_model.prompt_performance(fig2, "task performance by prompt type (Hu & Levy Figure 2)")
+    report.save_figure(fig, f"03_hl_figure2__{hl_tag}", config=config, sources=hl_scores)
+    by_set = cross_model.figure2_table(hl_scores, pooled=False, seed=seed)
+    report.save_table(by_set, f"03_hl_figures4-5__{hl_tag}", config=config, sources=hl_scores)
+    fig = plots_cross_model.prompt_performance(by_set, "task performance per stimulus set (Figures 4-5)")
+    report.save_figure(fig, f"03_hl_figures4-5__{hl_tag}", config=config, sources=hl_scores)
+    consistency = cross_model.consistency(hl_scores)
+    fig3 = cross_model.consistency_matrix(consistency)
+    display(fig3.round(2))
+    report.save_table(fig3.reset_index(), f"03_hl_figure3__{hl_tag}", config=config, sources=hl_scores)
+    fig = plots_cross_model.consistency_heatmap(fig3, "internal consistency with Direct, mean over models (Figure 3)")
+    report.save_figure(fig, f"03_hl_figure3__{hl_tag}", config=config, sources=hl_scores)
+    fig6 = cross_model.consistency_matrix(consistency, by_model=True)
+    fig = plots_cross_model.consistency_heatmaps(fig6, "internal consistency with Direct per model (Figure 6)")
+    report.save_figure(fig, f"03_hl_figure6__{hl_tag}", config=config, sources=hl_scores)
+    points = cross_model.direct_vs_meta(hl_scores)
+    report.save_table(points, f"03_hl_scatter__{hl_tag}", config=config, sources=hl_scores)
+    for task, stimuli, rows in cross_model.scatter_groups(points):
+        fig = plots_cross_model.direct_meta_scatter(rows, f"Direct vs prompts: {task} on {stimuli} (Figures 7-10)")
+        report.save_figure(fig, f"03_hl_scatter_{task}_{stimuli}__{hl_tag}", config=config, sources=hl_scores)
+
+# %% [markdown]
+# ## Paper check
+#
+# Each published number this notebook reproduces: the paper's value for the paper's model
+# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
+# the published results in the data mirror). With another model, such as the demo or tiny
+# models, the values are not expected to agree, and the note says so; below the table, the
+# numbers whose published values are not available offline.
+
+# %%
+from helpers.analysis import paper_check  # noqa: E402
+
+hl_checked = hl_scores if hl_files else None
+paper = paper_check.check("03_prompting", hl_checked)
+display(paper)
+print(paper_check.summary("03_prompting", paper))
+report.save_table(paper, f"03_paper_check__{tag}", config=config, sources=hl_checked if hl_files else [])

@@ -40,7 +40,7 @@ resamples = 2000  # bootstrap resamples for the confidence intervals
 from IPython.display import display
 
 from helpers import plots
-from helpers.analysis import accuracy, length_bias, report
+from helpers.analysis import accuracy, cross_model, length_bias, report
 from helpers.selection import parse_selection
 
 config = dict(notebook="05_length_bias", model=model, dataset=dataset, methods=methods, gap=gap, clip=clip,
@@ -63,13 +63,16 @@ if ready:
 
 # %% [markdown]
 # ## Table 4: point-biserial r between success and length difference (best templates), with
-# bootstrap 95% CIs of each accuracy
+# bootstrap 95% CIs of each accuracy; below it, Table 4 averaged over the models
 
 # %%
 if ready:
     table4 = length_bias.table4(best, resamples, seed)
     display(table4.round(3))
     report.save_table(table4, f"05_point_biserial__{dataset}", config=config, sources=scores)
+    table4_mean = cross_model.table4_mean(table4)  # averaged over the models (with one model: its values)
+    display(table4_mean.round(3))
+    report.save_table(table4_mean, f"05_point_biserial_mean__{dataset}", config=config, sources=scores)
 
 # %% [markdown]
 # ## Figure 6: per-paradigm accuracy gap against mean length difference
@@ -81,3 +84,20 @@ if ready:
     report.save_table(gaps, f"05_paradigm_gap__{dataset}", config=config, sources=scores)
     fig = plots.gap_scatter(gaps, f"{gap_pair[0]} minus {gap_pair[1]} per paradigm on {dataset}")
     report.save_figure(fig, f"05_paradigm_gap__{dataset}", config=config, sources=scores)
+
+# %% [markdown]
+# ## Paper check
+#
+# Each published number this notebook reproduces: the paper's value for the paper's model
+# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
+# the published results in the data mirror). With another model, such as the demo or tiny
+# models, the values are not expected to agree, and the note says so; below the table, the
+# numbers whose published values are not available offline.
+
+# %%
+from helpers.analysis import paper_check  # noqa: E402
+
+paper = paper_check.check("05_length_bias", scores)
+display(paper)
+print(paper_check.summary("05_length_bias", paper))
+report.save_table(paper, f"05_paper_check__{dataset}", config=config, sources=scores)

@@ -215,3 +215,22 @@ if dataset == "syntaxgym" and syntaxgym_regions:
     changed = priming_tables.verdict_changes(region_scores)
     print(f"{len(changed)} of {items.frame.shape[0]} items change their verdict with word-corrected surprisal")
     report.save_table(rates, f"06_syntaxgym_suites__{scorer.loaded.name}", config=config, sources=region_scores)
+
+# %% [markdown]
+# ## Paper check
+#
+# Each published number this notebook reproduces: the paper's value for the paper's model
+# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
+# the published results in the data mirror). With another model, such as the demo or tiny
+# models, the values are not expected to agree, and the note says so; below the table, the
+# numbers whose published values are not available offline.
+
+# %%
+from helpers.analysis import paper_check  # noqa: E402
+
+region_checked = region_scores if dataset == "syntaxgym" and syntaxgym_regions else None
+paper = paper_check.check("06_context_priming", region_checked)
+display(paper)
+print(paper_check.summary("06_context_priming", paper))
+report.save_table(paper, f"06_paper_check__{tag}", config=config,
+                  sources=region_checked if region_checked is not None else [])

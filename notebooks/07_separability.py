@@ -156,3 +156,20 @@ if "cola" in dataset_list:
     display(mcc.round(3))
     report.save_table(mcc, f"07_cola_mcc__{tag}", config=config, sources=scores)
     report.save_figure(plots.mcc_bars(mcc), f"07_cola_mcc__{tag}", config=config, sources=scores)
+
+# %% [markdown]
+# ## Paper check
+#
+# Each published number this notebook reproduces: the paper's value for the paper's model
+# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
+# the published results in the data mirror). With another model, such as the demo or tiny
+# models, the values are not expected to agree, and the note says so; below the table, the
+# numbers whose published values are not available offline.
+
+# %%
+from helpers.analysis import paper_check  # noqa: E402
+
+paper = paper_check.check("07_separability", scores)
+display(paper)
+print(paper_check.summary("07_separability", paper))
+report.save_table(paper, f"07_paper_check__{tag}", config=config, sources=scores)

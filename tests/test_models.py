@@ -99,14 +99,17 @@ def test_bitsandbytes_configs():
         models.quantization_config("3bit")
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU error")
-def test_quantization_without_cuda_is_a_clear_error(tiny):
-    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
-        models.load("tiny-llama", quant="4bit")
+def test_quantization_runs_where_bitsandbytes_does_and_is_a_clear_error_elsewhere(tiny):
+    """No CUDA needed where bitsandbytes' CPU backend runs (a probe layer checks it); a device
+    it does not run on is refused with what to do (tests/test_quantized.py has the rest)."""
+    lm = models.load("tiny-llama", quant="4bit")
+    assert lm.quant == "4bit" and lm.dtype == "bfloat16"
+    assert any(type(m).__name__ == "Linear4bit" for m in lm.model.modules())
+    with pytest.raises(models.QuantizationUnavailableError, match="not on 'meta'.*load with quant=None"):
+        models.quantization_probe("4bit", "meta")
 
 
-@pytest.mark.gpu
-def test_4bit_tiny_model_close_to_float32():
+def test_4bit_tiny_model_close_to_float32():  # on CUDA, or on the CPU with bitsandbytes' CPU backend
     from helpers.scoring import Scorer
 
     texts = ["The cat sees a dog.", "Every teacher admires the students."]

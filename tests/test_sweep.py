@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 
 import nbformat
 import pytest
 
-from helpers import sweep
+from helpers import sweep, sweep_slurm, sweep_status
 from helpers.cli import main
 
 
@@ -63,5 +69,137 @@ def test_sweep_runs_each_combination_once(tmp_path, monkeypatch):
 def test_sweep_errors_are_clear(capsys):
     assert main(["sweep", "--notebooks", "99", "--models", "gpt2"]) == 2
     assert "no single notebook starts with '99'" in capsys.readouterr().err
-    with pytest.raises(FileNotFoundError, match="available: 01_data_prep.ipynb"):
+    with pytest.raises(FileNotFoundError, match=r"available: (\S+\.ipynb, )*01_data_prep\.ipynb, 02_readout\.ipynb"):
         sweep.find_notebook("99")
+
+
+def test_per_notebook_parameters_and_shard_names():
+    jobs = sweep.plan(["02", "05"], ["llama3"], ["blimp"], {"02:limit": 1, "02:methods": "lp", "05:clip": 3})
+    assert [j.parameters for j in jobs] == [{"limit": 1, "methods": "lp"}, {"clip": 3}]
+    assert jobs[1].papermill_parameters() == {"clip": 3, "model": "llama3", "dataset": "blimp"}
+    assert jobs[1].output.name == "05_length_bias__llama3__blimp__clip-3.ipynb"
+    with pytest.raises(ValueError, match=r"parameter '07:limit' is for notebook '07', which is not in this sweep"):
+        sweep.plan(["02"], ["llama3"], ["blimp"], {"07:limit": 1})
+    sharded = sweep.plan(["02"], ["llama3"], ["blimp"], {"limit": 1}, shards=2)
+    assert [(j.shard, j.output.name) for j in sharded] == [
+        (1, "02_readout__llama3__blimp__limit-1__shard1of2.ipynb"),
+        (2, "02_readout__llama3__blimp__limit-1__shard2of2.ipynb")]
+    assert sharded[1].papermill_parameters() == {"limit": 1, "model": "llama3", "dataset": "blimp", "shard": 2,
+                                                 "shards": 2}
+
+
+def test_shards_need_a_notebook_that_takes_them(capsys):
+    assert main(["sweep", "--notebooks", "04", "--models", "llama3", "--shards", "3"]) == 2
+    assert ("04_ensembles.ipynb has no parameter shard, shards" in capsys.readouterr().err)
+    assert main(["sweep", "--notebooks", "02", "--models", "llama3", "--shards", "0"]) == 2
+    assert "shards must be a whole number >= 1, got 0" in capsys.readouterr().err
+
+
+def test_slurm_profiles(tmp_path):
+    gpu = sweep_slurm.resources()
+    assert sweep_slurm.executor_parameters(gpu) == {
+        "name": "helpers-sweep", "timeout_min": 720, "slurm_mem": "64G", "cpus_per_task": 8, "gpus_per_node": 1,
+        "slurm_array_parallelism": 8, "slurm_partition": "gpu"}
+    local = sweep_slurm.resources("slurm-local", time="1-00:30", qos="short", account="lab")
+    assert sweep_slurm.executor_parameters(local) == {
+        "name": "helpers-sweep", "timeout_min": 1470, "slurm_mem": "3G", "cpus_per_task": 1,
+        "slurm_array_parallelism": 2, "slurm_partition": "local", "slurm_account": "lab", "slurm_qos": "short"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("partition: gpu\ngpu: 2\n")
+    with pytest.raises(ValueError, match=r"bad.yaml: unknown key\(s\) gpu; a profile takes partition"):
+        sweep_slurm.load_profile(bad)
+    with pytest.raises(FileNotFoundError, match=r"no Slurm profile 'mylab' in .*profiles \(profiles: "
+                                                r"slurm-gpu, slurm-local\)"):
+        sweep_slurm.load_profile("mylab")
+    with pytest.raises(ValueError, match="mem must be a size such as 64G or 500M, got 'lots'"):
+        sweep_slurm.executor_parameters({"mem": "lots"})
+    with pytest.raises(ValueError, match="cpus must be a whole number >= 1, got 0"):
+        sweep_slurm.executor_parameters({"cpus": 0})
+    assert [sweep_slurm.minutes(t) for t in (20, "20", "1:30", "12:00:00", "2-00", "1-02:03", "0:00:30")] == [
+        20, 20, 2, 720, 2880, 1563, 1]
+
+
+def test_the_cli_refuses_bad_slurm_resources_before_submitting(capsys):
+    assert main(["sweep", "--notebooks", "02", "--models", "llama3", "--executor", "slurm", "--time", "soon"]) == 2
+    assert "time must be minutes or a Slurm time such as 12:00:00" in capsys.readouterr().err
+
+
+HALF_WRITER = """
+import io, os, sys, time
+import pandas as pd, pyarrow.parquet as pq
+from helpers.results import ScoreStore
+
+real = pq.write_table
+def half_then_wait(table, where, **kw):  # write half the file's bytes, then wait to be killed
+    buffer = io.BytesIO()
+    real(table, buffer, **kw)
+    data = buffer.getvalue()
+    with open(where, "wb") as f:
+        f.write(data[: len(data) // 2])
+        f.flush()
+        os.fsync(f.fileno())
+    open(sys.argv[2], "w").write(str(len(data) // 2))
+    time.sleep(600)
+pq.write_table = half_then_wait
+ScoreStore(sys.argv[1]).write(pd.DataFrame(FRAME), "blimp", "tiny-gpt2", "lp", None, CONFIG)
+"""
+FRAME = {"dataset": ["blimp"] * 500, "pair_id": list(range(500)), "score_good": [-1.5] * 500,
+         "score_bad": [-2.5] * 500, "correct": [True] * 500, "tie": [False] * 500}
+CONFIG = {"model_name": "tiny-gpt2", "method": "lp", "dataset": "blimp"}
+
+
+def test_a_writer_killed_mid_file_leaves_no_score_file(tmp_path):
+    """SIGKILL while a score file is half written: the store shows nothing, and the temporary
+    file goes once a later run has finished the file."""
+    import pandas as pd
+
+    from helpers.results import ScoreStore, load_scores
+
+    root, ready = tmp_path / "scores", tmp_path / "ready"
+    code = HALF_WRITER.replace("FRAME", repr(FRAME)).replace("CONFIG", repr(CONFIG))
+    writer = subprocess.Popen([sys.executable, "-c", code, str(root), str(ready)])
+    deadline = time.monotonic() + 120
+    while not ready.is_file():
+        assert writer.poll() is None and time.monotonic() < deadline, "the writer did not reach the write"
+        time.sleep(0.05)
+    os.kill(writer.pid, signal.SIGKILL)
+    assert writer.wait(30) == -signal.SIGKILL
+    folder = root / "blimp" / "tiny-gpt2"
+    (temp,) = folder.glob(".*.tmp")
+    assert re.fullmatch(rf"\.lp\.parquet-{writer.pid}-[0-9a-f]{{8}}\.tmp", temp.name)
+    assert temp.stat().st_size == int(ready.read_text()) > 0  # half a parquet file
+    assert not (folder / "lp.parquet").exists() and ScoreStore(root).files() == []
+    assert load_scores(root=root).empty
+    assert sweep.clean_partials(root) == []  # its file is not finished: a writer may still be at work
+
+    ScoreStore(root).write(pd.DataFrame(FRAME), "blimp", "tiny-gpt2", "lp", None, CONFIG)  # the rerun
+    assert sweep.clean_partials(root) == [temp]
+    assert sorted(p.name for p in folder.iterdir()) == ["lp.parquet"]
+    assert load_scores(root=root).score_good.tolist() == [-1.5] * 500
+
+
+FAILING = """{"cells": [
+ {"cell_type": "code", "execution_count": null, "id": "a", "metadata": {"tags": ["parameters"]}, "outputs": [],
+  "source": ["model = 'x'\\n", "dataset = 'y'"]},
+ {"cell_type": "code", "execution_count": null, "id": "b", "metadata": {}, "outputs": [],
+  "source": ["raise ValueError(f'no pairs in {dataset}')"]}],
+ "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+ "nbformat": 4, "nbformat_minor": 5}"""
+
+
+@pytest.mark.slow
+def test_status_of_a_local_sweep(tmp_path, monkeypatch, capsys):
+    """--status without Slurm: a run whose cell raised is failed with that cell's error; one not
+    started is "not run"."""
+    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
+    notebook = tmp_path / "09_fails.ipynb"
+    notebook.write_text(FAILING)
+    failing, waiting = sweep.Job(notebook, "tiny-gpt2", "blimp"), sweep.Job(notebook, "tiny-gpt2", "climp")
+    with pytest.raises(Exception, match="no pairs in blimp"):
+        sweep.run([failing])
+    rows = sweep_status.status([failing, waiting])
+    assert [(r.state, r.error) for r in rows] == [("failed", "cell In [3]: ValueError: no pairs in blimp"),
+                                                  ("not run", None)]
+    text = sweep_status.format_status(rows)
+    assert re.search(r"09_fails\s+tiny-gpt2\s+blimp\s+failed\s+0\s+cell In \[3\]: ValueError: no pairs in blimp", text)
+    assert text.endswith("2 jobs: 1 failed, 1 not run")

@@ -23,16 +23,18 @@ def method_pairs(scores: pd.DataFrame, baseline: str, l_method: str, p_method: s
 
 
 def ensemble_vs_single(scores: pd.DataFrame, ensemble: pd.DataFrame, p_method: str, l_method: str,
-                       trials: int = 10, seed: int = 0) -> list[dict]:
+                       trials: int = 10, seed: int = 0, ties: str = "abstain") -> list[dict]:
     """Per model: the first trial of the most accurate ensemble setting against the more accurate
-    of the two best single templates (Yes/No, in-template LP), on the pairs of the ensembles."""
+    of the two best single templates (Yes/No, in-template LP), on the pairs of the ensembles;
+    ``ties`` as in :func:`helpers.analysis.ensembles.ensembles_by_model`."""
     best = best_templates(scores)
     rows = []
     for model, s in scores.groupby("model", sort=False):
         matrix = ensembles.predictor_matrix(s, p_method, l_method)
         top = ensemble[(ensemble["model"] == model) & ensemble["setting"].isin(ensembles.SETTINGS)]
         setting = top.loc[top["accuracy"].idxmax(), "setting"]
-        first_trial = ensembles.trial_votes(matrix, setting, trials, seed)[0][:, 0]
+        abstain = ensembles.abstentions(s, p_method, l_method, ties)
+        first_trial = ensembles.trial_votes(matrix, setting, trials, seed, abstain)[0][:, 0]
         candidates = [(method, best[(model, method)], ensembles.predictor(kind, best[(model, method)]))
                       for kind, method in (("P", p_method), ("L", l_method))]
         method, template, column = max(candidates, key=lambda c: matrix[c[2]].mean())
@@ -42,10 +44,11 @@ def ensemble_vs_single(scores: pd.DataFrame, ensemble: pd.DataFrame, p_method: s
 
 
 def headline(scores: pd.DataFrame, ensemble: pd.DataFrame, baseline: str = "lp", l_method: str = "intemplate_lp",
-             p_method: str = "yesno", trials: int = 10, seed: int = 0) -> pd.DataFrame:
-    """The headline comparisons of every model, method pairs first (one row each)."""
+             p_method: str = "yesno", trials: int = 10, seed: int = 0, ties: str = "abstain") -> pd.DataFrame:
+    """The headline comparisons of every model, method pairs first (one row each); ``ties``: what a
+    tied predictor's ensemble vote does, as the ``ensemble`` table was built."""
     by_model = {}
     for row in method_pairs(scores, baseline, l_method, p_method) + ensemble_vs_single(
-            scores, ensemble, p_method, l_method, trials, seed):
+            scores, ensemble, p_method, l_method, trials, seed, ties):
         by_model.setdefault(row["model"], []).append(row)
     return pd.DataFrame([row for rows in by_model.values() for row in rows])

@@ -26,13 +26,17 @@ def summarize(scores: pd.DataFrame) -> pd.DataFrame:
     """Per (model, dataset, task, prompt): items, the task's measure and consistency_r.
 
     ``scores`` are stored Hu & Levy score files (``load_scores(methods=HU_LEVY_METHODS)``):
-    word prediction reports the mean log-prob of the true word; comparisons the accuracy;
-    sentence judgment the pair accuracy of the Yes differential and the balanced accuracy
-    of Yes > No over single sentences.
+    word prediction reports the mean log-prob of the true word; comparisons the accuracy
+    (the mean of the stored ``correct``: for prompts scored with ``order_average="accuracy"``,
+    the default, the two answer orders' accuracies averaged, as the paper reports; with
+    "logprob", the accuracy of the log-probs averaged over the orders); sentence judgment the
+    pair accuracy of the Yes differential and the balanced accuracy of Yes > No over single
+    sentences.
     """
     rows = []
-    key = "item_id" if "item_id" in scores and scores["item_id"].notna().all() else "pair_id"
     for (model, dataset, task), g in scores.groupby(["model", "dataset", "method"], sort=False):
+        g = g.dropna(axis=1, how="all")  # scores of several sets: each set keeps its own columns
+        key = "item_id" if "item_id" in g and g["item_id"].notna().all() else "pair_id"
         by_prompt = {t: s.set_index(key if key in s and s[key].notna().all() else "pair_id")
                      for t, s in g.groupby("template", sort=False)}
         if DIRECT not in by_prompt:
@@ -46,7 +50,7 @@ def summarize(scores: pd.DataFrame) -> pd.DataFrame:
             if "score" in s:
                 row["mean_logprob"] = float(s["score"].mean())
             else:
-                row["accuracy"] = float(s["correct"].mean())
+                row["accuracy"] = float(s["correct"].astype(float).mean())
             if task == "hl_sentence_judgment":
                 row["balanced_accuracy"] = float("nan") if prompt == DIRECT else balanced_accuracy(
                     [True] * len(s) + [False] * len(s),

@@ -8,14 +8,17 @@ from .sources import DataSource
 from .syntaxgym import circuit, read_pair_csv
 
 BASE = "hu-levy-2023/datasets"
-WORD_PREDICTION = {"p18": f"{BASE}/exp1/p18/corpus.csv", "news": f"{BASE}/exp1/news/corpus.csv"}
+WORD_PREDICTION = {"p18": f"{BASE}/exp1/p18/corpus.csv", "news": f"{BASE}/exp1/news/corpus.csv",
+                   # Appendix D (Mandarin, branch `chinese`): news of August 2023 and three simple sentences
+                   "news_zh": f"{BASE}/exp1/news_zh/corpus.csv", "simple_zh": f"{BASE}/exp1/simple_zh/corpus.csv"}
 DTFIT = f"{BASE}/exp2/dtfit/corpus.csv"
 PAIRS = {"blimp": f"{BASE}/exp3/blimp/corpus.csv", "syntaxgym": f"{BASE}/exp3/syntaxgym/corpus.csv",
          "mandarin": f"{BASE}/exp3/mandarin/corpus.csv"}
 
 
 def load_word_prediction(name: str = "p18", source: DataSource | None = None) -> pd.DataFrame:
-    """Experiment 1: prefix and the true final word (P18: 384 items; News: 222)."""
+    """Experiment 1: prefix and the true final word (P18: 384 items; News: 222; the Mandarin sets of
+    Appendix D: News-zh 90, Simple-zh 3)."""
     if name not in WORD_PREDICTION:
         raise ValueError(f"word prediction sets: {sorted(WORD_PREDICTION)}; got {name!r}")
     rows = [{"dataset": f"hl_{name}", "item_id": int(r["item_id"]), "prefix": r["prefix"],

@@ -3,10 +3,14 @@ itself, travelling together so that score files record what was really scored.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from . import DATASETS, load, load_processed, recorded_options, variant_for
+
+if TYPE_CHECKING:
+    from ..sweep_shards import Shard
 
 # Hu et al. (2025) Table 1: each row's registered dataset (a variant where the paper's count
 # differs from the full set) and the count it must have. See the readers for each rule.
@@ -36,6 +40,7 @@ class DatasetSelection:
     frame: pd.DataFrame
     options: dict = field(default_factory=dict)
     limit: int | None = None
+    shard: Shard | None = None  # which shard of the run the frame holds (helpers.sweep_shards); None: all
 
     def __post_init__(self):
         if self.name not in DATASETS:
@@ -67,7 +72,14 @@ class DatasetSelection:
     def config(self) -> dict:
         """What a score file records about the data."""
         return {"dataset": self.name, "dataset_options": dict(self.options), "limit": self.limit,
-                "n_pairs": len(self.frame)}
+                "n_pairs": self.shard.total if self.shard else len(self.frame)}
+
+    def sharded(self, shard: int | None, shards: int = 1) -> "DatasetSelection":
+        """Shard ``shard`` (1 to ``shards``) of these items, by paradigm then position (itself when
+        ``shards`` is 1); its score files hold the whole run's configuration (helpers.sweep_shards)."""
+        from ..sweep_shards import shard_of
+
+        return shard_of(self, shard, shards)
 
     def __len__(self) -> int:
         return len(self.frame)

@@ -1,5 +1,6 @@
 """Text to token ids: each request becomes one sequence that starts with exactly one
-document-start token, and the index of its first scored (target) token."""
+document-start token (under the default convention; see :data:`START_CONVENTIONS`), and the
+index of its first scored (target) token."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -37,22 +38,48 @@ def check_text(value, what: str, allow_empty: bool) -> str:
     return value
 
 
+# The document-start conventions a Scorer can take by name (``start=``), as score files record them.
+START_CONVENTIONS = {
+    "bos-else-eos": "one BOS token (else EOS) before every sequence, so the first word is scored (the default)",
+    "none": "no start token and no special tokens: the first token of a sequence is unscored "
+            "(Ide et al.'s released code for Qwen, which has no BOS)",
+    "minicons": "no start token added; the tokenizer adds its own special tokens, if any, and the first token "
+                "is unscored (minicons' IncrementalLMScorer, which Sinha et al. measured with)",
+}
+
+
+def convention_of(start: str, minicons: bool = False) -> str:
+    """The named convention of a ``start`` setting: one of :data:`START_CONVENTIONS`, or "token"
+    for a literal start token string ("auto" is "bos-else-eos")."""
+    if minicons or start == "minicons":
+        return "minicons"
+    if start in ("auto", "bos-else-eos"):
+        return "bos-else-eos"
+    return "none" if start == "none" else "token"
+
+
 def resolve_start(tokenizer, start: str, minicons: bool) -> tuple[int | None, str]:
     """(id of the document-start token or None, the policy as text, e.g. "bos:<s>").
 
-    ``start="auto"`` takes the tokenizer's BOS, else its EOS; any other string is a
-    literal token. ``minicons=True`` adds none (the tokenizer adds its own, if any).
+    ``start="bos-else-eos"`` (or "auto") takes the tokenizer's BOS, else its EOS; "none" adds
+    no start token; "minicons" (or ``minicons=True``) adds none and lets the tokenizer add its
+    own special tokens; any other string is a literal token.
     """
-    if minicons:
+    convention = convention_of(start, minicons)
+    if convention == "minicons":
         return None, "minicons:tokenizer-default"
-    if start == "auto":
+    if convention == "none":
+        return None, "none"
+    if convention == "bos-else-eos":
         for kind, token in (("bos", tokenizer.bos_token), ("eos", tokenizer.eos_token)):
             if token is not None:
                 return tokenizer.convert_tokens_to_ids(token), f"{kind}:{token}"
-        raise ValueError("the tokenizer has neither a BOS nor an EOS token; pass start=<token string>")
+        raise ValueError("the tokenizer has neither a BOS nor an EOS token; pass start=<token string> or "
+                         f"one of {', '.join(START_CONVENTIONS)}")
     token_id = tokenizer.convert_tokens_to_ids(start)
     if token_id is None or token_id == tokenizer.unk_token_id and start != tokenizer.unk_token:
-        raise ValueError(f"start token {start!r} is not in the tokenizer's vocabulary")
+        raise ValueError(f"start token {start!r} is not in the tokenizer's vocabulary; pass a token of it or "
+                         f"one of the conventions {', '.join(START_CONVENTIONS)}")
     return token_id, f"token:{start}"
 
 
@@ -60,14 +87,17 @@ class Encoder:
     """Tokenizes requests for one tokenizer and start-token policy (see :func:`resolve_start`).
 
     The encoder adds the start token unless the text already begins with it; in minicons
-    mode it adds none and lets the tokenizer add its own special tokens. ``max_positions``
+    mode it adds none and lets the tokenizer add its own special tokens; with "none" it adds
+    nothing at all. ``convention`` names the policy (:func:`convention_of`). ``max_positions``
     (the model's limit, if known) refuses longer sequences.
     """
 
     def __init__(self, tokenizer, start: str = "auto", minicons: bool = False, max_positions: int | None = None):
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
-        self.tokenizer, self.minicons, self.max_positions = tokenizer, minicons, max_positions
+        self.convention = convention_of(start, minicons)
+        self.tokenizer, self.max_positions = tokenizer, max_positions
+        self.minicons = self.convention == "minicons"
         self.start_id, self.start_policy = resolve_start(tokenizer, start, minicons)
 
     def encode_many(self, requests: Sequence[Request]) -> list[Encoded]:

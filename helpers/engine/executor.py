@@ -115,8 +115,10 @@ class Executor:
 
     def __init__(self, body, head, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
                  kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None,
-                 pack_waste: float = 0.0):
+                 pack_waste: float = 0.0, output_device=None):
         self.body, self.head, self.device, self.pad_id = body, head, device, pad_id
+        # where the head computes (a device map may put it apart from the input embedding)
+        self.output_device = output_device if output_device is not None else device
         # packed subtrees need a custom 4D mask: "bool" (SDPA) or "additive" (eager); None: off
         self.pack, self.pack_waste = pack, pack_waste
         self.token_budget, self.batch_size = int(token_budget), batch_size
@@ -166,7 +168,12 @@ class Executor:
                     rows = None
                     break
             if rows is not None:
-                return rows + [Unit(node, row)]
+                rows.append(Unit(node, row))
+                repeated = (len(rows) - 1) * len(node.ids)  # the shared part run again in later rows
+                if repeated <= sum(u.length for u in rows) - len(rows) * len(node.ids):
+                    return rows
+                # a long shared part over many rows: running it once and its children from the
+                # cache costs less (about the children's tokens again) than repeating it
         return [Unit(node, [node], cached=True)]
 
     def _fits(self, root: Node, members: list[Node]) -> bool:
@@ -334,7 +341,8 @@ class Executor:
         if not rows:
             return
         selected = hidden[torch.tensor(rows, device=hidden.device), torch.tensor(cols, device=hidden.device)]
-        values, raw = self._logprob_of(selected, torch.tensor(targets, device=hidden.device))  # [needed]
+        out = self.output_device
+        values, raw = self._logprob_of(selected.to(out), torch.tensor(targets, device=out))  # [needed]
         for (node, j), value, logit in zip(sinks, values.tolist(), raw.tolist()):
             lp, logits = state.values(node)
             lp[j] = value

@@ -14,6 +14,7 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..fewshot import NO_SHOTS, FewShot
 from ..scoring import Request, Scored
 
 # Bump when a method's computation changes: it is part of every score file's configuration.
@@ -36,19 +37,22 @@ class Runtime:
     progress: bool = True
     cache: dict = field(default_factory=dict)  # e.g. the outlines generator, built once per run
     sides: tuple[str, ...] = ("good", "bad")  # item fields scored: a pair, or ("sentence",) for single sentences
+    fewshot: FewShot = NO_SHOTS  # solved examples before each item (families with ``takes_fewshot``)
+    order_average: str = "accuracy"  # Hu & Levy answer orders: "accuracy" (the paper's) or "logprob"
 
 
 class Family:
     """A group of methods that share their engine requests.
 
     Subclasses set ``name``, ``template_set`` (the template family to iterate, or None) and ``with_context`` (whether
-    the engine returns the log-probs of request contexts too), and implement
-    :meth:`requests` and :meth:`table`.
+    the engine returns the log-probs of request contexts too), ``takes_fewshot`` where they put
+    ``runtime.fewshot``'s examples before each item, and implement :meth:`requests` and :meth:`table`.
     """
 
     name: str = ""
     template_set: str | None = None
     with_context: bool = False
+    takes_fewshot: bool = False
 
     def templates(self, language: str, style: str, selected: Sequence) -> list:
         """The templates this family runs for ``language`` (None: one untemplated pass)."""
@@ -92,7 +96,8 @@ class Method:
     score: Score
     target_score: Score | None = None  # in-template methods: the target sentence alone
     needs_unigram: bool = False
-    decision: Callable[[pd.DataFrame], pd.Series] | None = None  # overrides score_good > score_bad
+    # the per-pair credit (0..1; None: score_good > score_bad), e.g. averaged over answer orders
+    decision: Callable[[pd.DataFrame, Runtime], pd.Series | None] | None = None
     options: dict = field(default_factory=dict, hash=False, compare=False)  # recorded in the configuration
 
     @property

@@ -12,7 +12,18 @@ MetaQuestionComplex). The score files hold, per item, what the paper compares:
 - ``hl_sentence_comparison`` (exp. 3b; pairs): Direct LP per sentence, or per prompt log p of
   the sentence's number ("1"/"2"), averaged over both orders.
 
-A priming context goes before the whole input.
+The two comparison tasks present the options in both orders. ``runtime.order_average``
+says how their prompts' ``correct`` is decided: "accuracy" (the default; the paper reports
+the accuracies of the two orders averaged) credits each pair with the share of orders it
+got right (0, 0.5 or 1; a tie is that order's error), "logprob" compares the log-probs
+averaged over the orders (score_good > score_bad). The scores are the same under both;
+score files record the switch as ``order_average``.
+
+A priming context goes before the whole input. On an encoder-decoder (Flan-T5,
+:mod:`helpers.seq2seq`) the word tasks score the word as a sentinel span after its prefix
+(the prompt, if any, in the encoder; as Hu & Levy's code does), the sentence prompts read
+the prompt as source and the answer as target, and Direct sentences are the decoder's
+probability after an empty source.
 """
 from __future__ import annotations
 
@@ -23,11 +34,13 @@ import pandas as pd
 from .. import answers
 from ..prompt_text import fill_before, separator, with_context
 from ..scoring import Request
+from ..seq2seq import adapt
 from ..templates import HL_PROMPTS, hu_levy_prompts
 from .base import Family, Method
 
 DIRECT = "direct"
 PROMPT_TYPES = (DIRECT, *HL_PROMPTS)
+ORDER_AVERAGES = ("accuracy", "logprob")  # see the module docstring
 
 
 @dataclass(frozen=True)
@@ -72,13 +85,16 @@ class HLFamily(Family):
     """Shared by the four tasks: prompt types as templates."""
 
     task = ""
+    orders = False  # whether its prompts list the options in both orders
 
     def templates(self, language, style, selected):
         names = [s for s in selected if isinstance(s, str)]  # template ids (ints) are Ide et al.'s
         return prompts_for(self.task, language, names or "all")
 
     def template_config(self, template, runtime):
-        return {"template_id": template.id, "template_text": template.text or None}
+        ordered = self.orders and template.id != DIRECT
+        return {"template_id": template.id, "template_text": template.text or None,
+                "order_average": runtime.order_average if ordered else None}
 
 
 class WordPrediction(HLFamily):
@@ -91,19 +107,20 @@ class WordPrediction(HLFamily):
         space = separator(template.language)
         prefix, word = item["prefix"], item["continuation"]
         if template.id == DIRECT:
-            return [Request(with_context(context, prefix, template.language), space + word)]
+            return adapt([Request(with_context(context, prefix, template.language), space + word)], runtime.scorer,
+                         "span")
         if "{full_sentence}" in template.text:  # the word ends the prompt, after its prefix
             before = template.text.replace("{full_sentence}", prefix + space)
         else:
             before, _ = fill_before(template.text, prefix=prefix)
-        return [Request(with_context(context, before, template.language), word)]
+        return adapt([Request(with_context(context, before, template.language), word)], runtime.scorer, "span")
 
     def table(self, items, template, contexts, scored, runtime, states):
         return pd.DataFrame({"lp": [s[0].total for s in scored], "n_tokens": [s[0].n_tokens for s in scored]})
 
 
 class WordComparison(HLFamily):
-    name, task, template_set = "hl_word_comparison", "word_comparison", "hu_levy"
+    name, task, template_set, orders = "hl_word_comparison", "word_comparison", "hu_levy", True
 
     def score_sides(self, sides):
         return ("good", "bad")
@@ -113,7 +130,7 @@ class WordComparison(HLFamily):
         prefix, good, bad = item["prefix"], item["good_continuation"], item["bad_continuation"]
         if template.id == DIRECT:
             head = with_context(context, prefix, lang)
-            return [Request(head, space + good), Request(head, space + bad)]
+            return adapt([Request(head, space + good), Request(head, space + bad)], runtime.scorer, "span")
         out = []
         for w1, w2 in ((good, bad), (bad, good)):
             if "{full_sentence}" in template.text:
@@ -122,7 +139,7 @@ class WordComparison(HLFamily):
                 head, _ = fill_before(template.text, prefix=prefix, w1=w1, w2=w2)
             head = with_context(context, head, lang)
             out += [Request(head, good), Request(head, bad)]
-        return out
+        return adapt(out, runtime.scorer, "span")
 
     def table(self, items, template, contexts, scored, runtime, states):
         if template.id == DIRECT:
@@ -144,7 +161,7 @@ class SentenceJudgment(HLFamily):
         for side in ("good", "bad"):
             head = with_context(context, fill_before(template.text, sentence=item[side])[0], lang)
             out += [Request(head, yes), Request(head, no)]
-        return out
+        return adapt(out, runtime.scorer, "prompt")
 
     def table(self, items, template, contexts, scored, runtime, states):
         if template.id == DIRECT:
@@ -154,7 +171,7 @@ class SentenceJudgment(HLFamily):
 
 
 class SentenceComparison(HLFamily):
-    name, task, template_set = "hl_sentence_comparison", "sentence_comparison", "hu_levy"
+    name, task, template_set, orders = "hl_sentence_comparison", "sentence_comparison", "hu_levy", True
 
     def requests(self, item, template, context, runtime, state):
         lang = template.language
@@ -164,7 +181,7 @@ class SentenceComparison(HLFamily):
         for s1, s2 in ((item["good"], item["bad"]), (item["bad"], item["good"])):
             head = with_context(context, fill_before(template.text, s1=s1, s2=s2)[0], lang)
             out += [Request(head, n) for n in answers.ONE_TWO]
-        return out
+        return adapt(out, runtime.scorer, "prompt")
 
     def table(self, items, template, contexts, scored, runtime, states):
         if template.id == DIRECT:
@@ -202,24 +219,54 @@ def _compared_sentence(t, side):
     return (t["lp_2_good_first"] + t["lp_1_bad_first"]) / 2
 
 
+def _orders_credit(good_first: pd.Series, bad_first: pd.Series, runtime) -> pd.Series | None:
+    """The share of the two orders decided right ("accuracy"), or None: decide by the averaged
+    log-probs ("logprob")."""
+    if runtime.order_average not in ORDER_AVERAGES:
+        raise ValueError(f"order_average must be one of {ORDER_AVERAGES}, got {runtime.order_average!r}")
+    if runtime.order_average == "logprob":
+        return None
+    return (good_first.astype(float) + bad_first.astype(float)) / 2
+
+
+def _word_orders(t, runtime):
+    if "lp_good" in t:  # Direct: one order
+        return None
+    return _orders_credit(t["lp_good_first_good"] > t["lp_good_first_bad"],
+                          t["lp_bad_first_good"] > t["lp_bad_first_bad"], runtime)
+
+
+def _sentence_orders(t, runtime):
+    if "lp_good" in t:
+        return None
+    # good first: the good sentence is "1"; bad first: it is "2"
+    return _orders_credit(t["lp_1_good_first"] > t["lp_2_good_first"],
+                          t["lp_2_bad_first"] > t["lp_1_bad_first"], runtime)
+
+
 HU_LEVY = [
     Method("hl_word_prediction", WORD_PREDICTION, "log p(true final word) after the prefix, directly or in a prompt",
            _word),
     Method("hl_word_comparison", WORD_COMPARISON,
-           "log p(word) after the prefix; prompts list both words, both orders averaged", _compared_word),
+           "log p(word) after the prefix; prompts list both words, both orders averaged", _compared_word,
+           decision=_word_orders),
     Method("hl_sentence_judgment", SENTENCE_JUDGMENT,
            "Direct: LP of each sentence; prompts: log p(Yes) for each sentence (log p(No) beside it)", _judged),
     Method("hl_sentence_comparison", SENTENCE_COMPARISON,
            "Direct: LP of each sentence; prompts: log p(the sentence's number), both orders averaged",
-           _compared_sentence),
+           _compared_sentence, decision=_sentence_orders),
 ]
 # Which tasks each Hu & Levy stimulus set takes.
 TASKS = {"hl_p18": ["hl_word_prediction"], "hl_news": ["hl_word_prediction"], "hl_dtfit": ["hl_word_comparison"],
          "hl_blimp": ["hl_sentence_judgment", "hl_sentence_comparison"],
          "hl_syntaxgym": ["hl_sentence_judgment", "hl_sentence_comparison"],
-         "hl_mandarin": ["hl_sentence_judgment", "hl_sentence_comparison"]}
+         "hl_mandarin": ["hl_sentence_judgment", "hl_sentence_comparison"],
+         "hl_news_zh": ["hl_word_prediction"], "hl_simple_zh": ["hl_word_prediction"]}  # Appendix D: Mandarin
 
 
 def default_sets(language: str) -> list[str]:
-    """The stimulus sets 03 runs by default for a dataset's language."""
-    return [s for s in TASKS if (s == "hl_mandarin") == (language == "zh")]
+    """The stimulus sets 03 runs by default for a dataset's language (English: the paper's
+    experiments; Chinese: Appendix D, Mandarin sentences and word prediction)."""
+    from ..data import DATASETS
+
+    return [s for s in TASKS if DATASETS[s].language == language]

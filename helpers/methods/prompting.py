@@ -3,14 +3,17 @@
 Answers are read at the position after the prompt's own tokens (``separate=True``): the
 position where constrained decoding (outlines) generates, so the logit path and the
 outlines path see the same input. Prompts are rendered by :mod:`helpers.prompt_text`; a
-priming context goes before the prompt (base models) or opens the user message (chat).
+priming context goes before the prompt (base models) or opens the first user message (chat).
+Few-shot Yes/No (``runtime.fewshot``) puts k solved question-answer turns before the item
+(:mod:`helpers.fewshot`): "...Answer: Yes" lines for base models, user and assistant
+messages for chat models.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from .. import answers, constrained
+from .. import answers, constrained, fewshot
 from ..prompt_text import render
 from ..scoring import Request
 from ..templates import ide_templates
@@ -36,13 +39,17 @@ class PromptFamily(Family):
 class YesNo(PromptFamily):
     """Each sentence in a Yes/No prompt; the log-probs and raw logits of Yes and No."""
 
-    name, template_set = "yesno", "yn"
+    name, template_set, takes_fewshot = "yesno", "yn", True
 
     def prepare(self, items, template, contexts, runtime):
-        """Each item's prompt per side, rendered once."""
+        """Each item's prompt per side (after its few-shot examples, if any), rendered once."""
         tok = runtime.scorer.tokenizer
-        return [{side: render(template, tok, runtime.instruct, c, sentence=item[side]) for side in runtime.sides}
-                for item, c in zip(items, contexts)]
+        yes, no = answers.yes_no(template.language)
+        shots = ([[({"sentence": s}, yes if ok else no) for s, ok in ex]
+                  for ex in fewshot.judged_examples(items, runtime.fewshot)]
+                 if runtime.fewshot.k else [()] * len(items))
+        return [{side: render(template, tok, runtime.instruct, c, shots=sh, sentence=item[side])
+                 for side in runtime.sides} for item, c, sh in zip(items, contexts, shots)]
 
     def requests(self, item, template, context, runtime, state):
         yes, no = answers.yes_no(template.language)

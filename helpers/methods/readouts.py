@@ -5,7 +5,9 @@ readouts score it inside one of the 5 "single" templates of its language, over t
 input (template tokens counted, the variant Ide et al. report) and over the target only;
 comparative LP scores the "compar" template with the target in slot A and the other
 sentence in slot B. A priming ``context`` goes before the whole input; its own tokens are
-never counted.
+never counted. Few-shot in-template readouts (``runtime.fewshot``) put k acceptable
+sentences, each in the same template, before the item (:mod:`helpers.fewshot`); like a
+priming context, the examples' tokens are never counted.
 
 Basis columns per side: the sum and count of target token log-probs (``tgt_sum_*``,
 ``n_tokens_*``), of the template tokens before the target (``ctx_sum_*``, ``ctx_n_*``), the
@@ -18,8 +20,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from .. import measures
-from ..prompt_text import with_context
+from .. import fewshot, measures
+from ..prompt_text import template_examples, with_context
 from ..scoring import Request
 from ..templates import ide_templates
 from .base import Family, Method
@@ -65,6 +67,7 @@ class TemplateReadouts(Family):
 
     def __init__(self, template_set: str):
         self.template_set = self.name = template_set
+        self.takes_fewshot = template_set == "single"  # examples: acceptable sentences in the same template
 
     def templates(self, language, style, selected):
         return [t for t in ide_templates(self.template_set, language, "base") if t.id in selected]
@@ -85,27 +88,35 @@ class TemplateReadouts(Family):
             raise ValueError("comparative LP compares the two sentences of a pair; this dataset has single sentences")
         return item["bad" if side == "good" else "good"]
 
+    def prepare(self, items, template, contexts, runtime):
+        """Each item's few-shot block ("" without examples)."""
+        if not runtime.fewshot.k:
+            return [""] * len(items)
+        return [template_examples(template, shots) for shots in fewshot.acceptable_examples(items, runtime.fewshot)]
+
     def requests(self, item, template, context, runtime, state):
         out = []
         for side in runtime.sides:
             before, rest = self._input(template, item[side], self._other(item, side, runtime))
-            out.append(Request(with_context(context, before, runtime.language), rest))
+            out.append(Request(with_context(context, state + before, runtime.language), rest))
         return out
 
     def table(self, items, template, contexts, scored, runtime, states):
         table = {}
         for k, side in enumerate(runtime.sides):
             chunk = [s[k] for s in scored]
-            sums = [_template_sums(s, with_context(c, "", runtime.language) if c else "")
-                    for s, c in zip(chunk, contexts)]
+            # uncounted: the priming context and the examples (all of the text before the item's template)
+            sums = [_template_sums(s, with_context(c, block, runtime.language) if c or block else "")
+                    for s, c, block in zip(chunk, contexts, states)]
             table[f"tgt_sum_{side}"] = [s.total for s in chunk]
             table[f"n_tokens_{side}"] = [s.n_tokens for s in chunk]
             table[f"token_lp_{side}"] = [s.logprobs.astype(np.float64) for s in chunk]
             table[f"token_ids_{side}"] = [np.asarray(s.token_ids, dtype=np.int64) for s in chunk]
             table[f"ctx_sum_{side}"] = [total for total, _ in sums]
             table[f"ctx_n_{side}"] = [n for _, n in sums]
-            table[f"input_{side}"] = ["".join(self._input(template, item[side], self._other(item, side, runtime)))
-                                      for item in items]
+            table[f"input_{side}"] = [block + "".join(self._input(template, item[side],
+                                                                  self._other(item, side, runtime)))
+                                      for item, block in zip(items, states)]
         out = pd.DataFrame(table)
         out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
         return out

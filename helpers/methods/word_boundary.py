@@ -57,7 +57,7 @@ def boundary_logmass(scorer, requests: Sequence[Request], wanted: Sequence[Seque
     inner[:min(vocab, len(mask))] = torch.as_tensor(mask[:vocab])
     final = inner.clone()
     final[[i for i in end_ids if i is not None and i < vocab]] = True
-    inner, final = inner.to(device), final.to(device)
+    inner, final = inner.to(scorer.output_device), final.to(scorer.output_device)  # compared with the head's logits
     out = [np.full(len(w), np.nan) for w in wanted]
     order = sorted((i for i, w in enumerate(wanted) if len(w)), key=lambda i: len(encoded[i].ids))
     batch: list[int] = []

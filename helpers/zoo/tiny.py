@@ -1,10 +1,13 @@
 """Tiny random-weight models for tests and demos, built offline in seconds.
 
-Four architectures (Llama, Qwen2, Mixtral with experts, GPT-2), each a few hundred
+Four causal architectures (Llama, Qwen2, Mixtral with experts, GPT-2), each a few hundred
 thousand parameters, with a byte-level BPE tokenizer trained on sentences this module
 writes. Llama and Mixtral get a tokenizer with a BOS token (added by its post-processor,
 as Llama 3's is); Qwen2 gets one without BOS (as Qwen2 has none); GPT-2 gets
 BOS = EOS = <|endoftext|>. "-instruct" variants carry a Llama-3-style chat template.
+One encoder-decoder, tiny-t5 (Flan-T5's layout: gated-GELU, untied head), gets T5's own
+tokenizer (a Unigram model with <pad>, </s>, <unk> and 100 sentinels) trained on the same
+sentences.
 Models are saved with save_pretrained and loaded through ``helpers.models.load``.
 """
 from __future__ import annotations
@@ -16,7 +19,18 @@ import random
 from pathlib import Path
 
 import torch
-from transformers import AutoModelForCausalLM, GPT2Config, LlamaConfig, MixtralConfig, Qwen2Config
+from tokenizers import Tokenizer, pre_tokenizers, trainers
+from tokenizers import models as tok_models
+from transformers import (
+    AutoModelForCausalLM,
+    AutoModelForSeq2SeqLM,
+    GPT2Config,
+    LlamaConfig,
+    MixtralConfig,
+    Qwen2Config,
+    T5Config,
+    T5Tokenizer,
+)
 
 from .. import paths
 from ..files import atomic_path
@@ -24,8 +38,10 @@ from .tokenizer import for_transformers, train_bpe
 
 BUILD_VERSION = "3"  # bump when the recipe changes, so cached builds are rebuilt
 TINY_DIR_ENV = "HELPERS_TINY_DIR"  # tests point this at a fresh folder per session
-ARCHS = ("llama", "qwen2", "mixtral", "gpt2")
-NAMES = tuple(f"tiny-{arch}{suffix}" for arch, suffix in itertools.product(ARCHS, ("", "-instruct")))
+ARCHS = ("llama", "qwen2", "mixtral", "gpt2", "t5")
+CAUSAL = ARCHS[:4]
+NAMES = tuple(f"tiny-{arch}{suffix}" for arch, suffix in itertools.product(CAUSAL, ("", "-instruct"))) + ("tiny-t5",)
+T5_EXTRA_IDS = 100  # sentinels <extra_id_0> ... <extra_id_99>, as T5 has
 VOCAB_SIZE = 900
 
 LLAMA3_CHAT_TEMPLATE = (
@@ -39,7 +55,7 @@ CHAT_TOKENS = ["<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
 # (BOS, EOS) of each architecture's tokenizer; BOS None: the tokenizer has none (Qwen2).
 SPECIAL_TOKENS = {"gpt2": ("<|endoftext|>", "<|endoftext|>"), "qwen2": (None, "<|endoftext|>"),
                   "llama": ("<|begin_of_text|>", "<|end_of_text|>"),
-                  "mixtral": ("<|begin_of_text|>", "<|end_of_text|>")}
+                  "mixtral": ("<|begin_of_text|>", "<|end_of_text|>"), "t5": (None, "</s>")}
 
 _NOUNS = "cat dog teacher student doctor child bird river house garden book letter song window car city".split()
 _VERBS = "sees likes finds helps visits watches remembers praises admires describes".split()
@@ -70,8 +86,25 @@ def corpus_sentences(n: int = 3000, seed: int = 0) -> list[str]:
     return out
 
 
+def t5_tokenizer() -> T5Tokenizer:
+    """T5's tokenizer (whitespace split, metaspace, a Unigram model; </s> after every text) with
+    a vocabulary trained on :func:`corpus_sentences`: <pad>=0, </s>=1, <unk>=2, the pieces, then
+    the sentinels from <extra_id_99> down to <extra_id_0>, as T5's vocabulary is laid out."""
+    tok = Tokenizer(tok_models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
+                                                 pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always")])
+    trainer = trainers.UnigramTrainer(vocab_size=VOCAB_SIZE - T5_EXTRA_IDS, special_tokens=["<pad>", "</s>", "<unk>"],
+                                      unk_token="<unk>", show_progress=False)
+    tok.train_from_iterator(corpus_sentences(), trainer=trainer)
+    pieces = [tuple(v) for v in json.loads(tok.to_str())["model"]["vocab"]]
+    sentinels = [(f"<extra_id_{i}>", 0.0) for i in range(T5_EXTRA_IDS - 1, -1, -1)]
+    return T5Tokenizer(vocab=pieces + sentinels, extra_ids=T5_EXTRA_IDS, model_max_length=512)
+
+
 def tokenizer(arch: str, instruct: bool = False):
     """The fast tokenizer of a tiny ``arch`` model; Llama and Mixtral prepend BOS themselves."""
+    if arch == "t5":
+        return t5_tokenizer()
     bos, eos = SPECIAL_TOKENS[arch]
     specials = [bos, eos] if bos not in (None, eos) else [eos]
     prepend = bos if arch in ("llama", "mixtral") else None
@@ -84,6 +117,11 @@ def tokenizer(arch: str, instruct: bool = False):
 
 def config(arch: str, vocab_size: int, bos_id: int | None, eos_id: int):
     """The transformers config of a tiny ``arch`` model: 2 layers, width 64."""
+    if arch == "t5":
+        return T5Config(vocab_size=vocab_size, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_decoder_layers=2,
+                        num_heads=4, feed_forward_proj="gated-gelu", tie_word_embeddings=False, pad_token_id=0,
+                        eos_token_id=eos_id, decoder_start_token_id=0,
+                        initializer_factor=0.3)  # log-probs of a few nats a token, as the others give
     common = dict(vocab_size=vocab_size, bos_token_id=bos_id, eos_token_id=eos_id, initializer_range=0.1)
     if arch == "gpt2":
         return GPT2Config(n_layer=2, n_embd=64, n_head=4, n_positions=1024, **common)
@@ -107,7 +145,7 @@ def build(arch: str, out_dir: str | Path, instruct: bool = False, seed: int = 0)
     bpe = fast.backend_tokenizer
     model_config = config(arch, bpe.get_vocab_size(), bpe.token_to_id(bos) if bos else None, bpe.token_to_id(eos))
     torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(model_config)
+    model = (AutoModelForSeq2SeqLM if arch == "t5" else AutoModelForCausalLM).from_config(model_config)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)

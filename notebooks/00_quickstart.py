@@ -1,0 +1,99 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 · Quickstart: what does a language model think of a minimal pair?
+#
+# A **minimal pair** is an acceptable sentence and an unacceptable one that differ in a word or
+# two: *The cats annoy Tim.* / *The cats annoys Tim.* A language model gives every token a
+# probability given the tokens before it. Its **surprisal**, −log₂ p, is how unexpected the
+# token was, in bits; a sentence's log-probability (**LP**) is the sum of its tokens'
+# log-probabilities. A model "knows" the contrast when it prefers the acceptable sentence.
+#
+# Five ways to decide (Ide et al. 2024), all shown below for the pair:
+#
+# | method | the acceptable sentence wins when it has the higher ... |
+# |---|---|
+# | `lp` | sum of token log-probs |
+# | `meanlp` | log-prob per token (LP / tokens) |
+# | `penlp` | LP divided by a length penalty ((5 + tokens) / 6)^0.8 |
+# | `intemplate_lp` | LP of the whole input when the sentence sits in a template ("Here is a sentence: ...") |
+# | `yesno` | P(Yes) / (P(Yes) + P(No)) when the model is asked whether the sentence is acceptable |
+#
+# **In JupyterLab** run all cells, then type a new pair in the boxes and press Enter: the figure
+# and the table follow. **Headless** (papermill, `make report`) the parameters below take the
+# boxes' place: `papermill notebooks/00_quickstart.ipynb out.ipynb -p good "..." -p bad "..."`.
+
+# %% tags=["parameters"]
+good = "The cats annoy Tim."  # the acceptable sentence of the pair
+bad = "The cats annoys Tim."  # the unacceptable sentence of the pair
+model = "demo-en"  # registry name (python -m helpers models), local folder or Hugging Face id
+method = "lp"  # the method named in the figure's title: lp, meanlp, penlp, intemplate_lp or yesno
+template = 1  # Ide et al. template (1 to 5) of in-template LP and Yes/No
+dataset = "blimp"  # the paradigm browser's dataset: blimp (English) or climp (Chinese: use model demo-zh)
+paradigm = "regular_plural_subject_verb_agreement_1"  # a paradigm of the dataset; None means its first
+pairs = 10  # pairs of the paradigm to judge
+
+# %%
+from IPython.display import display
+
+from helpers import explain_view
+from helpers.analysis import report
+from helpers.results import safe_name
+
+config = {"notebook": "00_quickstart", "good": good, "bad": bad, "model": model, "method": method,
+          "template": template}
+
+# %% [markdown]
+# ## One pair, token by token
+#
+# Top: surprisal per word, the two sentences' words lined up (shaded: the words that differ).
+# Below: surprisal per token of each sentence, the tokens of the differing words shaded. The table
+# gives each method's scores and the sentence it prefers (a tie counts as wrong).
+
+# %%
+explanation = explain_view.show_pair(good, bad, model, method, template)
+
+# %% [markdown]
+# The numbers behind the bars for the pair of the parameters cell (log-probs in nats, surprisal
+# in bits; `word` numbers the words of each sentence). `python -m helpers score --model demo-en
+# --json "The cats annoy Tim." "The cats annoys Tim."` prints the same log-probs.
+
+# %%
+tokens = explain_view.tokens_table(explanation)
+display(tokens)
+saved = report.save_table(tokens, f"00_quickstart_tokens__{safe_name(model)}", config=config, sources=[])
+print(f"saved {saved[0]}")
+
+# %% [markdown]
+# ## Paradigm browser
+#
+# A BLiMP (or CLiMP) paradigm is a thousand pairs built from one template. Pick one, see how
+# often the method prefers the acceptable sentence on its first pairs, and the hardest pair (the
+# lowest margin of acceptable over unacceptable) token by token.
+
+# %%
+paradigm_view = explain_view.show_paradigm(model, dataset, paradigm, pairs, method, template)
+
+# %% [markdown]
+# ## Where next
+#
+# | notebook | what it does |
+# |---|---|
+# | `01_data_prep` | every benchmark as one canonical table |
+# | `02_readout` | LP, MeanLP, PenLP, SLOR, Bayes factors, in-template readouts over whole datasets |
+# | `03_prompting` | Yes/No and A/B prompting; Hu & Levy's direct vs metalinguistic prompts |
+# | `04_ensembles` | voting ensembles, phenomena vs humans, significance |
+# | `05_length_bias` | how sentence length sways each method |
+# | `06_context_priming` | judgments after priming contexts (Sinha et al. 2023) |
+# | `07_separability` | what string probability says about grammaticality (Hu et al. 2025) |

@@ -1,0 +1,219 @@
+"""4-bit NF4, 8-bit and bfloat16 on the CPU: bitsandbytes' backend probed, the demo model
+really quantized (Linear4bit / Linear8bitLt layers holding packed integer weights), its LP
+scores through the runner close to float32's with the same decisions on BLiMP pairs, and
+the precision recorded in the score files and in the model card."""
+from __future__ import annotations
+
+import sys
+
+import bitsandbytes as bnb
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from helpers import paths
+from helpers.data.selection import select
+from helpers.models import QuantizationUnavailableError, load, quantization_probe
+from helpers.results import ScoreStore, read_metadata
+from helpers.runner import run_methods
+from helpers.scoring import Scorer
+from helpers.zoo.model_card import PRECISION_HEADING, card_text, lp_accuracy, precision_text, update_card_precision
+from helpers.zoo.precision import PRECISIONS, PrecisionRun, compare, decisions
+
+PER_PARADIGM = 3  # 67 BLiMP paradigms x 3 = 201 pairs, 402 sentences
+QUANTIZED = {"transformer.h.{}.attn.c_attn": (256, 768), "transformer.h.{}.attn.c_proj": (256, 256),
+             "transformer.h.{}.mlp.c_fc": (256, 1024), "transformer.h.{}.mlp.c_proj": (1024, 256)}  # (in, out)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """precision -> (LoadedModel, score frame, score file) for float32, bfloat16 and NF4 on the
+    first 3 pairs of every BLiMP paradigm, scored by the runner into a store per precision."""
+    root = tmp_path_factory.mktemp("precision")
+    selection = select("blimp", PER_PARADIGM)
+    out = {}
+    for name in ("float32", "bfloat16", "nf4"):
+        lm = PRECISIONS[name].load("demo-en")
+        (path,) = run_methods(Scorer(lm, progress=False), selection, ["lp"], store=ScoreStore(root / name))
+        out[name] = (lm, pd.read_parquet(path), path)
+    return out
+
+
+def sentence_lps(frame: pd.DataFrame) -> np.ndarray:
+    return np.r_[frame.score_good.to_numpy(float), frame.score_bad.to_numpy(float)]
+
+
+def test_bitsandbytes_runs_4bit_and_8bit_on_this_cpu():
+    """The probe layer's output against float32: NF4 loses about a tenth, int8 under a hundredth
+    (fixed seed; a broken kernel gives errors near 1 or fails)."""
+    assert "cpu" in bnb.supported_torch_devices
+    four, eight = quantization_probe("4bit", "cpu"), quantization_probe("8bit", "cpu")
+    assert 0.05 < four < 0.15 and 1e-3 < eight < 0.02
+
+
+def test_a_device_bitsandbytes_does_not_run_on_is_a_clear_error():
+    with pytest.raises(QuantizationUnavailableError, match=r"runs on \[.*'cpu'.*\], not on 'meta'.*quant=None"):
+        quantization_probe("4bit", "meta")
+    with pytest.raises(ValueError, match="'4bit' or '8bit'"):
+        quantization_probe("2bit", "cpu")
+
+
+def test_without_bitsandbytes_loading_4bit_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "bitsandbytes", None)  # as on a machine without the package
+    quantization_probe.cache_clear()
+    try:
+        with pytest.raises(QuantizationUnavailableError, match=r"needs bitsandbytes.*pip install"):
+            load("demo-en", quant="4bit")
+    finally:
+        quantization_probe.cache_clear()
+
+
+def test_nf4_weights_are_really_quantized(runs):
+    """Every projection of the 4 blocks is a Linear4bit holding NF4 codes, two per byte; the
+    tied embedding / output head stays in bfloat16; the memory footprint shrinks accordingly."""
+    f32, bf16, nf4 = (runs[p][0].model for p in ("float32", "bfloat16", "nf4"))
+    four = {name: m for name, m in nf4.named_modules() if isinstance(m, bnb.nn.Linear4bit)}
+    expected = {k.format(i): shape for i in range(4) for k, shape in QUANTIZED.items()}
+    assert set(four) == set(expected)
+    for name, module in four.items():
+        n_in, n_out = expected[name]
+        assert module.weight.dtype == torch.uint8 and module.weight.numel() == n_in * n_out // 2, name
+        assert module.weight.quant_state.quant_type == "nf4" and module.compute_dtype == torch.bfloat16
+        assert tuple(module.weight.quant_state.shape) == (n_out, n_in)
+    head = nf4.get_output_embeddings()
+    assert type(head) is torch.nn.Linear and head.weight.dtype == torch.bfloat16
+    assert head.weight.data_ptr() == nf4.get_input_embeddings().weight.data_ptr()  # still tied
+    assert f32.get_memory_footprint() == 2 * bf16.get_memory_footprint()
+    packed = sum(m.weight.numel() for m in four.values())  # bytes of NF4 codes
+    floats = sum(n_in * n_out for n_in, n_out in expected.values())
+    assert packed == floats // 2
+    # bfloat16 footprint less the quantized weights' 2 bytes each, plus their codes and absmax scales
+    saved = bf16.get_memory_footprint() - nf4.get_memory_footprint()
+    assert 2 * floats - packed - floats // 64 * 4 <= saved <= 2 * floats - packed
+
+
+def test_the_score_files_record_the_precision(runs):
+    for name, quant, dtype in (("float32", None, "float32"), ("bfloat16", None, "bfloat16"), ("nf4", "4bit", "bfloat16")):
+        lm, frame, path = runs[name]
+        meta = read_metadata(path)
+        assert (meta["quant"], meta["dtype"]) == (quant, dtype) == (lm.quant, lm.dtype), name
+        assert len(frame) == 67 * PER_PARADIGM
+    hashes = {read_metadata(runs[n][2])["config_hash"] for n in runs}
+    assert len(hashes) == 3  # a store never mistakes one precision's scores for another's
+
+
+def test_bfloat16_scores_are_within_tolerance_of_float32(runs):
+    """Sentence LPs in bfloat16 (8 mantissa bits) move by a few hundredths of a nat on average
+    and under one nat at most; 97% of the decisions or more are float32's."""
+    ref, half = runs["float32"][1], runs["bfloat16"][1]
+    delta = np.abs(sentence_lps(half) - sentence_lps(ref))
+    assert 0.005 < delta.mean() < 0.1 and delta.max() < 1.0
+    assert np.mean(decisions(half) == decisions(ref)) >= 0.97
+    assert abs(half.correct.mean() - ref.correct.mean()) <= 0.02
+
+
+def test_nf4_scores_move_more_and_keep_most_decisions(runs):
+    """4-bit weights move a sentence's LP by tenths of a nat (ten times bfloat16's change), yet
+    95% of the decisions or more stay float32's and the accuracy stays within 3 points."""
+    ref, half, nf4 = runs["float32"][1], runs["bfloat16"][1], runs["nf4"][1]
+    delta = np.abs(sentence_lps(nf4) - sentence_lps(ref))
+    assert 0.1 < delta.mean() < 0.8 and delta.max() < 4.0
+    assert delta.mean() > 3 * np.abs(sentence_lps(half) - sentence_lps(ref)).mean()
+    assert np.mean(decisions(nf4) == decisions(ref)) >= 0.95
+    assert abs(nf4.correct.mean() - ref.correct.mean()) <= 0.03
+
+
+def test_the_engine_on_nf4_matches_a_plain_forward_of_the_same_model(runs):
+    """The engine's LPs on the NF4 model against transformers' own forward of each sentence
+    alone with a float64 log-softmax: equal up to float32 rounding on the engine's plain path
+    (the model split at its head, logits at the scored positions only); within bfloat16
+    rounding of the compute where prefixes are shared (cached or packed rows add up in
+    another order)."""
+    lm, frame, _ = runs["nf4"]
+    pairs = select("blimp", PER_PARADIGM).frame
+    sentences = list(pairs.good[:12]) + list(pairs.bad[:12])
+    start = lm.tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    plain = []
+    with torch.no_grad():
+        for s in sentences:
+            ids = torch.tensor([[start] + lm.tokenizer(s, add_special_tokens=False)["input_ids"]])  # [1, seq]
+            logprobs = torch.log_softmax(lm.model(input_ids=ids).logits.double()[0, :-1], dim=-1)  # [seq-1, vocab]
+            plain.append(float(logprobs.gather(-1, ids[0, 1:, None]).sum()))
+    alone = np.array([s.total for s in Scorer(lm, progress=False, share="none").score_texts(sentences)])
+    assert np.allclose(alone, plain, atol=1e-4, rtol=0), np.abs(alone - plain).max()
+    shared = np.array([s.total for s in Scorer(lm, progress=False, pack=False).score_texts(sentences)])
+    assert np.allclose(shared, plain, atol=0.25, rtol=0), np.abs(shared - plain).max()
+    runner = frame.score_good[:12].tolist() + frame.score_bad[:12].tolist()
+    assert np.allclose(runner, plain, atol=0.25, rtol=0), np.abs(np.array(runner) - plain).max()
+
+
+def test_8bit_loads_and_scores_on_the_cpu():
+    """LLM.int8 on the CPU: Linear8bitLt layers with int8 weights, decisions as float32's on the
+    first pair of every paradigm up to a few."""
+    selection = select("blimp", 1)
+    lm = load("demo-en", quant="8bit", dtype=torch.float32)
+    eight = [m for m in lm.model.modules() if isinstance(m, bnb.nn.Linear8bitLt)]
+    assert len(eight) == 16 and all(m.weight.dtype == torch.int8 for m in eight)
+    assert lm.provenance()["quant"] == "8bit"
+    texts = list(selection.frame.good) + list(selection.frame.bad)
+    ref = np.array([s.total for s in Scorer(load("demo-en"), progress=False).score_texts(texts)])
+    got = np.array([s.total for s in Scorer(lm, progress=False).score_texts(texts)])
+    n = len(selection.frame)
+    assert 0.005 < np.abs(got - ref).mean() < 0.2
+    assert np.mean(np.sign(got[:n] - got[n:]) == np.sign(ref[:n] - ref[n:])) >= 0.95
+
+
+def run_of(name: str, good, bad, seconds=1.0) -> PrecisionRun:
+    frame = pd.DataFrame({"paradigm": "p", "pair_id": range(len(good)), "score_good": good, "score_bad": bad})
+    frame = frame.assign(correct=frame.score_good > frame.score_bad, tie=frame.score_good == frame.score_bad)
+    return PrecisionRun(name, frame, 1000, "x", None, seconds)
+
+
+def test_precision_comparison_counts_flips_pair_by_pair():
+    ref = run_of("float32", [-1.0, -2.0, -3.0, -4.0], [-2.0, -1.0, -3.5, -4.0])  # right, wrong, right, tie
+    low = run_of("nf4", [-1.5, -1.5, -3.75, -4.0], [-2.0, -1.0, -3.5, -4.5], seconds=0.5)  # right, wrong, wrong, right
+    table = compare([ref, low]).set_index("precision")
+    assert table.loc["float32", ["accuracy", "agreement", "to_wrong", "to_right", "ties"]].tolist() == [50, 100, 0, 0, 1]
+    row = table.loc["nf4"]
+    assert (row.accuracy, row.agreement, row.to_wrong, row.to_right, row.ties) == (50, 50, 1, 1, 0)
+    assert row.mcnemar_p == 1.0 and row.time_ratio == 0.5
+    assert row.mean_abs_dlp == pytest.approx((0.5 + 0.5 + 0.75 + 0.5) / 8) and row.max_abs_dlp == 0.75
+    with pytest.raises(ValueError, match="other pairs"):
+        compare([ref, run_of("nf4", [-1.0], [-2.0])])
+
+
+def test_the_card_states_the_recorded_precision_table(tmp_path):
+    """The section written into a copy of demo-en's card shows the recorded numbers, replaces
+    an earlier one, and card_text renders the same section from training.json."""
+    import shutil
+
+    folder = tmp_path / "demo-en"
+    shutil.copytree(paths.MODELS / "demo-en", folder)
+    ref = run_of("float32", [-1.0, -2.0, -3.0, -4.0], [-2.0, -1.0, -3.5, -4.0])
+    low = run_of("nf4", [-1.5, -1.5, -3.75, -4.0], [-2.0, -1.0, -3.5, -4.5], seconds=0.5)
+    before = (folder / "README.md").read_text()
+    for _ in range(2):  # written twice: one section
+        update_card_precision(str(folder), compare([ref, low]), {"dataset": "blimp", "limit": None, "machine": "m"})
+    card = (folder / "README.md").read_text()
+    assert card.count(PRECISION_HEADING) == 1 and card.startswith(before.split(PRECISION_HEADING)[0].rstrip("\n"))
+    table = card[card.index(PRECISION_HEADING):].splitlines()
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table if line.startswith("|")]
+    header, nf4 = rows[0], dict(zip(rows[0], rows[3]))
+    assert header[0] == "precision" and nf4["precision"] == "nf4"
+    assert (nf4["LP accuracy %"], nf4["same decision as float32 %"], nf4["turned wrong / right"]) == ("50.00", "50.00", "1 / 1")
+    assert "(all pairs: 4 pairs; ties are errors)" in card and "A subset" not in card
+    assert ("nf4 changes the decision on 50.00% of the pairs (1 turned wrong, 1 right: accuracy +0.00 points, "
+            "McNemar p = 1).") in card
+    update_card_precision(str(folder), compare([ref, low]), {"model": "demo-en", "dataset": "blimp", "limit": 3,
+                                                             "machine": "m", "why_subset": "no time"})
+    card = (folder / "README.md").read_text()
+    assert card.count(PRECISION_HEADING) == 1 and "(the first 3 pairs of every paradigm: 4 pairs;" in card
+    assert ("**A subset, not all of BLIMP**: no time. `python scripts/precision_table.py --model demo-en "
+            "--dataset blimp --card` (no `--limit`) measures every pair.") in card
+    import json
+
+    record = json.loads((folder / "training.json").read_text())
+    assert record["precision"]["rows"][1]["to_wrong"] == 1
+    scores = pd.DataFrame({"method": "lp", "dataset": "blimp", "phenomenon": ["a"], "correct": [True], "tie": [False]})
+    assert precision_text(record) in card_text("demo-en", "data/models/demo-en", record, lp_accuracy(scores))

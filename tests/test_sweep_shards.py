@@ -1,0 +1,115 @@
+"""Shards of a dataset run: deterministic split, shard files read back as one run, and
+notebook 02 sharded three ways against the unsharded run."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers import sweep
+from helpers.analysis import accuracy
+from helpers.data.selection import select
+from helpers.results import ScoreStore, load_files, load_scores
+from helpers.runner import run_methods
+from helpers.scoring import Scorer
+from helpers.sweep_shards import Shard, split
+
+def test_split_is_by_paradigm_then_position():
+    frame = pd.DataFrame({"paradigm": ["a", "b", "a", "c", "b", "a", "c"]})
+    # order: a (0, 2, 5), b (1, 4), c (3, 6); cut 3 / 2 / 2
+    assert [p.tolist() for p in split(frame, 3)] == [[0, 2, 5], [1, 4], [3, 6]]
+    assert [p.tolist() for p in split(frame, 2)] == [[0, 1, 2, 5], [3, 4, 6]]
+    assert [p.tolist() for p in split(pd.DataFrame({"x": range(5)}), 2)] == [[0, 1, 2], [3, 4]]
+
+
+def test_a_shard_of_a_selection(tiny_dir):
+    full = select("hl_blimp", 2)  # paradigms interleave in this table
+    parts = [full.sharded(i, 3) for i in (1, 2, 3)]
+    assert [len(p) for p in parts] == [len(full) // 3 + (i < len(full) % 3) for i in range(3)]
+    assert all(p.config() == full.config() for p in parts)  # the run's configuration: same config hash
+    positions = np.sort(np.concatenate([p.shard.positions() for p in parts]))
+    assert np.array_equal(positions, np.arange(len(full)))
+    first = parts[0]
+    assert first.shard.tag == "shard1of3"
+    assert first.frame.equals(full.frame.iloc[first.shard.positions()].reset_index(drop=True))
+    assert Shard.from_meta(json.loads(json.dumps(first.shard.meta()))) == first.shard
+    assert full.sharded(None, 1) is full
+
+
+@pytest.mark.parametrize("shard, shards, message", [
+    (None, 3, r"shard must be a number from 1 to 3"), (4, 3, r"shard must be a number from 1 to 3 \(which of the 3 shards to run\), got 4"),
+    (2, 1, r"shard 2 of 1"), (None, 0, r"shards must be a whole number >= 1, got 0"),
+    (1, 500, r"500 shards of 134 items: ask for at most 134 shards"),
+])
+def test_bad_shards_are_clear_errors(shard, shards, message):
+    with pytest.raises(ValueError, match=message):
+        select("blimp", 2).sharded(shard, shards)
+
+
+def test_shard_files_are_read_as_one_run_bit_for_bit(tiny, tmp_path):
+    """On the engine's plain path (one sequence per batch, nothing shared) a sharded run gives
+    the unsharded scores bit for bit: the split and the merge lose, add and reorder nothing."""
+    scorer = Scorer(tiny("tiny-gpt2"), batch_size=1, share="none", progress=False)
+    first = select("hl_blimp", 2)
+    selection = replace(first, frame=first.frame.head(30))  # 17 paradigms that interleave: shards are not ranges
+    assert [len(selection.sharded(i, 3).shard.ranges) for i in (1, 2, 3)] == [2, 4, 3]
+    methods = ["lp", "meanlp"]
+    whole = run_methods(scorer, selection, methods, store=ScoreStore(tmp_path / "a"))
+    store = ScoreStore(tmp_path / "b")
+    for i in (1, 2):
+        run_methods(scorer, selection.sharded(i, 3), methods, store=store)
+    with pytest.warns(UserWarning, match=r"left out lp in .*: shards \[1, 2\] of 3 are there"):
+        assert load_scores(root=tmp_path / "b").empty
+    run_methods(scorer, selection.sharded(3, 3), methods, store=store)
+    calls = scorer.forward_calls
+    found = run_methods(scorer, selection, methods, store=store)
+    assert scorer.forward_calls == calls  # the complete shards are the finished run
+    assert [p.name for p in found] == [f"{m}__shard{i}of3.parquet" for m in methods for i in (1, 2, 3)]
+    assert load_files(found).equals(load_files(whole))
+    assert load_scores(root=tmp_path / "b", token_columns=True).equals(load_scores(root=tmp_path / "a",
+                                                                                  token_columns=True))
+
+
+@pytest.mark.slow
+def test_notebook_02_sharded_three_ways_gives_the_unsharded_scores(tiny_dir, tmp_path, monkeypatch):
+    """02 on tiny-gpt2 in three shard jobs and in one job: the same rows, token counts and
+    decisions, scores within float32 rounding (1e-6 relative: the engine's batches hold other
+    pairs), the same Table 3; the unsharded notebook then finds the shards and computes nothing."""
+    params = {"limit": 2, "methods": "lp,meanlp,intemplate_lp", "templates": 1}
+    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "whole"))
+    sweep.run(sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], params))
+    whole = load_scores(root=tmp_path / "whole" / "scores")
+    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "sharded"))
+    jobs = sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], params, shards=3)
+    assert [j.output.name for j in jobs] == [
+        f"02_readout__tiny-gpt2__blimp__limit-2__methods-lp_meanlp_intemplate_lp__templates-1__shard{i}of3.ipynb"
+        for i in (1, 2, 3)]
+    sweep.run(jobs)
+    files = sorted(p.name for p in (tmp_path / "sharded" / "scores" / "blimp" / "tiny-gpt2").iterdir())
+    assert files == sorted(f"{m}__shard{i}of3.parquet" for m in ("lp", "meanlp", "intemplate_lp__t1")
+                           for i in (1, 2, 3))
+    sharded = load_scores(root=tmp_path / "sharded" / "scores")
+
+    assert list(sharded.columns) == list(whole.columns) and len(sharded) == len(whole) == 3 * 134
+    floats = [c for c in whole.columns if whole[c].dtype.kind == "f"]  # scores and their sums
+    assert {"score_good", "score_bad", "tgt_sum_good"} <= set(floats)
+    exact = [c for c in whole.columns if c not in floats]  # ids, token counts, decisions, ties, config hash
+    assert {"pair_id", "n_tokens_good", "correct", "tie", "config_hash"} <= set(exact)
+    assert sharded[exact].equals(whole[exact])
+    for column in floats:
+        a, b = whole[column].to_numpy(float), sharded[column].to_numpy(float)
+        assert np.array_equal(np.isnan(a), np.isnan(b)), column
+        assert np.nanmax(np.abs(a - b) / np.maximum(1.0, np.abs(a)), initial=0.0) <= 1e-6, column
+    assert accuracy.table3(sharded).equals(accuracy.table3(whole))
+
+    gather = sweep.run(sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], params))  # unsharded, in the sharded store
+    text = json.dumps(json.loads(gather[0].read_text()))
+    assert re.search(r"9 score files; forward passes this run: 0", text)
+    table = "02_readout__tiny-gpt2__blimp.csv"
+    assert (pd.read_csv(tmp_path / "sharded" / "tables" / table)
+            .equals(pd.read_csv(tmp_path / "whole" / "tables" / table)))
+    assert (tmp_path / "sharded" / "tables" / "02_readout__tiny-gpt2__blimp__shard2of3.csv").is_file()
