@@ -30,7 +30,7 @@ from typing import Iterable, Literal, Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from .progress import bar as progress_bar
 
 from .engine.encoding import Request, check_text
 from .models import LoadedModel
@@ -274,7 +274,7 @@ class Seq2SeqScorer:
         need = [0 if with_context else e.first for e in encoded]
         order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i].source_ids), len(encoded[i].decoder_ids)))
         results: list = [None] * len(encoded)
-        bar = tqdm(total=len(encoded), desc=desc, unit="seq", disable=not self.progress, leave=False)
+        bar = progress_bar(total=len(encoded), desc=desc, unit="seq", disable=not self.progress, leave=False)
         try:
             for batch in self._batches(order, encoded):
                 self._run(batch, encoded, need, results)
