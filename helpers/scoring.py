@@ -82,14 +82,16 @@ class Scorer:
     common token prefix of sentences, e.g. the two sentences of a pair) or "tree" (every
     common prefix of the run, a compressed trie). ``pack`` runs a
     shared part and its continuations as one packed row with a tree attention mask, where
-    the model's attention takes one (checked by a probe; off for flash attention). Results
+    the model's attention takes one (checked by a probe; off for flash attention), for shared
+    parts of at least ``pack_min_stem`` tokens (shorter ones, such as the opening words of a
+    pair, run faster from the cache: benchmarks/bench_scoring.py). Results
     agree across modes within float32 rounding.
     """
 
     def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
                  share: Share = "prefix", token_budget: int | None = None, batch_size: int | None = None,
                  progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None,
-                 pack: bool = True):
+                 pack: bool = True, pack_min_stem: int = 16):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"Scorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
                             f"got {type(loaded).__name__}")
@@ -126,7 +128,7 @@ class Scorer:
             kv_budget_bytes=kv_budget_bytes or (8 if on_gpu else 2) * 2**30,
             kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack,
             pack_waste=model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model),
-            output_device=self.output_device)
+            output_device=self.output_device, pack_min_stem=pack_min_stem)
 
     @property
     def forward_calls(self) -> int:

@@ -371,7 +371,7 @@ def test_packed_subtrees_equal_the_cached_path_with_fewer_calls(tiny, arch):
     """Tree attention (a shared part and its continuations in one row) gives the scores of
     running each level from the cache, and of the float64 reference."""
     lm = tiny(f"tiny-{arch}")
-    packed, cached = Scorer(lm, progress=False), Scorer(lm, progress=False, pack=False)
+    packed, cached = Scorer(lm, progress=False, pack_min_stem=0), Scorer(lm, progress=False, pack=False)
     assert packed.pack == "bool" and cached.pack is None  # the tiny models use SDPA
     encoded = _plan_requests(packed)
     need_from = [1 if i % 3 == 0 else e.first for i, e in enumerate(encoded)]
@@ -396,7 +396,7 @@ def test_rows_hold_what_fits_and_repeat_the_shared_part(tiny):
     """A context shared by more continuations than one row holds is repeated in each row;
     with no room for waste, each row holds the context and one continuation."""
     lm = tiny("tiny-llama")
-    scorer = Scorer(lm, progress=False, share="context")  # the context is the only shared part
+    scorer = Scorer(lm, progress=False, share="context", pack_min_stem=0)  # the context is the only shared part
     latin = [t for t in SENTENCES if t[0].isascii() and t[0].isupper() and len(t.split()) > 2]
     requests = [Request("Here is a sentence.\n\n", t) for t in latin]
     encoded = scorer.encode_many(requests)
@@ -427,12 +427,12 @@ def test_packing_with_an_additive_mask_and_beyond_the_token_budget(tiny):
     lm = tiny("tiny-llama")
     eager_model = copy.deepcopy(lm.model)
     eager_model.set_attn_implementation("eager")
-    eager = Scorer(LoadedModel.wrap(eager_model, lm.tokenizer), progress=False)
+    eager = Scorer(LoadedModel.wrap(eager_model, lm.tokenizer), progress=False, pack_min_stem=0)
     assert eager.pack == "additive"
-    sdpa = Scorer(lm, progress=False)
+    sdpa = Scorer(lm, progress=False, pack_min_stem=0)
     requests = [Request("Here is a long context that every sentence shares in this test. " * 3, t) for t in SENTENCES]
     expected = sdpa.score(requests, with_context=True)
-    small = Scorer(lm, progress=False, token_budget=40)  # the shared context alone is over 40 tokens
+    small = Scorer(lm, progress=False, token_budget=40, pack_min_stem=0)  # the shared context alone is over 40 tokens
     for scorer in (eager, small):
         for a, b in zip(expected, scorer.score(requests, with_context=True)):
             np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5)

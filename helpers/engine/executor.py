@@ -115,12 +115,13 @@ class Executor:
 
     def __init__(self, body, head, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
                  kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None,
-                 pack_waste: float = 0.0, output_device=None):
+                 pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0):
         self.body, self.head, self.device, self.pad_id = body, head, device, pad_id
         # where the head computes (a device map may put it apart from the input embedding)
         self.output_device = output_device if output_device is not None else device
         # packed subtrees need a custom 4D mask: "bool" (SDPA) or "additive" (eager); None: off
         self.pack, self.pack_waste = pack, pack_waste
+        self.pack_min_stem = pack_min_stem  # shorter shared parts run from the cache (packing them costs more)
         self.token_budget, self.batch_size = int(token_budget), batch_size
         self.kv_budget_bytes, self.kv_bytes_per_token = kv_budget_bytes, kv_bytes_per_token
         self.forward_calls = 0  # forward passes run so far (for tests and benchmarks)
@@ -155,7 +156,7 @@ class Executor:
         forward_children = [c for c in node.children if c.needs_forward]
         if not forward_children:
             return [Unit(node, [node])]
-        if self.pack:
+        if self.pack and len(node.ids) >= self.pack_min_stem:
             rows, row = [], [node]
             for child in forward_children:
                 subtree = [n for n in walk([child]) if n.needs_forward]
