@@ -7,10 +7,13 @@ tokens trained here on the WikiText-103 test text of the mirror) on BLiMP senten
      forward + log-softmax loop (the floor), minicons IncrementalLMScorer.sequence_score,
      lm-eval HFLM.loglikelihood with an empty context, and this engine (no reuse; pair
      prefixes shared, packed; the same with cached levels instead of packing);
-  2. in-template LP (the 5 Ide et al. templates) over the first M sentences: lm-eval
-     loglikelihood(context=template prefix, continuation=sentence + suffix) vs the engine;
-  3. Yes/No (the 5 Ide et al. prompts) over the first M sentences: lm-eval loglikelihood of
+  2. in-template LP (the 5 Ide et al. templates) over the first M sentences: lm-eval's
+     loglikelihood of (template prefix, sentence + suffix) vs the engine;
+  3. Yes/No (the 5 Ide et al. prompts) over the first M sentences: lm-eval's loglikelihood of
      "Yes"/"No" after the prompt vs the engine.
+In 2 and 3 lm-eval gets the engine's own token ids (HFLM._loglikelihood_tokens: its string
+API would move the context's trailing space into the continuation and add no start token,
+scoring other tokens), so both do the same work and the scores must agree.
 
 For each: requests/s, tokens through the model and time per token (the floor's time per
 token is the yardstick: "time follows tokens" means the same time per token with fewer
@@ -168,6 +171,13 @@ def main() -> None:
         reqs = [Instance("loglikelihood", {}, pair, i) for i, pair in enumerate(pairs)]
         return timed(lambda: [x[0] for x in hflm.loglikelihood(reqs, disable_tqdm=True)], args.repeats)
 
+    def lm_eval_tokens(requests):
+        """lm-eval on exactly the engine's tokens (context ids, continuation ids): the same
+        work, so the scores must agree and the times compare the implementations."""
+        encoded = Scorer(lm, progress=False).encode_many(requests)
+        reqs = [(("", ""), list(e.ids[:e.first]), list(e.ids[e.first:])) for e in encoded]
+        return timed(lambda: [x[0] for x in hflm._loglikelihood_tokens(reqs, disable_tqdm=True)], args.repeats)
+
     # ---------------------------------------------------------------- 1. plain LP
     plain_loop(model, tok, texts[:64])  # warm-up
     floor, t_floor = timed(lambda: plain_loop(model, tok, texts), args.repeats)
@@ -191,25 +201,23 @@ def main() -> None:
     plain = [Request("", s) for s in texts]
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
-                          ("engine, pairs' prefixes shared, packed (default)", dict(share="prefix"))):
+                          ("engine, default (share=prefix, packing from 16 tokens)", dict(share="prefix"))):
         totals, t, tokens = engine_run(lm, plain, args.repeats, **options)
         table.row(name, len(texts), t, tokens, max_diff(totals, lme))
-    best = table.rate["engine, pairs' prefixes shared, packed (default)"]
+    best = table.rate["engine, default (share=prefix, packing from 16 tokens)"]
     print(f"  engine (default) vs lm-eval {best / table.rate['lm-eval HFLM.loglikelihood, empty context (batch 64)']:.2f}x, "
           f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
           f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")
 
     # ---------------------------------------------------------------- 2. in-template LP
     sentences = texts[:args.m]
-    bos = tok.bos_token  # lm-eval adds no start token to a non-empty context: give it the engine's
-    pairs, requests = [], []
+    requests = []
     for template in ide_templates("single"):
         before, after = template.split()
         for s in sentences:
-            pairs.append((bos + before, s + after))
             requests.append(Request(before, s + after))
     print(f"2. in-template LP, 5 templates x {len(sentences)} sentences = {len(requests)} requests")
-    lme, t = lm_eval(pairs)
+    lme, t = lm_eval_tokens(requests)
     table.row("lm-eval loglikelihood(template prefix, sentence + suffix)", len(requests), t)
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, template prefixes shared (share=context)", dict(share="context")),
@@ -220,15 +228,14 @@ def main() -> None:
 
     # ---------------------------------------------------------------- 3. Yes/No
     yes, no = yes_no("en")
-    pairs, requests = [], []
+    requests = []
     for template in ide_templates("yn"):
         for s in sentences:
             prompt = render(template, tok, instruct=False, sentence=s)
             for answer in (yes, no):
-                pairs.append((bos + prompt, answer))
                 requests.append(Request(prompt, answer, separate=True))
     print(f"3. Yes/No, 5 prompts x {len(sentences)} sentences x 2 answers = {len(requests)} requests")
-    lme, t = lm_eval(pairs)
+    lme, t = lm_eval_tokens(requests)
     table.row("lm-eval loglikelihood(prompt, answer)", len(requests), t)
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, default (share=prefix, packed)", dict(share="prefix"))):
