@@ -84,6 +84,34 @@ def unigram_for(tokenizer, language: str, corpus: str | Path | None = None) -> t
     return unigram_table(tokenizer, [found.path]), found.source
 
 
+def planned_items(selection: DatasetSelection, context, items: list[dict], contexts: list[str]
+                  ) -> tuple[list[dict], list[str], np.ndarray | None]:
+    """The items a run's requests are planned over, their contexts, and where ``items`` are
+    among them: a shard's whole run (when the context is one text for all), so that its
+    batches, and so its scores bit for bit, are those of the unsharded run; else ``items``."""
+    if selection.shard is None or selection.whole is None or not isinstance(context, str):
+        return items, contexts, None
+    whole = selection.whole.to_dict("records")
+    return whole, [context] * len(whole), selection.shard.positions()
+
+
+def _score_items(scorer: Scorer, per_item: list[list], positions: np.ndarray | None, family: Family,
+                 label: str) -> list[list]:
+    """Each item's scored requests: every item's, or only those of the items at ``positions``
+    (scored as part of the whole plan)."""
+    flat = [r for reqs in per_item for r in reqs]
+    starts = np.cumsum([0] + [len(reqs) for reqs in per_item])
+    chosen = range(len(per_item)) if positions is None else positions
+    only = None if positions is None else [i for p in positions for i in range(starts[p], starts[p + 1])]
+    results = scorer.score(flat, with_context=family.with_context, desc=label, only=only)
+    scored, at = [], 0
+    for p in chosen:
+        n = len(per_item[p])
+        scored.append(results[at:at + n])
+        at += n
+    return scored
+
+
 def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:
     groups: dict[Family, list[Method]] = {}
     for m in chosen:
@@ -137,6 +165,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     language = selection.language
     items = selection.items()
     contexts, context_config = contexts_for(context, len(items))
+    plan_items, plan_contexts, positions = planned_items(selection, context, items, contexts)
     missing = [c for c in extra_columns if c not in selection.frame.columns]
     if missing:
         raise KeyError(f"extra columns {missing} are not in the {selection.name} selection's frame")
@@ -166,15 +195,13 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             if not todo:
                 continue
             run = replace(runtime, unigram=unigram if any(m.needs_unigram for m in todo) else None)
-            states = family.prepare(items, template, contexts, run)
-            per_item = [family.requests(item, template, c, run, s) for item, c, s in zip(items, contexts, states)]
-            flat = [r for reqs in per_item for r in reqs]
+            states = family.prepare(plan_items, template, plan_contexts, run)
+            per_item = [family.requests(item, template, c, run, s)
+                        for item, c, s in zip(plan_items, plan_contexts, states)]
             label = family.name if template is None else f"{family.name} {template.id}"
-            results = scorer.score(flat, with_context=family.with_context, desc=label)
-            scored, at = [], 0
-            for reqs in per_item:
-                scored.append(results[at:at + len(reqs)])
-                at += len(reqs)
+            scored = _score_items(scorer, per_item, positions, family, label)
+            if positions is not None:
+                states = [states[p] for p in positions]
             table = family.table(items, template, contexts, scored, run, states)
             for m in todo:
                 frame = method_frame(info, table, m, sides, run)

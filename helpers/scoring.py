@@ -159,15 +159,25 @@ class Scorer:
         return self.encoder.encode_many(requests)
 
     # ---------------------------------------------------------------- scoring
-    def score(self, requests: Sequence[Request], with_context: bool = False, desc: str = "scoring") -> list[Scored]:
-        """Score every request; results in input order."""
+    def score(self, requests: Sequence[Request], with_context: bool = False, desc: str = "scoring",
+              only: Sequence[int] | None = None) -> list[Scored]:
+        """Score every request; results in input order. With ``only`` (indices into
+        ``requests``), score just those, planned and batched as part of the whole list, so
+        that each value is bit for bit the one scoring the whole list gives (a shard of a
+        run); results in the order of ``only``."""
         requests = list(requests)
         if not requests:
             return []
         encoded = self.encode_many(requests)
-        token_lp = self.token_logprobs(encoded, with_context=with_context, desc=desc)
+        if only is not None:
+            only = [int(i) for i in only]
+            bad = [i for i in only if not 0 <= i < len(requests)]
+            if bad:
+                raise IndexError(f"only names request {bad[0]}, but there are {len(requests)} requests")
+        token_lp = self.token_logprobs(encoded, with_context=with_context, desc=desc, only=only)
+        picked = range(len(encoded)) if only is None else only
         out = []
-        for enc, (lp, raw) in zip(encoded, token_lp):
+        for enc, (lp, raw) in ((encoded[i], token_lp[i]) for i in picked):
             target_ids = list(enc.ids[enc.first:])
             ctx_from = 0 if self.start_id is None else 1
             out.append(Scored(
@@ -216,18 +226,21 @@ class Scorer:
         return out
 
     def token_logprobs(self, encoded: Sequence[Encoded], with_context: bool = False,
-                       desc: str = "scoring") -> list[tuple[np.ndarray, np.ndarray]]:
+                       desc: str = "scoring", only: Sequence[int] | None = None
+                       ) -> list[tuple[np.ndarray, np.ndarray] | None]:
         """For each sequence, (log p(token_i | tokens_<i), raw logit of token_i) for i >= 1 at
         the needed positions (target tokens, and context tokens if ``with_context``); index 0
-        and unneeded entries are NaN."""
+        and unneeded entries are NaN. With ``only`` (indices), just those sequences, computed
+        as in the whole list's run; the others are None."""
         share = self.share if self.can_share_cache else "none"
         if share == "tree" and not self.pack:  # a deep trie run level by level costs more than it saves
             share = "prefix"
         need_from = [1 if with_context else e.first for e in encoded]
         roots = build_tree(encoded, need_from, share=share, min_shared=self.min_shared)
-        bar = progress_bar(total=len(encoded), desc=desc, unit="seq", disable=not self.progress, leave=False)
+        total = len(encoded) if only is None else len(set(only))
+        bar = progress_bar(total=total, desc=desc, unit="seq", disable=not self.progress, leave=False)
         try:
-            return self.executor.run(roots, len(encoded), on_result=bar.update)
+            return self.executor.run(roots, len(encoded), on_result=bar.update, only=only)
         finally:
             bar.close()
 

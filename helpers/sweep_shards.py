@@ -2,7 +2,9 @@
 
 A run's items are ordered by paradigm (in order of first appearance), then by position, and
 cut into ``count`` contiguous parts of near-equal size (sizes differ by at most one), so a
-paradigm stays in one shard unless it is cut at a boundary. Shard ``index`` (1 to ``count``)
+paradigm stays in one shard unless it is cut at a boundary. A shard job plans the whole run
+and runs only the batches its items need (:meth:`helpers.scoring.Scorer.score`'s ``only``),
+so its scores are bit for bit the unsharded run's. Shard ``index`` (1 to ``count``)
 keeps its items in the run's own order. A shard's score files carry the run's configuration
 (the same config hash as the unsharded run) and, in their metadata, which positions of the
 run they hold; :func:`merge` puts the rows of a complete set back into the run's order.
@@ -96,7 +98,8 @@ def shard_of(selection, index, count):
         raise ValueError(f"the selection is already shard {selection.shard.index} of {selection.shard.count}")
     positions = split(selection.frame, count)[index - 1]
     shard = Shard(index, count, len(selection.frame), ranges(positions))
-    return replace(selection, frame=selection.frame.iloc[positions].reset_index(drop=True), shard=shard)
+    return replace(selection, frame=selection.frame.iloc[positions].reset_index(drop=True), shard=shard,
+                   whole=selection.frame)
 
 
 def file_tag(tag: str | None, shard: Shard | None) -> str | None:

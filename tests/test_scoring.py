@@ -312,7 +312,7 @@ def test_plan_is_pure_and_holds_every_request_once(tiny, share):
     encoded = _plan_requests(scorer)
     need_from = [1 if i % 3 == 0 else e.first for i, e in enumerate(encoded)]
     # the plan is made of token ids alone: nodes have no slot for log-probs, caches or a progress bar
-    assert set(Node.__slots__) == {"ids", "offset", "parent", "children", "request", "need_from"}
+    assert set(Node.__slots__) == {"ids", "offset", "parent", "children", "request", "need_from", "lead", "last"}
     roots = build_tree(encoded, need_from, share=share)
     assert outline(roots) == outline(build_tree(list(encoded), list(need_from), share=share))
     assert scorer.forward_calls == 0
@@ -323,6 +323,8 @@ def test_plan_is_pure_and_holds_every_request_once(tiny, share):
         if node.request is not None:
             assert node.request not in leaves
             leaves[node.request] = tuple(i for n in node.path() for i in n.ids)
+        served = [n.request for n in walk([node]) if n.request is not None]  # the requests under it
+        assert (node.lead, node.last) == (min(served), max(served))
     assert leaves == {i: e.ids for i, e in enumerate(encoded)}
     planned = sum(len(n.ids) for n in walk(roots))
     total = sum(len(e.ids) for e in encoded)
@@ -457,3 +459,29 @@ def test_attention_that_ignores_a_custom_mask_is_not_packed(tiny):
         assert tree_mask_kind(body, 1, torch.device("cpu")) is None
     finally:
         del body.forward
+
+
+@pytest.mark.parametrize("options", [
+    {"share": "prefix"},  # pair prefixes and contexts from the cache, levels in separate batches
+    {"share": "tree", "pack_min_stem": 0, "token_budget": 48},  # packed rows, many small batches
+    {"share": "none", "batch_size": 3},
+])
+def test_scoring_only_some_requests_gives_the_whole_runs_values_bit_for_bit(tiny, options):
+    """``only`` runs the whole plan's batches that the chosen requests need (and those caching
+    what they read), so each value equals the whole run's exactly, with fewer forward passes."""
+    scorer = Scorer(tiny("tiny-llama"), progress=False, **options)
+    requests = [Request(c, t) for c in ("", "Here is a context that some sentences share. ")
+                for t in SENTENCES]
+    whole = scorer.score(requests, with_context=True)
+    whole_calls = scorer.forward_calls
+    only = random.Random(7).sample(range(len(requests)), 9)
+    part = scorer.score(requests, with_context=True, only=only)
+    assert 0 < scorer.forward_calls - whole_calls < whole_calls
+    assert len(part) == len(only)
+    for i, got in zip(only, part):
+        assert got.token_ids == whole[i].token_ids
+        assert np.array_equal(got.logprobs, whole[i].logprobs)
+        assert np.array_equal(got.context_logprobs, whole[i].context_logprobs, equal_nan=True)
+        assert np.array_equal(got.logits, whole[i].logits)
+    with pytest.raises(IndexError, match=r"only names request 99, but there are 40 requests"):
+        scorer.score(requests, only=[1, 99])

@@ -41,6 +41,7 @@ class DatasetSelection:
     options: dict = field(default_factory=dict)
     limit: int | None = None
     shard: Shard | None = None  # which shard of the run the frame holds (helpers.sweep_shards); None: all
+    whole: pd.DataFrame | None = None  # a shard's whole run (its batches are planned over it)
 
     def __post_init__(self):
         if self.name not in DATASETS:

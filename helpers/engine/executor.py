@@ -12,6 +12,13 @@ Sibling nodes are taken in chunks whose caches fit a memory budget, each chunk's
 descendants before the next chunk. Vocabulary logits are computed only at the needed
 positions; log-softmax runs in float32 and results are float64. On CUDA out-of-memory a
 batch is halved and the run goes on.
+
+Batches hold the nodes of one block of the run's requests (``BLOCK_REQUESTS`` in the run's
+order), or nodes shared across blocks, so that a range of the requests (one shard of a
+dataset run) lies in few batches. A run may
+ask for some of the plan's requests only (``only``): the batches are formed from the whole
+plan as before, and just those holding a node the requests need (or caching the keys and
+values such a batch reads) run, so each value is bit for bit the one the whole run computes.
 """
 from __future__ import annotations
 
@@ -22,6 +29,10 @@ import torch
 from transformers import DynamicCache
 
 from .plan import Node, walk
+
+# Requests per block of the run's order: batches are formed within a block (sorting a block
+# by length pads about as little as sorting the whole run).
+BLOCK_REQUESTS = 1024
 
 # Logit rows computed at once: bounds memory at rows x vocabulary floats.
 LOGIT_ELEMENTS = 1 << 25
@@ -78,12 +89,19 @@ class Unit:
         return above[which][:, which] & (pos[None, :] <= pos[:, None])
 
 
+def _key(batch: list[Unit]) -> tuple:
+    """Which batch of a run this is: its rows' members (plan nodes)."""
+    return tuple(tuple(id(n) for n in u.members) for u in batch)
+
+
 class RunState:
     """What one run reads and holds, keyed by plan node: log-probs and raw logits of each
     node's tokens (NaN where not needed), the caches of nodes whose children wait, and each
     request's result."""
 
-    def __init__(self, n_requests: int, on_result: Callable[[], object] | None = None):
+    def __init__(self, n_requests: int, on_result: Callable[[], object] | None = None,
+                 wanted: set[int] | None = None):
+        self.wanted = wanted  # the requests whose results count (None: all)
         self.logprobs: dict[Node, np.ndarray] = {}
         self.logits: dict[Node, np.ndarray] = {}
         self.kv: dict[Node, KV] = {}
@@ -99,7 +117,7 @@ class RunState:
 
     def finish(self, node: Node) -> None:
         """Store the result of the request ending at ``node`` (if any): its whole path."""
-        if node.request is None:
+        if node.request is None or (self.wanted is not None and node.request not in self.wanted):
             return
         parts = [self.values(n) for n in node.path()]
         self.results[node.request] = (np.concatenate([lp for lp, _ in parts]),
@@ -124,17 +142,21 @@ class Executor:
         self.pack_min_stem = pack_min_stem  # shorter shared parts run from the cache (packing them costs more)
         self.token_budget, self.batch_size = int(token_budget), batch_size
         self.kv_budget_bytes, self.kv_bytes_per_token = kv_budget_bytes, kv_bytes_per_token
+        self.block = BLOCK_REQUESTS  # batches never span two blocks of the run's requests
         self.forward_calls = 0  # forward passes run so far (for tests and benchmarks)
         self.tokens_run = 0  # real (not padding) tokens fed to the model so far
 
-    def run(self, roots: Sequence[Node], n_requests: int,
-            on_result: Callable[[], object] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    def run(self, roots: Sequence[Node], n_requests: int, on_result: Callable[[], object] | None = None,
+            only: Iterable[int] | None = None) -> list[tuple[np.ndarray, np.ndarray] | None]:
         """For each request of the plan, (log-prob, raw logit) of every token given those
         before it; entries that were not needed are NaN. ``on_result`` is called as each
-        request finishes (a progress bar's update)."""
-        state = RunState(n_requests, on_result)
-        self._run_nodes(list(roots), state)
-        return state.results  # type: ignore[return-value]
+        request finishes (a progress bar's update). With ``only`` (request indices), just the
+        batches those requests need run, formed as in the whole run; other results are None."""
+        wanted = None if only is None else set(only)
+        needed = None if wanted is None else self._needed_batches(list(roots), wanted)
+        state = RunState(n_requests, on_result, wanted)
+        self._run_nodes(list(roots), state, needed)
+        return state.results
 
     def planned_tokens(self, roots: Sequence[Node]) -> int:
         """Tokens that running ``roots`` would feed the model (rows as :meth:`run` forms
@@ -181,12 +203,18 @@ class Executor:
         unit = Unit(root, members)
         return unit.length <= self.token_budget and unit.waste() <= self.pack_waste * unit.length
 
+    def _block(self, unit: Unit) -> int:
+        """The block of the run's requests that ``unit`` serves, or -1 where its subtree
+        serves several (such units are batched apart, for every shard of the run to share)."""
+        first, last = unit.root.lead // self.block, unit.root.last // self.block
+        return first if first == last else -1
+
     def _chunks(self, units: list[Unit]) -> Iterable[list[Unit]]:
         """Groups of sibling-level units whose cached keys/values fit the KV budget together
         (only a root that runs alone keeps a cache)."""
         limit = max(1, self.kv_budget_bytes // self.kv_bytes_per_token)
         chunk, size = [], 0
-        for unit in sorted(units, key=lambda u: (u.root.offset, u.length)):
+        for unit in sorted(units, key=lambda u: (self._block(u), u.root.offset, u.length)):
             cost = unit.root.end if unit.cached else 0
             if chunk and size + cost > limit:
                 yield chunk
@@ -196,34 +224,67 @@ class Executor:
         if chunk:
             yield chunk
 
-    def _run_nodes(self, nodes: list[Node], state: RunState) -> None:
-        """Run ``nodes`` (their parents' caches are ready) chunk by chunk, each chunk's
-        descendants before the next chunk, so that the caches held stay within budget."""
+    def _schedule(self, nodes: list[Node]) -> Iterable[tuple[list[Unit], list[list[Unit]], list[Node]]]:
+        """The work on ``nodes`` in order: per chunk, its units, its batches and the children
+        that run from its caches next (each chunk's descendants before the next chunk)."""
         units = [u for n in nodes for u in self._units(n)]
         for group in self._chunks(units):
-            runnable = [u for u in group if u.root.needs_forward]
-            for batch in self._batches(runnable):
-                self._forward_with_retry(batch, state)
+            batches = list(self._batches([u for u in group if u.root.needs_forward]))
+            yield group, batches, [child for u in group if u.cached for child in u.root.children]
+
+    def _run_nodes(self, nodes: list[Node], state: RunState, needed: set[tuple] | None = None) -> None:
+        """Run ``nodes`` (their parents' caches are ready) chunk by chunk, each chunk's
+        descendants before the next chunk, so that the caches held stay within budget; with
+        ``needed``, only the batches whose keys it holds."""
+        for group, batches, children in self._schedule(nodes):
+            for batch in batches:
+                if needed is None or _key(batch) in needed:
+                    self._forward_with_retry(batch, state)
             for unit in group:
                 for node in unit.finished():
                     state.finish(node)
-            children = [child for u in group if u.cached for child in u.root.children]
             if children:
-                self._run_nodes(children, state)
+                self._run_nodes(children, state, needed)
             for unit in group:
                 state.kv.pop(unit.root, None)
 
+    def _needed_batches(self, roots: list[Node], wanted: set[int]) -> set[tuple]:
+        """Keys of the whole run's batches that requests ``wanted`` need: those holding a node
+        on one of their paths, and, in turn, those caching the parent of a unit in a needed batch."""
+        marked = {n for leaf in walk(roots) if leaf.request in wanted for n in leaf.path()}
+        batches: list[list[Unit]] = []
+        cached_in: dict[Node, int] = {}  # a root that keeps its cache -> its batch
+
+        def visit(nodes: list[Node]) -> None:
+            for _, chunk_batches, children in self._schedule(nodes):
+                for batch in chunk_batches:
+                    cached_in.update((u.root, len(batches)) for u in batch if u.cached)
+                    batches.append(batch)
+                if children:
+                    visit(children)
+
+        visit(roots)
+        todo = [i for i, b in enumerate(batches) if any(u.root in marked for u in b)]
+        needed: set[int] = set()
+        while todo:
+            i = todo.pop()
+            if i not in needed:
+                needed.add(i)
+                todo.extend(cached_in[u.root.parent] for u in batches[i] if u.root.parent is not None)
+        return {_key(batches[i]) for i in needed}
+
     def _batches(self, units: list[Unit]) -> Iterable[list[Unit]]:
-        """Length-sorted batches within the token budget (segment tokens, and cached plus
-        segment tokens up to four times that) and the batch size."""
-        units = sorted(units, key=lambda u: (u.root.offset, u.length))
+        """Length-sorted batches of one block each, within the token budget (segment tokens,
+        and cached plus segment tokens up to four times that) and the batch size."""
+        units = sorted(units, key=lambda u: (self._block(u), u.root.offset, u.length))
         batch: list[Unit] = []
         seg_max = past_max = 0
         for unit in units:
             s, p = max(seg_max, unit.length), max(past_max, unit.root.offset)
             rows = len(batch) + 1
             too_big = batch and (rows * s > self.token_budget or rows * (s + p) > 4 * self.token_budget
-                                 or (self.batch_size and rows > self.batch_size))
+                                 or (self.batch_size and rows > self.batch_size)
+                                 or self._block(unit) != self._block(batch[0]))
             if too_big:
                 yield batch
                 batch, s, p = [], unit.length, unit.root.offset

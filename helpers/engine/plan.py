@@ -17,16 +17,19 @@ class Node:
     """A segment of token ids at absolute position ``offset`` in its sequences.
 
     ``request`` is the index of the request that ends here (leaves), ``need_from`` the
-    first absolute token index whose log-prob this node or a descendant needs.
+    first absolute token index whose log-prob this node or a descendant needs, ``lead`` and
+    ``last`` the smallest and largest request index in its subtree (where in the run's order
+    it belongs).
     """
 
-    __slots__ = ("ids", "offset", "parent", "children", "request", "need_from")
+    __slots__ = ("ids", "offset", "parent", "children", "request", "need_from", "lead", "last")
 
     def __init__(self, ids: Sequence[int], offset: int, request: int | None = None, need_from: int = 1):
         self.ids, self.offset, self.request = tuple(ids), offset, request
         self.parent: Node | None = None
         self.children: list[Node] = []
         self.need_from = need_from
+        self.lead = self.last = request if request is not None else 0
 
     def __repr__(self) -> str:
         return (f"Node(offset={self.offset}, n_ids={len(self.ids)}, request={self.request}, "
@@ -41,6 +44,9 @@ class Node:
         for c in children:
             c.parent = self
         self.need_from = min(c.need_from for c in children)
+        own = [] if self.request is None else [self.request]
+        self.lead = min(own + [c.lead for c in children])
+        self.last = max(own + [c.last for c in children])
         return self
 
     def own_positions(self) -> range:
