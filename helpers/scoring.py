@@ -119,6 +119,8 @@ class Scorer:
         self.can_share_cache = model_checks.can_share_cache(model)
         # shared subtrees packed in one row (tree attention) where the attention takes a custom mask
         self.pack = model_checks.tree_mask_kind(body, self.start_id or 0, self.device) if pack else None
+        # a packed row's long stem attends causally apart (half its attention) where SDPA allows it
+        stem_split = self.pack == "bool" and model_checks.stem_split_works(body, self.start_id or 0, self.device)
         on_gpu = self.device.type == "cuda"
         self.executor = Executor(
             body, head, device=self.device, pad_id=tokenizer.pad_token_id or 0,
@@ -126,7 +128,7 @@ class Scorer:
             token_budget=token_budget or (32768 if on_gpu else 2048), batch_size=batch_size,
             # cached keys/values held at once (shared prefixes waiting for their continuations)
             kv_budget_bytes=kv_budget_bytes or (8 if on_gpu else 2) * 2**30,
-            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack,
+            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack, stem_split=stem_split,
             pack_waste=model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model),
             output_device=self.output_device, pack_min_stem=pack_min_stem)
 

@@ -485,3 +485,32 @@ def test_scoring_only_some_requests_gives_the_whole_runs_values_bit_for_bit(tiny
         assert np.array_equal(got.logits, whole[i].logits)
     with pytest.raises(IndexError, match=r"only names request 99, but there are 40 requests"):
         scorer.score(requests, only=[1, 99])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_packed_rows_long_stem_attends_causally_apart(tiny, arch, monkeypatch):
+    """With SDPA, a packed row's shared stem runs its attention causally apart from the
+    branches (helpers.engine.stem_attention): the float64 reference's scores, as without it."""
+    lm = tiny(f"tiny-{arch}")
+    split = Scorer(lm, progress=False, pack_min_stem=0)
+    whole = Scorer(lm, progress=False, pack_min_stem=0)
+    whole.executor.stem_split = False
+    assert split.executor.stem_split
+    stems = []
+    causal_stem = Executor._causal_stem
+    monkeypatch.setattr(Executor, "_causal_stem", lambda self, batch, past: stems.append(
+        causal_stem(self, batch, past)) or stems[-1])
+    context = "Here is a long context that every sentence in this test shares with the others. " * 3
+    requests = [Request(context, t) for t in SENTENCES[:8]]
+    got = split.score(requests, with_context=True)
+    used = [s for s in stems if s]
+    assert used and min(used) >= len(split.encode(requests[0]).ids[:split.encode(requests[0]).first]) - 1
+    stems.clear()
+    plain = whole.score(requests, with_context=True)
+    assert not any(stems)
+    for request, a, b in zip(requests, got, plain):
+        enc = split.encode(request)
+        ref = reference_logprobs(lm.model, enc.ids, enc.first)
+        np.testing.assert_allclose(a.logprobs, ref, atol=1e-4)
+        np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-5)
+        np.testing.assert_allclose(a.context_logprobs, b.context_logprobs, atol=1e-5)

@@ -22,17 +22,22 @@ values such a batch reads) run, so each value is bit for bit the one the whole r
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import torch
 from transformers import DynamicCache
 
+from . import stem_attention
 from .plan import Node, walk
 
 # Requests per block of the run's order: batches are formed within a block (sorting a block
 # by length pads about as little as sorting the whole run).
 BLOCK_REQUESTS = 1024
+
+# Shortest causal stem worth a second attention call (see helpers.engine.stem_attention).
+MIN_CAUSAL_STEM = 32
 
 # Logit rows computed at once: bounds memory at rows x vocabulary floats.
 LOGIT_ELEMENTS = 1 << 25
@@ -119,6 +124,8 @@ class RunState:
         """Store the result of the request ending at ``node`` (if any): its whole path."""
         if node.request is None or (self.wanted is not None and node.request not in self.wanted):
             return
+        if self.results[node.request] is not None:  # a shared part repeated in several rows ends here
+            return
         parts = [self.values(n) for n in node.path()]
         self.results[node.request] = (np.concatenate([lp for lp, _ in parts]),
                                       np.concatenate([raw for _, raw in parts]))
@@ -133,13 +140,14 @@ class Executor:
 
     def __init__(self, body, head, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
                  kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None,
-                 pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0):
+                 pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0, stem_split: bool = False):
         self.body, self.head, self.device, self.pad_id = body, head, device, pad_id
         # where the head computes (a device map may put it apart from the input embedding)
         self.output_device = output_device if output_device is not None else device
         # packed subtrees need a custom 4D mask: "bool" (SDPA) or "additive" (eager); None: off
         self.pack, self.pack_waste = pack, pack_waste
         self.pack_min_stem = pack_min_stem  # shorter shared parts run from the cache (packing them costs more)
+        self.stem_split = stem_split  # packed rows' stems attend causally apart (helpers.engine.stem_attention)
         self.token_budget, self.batch_size = int(token_budget), batch_size
         self.kv_budget_bytes, self.kv_bytes_per_token = kv_budget_bytes, kv_bytes_per_token
         self.block = BLOCK_REQUESTS  # batches never span two blocks of the run's requests
@@ -326,8 +334,11 @@ class Executor:
         self.forward_calls += 1
         self.tokens_run += sum(u.length for u in batch)
         dev = self.device
-        out = self.body(input_ids=input_ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
-                        past_key_values=cache, use_cache=keep or cache is not None)
+        stem = self._causal_stem(batch, past)
+        extra = {"causal_stem": stem} if stem else {}
+        with stem_attention.switched(self.body.config) if stem else nullcontext():
+            out = self.body(input_ids=input_ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
+                            past_key_values=cache, use_cache=keep or cache is not None, **extra)
         if keep:
             # per layer [rows, kv_heads, past + seg, head_dim]
             kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
@@ -342,6 +353,15 @@ class Executor:
                                     torch.cat([v[r, :, :n.offset], v[r, :, past:past + len(n.ids)]], dim=1))
                                    for k, v in kv]
         self._read_logprobs(batch, out.last_hidden_state, state)  # [rows, seg, hidden]
+
+    def _causal_stem(self, batch: list[Unit], past: int) -> int:
+        """Leading positions that are a plain causal run in every row of a packed batch with
+        nothing cached (a packed row's shared root, an unpacked row's whole segment); 0 when
+        too short to be worth splitting, or when the split is off."""
+        if not self.stem_split or past or not any(u.packed for u in batch):
+            return 0
+        stem = min(len(u.root.ids) if u.packed else u.length for u in batch)
+        return stem if stem >= MIN_CAUSAL_STEM else 0
 
     @staticmethod
     def _pad_mask(batch: list[Unit], past: int, seg: int) -> torch.Tensor:

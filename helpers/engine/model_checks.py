@@ -86,3 +86,27 @@ def tree_mask_kind(body, first_id: int, device) -> str | None:
     same = (torch.allclose(packed[:5], alone_l, atol=1e-3, rtol=1e-3)
             and torch.allclose(packed[5:], alone_r[3:], atol=1e-3, rtol=1e-3))
     return kind if same else None
+
+
+@torch.no_grad()
+def stem_split_works(body, first_id: int, device) -> bool:
+    """Whether the model's attention can run a packed row's causal stem apart
+    (:mod:`helpers.engine.stem_attention`): SDPA, passing attention keyword arguments through,
+    with the same hidden states as the whole row under its mask."""
+    from . import stem_attention
+
+    if getattr(body.config, "_attn_implementation", None) != "sdpa":
+        return False
+    ids = torch.tensor([[first_id, 5, 6, 7, 8, 9, 10]], device=device)  # a 5-token stem, two branches
+    positions = torch.tensor([[0, 1, 2, 3, 4, 5, 5]], device=device)
+    allowed = torch.tril(torch.ones((7, 7), dtype=torch.bool))
+    allowed[6, 5] = False
+    mask = allowed[None, None].to(device)
+    whole = body(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state.float()
+    try:
+        with stem_attention.switched(body.config):
+            split = body(input_ids=ids, attention_mask=mask, position_ids=positions,
+                         causal_stem=5).last_hidden_state.float()
+    except Exception:  # noqa: BLE001 - a model that does not pass the argument to its attention
+        return False
+    return torch.allclose(whole, split, atol=1e-4, rtol=1e-4)
