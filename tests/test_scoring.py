@@ -514,3 +514,22 @@ def test_a_packed_rows_long_stem_attends_causally_apart(tiny, arch, monkeypatch)
         np.testing.assert_allclose(a.logprobs, ref, atol=1e-4)
         np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-5)
         np.testing.assert_allclose(a.context_logprobs, b.context_logprobs, atol=1e-5)
+
+
+def test_each_request_finishes_once_when_its_parent_is_repeated_in_rows(tiny):
+    """A one-token continuation is read at its parent's last position; a parent repeated in
+    several rows still finishes it once (a progress bar counts each request once)."""
+    lm = tiny("tiny-llama")
+    scorer = Scorer(lm, progress=False, share="context", pack_min_stem=0, token_budget=60)
+    context = "Here is a sentence that the others continue."
+    requests = [Request(context, t) for t in ["Yes", "No"] + SENTENCES[:6]]
+    encoded = scorer.encode_many(requests)
+    assert sum(len(e.ids) - e.first == 1 for e in encoded) == 2  # " Yes" and " No": one token each
+    roots = build_tree(encoded, [e.first for e in encoded], share="context")
+    finished = []
+    results = scorer.executor.run(roots, len(encoded), on_result=lambda: finished.append(1))
+    assert scorer.forward_calls > 1  # the context ran in more than one row
+    assert len(finished) == len(requests)
+    expected = Scorer(lm, progress=False, share="none").score(requests)
+    for (lp, _), e, want in zip(results, encoded, expected):
+        np.testing.assert_allclose(lp[e.first:], want.logprobs, atol=1e-5)
