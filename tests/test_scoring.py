@@ -412,7 +412,7 @@ def test_rows_hold_what_fits_and_repeat_the_shared_part(tiny):
         for a, b in zip(expected, got):
             np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5)
         tokens = scorer.tokens_run - before_tokens
-        targets = sum(len(e.ids) - stem for e in encoded)
+        targets = sum(len(e.ids) - stem - 1 for e in encoded)  # a sequence's last token is only predicted
         rows = (tokens - targets) // stem  # how many times the shared context ran
         assert (tokens - targets) % stem == 0
         if waste == 0.0:  # no sibling may share a row: the context once per continuation
@@ -533,3 +533,15 @@ def test_each_request_finishes_once_when_its_parent_is_repeated_in_rows(tiny):
     expected = Scorer(lm, progress=False, share="none").score(requests)
     for (lp, _), e, want in zip(results, encoded, expected):
         np.testing.assert_allclose(lp[e.first:], want.logprobs, atol=1e-5)
+
+
+def test_a_sequences_last_token_is_predicted_not_fed(tiny):
+    """Sequences run alone feed every token but the last; the log-probs are the reference's."""
+    lm = tiny("tiny-gpt2")
+    scorer = Scorer(lm, progress=False, share="none")
+    texts = SENTENCES[:6]
+    results = scorer.score_texts(texts)
+    encoded = scorer.encode_many([Request("", t) for t in texts])
+    assert scorer.tokens_run == sum(len(e.ids) - 1 for e in encoded)
+    for e, r in zip(encoded, results):
+        np.testing.assert_allclose(r.logprobs, reference_logprobs(lm.model, e.ids, e.first), atol=1e-4)

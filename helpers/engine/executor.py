@@ -10,7 +10,8 @@ attention (tokens of sibling branches) allow; a node whose children do not fit b
 runs alone and its children run from its cache.
 Sibling nodes are taken in chunks whose caches fit a memory budget, each chunk's
 descendants before the next chunk. Vocabulary logits are computed only at the needed
-positions; log-softmax runs in float32 and results are float64. On CUDA out-of-memory a
+positions, and a sequence's last token is not fed (it is only predicted); log-softmax
+runs in float32 and results are float64. On CUDA out-of-memory a
 batch is halved and the run goes on.
 
 Batches hold the nodes of one block of the run's requests (``BLOCK_REQUESTS`` in the run's
@@ -45,6 +46,11 @@ LOGIT_ELEMENTS = 1 << 25
 KV = list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values)
 
 
+def fed(node: Node) -> int:
+    """Tokens of ``node`` the model is fed: all but a leaf's last, which is only predicted."""
+    return len(node.ids) - (0 if node.children else 1)
+
+
 class Unit:
     """What one batch row runs: ``members``, a node and (packed) descendants of it, parents
     before children, after the cached keys/values of the root's parent. ``cached``: the
@@ -57,7 +63,7 @@ class Unit:
         self.starts, at = {}, 0
         for n in members:  # where each member's segment starts in the row
             self.starts[n] = at
-            at += len(n.ids)
+            at += fed(n)
         self.length = at
 
     @property
@@ -75,8 +81,8 @@ class Unit:
         path_tokens, total = {}, 0
         for n in self.members:
             above = path_tokens.get(n.parent, 0) if n is not self.root else 0
-            total += len(n.ids) * (self.starts[n] - above)
-            path_tokens[n] = above + len(n.ids)
+            total += fed(n) * (self.starts[n] - above)
+            path_tokens[n] = above + fed(n)
         return total
 
     def tree_mask(self) -> torch.Tensor:
@@ -89,8 +95,8 @@ class Unit:
             while node is not None and node in index:
                 above[i, index[node]] = True
                 node = node.parent
-        which = torch.cat([torch.full((len(n.ids),), i) for i, n in enumerate(self.members)])  # [length]
-        pos = torch.cat([n.offset + torch.arange(len(n.ids)) for n in self.members])  # [length]
+        which = torch.cat([torch.full((fed(n),), i) for i, n in enumerate(self.members)])  # [length]
+        pos = torch.cat([n.offset + torch.arange(fed(n)) for n in self.members])  # [length]
         return above[which][:, which] & (pos[None, :] <= pos[:, None])
 
 
@@ -323,8 +329,8 @@ class Executor:
         input_ids = torch.full((rows, seg), self.pad_id, dtype=torch.long)  # [rows, seg]
         positions = torch.zeros((rows, seg), dtype=torch.long)  # [rows, seg]
         for r, u in enumerate(batch):
-            input_ids[r, :u.length] = torch.tensor([t for n in u.members for t in n.ids])
-            positions[r, :u.length] = torch.cat([n.offset + torch.arange(len(n.ids)) for n in u.members])
+            input_ids[r, :u.length] = torch.tensor([t for n in u.members for t in n.ids[:fed(n)]])
+            positions[r, :u.length] = torch.cat([n.offset + torch.arange(fed(n)) for n in u.members])
             positions[r, u.length:] = u.root.end - 1  # padding: any valid position (it is masked)
         mask = self._tree_mask(batch, past, seg) if any(u.packed for u in batch) else self._pad_mask(batch, past, seg)
         cache = None
