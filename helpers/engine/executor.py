@@ -159,6 +159,7 @@ class Executor:
         self.block = BLOCK_REQUESTS  # batches never span two blocks of the run's requests
         self.forward_calls = 0  # forward passes run so far (for tests and benchmarks)
         self.tokens_run = 0  # real (not padding) tokens fed to the model so far
+        self._partial = False  # running only some requests' batches (their batches must stay the whole run's)
 
     def run(self, roots: Sequence[Node], n_requests: int, on_result: Callable[[], object] | None = None,
             only: Iterable[int] | None = None) -> list[tuple[np.ndarray, np.ndarray] | None]:
@@ -169,7 +170,15 @@ class Executor:
         wanted = None if only is None else set(only)
         needed = None if wanted is None else self._needed_batches(list(roots), wanted)
         state = RunState(n_requests, on_result, wanted)
-        self._run_nodes(list(roots), state, needed)
+        self._partial = wanted is not None
+        try:
+            self._run_nodes(list(roots), state, needed)
+        finally:
+            self._partial = False
+        missing = [i for i in (wanted or ()) if state.results[i] is None]
+        if missing:
+            raise RuntimeError(f"{len(missing)} of the requested results were not computed (request {missing[0]}); "
+                               "score the whole list, or report this as a bug")
         return state.results
 
     def planned_tokens(self, roots: Sequence[Node]) -> int:
@@ -313,6 +322,11 @@ class Executor:
         except torch.cuda.OutOfMemoryError:
             if len(batch) == 1:
                 raise
+            if self._partial:  # smaller batches would no longer be the whole run's (nor its numbers)
+                raise torch.cuda.OutOfMemoryError(
+                    "out of memory in a batch of a partial run (a shard), whose batches must be the whole "
+                    f"run's: score every shard and the whole run with a smaller token budget "
+                    f"(Scorer(token_budget=...), now {self.token_budget})") from None
             torch.cuda.empty_cache()
             self.token_budget = max(64, self.token_budget // 2)
             half = len(batch) // 2
