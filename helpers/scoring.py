@@ -171,11 +171,7 @@ class Scorer:
         if not requests:
             return []
         encoded = self.encode_many(requests)
-        if only is not None:
-            only = [int(i) for i in only]
-            bad = [i for i in only if not 0 <= i < len(requests)]
-            if bad:
-                raise IndexError(f"only names request {bad[0]}, but there are {len(requests)} requests")
+        only = checked_only(only, len(requests))
         token_lp = self.token_logprobs(encoded, with_context=with_context, desc=desc, only=only)
         picked = range(len(encoded)) if only is None else only
         out = []
@@ -245,6 +241,17 @@ class Scorer:
             return self.executor.run(roots, len(encoded), on_result=bar.update, only=only)
         finally:
             bar.close()
+
+
+def checked_only(only: Sequence[int] | None, n: int) -> list[int] | None:
+    """``only`` as a list of request indices, or a clear error for one out of range."""
+    if only is None:
+        return None
+    only = [int(i) for i in only]
+    bad = [i for i in only if not 0 <= i < n]
+    if bad:
+        raise IndexError(f"only names request {bad[0]}, but there are {n} requests")
+    return only
 
 
 def scorer_for(name_or_path, **kwargs) -> Scorer:

@@ -34,7 +34,7 @@ from .progress import bar as progress_bar
 
 from .engine.encoding import Request, check_text
 from .models import LoadedModel
-from .scoring import SHARE_MODES, OptionReadout, Scored
+from .scoring import SHARE_MODES, OptionReadout, Scored, checked_only
 
 SENTINEL, NEXT_SENTINEL = "<extra_id_0>", "<extra_id_1>"
 Shape = Literal["decoder", "span", "answer"]
@@ -223,16 +223,19 @@ class Seq2SeqScorer:
 
     # ---------------------------------------------------------------- scoring
     def score(self, requests: Sequence[Request | Seq2SeqRequest], with_context: bool = False,
-              desc: str = "scoring") -> list[Scored]:
+              desc: str = "scoring", only: Sequence[int] | None = None) -> list[Scored]:
         """Score every request; results in input order. ``with_context`` also returns the
-        log-probs of the decoder context tokens (empty for span and answer requests)."""
+        log-probs of the decoder context tokens (empty for span and answer requests). With
+        ``only`` (indices), just those requests, in the whole list's batches (a shard of a run:
+        the whole run's numbers bit for bit); results in the order of ``only``."""
         requests = list(requests)
         if not requests:
             return []
         encoded = self.encode_many(requests)
-        values = self.token_logprobs(encoded, with_context=with_context, desc=desc)
+        only = checked_only(only, len(requests))
+        values = self.token_logprobs(encoded, with_context=with_context, desc=desc, only=only)
         out = []
-        for enc, (lp, raw) in zip(encoded, values):
+        for enc, (lp, raw) in ((encoded[i], values[i]) for i in (range(len(encoded)) if only is None else only)):
             ids = list(enc.decoder_ids[enc.first:enc.end])
             out.append(Scored(
                 token_ids=ids, tokens=self.tokenizer.convert_ids_to_tokens(ids), logprobs=lp[enc.first:enc.end],
@@ -268,17 +271,23 @@ class Seq2SeqScorer:
         return out
 
     def token_logprobs(self, encoded: Sequence[Encoded2], with_context: bool = False,
-                       desc: str = "scoring") -> list[tuple[np.ndarray, np.ndarray]]:
+                       desc: str = "scoring", only: Sequence[int] | None = None
+                       ) -> list[tuple[np.ndarray, np.ndarray] | None]:
         """For each request, (log p(decoder token j | source, decoder tokens < j), raw logit)
-        for every decoder position j; entries not needed are NaN."""
+        for every decoder position j; entries not needed are NaN. With ``only``, just the
+        whole list's batches that hold those requests run; the others' entries are None."""
         need = [0 if with_context else e.first for e in encoded]
         order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i].source_ids), len(encoded[i].decoder_ids)))
         results: list = [None] * len(encoded)
-        bar = progress_bar(total=len(encoded), desc=desc, unit="seq", disable=not self.progress, leave=False)
+        wanted = None if only is None else set(only)
+        bar = progress_bar(total=len(encoded) if wanted is None else len(wanted), desc=desc, unit="seq",
+                           disable=not self.progress, leave=False)
         try:
             for batch in self._batches(order, encoded):
+                if wanted is not None and wanted.isdisjoint(batch):
+                    continue
                 self._run(batch, encoded, need, results)
-                bar.update(len(batch))
+                bar.update(len(batch) if wanted is None else len(wanted.intersection(batch)))
         finally:
             bar.close()
         return results

@@ -142,6 +142,22 @@ def test_batching_and_shared_sources_do_not_change_scores(t5, scorer):
     assert one_by_one.forward_calls == len(reqs)
 
 
+def test_scoring_only_some_requests_gives_the_whole_lists_values_bit_for_bit(t5):
+    """``only`` runs the whole list's batches that hold the chosen requests: the same values."""
+    scorer = Seq2SeqScorer(t5, progress=False, batch_size=2)
+    reqs = ([Request(c, t) for c, t in CONTEXTS] + [span_request("The cat sees the ", "dog")]
+            + [answer_request("Is it good? ", a) for a in ("Yes", "No")])
+    whole = scorer.score(reqs)
+    calls = scorer.forward_calls
+    only = [len(reqs) - 1, 0]
+    part = scorer.score(reqs, only=only)
+    assert 0 < scorer.forward_calls - calls < calls
+    for i, got in zip(only, part):
+        assert got.token_ids == whole[i].token_ids and np.array_equal(got.logprobs, whole[i].logprobs)
+    with pytest.raises(IndexError, match=rf"only names request {len(reqs)}, but there are {len(reqs)} requests"):
+        scorer.score(reqs, only=[len(reqs)])
+
+
 def test_a_t5_with_tied_embeddings_scales_its_decoder_output(t5):
     """T5s that tie the output embedding scale the decoder's last state by d_model**-0.5 (the
     probe finds it) and still match the model's own logits."""
