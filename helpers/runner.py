@@ -152,9 +152,6 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
         refused = sorted(m.name for m in chosen if not m.family.takes_fewshot)
         raise ValueError(f"few-shot examples (k={shots.k}) go before in-template readouts and Yes/No prompts only; "
                          f"run {', '.join(refused)} with fewshot=0 (or leave them out)")
-    if shots.k and selection.shard is not None:
-        raise ValueError(f"few-shot examples are drawn from the pairs being scored, so shard {selection.shard} "
-                         "would draw other examples than the whole run; run few-shot methods unsharded")
     if shots.k:  # few-shot files are named apart: yesno__t1__4shot.parquet
         store_tag = f"{store_tag}-{shots.k}shot" if store_tag else f"{shots.k}shot"
     if order_average not in ("accuracy", "logprob"):
@@ -166,6 +163,9 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     items = selection.items()
     contexts, context_config = contexts_for(context, len(items))
     plan_items, plan_contexts, positions = planned_items(selection, context, items, contexts)
+    if shots.k and selection.shard is not None and positions is None:
+        raise ValueError(f"few-shot examples are drawn from the whole run's pairs, but shard {selection.shard.tag} "
+                         "with one context per item is planned alone; run few-shot methods unsharded here")
     missing = [c for c in extra_columns if c not in selection.frame.columns]
     if missing:
         raise KeyError(f"extra columns {missing} are not in the {selection.name} selection's frame")

@@ -13,6 +13,7 @@ import pytest
 from helpers import sweep
 from helpers.analysis import accuracy
 from helpers.data.selection import select
+from helpers.fewshot import FewShot
 from helpers.results import ScoreStore, load_files, load_scores
 from helpers.runner import run_methods
 from helpers.scoring import Scorer
@@ -116,3 +117,25 @@ def test_notebook_02_sharded_three_ways_gives_the_unsharded_scores(tiny_dir, tmp
     assert (pd.read_csv(tmp_path / "sharded" / "tables" / table)
             .equals(pd.read_csv(tmp_path / "whole" / "tables" / table)))
     assert (tmp_path / "sharded" / "tables" / "02_readout__tiny-gpt2__blimp__shard2of3.csv").is_file()
+
+
+def test_few_shot_shards_draw_the_whole_runs_examples(tiny, tmp_path):
+    """A shard plans the whole run, so its few-shot examples (drawn from the run's pairs) and
+    scores are the unsharded run's bit for bit; a shard with one context per item is planned
+    alone, and few-shot refuses it."""
+    scorer = Scorer(tiny("tiny-gpt2"), progress=False)
+    first = select("hl_blimp", 2)
+    selection = replace(first, frame=first.frame.head(30))
+    options = dict(templates=[1], fewshot=FewShot(2, "other", 3))
+    whole = load_files(run_methods(scorer, selection, ["intemplate_lp", "yesno"], store=ScoreStore(tmp_path / "a"),
+                                   **options))
+    store = ScoreStore(tmp_path / "b")
+    for i in (1, 2, 3):
+        run_methods(scorer, selection.sharded(i, 3), ["intemplate_lp", "yesno"], store=store, **options)
+    calls = scorer.forward_calls
+    found = run_methods(scorer, selection, ["intemplate_lp", "yesno"], store=store, **options)  # the shards, as one run
+    assert scorer.forward_calls == calls and all("shard" in p.name for p in found)
+    pd.testing.assert_frame_equal(load_files(found), whole, check_exact=True)
+    part = selection.sharded(2, 3)
+    with pytest.raises(ValueError, match=r"shard shard2of3 with one context per item is planned alone"):
+        run_methods(scorer, part, ["yesno"], context=["A context. "] * len(part), store=store, **options)
