@@ -1,0 +1,57 @@
+"""Plain LP over 2,000 BLiMP sentences with each share mode of the engine against the plain
+forward + log-softmax loop (bench_scoring's floor and model): requests/s, tokens run, time
+against the floor's. The fastest of 2 runs each. Nothing is compared with lm-eval here
+(bench_scoring does that); this asks which sharing pays on short sentences.
+
+    python benchmarks/bench_lp_modes.py
+"""
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+import torch  # noqa: E402
+
+from bench_scoring import blimp_sentences, build_model, plain_loop  # noqa: E402
+from helpers.models import LoadedModel  # noqa: E402
+from helpers.scoring import Request, Scorer  # noqa: E402
+
+MODES = {"none": dict(share="none"), "prefix (default)": dict(share="prefix"),
+         "tree, cached": dict(share="tree", pack=True, pack_min_stem=10**6),
+         "tree, packed from 16": dict(share="tree"), "tree, packed from 0": dict(share="tree", pack_min_stem=0)}
+
+
+def fastest(fn, repeats: int = 2) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    torch.set_num_threads(2)
+    texts = blimp_sentences(2000)
+    model, tok = build_model()
+    lm = LoadedModel.wrap(model, tok, name="bench-gpt2")
+    requests = [Request("", t) for t in texts]
+    plain_loop(model, tok, texts[:64])  # warm-up
+    floor = fastest(lambda: plain_loop(model, tok, texts))
+    print(f"floor {len(texts) / floor:.1f} req/s")
+    for name, options in MODES.items():
+        scorer = Scorer(lm, progress=False, **options)
+        scorer.score(requests[:64])  # warm-up
+        before = scorer.tokens_run
+        seconds = fastest(lambda: scorer.score(requests))
+        print(f"{name:24s} {len(texts) / seconds:7.1f} req/s  tokens {(scorer.tokens_run - before) // 2:,}  "
+              f"{seconds / floor:.2f}x the floor's time")
+
+
+if __name__ == "__main__":
+    main()
