@@ -1,12 +1,23 @@
 """Engine throughput on a GPU: tokens/s and achieved TFLOP/s against the FLOP floor.
 
-Scores BLiMP sentences (LP, and the 5 in-template templates with shared contexts) with a
-model in bfloat16 and prints tokens through the model per second and the achieved
-TFLOP/s, counting the forward pass as 2 x parameters x tokens (attention not counted: the
-floor a perfect implementation would need), against the device's peak when known.
+Scores BLiMP sentences with a model in bfloat16:
+  - plain LP: a plain length-sorted forward + log-softmax loop (the floor: every token of
+    every sentence through the model), the engine with no reuse, and the engine's default
+    (pair prefixes shared, packed);
+  - in-template LP (the 5 Ide et al. templates): the engine with no reuse and its default
+    (each template's prefix run once per packed row).
+For each it prints requests/s, tokens through the model per second and the achieved
+TFLOP/s, counting a forward pass as 2 x parameters x tokens (attention not counted: the
+floor a perfect implementation would need), against the device's bf16 peak when known, and
+the largest score difference against the no-reuse run.
+
+``--shape llama3-1b`` / ``--shape llama3-8b`` builds a model of that architecture with random
+weights on the GPU (no download: throughput does not depend on the weights) with the demo
+tokenizer and Llama 3's 128,256-row vocabulary; ``--model`` loads a real one instead.
 Without CUDA it says so and exits 0.
 
-    python benchmarks/bench_gpu.py --model meta-llama/Meta-Llama-3-8B [--n 20000] [--token-budget 32768]
+    python benchmarks/bench_gpu.py --shape llama3-8b [--n 20000] [--token-budget 32768]
+    python benchmarks/bench_gpu.py --model meta-llama/Meta-Llama-3-8B
 """
 from __future__ import annotations
 
@@ -17,12 +28,22 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 import torch  # noqa: E402
 
 # dense bf16 tensor-core peaks (TFLOP/s, without sparsity) from the vendors' data sheets
 PEAK_BF16 = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "A6000": 154.8, "L40S": 362.0, "A10": 125.0}
+
+# Llama 3 architectures (the published configs' sizes)
+SHAPES = {
+    "llama3-1b": dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, num_attention_heads=32,
+                      num_key_value_heads=8, tie_word_embeddings=True),
+    "llama3-8b": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                      num_key_value_heads=8, tie_word_embeddings=False),
+}
 
 
 def peak_for(name: str) -> float | None:
@@ -32,46 +53,126 @@ def peak_for(name: str) -> float | None:
     return None
 
 
+def random_llama(shape: str, device: str):
+    """A Llama-3-shaped model with random bf16 weights and the demo-en tokenizer."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from helpers.models import LoadedModel, load
+
+    tokenizer = load("demo-en", dtype=torch.float32).tokenizer
+    config = LlamaConfig(vocab_size=128256, max_position_embeddings=8192, rope_theta=500000.0,
+                         bos_token_id=tokenizer.bos_token_id or tokenizer.eos_token_id,
+                         eos_token_id=tokenizer.eos_token_id, attn_implementation="sdpa", **SHAPES[shape])
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = LlamaForCausalLM(config).to(torch.bfloat16).eval()
+    model.requires_grad_(False)
+    return LoadedModel.wrap(model, tokenizer, name=f"random-{shape}")
+
+
+@torch.no_grad()
+def plain_loop(model, ids_list: list[list[int]], pad: int, token_budget: int) -> list[float]:
+    """Length-sorted batches of at most ``token_budget`` tokens, one forward each, float32
+    log-softmax of every position: the plain-LP floor."""
+    order = sorted(range(len(ids_list)), key=lambda i: len(ids_list[i]))
+    out = [0.0] * len(ids_list)
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while end < len(order) and (end + 1 - start) * len(ids_list[order[end]]) <= token_budget:
+            end += 1
+        idx = order[start:end]
+        width = max(len(ids_list[i]) for i in idx)
+        ids = torch.full((len(idx), width), pad, device=model.device)
+        mask = torch.zeros_like(ids)
+        for r, i in enumerate(idx):
+            ids[r, :len(ids_list[i])] = torch.tensor(ids_list[i])
+            mask[r, :len(ids_list[i])] = 1
+        lp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.float(), -1)
+        tok_lp = (lp[:, :-1].gather(2, ids[:, 1:, None])[..., 0] * mask[:, 1:]).double().sum(1).tolist()
+        for r, i in enumerate(idx):
+            out[i] = tok_lp[r]
+        start = end
+    return out
+
+
+def timed(fn):
+    """(value, seconds) of one call of ``fn``, the GPU synchronised around it."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    value = fn()
+    torch.cuda.synchronize()
+    return value, time.perf_counter() - start
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="demo-en", help="registry name, local folder or Hugging Face id")
+    ap.add_argument("--model", default=None, help="registry name, local folder or Hugging Face id")
+    ap.add_argument("--shape", choices=sorted(SHAPES), default=None, help="a random-weight Llama 3 shape instead")
     ap.add_argument("--n", type=int, default=20000, help="BLiMP sentences")
-    ap.add_argument("--token-budget", type=int, default=None)
+    ap.add_argument("--token-budget", type=int, default=32768)
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("bench_gpu needs a CUDA GPU; none is visible here (nothing measured)")
         return
-    from bench_scoring import blimp_sentences, single_templates  # noqa: E402 (same folder)
+    from bench_scoring import blimp_sentences, single_templates
 
     from helpers.models import load
     from helpers.scoring import Request, Scorer
 
-    loaded = load(args.model, quant=None, dtype=torch.bfloat16)
-    params = sum(p.numel() for p in loaded.model.parameters())
+    if args.shape:
+        loaded = random_llama(args.shape, "cuda")
+    else:
+        loaded = load(args.model or "demo-en", quant=None, dtype=torch.bfloat16)
+    model = loaded.model
+    params = sum(p.numel() for p in model.parameters())
     device = torch.cuda.get_device_name(0)
     peak = peak_for(device)
     texts = blimp_sentences(args.n)
     templates = single_templates()
-    workloads = {
-        "LP (share=prefix)": [Request("", t) for t in texts],
-        "in-template x5 (shared contexts)": [Request(tpl.split("{sentence}")[0], t + tpl.split("{sentence}")[1])
-                                             for tpl in templates for t in texts[: args.n // 5]],
-    }
-    print(f"{args.model}: {params / 1e9:.2f}B parameters, bf16, {device}")
-    for name, requests in workloads.items():
-        scorer = Scorer(loaded, progress=False, token_budget=args.token_budget)
-        scorer.score(requests[:256])  # warm-up (kernels, allocator)
-        torch.cuda.synchronize()
-        before = scorer.tokens_run
-        start = time.perf_counter()
-        scorer.score(requests)
-        torch.cuda.synchronize()
-        seconds = time.perf_counter() - start
-        tokens = scorer.tokens_run - before
+    print(f"{loaded.name}: {params / 1e9:.2f}B parameters, bf16, {device}, torch {torch.__version__}, "
+          f"token budget {args.token_budget}")
+
+    def row(name: str, n: int, seconds: float, tokens: int, diff: float | None = None) -> None:
         tflops = 2 * params * tokens / seconds / 1e12
-        of_peak = f", {tflops / peak:.0%} of the {peak:.0f} TFLOP/s bf16 peak" if peak else ""
-        print(f"{name:<34} {len(requests):>7} requests  {tokens / seconds:>10,.0f} tokens/s  "
-              f"{tflops:6.1f} TFLOP/s{of_peak}  (peak memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB)")
+        of_peak = f" ({tflops / peak:.0%} of {peak:.0f})" if peak else ""
+        d = "" if diff is None else f"  max |diff| {diff:.1e}"
+        print(f"  {name:<44} {n / seconds:>8,.0f} req/s {tokens:>10,} tokens {tokens / seconds:>10,.0f} tokens/s "
+              f"{tflops:6.1f} TFLOP/s{of_peak}{d}")
+
+    def engine(requests, reference=None, **options):
+        scorer = Scorer(loaded, progress=False, token_budget=args.token_budget, **options)
+        scorer.score(requests[:512])  # warm-up (kernels, allocator)
+        before = scorer.tokens_run
+        scored, seconds = timed(lambda: scorer.score(requests))
+        totals = [s.total for s in scored]
+        diff = None if reference is None else max(abs(a - b) for a, b in zip(totals, reference))
+        return totals, seconds, scorer.tokens_run - before, diff
+
+    print(f"1. plain LP, {len(texts)} BLiMP sentences")
+    plain = [Request("", t) for t in texts]
+    ids = [list(e.ids) for e in Scorer(loaded, progress=False).encode_many(plain)]
+    pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
+    plain_loop(model, ids[:512], pad, args.token_budget)  # warm-up
+    floor, seconds = timed(lambda: plain_loop(model, ids, pad, args.token_budget))
+    row("plain forward + log-softmax loop (floor)", len(texts), seconds, sum(map(len, ids)))
+    reference, seconds, tokens, diff = engine(plain, floor, share="none")
+    row("engine, no reuse (share=none)", len(texts), seconds, tokens, diff)
+    for name, options in (("engine, default (share=prefix)", dict(share="prefix")),
+                          ("engine, share=tree", dict(share="tree")),
+                          ("engine, share=tree, packing from 0 tokens", dict(share="tree", pack_min_stem=0))):
+        _, seconds, tokens, diff = engine(plain, reference, **options)
+        row(name, len(texts), seconds, tokens, diff)
+    print(f"2. in-template LP, 5 templates x {len(texts) // 5} sentences")
+    requests = [Request(tpl.split("{sentence}")[0], t + tpl.split("{sentence}")[1])
+                for tpl in templates for t in texts[: len(texts) // 5]]
+    reference, seconds, tokens, _ = engine(requests, share="none")
+    row("engine, no reuse (share=none)", len(requests), seconds, tokens)
+    for name, options in (("engine, default (share=prefix, packed)", dict(share="prefix")),
+                          ("engine, share=tree, packing from 0 tokens", dict(share="tree", pack_min_stem=0))):
+        _, seconds, tokens, diff = engine(requests, reference, **options)
+        row(name, len(requests), seconds, tokens, diff)
+    print(f"peak GPU memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")
 
 
 if __name__ == "__main__":

@@ -545,3 +545,19 @@ def test_a_sequences_last_token_is_predicted_not_fed(tiny):
     assert scorer.tokens_run == sum(len(e.ids) - 1 for e in encoded)
     for e, r in zip(encoded, results):
         np.testing.assert_allclose(r.logprobs, reference_logprobs(lm.model, e.ids, e.first), atol=1e-4)
+
+
+def test_probe_agreement_allows_half_precision_rounding_but_not_a_leak():
+    """In bfloat16 a probe's packed row rounds differently from the rows run alone (GPU
+    kernels differ by mask); it must still pass, and a leaking mask must still fail."""
+    from helpers.engine.model_checks import agrees
+
+    reference = torch.linspace(-40, 40, 70).reshape(7, 10)
+    wrong = reference.clone()
+    wrong[5:] += 3.0  # what the right branch gives when it sees the left one
+    rounded = reference + 0.25 * torch.sign(torch.sin(reference))  # bf16 rounding at |x| ~ 40
+    assert agrees(rounded, reference, wrong, torch.bfloat16)
+    assert not agrees(wrong, reference, wrong, torch.bfloat16)
+    assert not agrees(reference + 0.5 * (wrong - reference), reference, wrong, torch.bfloat16)
+    assert not agrees(rounded, reference, wrong, torch.float32)  # float32 keeps its 1e-3 tolerance
+    assert agrees(reference + 1e-5, reference, wrong, torch.float32)

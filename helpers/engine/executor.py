@@ -15,7 +15,7 @@ runs in float32 and results are float64. On CUDA out-of-memory a
 batch is halved and the run goes on.
 
 Batches hold the nodes of one block of the run's requests (``BLOCK_REQUESTS`` in the run's
-order), or nodes shared across blocks, so that a range of the requests (one shard of a
+order, or half the token budget where that is more), or nodes shared across blocks, so that a range of the requests (one shard of a
 dataset run) lies in few batches. A run may
 ask for some of the plan's requests only (``only``): the batches are formed from the whole
 plan as before, and just those holding a node the requests need (or caching the keys and
@@ -44,6 +44,29 @@ MIN_CAUSAL_STEM = 32
 LOGIT_ELEMENTS = 1 << 25
 
 KV = list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values)
+
+
+class CachedKV:
+    """Where a node's keys and values lie: row ``row`` of a batch's cache ``layers`` (per
+    layer [rows, kv_heads, width, head_dim]), its positions ``0..offset-1`` there followed by
+    ``length`` positions from ``past`` (the batch's cached width) on. A reference, not a copy:
+    the batch's tensors are read by index when the node's children run."""
+
+    __slots__ = ("layers", "row", "offset", "past", "length")
+
+    def __init__(self, layers: KV, row: int, offset: int, past: int, length: int):
+        self.layers, self.row, self.offset, self.past, self.length = layers, row, offset, past, length
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.length
+
+    def positions(self, width: int) -> np.ndarray:
+        """[width] the node's positions in its batch's cache, padded with position 0 (masked)."""
+        pos = np.zeros(width, dtype=np.int64)
+        pos[:self.offset] = np.arange(self.offset)
+        pos[self.offset:self.end] = np.arange(self.past, self.past + self.length)
+        return pos
 
 
 def fed(node: Node) -> int:
@@ -115,7 +138,7 @@ class RunState:
         self.wanted = wanted  # the requests whose results count (None: all)
         self.logprobs: dict[Node, np.ndarray] = {}
         self.logits: dict[Node, np.ndarray] = {}
-        self.kv: dict[Node, KV] = {}
+        self.kv: dict[Node, CachedKV] = {}
         self.results: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_requests
         self.on_result = on_result
 
@@ -156,7 +179,9 @@ class Executor:
         self.stem_split = stem_split  # packed rows' stems attend causally apart (helpers.engine.stem_attention)
         self.token_budget, self.batch_size = int(token_budget), batch_size
         self.kv_budget_bytes, self.kv_bytes_per_token = kv_budget_bytes, kv_bytes_per_token
-        self.block = BLOCK_REQUESTS  # batches never span two blocks of the run's requests
+        # batches never span two blocks of the run's requests; a block holds several batches of
+        # short sentences even under a GPU's budget, so that sorting by length pads little
+        self.block = max(BLOCK_REQUESTS, self.token_budget // 2)
         self.forward_calls = 0  # forward passes run so far (for tests and benchmarks)
         self.tokens_run = 0  # real (not padding) tokens fed to the model so far
         self._partial = False  # running only some requests' batches (their batches must stay the whole run's)
@@ -340,12 +365,13 @@ class Executor:
         rows = len(batch)
         seg = max(u.length for u in batch)
         past = max(u.root.offset for u in batch)
-        input_ids = torch.full((rows, seg), self.pad_id, dtype=torch.long)  # [rows, seg]
-        positions = torch.zeros((rows, seg), dtype=torch.long)  # [rows, seg]
+        input_ids = np.full((rows, seg), self.pad_id, dtype=np.int64)  # [rows, seg]
+        positions = np.zeros((rows, seg), dtype=np.int64)  # [rows, seg]
         for r, u in enumerate(batch):
-            input_ids[r, :u.length] = torch.tensor([t for n in u.members for t in n.ids[:fed(n)]])
-            positions[r, :u.length] = torch.cat([n.offset + torch.arange(fed(n)) for n in u.members])
+            input_ids[r, :u.length] = [t for n in u.members for t in n.ids[:fed(n)]]
+            positions[r, :u.length] = [p for n in u.members for p in range(n.offset, n.offset + fed(n))]
             positions[r, u.length:] = u.root.end - 1  # padding: any valid position (it is masked)
+        input_ids, positions = torch.from_numpy(input_ids), torch.from_numpy(positions)
         mask = self._tree_mask(batch, past, seg) if any(u.packed for u in batch) else self._pad_mask(batch, past, seg)
         cache = None
         if past:
@@ -362,16 +388,13 @@ class Executor:
         if keep:
             # per layer [rows, kv_heads, past + seg, head_dim]
             kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
-            for r, u in enumerate(batch):
-                n = u.root
-                if not u.cached:
-                    continue
-                if n.offset == 0:  # a root: its own positions, a view (no copy)
-                    state.kv[n] = [(k[r, :, :len(n.ids)], v[r, :, :len(n.ids)]) for k, v in kv]
-                else:  # keep the row's real positions: [kv_heads, n.end, head_dim]
-                    state.kv[n] = [(torch.cat([k[r, :, :n.offset], k[r, :, past:past + len(n.ids)]], dim=1),
-                                    torch.cat([v[r, :, :n.offset], v[r, :, past:past + len(n.ids)]], dim=1))
-                                   for k, v in kv]
+            cached = [r for r, u in enumerate(batch) if u.cached]
+            if len(cached) < rows:  # hold only the rows whose children wait: one copy per layer
+                pick = torch.tensor(cached, device=kv[0][0].device)
+                kv = [(k.index_select(0, pick), v.index_select(0, pick)) for k, v in kv]
+            for i, r in enumerate(cached):
+                u = batch[r]
+                state.kv[u.root] = CachedKV(kv, i, u.root.offset, past, len(u.root.ids))
         self._read_logprobs(batch, out.last_hidden_state, state)  # [rows, seg, hidden]
 
     def _causal_stem(self, batch: list[Unit], past: int) -> int:
@@ -407,48 +430,71 @@ class Executor:
         return torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
 
     def _gather_cache(self, parents_of: list[Node], past: int, state: RunState) -> KV:
-        """Each row's parent cache, right-padded to ``past``: per layer [rows, kv_heads, past, head_dim]."""
-        parents = [n.parent for n in parents_of]
-        unique = list(dict.fromkeys(id(p) for p in parents))
-        if len(unique) == 1:  # one shared context: expand without copying
-            return [(k.unsqueeze(0).expand(len(parents), -1, -1, -1)[:, :, :past],
-                     v.unsqueeze(0).expand(len(parents), -1, -1, -1)[:, :, :past]) for k, v in state.kv[parents[0]]]
-        layers = []
-        for layer in range(len(state.kv[parents[0]])):
-            # one copy: each row's parent cache written into its place, [rows, kv_heads, past, head_dim]
-            k0, _ = state.kv[parents[0]][layer]
-            keys = k0.new_zeros((len(parents), k0.shape[0], past, k0.shape[2]))
-            values = torch.zeros_like(keys)
-            for r, parent in enumerate(parents):
-                k, v = state.kv[parent][layer]  # [kv_heads, parent.end, head_dim]
-                keys[r, :, :k.shape[1]] = k
-                values[r, :, :v.shape[1]] = v
-            layers.append((keys, values))
-        return layers
+        """Each row's parent cache, right-padded to ``past``: per layer [rows, kv_heads, past,
+        head_dim], read by index from the batches that cached the parents (one gather per layer
+        and source batch; positions past a parent's end repeat position 0 and are masked)."""
+        refs = [state.kv[n.parent] for n in parents_of]
+        rows = len(refs)
+        if all(ref is refs[0] for ref in refs):  # one shared context: expand without copying
+            ref = refs[0]
+            if ref.offset == 0:  # its positions are contiguous: a view
+                at = slice(ref.past, ref.past + past)
+                return [(k[ref.row, :, at].expand(rows, -1, -1, -1), v[ref.row, :, at].expand(rows, -1, -1, -1))
+                        for k, v in ref.layers]
+            pos = torch.from_numpy(ref.positions(past)).to(ref.layers[0][0].device)
+            return [(k[ref.row][:, pos].expand(rows, -1, -1, -1), v[ref.row][:, pos].expand(rows, -1, -1, -1))
+                    for k, v in ref.layers]
+        groups: dict[int, list[int]] = {}  # source batch -> the rows it serves
+        for r, ref in enumerate(refs):
+            groups.setdefault(id(ref.layers), []).append(r)
+        plans = []
+        for members in groups.values():
+            device = refs[members[0]].layers[0][0].device
+            src = torch.tensor([refs[r].row for r in members], device=device)[:, None]  # [g, 1]
+            pos = torch.from_numpy(np.stack([refs[r].positions(past) for r in members])).to(device)  # [g, past]
+            plans.append((refs[members[0]].layers, members, src, pos))
+
+        def gather(layer: int, which: int) -> torch.Tensor:
+            parts = [(members, layers[layer][which].transpose(1, 2)[src, pos].transpose(1, 2))
+                     for layers, members, src, pos in plans]  # [g, kv_heads, past, head_dim]
+            if len(parts) == 1:
+                return parts[0][1]
+            out = parts[0][1].new_empty((rows,) + parts[0][1].shape[1:])
+            for members, part in parts:
+                out[torch.tensor(members, device=out.device)] = part
+            return out
+
+        return [(gather(layer, 0), gather(layer, 1)) for layer in range(len(refs[0].layers))]
 
     # ------------------------------------------------------------ log-probs
     def _read_logprobs(self, batch: list[Unit], hidden: torch.Tensor, state: RunState) -> None:
         """Log-probs at the needed positions: each member's own tokens, and the first token
         of each child at its parent's last position."""
-        rows, cols, targets, sinks = [], [], [], []
+        rows, cols, targets, sinks = [], [], [], []  # sinks: (node, first entry, entries)
         for r, u in enumerate(batch):
             for n in u.members:
                 at = u.starts[n]
-                for j in n.own_positions():  # entry j of the node is predicted at position j-1
-                    rows.append(r), cols.append(at + j - 1), targets.append(n.ids[j]), sinks.append((n, j))
-                for child in n.children:
-                    if child.needs_first:
-                        rows.append(r), cols.append(at + len(n.ids) - 1), targets.append(child.ids[0])
-                        sinks.append((child, 0))
+                own = n.own_positions()  # entry j of the node is predicted at position j-1
+                if own:
+                    rows.append(np.full(len(own), r)), cols.append(np.arange(at + own.start - 1, at + own.stop - 1))
+                    targets.append(n.ids[own.start:own.stop]), sinks.append((n, own.start, len(own)))
+                firsts = [c for c in n.children if c.needs_first]
+                if firsts:
+                    rows.append(np.full(len(firsts), r)), cols.append(np.full(len(firsts), at + len(n.ids) - 1))
+                    targets.append([c.ids[0] for c in firsts]), sinks.extend((c, 0, 1) for c in firsts)
         if not rows:
             return
-        selected = hidden[torch.tensor(rows, device=hidden.device), torch.tensor(cols, device=hidden.device)]
-        out = self.output_device
-        values, raw = self._logprob_of(selected.to(out), torch.tensor(targets, device=out))  # [needed]
-        for (node, j), value, logit in zip(sinks, values.tolist(), raw.tolist()):
+        device, out = hidden.device, self.output_device
+        selected = hidden[torch.from_numpy(np.concatenate(rows)).to(device), torch.from_numpy(np.concatenate(cols)).to(device)]
+        flat_targets = torch.from_numpy(np.fromiter((t for ts in targets for t in ts), dtype=np.int64)).to(out)
+        values, raw = self._logprob_of(selected.to(out), flat_targets)  # [needed]
+        values, raw = values.numpy(), raw.numpy()
+        k = 0
+        for node, j, count in sinks:
             lp, logits = state.values(node)
-            lp[j] = value
-            logits[j] = logit
+            lp[j:j + count] = values[k:k + count]
+            logits[j:j + count] = raw[k:k + count]
+            k += count
 
     def _logprob_of(self, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(log softmax(head(hidden))[target], head(hidden)[target]) for hidden [n, hidden]
