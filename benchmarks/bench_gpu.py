@@ -158,9 +158,9 @@ def main() -> None:
     row("plain forward + log-softmax loop (floor)", len(texts), seconds, sum(map(len, ids)))
     reference, seconds, tokens, diff = engine(plain, floor, share="none")
     row("engine, no reuse (share=none)", len(texts), seconds, tokens, diff)
-    for name, options in (("engine, default (share=prefix)", dict(share="prefix")),
-                          ("engine, share=tree", dict(share="tree")),
-                          ("engine, share=tree, packing from 0 tokens", dict(share="tree", pack_min_stem=0))):
+    for name, options in (("engine, share=prefix", dict(share="prefix")),
+                          ("engine, share=tree, packing from 16 tokens", dict(share="tree", pack_min_stem=16)),
+                          ("engine, default (share=tree, packing from 0)", dict())):
         _, seconds, tokens, diff = engine(plain, reference, **options)
         row(name, len(texts), seconds, tokens, diff)
     print(f"2. in-template LP, 5 templates x {len(texts) // 5} sentences")
@@ -168,8 +168,8 @@ def main() -> None:
                 for tpl in templates for t in texts[: len(texts) // 5]]
     reference, seconds, tokens, _ = engine(requests, share="none")
     row("engine, no reuse (share=none)", len(requests), seconds, tokens)
-    for name, options in (("engine, default (share=prefix, packed)", dict(share="prefix")),
-                          ("engine, share=tree, packing from 0 tokens", dict(share="tree", pack_min_stem=0))):
+    for name, options in (("engine, share=prefix, packed", dict(share="prefix")),
+                          ("engine, default (share=tree, packed)", dict())):
         _, seconds, tokens, diff = engine(requests, reference, **options)
         row(name, len(requests), seconds, tokens, diff)
     print(f"peak GPU memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")

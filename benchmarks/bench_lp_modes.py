@@ -21,9 +21,10 @@ from bench_scoring import blimp_sentences, build_model, plain_loop  # noqa: E402
 from helpers.models import LoadedModel  # noqa: E402
 from helpers.scoring import Request, Scorer  # noqa: E402
 
-MODES = {"none": dict(share="none"), "prefix (default)": dict(share="prefix"),
+MODES = {"none": dict(share="none"), "prefix (packed from 16)": dict(share="prefix"),
+         "prefix, packed from 0": dict(share="prefix", pack_min_stem=0),
          "tree, cached": dict(share="tree", pack=True, pack_min_stem=10**6),
-         "tree, packed from 16": dict(share="tree"), "tree, packed from 0": dict(share="tree", pack_min_stem=0)}
+         "tree, packed from 16": dict(share="tree", pack_min_stem=16), "tree, packed from 0 (default)": dict()}
 
 
 def fastest(fn, repeats: int = 2) -> float:

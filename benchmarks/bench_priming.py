@@ -1,11 +1,12 @@
 """Scoring under long priming prefixes, with prefix reuse on vs off, in one run.
 
 Builds 800-token in-domain acceptable prefixes (Sinha et al. 2023) for the first N BLiMP
-pairs of each of the first P paradigms and scores LP under them three times: without reuse
+pairs of each of the first P paradigms and scores LP under them four times: without reuse
 (share="none": each sentence runs with its own copy of the prefix), with key/value reuse
 level by level (share="prefix", pack=False: the prefix runs once, its cache is copied to
-both sentences' rows) and with packed reuse (the default: prefix and both sentences in one
-row under a tree attention mask). Prints wall time, tokens through the model, time per
+both sentences' rows), with packed reuse (share="prefix": prefix and both sentences in one
+row under a tree attention mask) and with the default (share="tree": every common prefix of
+the run shared, packed). Prints wall time, tokens through the model, time per
 token, the ratios against no reuse, and whether every decision is identical.
 ``--lengths 200 400 800`` scores a grid instead: longer prefixes then extend the cached
 shorter ones.
@@ -54,7 +55,7 @@ def main() -> None:
                                       prefix_types=["in_acceptable"], lengths=args.lengths,
                                       max_positions=loaded.model.config.n_positions)
     modes = {"no reuse": dict(share="none"), "reuse, cached levels": dict(share="prefix", pack=False),
-             "reuse, packed": dict(share="prefix")}
+             "reuse, packed": dict(share="prefix"), "reuse, default (tree)": dict()}
     results, best = {}, {}
     for repeat in range(args.repeats):  # modes taken in turn; the fastest of each counts (load on the machine)
         for mode, options in modes.items():

@@ -201,11 +201,11 @@ def main() -> None:
     plain = [Request("", s) for s in texts]
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
-                          ("engine, default (share=prefix, packing from 16 tokens)", dict(share="prefix")),
-                          ("engine, share=tree, packing from 0 tokens", dict(share="tree", pack_min_stem=0))):
+                          ("engine, share=prefix, packing from 16 tokens", dict(share="prefix")),
+                          ("engine, default (share=tree, packing from 0 tokens)", dict())):
         totals, t, tokens = engine_run(lm, plain, args.repeats, **options)
         table.row(name, len(texts), t, tokens, max_diff(totals, lme))
-    best = table.rate["engine, default (share=prefix, packing from 16 tokens)"]
+    best = table.rate["engine, default (share=tree, packing from 0 tokens)"]
     print(f"  engine (default) vs lm-eval {best / table.rate['lm-eval HFLM.loglikelihood, empty context (batch 64)']:.2f}x, "
           f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
           f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")
@@ -222,11 +222,11 @@ def main() -> None:
     table.row("lm-eval loglikelihood(template prefix, sentence + suffix)", len(requests), t)
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, template prefixes shared (share=context)", dict(share="context")),
-                          ("engine, default (share=prefix, packed)", dict(share="prefix")),
-                          ("engine, share=tree, packing from 0 tokens", dict(share="tree", pack_min_stem=0))):
+                          ("engine, share=prefix, packed", dict(share="prefix")),
+                          ("engine, default (share=tree, packed)", dict())):
         totals, t, tokens = engine_run(lm, requests, args.repeats, **options)
         table.row(name, len(requests), t, tokens, max_diff(totals, lme))
-    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=prefix, packed)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
+    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=tree, packed)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
 
     # ---------------------------------------------------------------- 3. Yes/No
     yes, no = yes_no("en")
@@ -240,11 +240,11 @@ def main() -> None:
     lme, t = lm_eval_tokens(requests)
     table.row("lm-eval loglikelihood(prompt, answer)", len(requests), t)
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
-                          ("engine, default (share=prefix, packed)", dict(share="prefix")),
-                          ("engine, share=tree, packing from 0 tokens", dict(share="tree", pack_min_stem=0))):
+                          ("engine, share=prefix, packed", dict(share="prefix")),
+                          ("engine, default (share=tree, packed)", dict())):
         totals, t, tokens = engine_run(lm, requests, args.repeats, **options)
         table.row(name, len(requests), t, tokens, max_diff(totals, lme))
-    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=prefix, packed)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
+    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=tree, packed)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -78,20 +78,21 @@ class Scorer:
     IncrementalLMScorer: no start token added by the engine (the tokenizer adds its own
     special tokens, if any), first token unscored. ``start_convention`` names the policy.
     ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
-    the same context tokens run them once) or "prefix" (the default: also the longest
-    common token prefix of sentences, e.g. the two sentences of a pair) or "tree" (every
-    common prefix of the run, a compressed trie). ``pack`` runs a
-    shared part and its continuations as one packed row with a tree attention mask, where
-    the model's attention takes one (checked by a probe; off for flash attention), for shared
-    parts of at least ``pack_min_stem`` tokens (shorter ones, such as the opening words of a
-    pair, run faster from the cache: benchmarks/bench_scoring.py). Results
+    the same context tokens run them once), "prefix" (also the longest common token prefix
+    of sentences, e.g. the two sentences of a pair) or "tree" (the default: every common
+    prefix of the run, a compressed trie; "prefix" where nothing can be packed). ``pack``
+    runs a shared part and its continuations as one packed row with a tree attention mask,
+    where the model's attention takes one (checked by a probe; off for flash attention), for
+    shared parts of at least ``pack_min_stem`` tokens (default: 0 under "tree", where the
+    start token packs short sentences into rows; 16 otherwise, where a pair's opening words
+    run faster from the cache: benchmarks/bench_scoring.py, bench_lp_modes.py). Results
     agree across modes within float32 rounding.
     """
 
     def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
-                 share: Share = "prefix", token_budget: int | None = None, batch_size: int | None = None,
+                 share: Share = "tree", token_budget: int | None = None, batch_size: int | None = None,
                  progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None,
-                 pack: bool = True, pack_min_stem: int = 16):
+                 pack: bool = True, pack_min_stem: int | None = None):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"Scorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
                             f"got {type(loaded).__name__}")
@@ -130,7 +131,8 @@ class Scorer:
             kv_budget_bytes=kv_budget_bytes or (8 if on_gpu else 2) * 2**30,
             kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack, stem_split=stem_split,
             pack_waste=model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model),
-            output_device=self.output_device, pack_min_stem=pack_min_stem)
+            output_device=self.output_device,
+            pack_min_stem=(0 if share == "tree" else 16) if pack_min_stem is None else pack_min_stem)
 
     @property
     def forward_calls(self) -> int:
