@@ -15,8 +15,8 @@ runs in float32 and results are float64. On CUDA out-of-memory a
 batch is halved and the run goes on.
 
 Batches hold the nodes of one block of the run's requests (``BLOCK_REQUESTS`` in the run's
-order, or half the token budget where that is more), or nodes shared across blocks, so that a range of the requests (one shard of a
-dataset run) lies in few batches. A run may
+order, or half the token budget where that is more), or nodes shared across blocks, so
+that a range of the requests (one shard of a dataset run) lies in few batches. A run may
 ask for some of the plan's requests only (``only``): the batches are formed from the whole
 plan as before, and just those holding a node the requests need (or caching the keys and
 values such a batch reads) run, so each value is bit for bit the one the whole run computes.
@@ -441,21 +441,24 @@ class Executor:
                 at = slice(ref.past, ref.past + past)
                 return [(k[ref.row, :, at].expand(rows, -1, -1, -1), v[ref.row, :, at].expand(rows, -1, -1, -1))
                         for k, v in ref.layers]
-            pos = torch.from_numpy(ref.positions(past)).to(ref.layers[0][0].device)
-            return [(k[ref.row][:, pos].expand(rows, -1, -1, -1), v[ref.row][:, pos].expand(rows, -1, -1, -1))
-                    for k, v in ref.layers]
+            pos = torch.from_numpy(ref.positions(past))  # moved to each layer's device (a device map splits them)
+            return [(k[ref.row][:, pos.to(k.device)].expand(rows, -1, -1, -1),
+                     v[ref.row][:, pos.to(v.device)].expand(rows, -1, -1, -1)) for k, v in ref.layers]
         groups: dict[int, list[int]] = {}  # source batch -> the rows it serves
         for r, ref in enumerate(refs):
             groups.setdefault(id(ref.layers), []).append(r)
         plans = []
         for members in groups.values():
-            device = refs[members[0]].layers[0][0].device
-            src = torch.tensor([refs[r].row for r in members], device=device)[:, None]  # [g, 1]
-            pos = torch.from_numpy(np.stack([refs[r].positions(past) for r in members])).to(device)  # [g, past]
+            src = torch.tensor([refs[r].row for r in members])[:, None]  # [g, 1]
+            pos = torch.from_numpy(np.stack([refs[r].positions(past) for r in members]))  # [g, past]
             plans.append((refs[members[0]].layers, members, src, pos))
 
+        def take(t: torch.Tensor, src: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+            """Rows ``src`` at positions ``pos`` of ``t`` [rows, kv_heads, width, head_dim]."""
+            return t.transpose(1, 2)[src.to(t.device), pos.to(t.device)].transpose(1, 2)
+
         def gather(layer: int, which: int) -> torch.Tensor:
-            parts = [(members, layers[layer][which].transpose(1, 2)[src, pos].transpose(1, 2))
+            parts = [(members, take(layers[layer][which], src, pos))
                      for layers, members, src, pos in plans]  # [g, kv_heads, past, head_dim]
             if len(parts) == 1:
                 return parts[0][1]
