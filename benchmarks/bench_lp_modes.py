@@ -7,7 +7,6 @@ against the floor's. The fastest of 2 runs each. Nothing is compared with lm-eva
 """
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -17,7 +16,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import torch  # noqa: E402
 
-from bench_scoring import blimp_sentences, build_model, plain_loop  # noqa: E402
+from bench_scoring import blimp_sentences, build_model, plain_loop, timed  # noqa: E402
 from helpers.models import LoadedModel  # noqa: E402
 from helpers.scoring import Request, Scorer  # noqa: E402
 
@@ -27,15 +26,6 @@ MODES = {"none": dict(share="none"), "prefix (packed from 16)": dict(share="pref
          "tree, packed from 16": dict(share="tree", pack_min_stem=16), "tree, packed from 0 (default)": dict()}
 
 
-def fastest(fn, repeats: int = 2) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def main() -> None:
     torch.set_num_threads(2)
     texts = blimp_sentences(2000)
@@ -43,13 +33,13 @@ def main() -> None:
     lm = LoadedModel.wrap(model, tok, name="bench-gpt2")
     requests = [Request("", t) for t in texts]
     plain_loop(model, tok, texts[:64])  # warm-up
-    floor = fastest(lambda: plain_loop(model, tok, texts))
+    _, floor = timed(lambda: plain_loop(model, tok, texts), 2)
     print(f"floor {len(texts) / floor:.1f} req/s")
     for name, options in MODES.items():
         scorer = Scorer(lm, progress=False, **options)
         scorer.score(requests[:64])  # warm-up
         before = scorer.tokens_run
-        seconds = fastest(lambda: scorer.score(requests))
+        _, seconds = timed(lambda: scorer.score(requests), 2)
         print(f"{name:24s} {len(texts) / seconds:7.1f} req/s  tokens {(scorer.tokens_run - before) // 2:,}  "
               f"{seconds / floor:.2f}x the floor's time")
 

@@ -123,6 +123,13 @@ class Unit:
         return above[which][:, which] & (pos[None, :] <= pos[:, None])
 
 
+def _take(t: torch.Tensor, src: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """Rows ``src`` [g, 1] at positions ``pos`` [g, width] of a cache ``t`` [rows, kv_heads,
+    positions, head_dim]: [g, kv_heads, width, head_dim] (indices moved to ``t``'s device, as a
+    device map puts layers apart)."""
+    return t.transpose(1, 2)[src.to(t.device), pos.to(t.device)].transpose(1, 2)
+
+
 def _key(batch: list[Unit]) -> tuple:
     """Which batch of a run this is: its rows' members (plan nodes)."""
     return tuple(tuple(id(n) for n in u.members) for u in batch)
@@ -441,9 +448,9 @@ class Executor:
                 at = slice(ref.past, ref.past + past)
                 return [(k[ref.row, :, at].expand(rows, -1, -1, -1), v[ref.row, :, at].expand(rows, -1, -1, -1))
                         for k, v in ref.layers]
-            pos = torch.from_numpy(ref.positions(past))  # moved to each layer's device (a device map splits them)
-            return [(k[ref.row][:, pos.to(k.device)].expand(rows, -1, -1, -1),
-                     v[ref.row][:, pos.to(v.device)].expand(rows, -1, -1, -1)) for k, v in ref.layers]
+            src, pos = torch.tensor([[ref.row]]), torch.from_numpy(ref.positions(past))[None]  # [1, 1], [1, past]
+            return [(_take(k, src, pos).expand(rows, -1, -1, -1), _take(v, src, pos).expand(rows, -1, -1, -1))
+                    for k, v in ref.layers]
         groups: dict[int, list[int]] = {}  # source batch -> the rows it serves
         for r, ref in enumerate(refs):
             groups.setdefault(id(ref.layers), []).append(r)
@@ -453,12 +460,8 @@ class Executor:
             pos = torch.from_numpy(np.stack([refs[r].positions(past) for r in members]))  # [g, past]
             plans.append((refs[members[0]].layers, members, src, pos))
 
-        def take(t: torch.Tensor, src: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-            """Rows ``src`` at positions ``pos`` of ``t`` [rows, kv_heads, width, head_dim]."""
-            return t.transpose(1, 2)[src.to(t.device), pos.to(t.device)].transpose(1, 2)
-
         def gather(layer: int, which: int) -> torch.Tensor:
-            parts = [(members, take(layers[layer][which], src, pos))
+            parts = [(members, _take(layers[layer][which], src, pos))
                      for layers, members, src, pos in plans]  # [g, kv_heads, past, head_dim]
             if len(parts) == 1:
                 return parts[0][1]
