@@ -85,14 +85,17 @@ class Scorer:
     where the model's attention takes one (checked by a probe; off for flash attention), for
     shared parts of at least ``pack_min_stem`` tokens (default: 0 under "tree", where the
     start token packs short sentences into rows; 16 otherwise, where a pair's opening words
-    run faster from the cache: benchmarks/bench_scoring.py, bench_lp_modes.py). Results
-    agree across modes within float32 rounding.
+    run faster from the cache: benchmarks/bench_scoring.py, bench_lp_modes.py). ``segments``
+    runs a packed row's attention segment by segment, each node's tokens against the keys
+    they see (helpers.engine.segment_attention), so that no masked pair is computed and rows
+    may hold any number of branches; None: on CPU where SDPA passes the probe, off on a GPU
+    (not measured there yet). Results agree across modes within float32 rounding.
     """
 
     def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
                  share: Share = "tree", token_budget: int | None = None, batch_size: int | None = None,
                  progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None,
-                 pack: bool = True, pack_min_stem: int | None = None):
+                 pack: bool = True, pack_min_stem: int | None = None, segments: bool | None = None):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"Scorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
                             f"got {type(loaded).__name__}")
@@ -120,17 +123,19 @@ class Scorer:
         self.can_share_cache = model_checks.can_share_cache(model)
         # shared subtrees packed in one row (tree attention) where the attention takes a custom mask
         self.pack = model_checks.tree_mask_kind(body, self.start_id or 0, self.device) if pack else None
-        # a packed row's long stem attends causally apart (half its attention) where SDPA allows it
-        stem_split = self.pack == "bool" and model_checks.stem_split_works(body, self.start_id or 0, self.device)
         on_gpu = self.device.type == "cuda"
+        # packed rows attend segment by segment (no masked pairs computed) where SDPA allows it;
+        # by default on CPU only, where it was measured (benchmarks/bench_scoring.py)
+        segmented = self.pack == "bool" and (not on_gpu if segments is None else segments) \
+            and model_checks.segments_work(body, self.start_id or 0, self.device)
         self.executor = Executor(
             body, head, device=self.device, pad_id=tokenizer.pad_token_id or 0,
             # tokens per forward: on CPU mid-sized batches run fastest (benchmarks/bench_scoring.py)
             token_budget=token_budget or (32768 if on_gpu else 2048), batch_size=batch_size,
             # cached keys/values held at once (shared prefixes waiting for their continuations)
             kv_budget_bytes=kv_budget_bytes or (8 if on_gpu else 2) * 2**30,
-            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack, stem_split=stem_split,
-            pack_waste=model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model),
+            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack, segmented=segmented,
+            pack_waste=float("inf") if segmented else model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model),
             output_device=self.output_device,
             pack_min_stem=(0 if share == "tree" else 16) if pack_min_stem is None else pack_min_stem)
 

@@ -487,27 +487,64 @@ def test_scoring_only_some_requests_gives_the_whole_runs_values_bit_for_bit(tiny
         scorer.score(requests, only=[1, 99])
 
 
+def test_segment_blocks_hold_exactly_the_tree_mask():
+    """Each block's mask is the dense tree mask (plus cached positions) at its queries and
+    keys; no allowed pair falls outside the blocks, whatever the chunk size."""
+    from helpers.engine import segment_attention as sa
+
+    # a stem of 5 tokens after 3 cached positions; two branches; the first branches again
+    segments = [(3, 5, None), (8, 4, 0), (12, 3, 1), (12, 2, 1), (8, 6, 0)]
+    cached, past, width = 3, 4, 20
+    dense = np.zeros((width, past + width), dtype=bool)
+    path = {0: [0], 1: [0, 1], 2: [0, 1, 2], 3: [0, 1, 3], 4: [0, 4]}
+    cols = [(i, c) for i, (_, n, _) in enumerate(segments) for c in range(n)]
+    for q, (i, cq) in enumerate(cols):
+        dense[q, :cached] = True
+        for k, (j, ck) in enumerate(cols):
+            dense[q, past + k] = j in path[i] and segments[j][0] + ck <= segments[i][0] + cq
+    for chunk in (1, 3, 7, 32):
+        rebuilt = np.zeros_like(dense)
+        blocks = sa.row_blocks(2, cached, past, segments, chunk=chunk)
+        assert [len(b.queries) for b in blocks] == [min(chunk, width - a) for a in range(0, width, chunk)]
+        for b in blocks:
+            assert b.row == 2 and b.mask.any(axis=1).all()
+            assert not rebuilt[np.ix_(b.queries, b.keys)].any()  # each query once
+            rebuilt[np.ix_(b.queries, b.keys)] = b.mask
+        assert np.array_equal(rebuilt, dense), chunk
+    # columns 12..15 (the second leaf, then the second branch's start) need no key of the
+    # first leaf (columns 9..11): only the paths of their own segments
+    block = sa.row_blocks(0, 0, 0, segments, chunk=4)[3]
+    assert list(block.queries) == [12, 13, 14, 15] and list(block.keys) == [*range(9), *range(12, 16)]
+
+
 @pytest.mark.parametrize("arch", ARCHS)
-def test_a_packed_rows_long_stem_attends_causally_apart(tiny, arch, monkeypatch):
-    """With SDPA, a packed row's shared stem runs its attention causally apart from the
-    branches (helpers.engine.stem_attention): the float64 reference's scores, as without it."""
+def test_packed_rows_attend_segment_by_segment(tiny, arch):
+    """With SDPA, packed rows run their attention segment by segment
+    (helpers.engine.segment_attention): the float64 reference's scores, as with the dense tree
+    mask, with no masked pair computed across sentences of a row."""
+    from helpers.engine import segment_attention as sa
+
     lm = tiny(f"tiny-{arch}")
     split = Scorer(lm, progress=False, pack_min_stem=0)
-    whole = Scorer(lm, progress=False, pack_min_stem=0)
-    whole.executor.stem_split = False
-    assert split.executor.stem_split
-    stems = []
-    causal_stem = Executor._causal_stem
-    monkeypatch.setattr(Executor, "_causal_stem", lambda self, batch, past: stems.append(
-        causal_stem(self, batch, past)) or stems[-1])
+    dense = Scorer(lm, progress=False, pack_min_stem=0, segments=False)
+    assert split.executor.segmented and not dense.executor.segmented
+    assert split.executor.pack_waste == float("inf")  # wasted pairs cost nothing: rows as long as the budget
+    computed = []
+    original = sa.Segments.__init__
+
+    def spy(self, *args):
+        original(self, *args)
+        computed.append((self.pairs(), self.rows * self.seg * self.width))
+
     context = "Here is a long context that every sentence in this test shares with the others. " * 3
-    requests = [Request(context, t) for t in SENTENCES[:8]]
-    got = split.score(requests, with_context=True)
-    used = [s for s in stems if s]
-    assert used and min(used) >= len(split.encode(requests[0]).ids[:split.encode(requests[0]).first]) - 1
-    stems.clear()
-    plain = whole.score(requests, with_context=True)
-    assert not any(stems)
+    requests = [Request(context, t) for t in SENTENCES[:8]] + [Request("", t) for t in SENTENCES]
+    try:
+        sa.Segments.__init__ = spy
+        got = split.score(requests, with_context=True)
+    finally:
+        sa.Segments.__init__ = original
+    assert computed and sum(c for c, _ in computed) < 0.5 * sum(d for _, d in computed)
+    plain = dense.score(requests, with_context=True)
     for request, a, b in zip(requests, got, plain):
         enc = split.encode(request)
         ref = reference_logprobs(lm.model, enc.ids, enc.first)

@@ -30,18 +30,15 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from . import stem_attention
+from . import segment_attention
 from .plan import Node, walk
 
 # Requests per block of the run's order: batches are formed within a block (sorting a block
 # by length pads about as little as sorting the whole run).
 BLOCK_REQUESTS = 1024
 
-# Shortest causal stem worth a second attention call (see helpers.engine.stem_attention).
-MIN_CAUSAL_STEM = 32
-
 # Logit rows computed at once: bounds memory at rows x vocabulary floats.
-LOGIT_ELEMENTS = 1 << 25
+LOGIT_ELEMENTS = 1 << 23
 
 KV = list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values)
 
@@ -176,14 +173,14 @@ class Executor:
 
     def __init__(self, body, head, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
                  kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None,
-                 pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0, stem_split: bool = False):
+                 pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0, segmented: bool = False):
         self.body, self.head, self.device, self.pad_id = body, head, device, pad_id
         # where the head computes (a device map may put it apart from the input embedding)
         self.output_device = output_device if output_device is not None else device
         # packed subtrees need a custom 4D mask: "bool" (SDPA) or "additive" (eager); None: off
         self.pack, self.pack_waste = pack, pack_waste
         self.pack_min_stem = pack_min_stem  # shorter shared parts run from the cache (packing them costs more)
-        self.stem_split = stem_split  # packed rows' stems attend causally apart (helpers.engine.stem_attention)
+        self.segmented = segmented  # packed rows attend segment by segment (helpers.engine.segment_attention)
         self.token_budget, self.batch_size = int(token_budget), batch_size
         self.kv_budget_bytes, self.kv_bytes_per_token = kv_budget_bytes, kv_bytes_per_token
         # batches never span two blocks of the run's requests; a block holds several batches of
@@ -379,17 +376,23 @@ class Executor:
             positions[r, :u.length] = [p for n in u.members for p in range(n.offset, n.offset + fed(n))]
             positions[r, u.length:] = u.root.end - 1  # padding: any valid position (it is masked)
         input_ids, positions = torch.from_numpy(input_ids), torch.from_numpy(positions)
-        mask = self._tree_mask(batch, past, seg) if any(u.packed for u in batch) else self._pad_mask(batch, past, seg)
+        dev = self.device
+        segments = segment_attention.Segments(self._blocks(batch, past), rows, seg, past) \
+            if self.segmented and any(u.packed for u in batch) else None
+        if segments is not None:  # the attention reads the segments; transformers takes a 4D mask as it is
+            mask = torch.ones((1, 1, 1, 1), dtype=torch.bool, device=dev).expand(rows, 1, seg, past + seg)
+        elif any(u.packed for u in batch):
+            mask = self._tree_mask(batch, past, seg)
+        else:
+            mask = self._pad_mask(batch, past, seg)
         cache = None
         if past:
             cache = DynamicCache(ddp_cache_data=self._gather_cache([u.root for u in batch], past, state))
         keep = any(u.cached for u in batch)
         self.forward_calls += 1
         self.tokens_run += sum(u.length for u in batch)
-        dev = self.device
-        stem = self._causal_stem(batch, past)
-        extra = {"causal_stem": stem} if stem else {}
-        with stem_attention.switched(self.body.config) if stem else nullcontext():
+        extra = {"segments": segments} if segments is not None else {}
+        with segment_attention.switched(self.body.config) if segments is not None else nullcontext():
             out = self.body(input_ids=input_ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
                             past_key_values=cache, use_cache=keep or cache is not None, **extra)
         if keep:
@@ -404,14 +407,16 @@ class Executor:
                 state.kv[u.root] = CachedKV(kv, i, u.root.offset, past, len(u.root.ids))
         self._read_logprobs(batch, out.last_hidden_state, state)  # [rows, seg, hidden]
 
-    def _causal_stem(self, batch: list[Unit], past: int) -> int:
-        """Leading positions that are a plain causal run in every row of a packed batch with
-        nothing cached (a packed row's shared root, an unpacked row's whole segment); 0 when
-        too short to be worth splitting, or when the split is off."""
-        if not self.stem_split or past or not any(u.packed for u in batch):
-            return 0
-        stem = min(len(u.root.ids) if u.packed else u.length for u in batch)
-        return stem if stem >= MIN_CAUSAL_STEM else 0
+    @staticmethod
+    def _blocks(batch: list[Unit], past: int) -> list[segment_attention.Block]:
+        """Each row's attention blocks: its segments (the members, parents first), each
+        seeing the row's cached positions and its ancestors in the row."""
+        blocks = []
+        for r, u in enumerate(batch):
+            index = {n: i for i, n in enumerate(u.members)}
+            segments = [(n.offset, fed(n), None if n is u.root else index[n.parent]) for n in u.members]
+            blocks += segment_attention.row_blocks(r, u.root.offset, past, segments)
+        return blocks
 
     @staticmethod
     def _pad_mask(batch: list[Unit], past: int, seg: int) -> torch.Tensor:
@@ -510,8 +515,8 @@ class Executor:
         out, raw = [], []
         for i in range(0, hidden.shape[0], step):
             logits = self.head(hidden[i:i + step]).float()  # [step, vocab]
-            picked = logits.gather(1, targets[i:i + step, None])[:, 0]  # [step]
-            # log_softmax(x)[t] = x[t] - logsumexp(x), without writing the whole normalised row
-            out.append(picked - torch.logsumexp(logits, dim=-1))
-            raw.append(picked)
+            at = targets[i:i + step, None]  # [step, 1]
+            raw.append(logits.gather(1, at)[:, 0])  # [step]
+            # one fused pass (logsumexp makes three over the vocabulary: twice the time)
+            out.append(torch.log_softmax(logits, dim=-1).gather(1, at)[:, 0])
         return torch.cat(out).double().cpu(), torch.cat(raw).double().cpu()

@@ -56,7 +56,8 @@ def hidden_size(model) -> int:
 
 
 # Attention FLOPs per query-key pair over linear-layer FLOPs per token are about 4d / 24d^2:
-# a packed row may waste 0.6 d pairs per token, about 10% more work than its tokens alone.
+# a packed row under a dense mask may waste 0.6 d pairs per token, about 10% more work than
+# its tokens alone (segment attention computes no wasted pairs: no bound there).
 PACK_WASTE_PER_WIDTH = 0.6
 
 
@@ -103,25 +104,27 @@ def tree_mask_kind(body, first_id: int, device) -> str | None:
 
 
 @torch.no_grad()
-def stem_split_works(body, first_id: int, device) -> bool:
-    """Whether the model's attention can run a packed row's causal stem apart
-    (:mod:`helpers.engine.stem_attention`): SDPA, passing attention keyword arguments through,
-    with the same hidden states as the whole row under its mask."""
-    from . import stem_attention
+def segments_work(body, first_id: int, device) -> bool:
+    """Whether the model's attention can run packed rows segment by segment
+    (:mod:`helpers.engine.segment_attention`): SDPA, passing attention keyword arguments
+    through, with each branch's hidden states as if it ran alone."""
+    from . import segment_attention as sa
 
     if getattr(body.config, "_attn_implementation", None) != "sdpa":
         return False
-    ids = torch.tensor([[first_id, 5, 6, 7, 8, 9, 10]], device=device)  # a 5-token stem, two branches
-    positions = torch.tensor([[0, 1, 2, 3, 4, 5, 5]], device=device)
-    allowed = torch.tril(torch.ones((7, 7), dtype=torch.bool))
-    allowed[6, 5] = False
-    mask = allowed[None, None].to(device)
-    whole = body(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state.float()
+    stem, left, right = [first_id, 5, 6], [7, 8], [9, 10]
+    ids = torch.tensor([stem + left + right], device=device)  # [1, 7]
+    positions = torch.tensor([[0, 1, 2, 3, 4, 3, 4]], device=device)
+    blocks = sa.row_blocks(0, 0, 0, [(0, 3, None), (3, 2, 0), (3, 2, 0)], chunk=4)  # a chunk spans both branches
+    mask = torch.ones((1, 1, 7, 7), dtype=torch.bool, device=device)
     try:
-        with stem_attention.switched(body.config):
-            split = body(input_ids=ids, attention_mask=mask, position_ids=positions,
-                         causal_stem=5).last_hidden_state.float()
+        with sa.switched(body.config):
+            packed = body(input_ids=ids, attention_mask=mask, position_ids=positions,
+                          segments=sa.Segments(blocks, 1, 7, 0)).last_hidden_state.float()[0]
     except Exception:  # noqa: BLE001 - a model that does not pass the argument to its attention
         return False
-    leaked = body(input_ids=ids, position_ids=positions).last_hidden_state.float()  # token 6 sees token 5
-    return agrees(split, whole, leaked, body.get_input_embeddings().weight.dtype, tol=1e-4)
+    alone_l = body(input_ids=torch.tensor([stem + left], device=device)).last_hidden_state.float()[0]
+    alone_r = body(input_ids=torch.tensor([stem + right], device=device)).last_hidden_state.float()[0]
+    leaked = body(input_ids=ids, position_ids=positions).last_hidden_state.float()[0]  # right sees left
+    reference = torch.cat([alone_l, alone_r[3:]])  # [7, hidden]: each branch as if alone
+    return agrees(packed, reference, torch.cat([alone_l, leaked[5:]]), body.get_input_embeddings().weight.dtype)

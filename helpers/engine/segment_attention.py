@@ -1,0 +1,163 @@
+"""SDPA for packed rows that computes only the query-key pairs the tree mask allows.
+
+A packed row (a shared part, then the branches that continue it, each token seeing only its
+own path) under a dense 4D mask costs SDPA every query-key pair of the row: a row of forty
+short sentences after a start token spends almost all its attention on masked pairs, and a
+long priming prefix twice its causal attention. Here each segment of a row (one plan node's
+tokens) attends only to the keys it may see: the row's cached positions, its ancestors'
+segments, and itself causally. Queries run in chunks of consecutive tokens, each gathered
+with the keys some of its queries see into a small dense block (a short sentence's chunk
+sees itself, its neighbours and the start token, not the whole row); blocks of similar size
+run as one SDPA call per group and layer, and the outputs are scattered back.
+PyTorch offers no CPU kernel that skips the masked blocks of an arbitrary mask
+(FlexAttention needs torch.compile), hence this module.
+
+The attention is registered with transformers under :data:`NAME`; the executor switches a
+model to it for one forward call (:func:`switched`) and passes ``segments``.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from transformers import AttentionInterface
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+
+NAME = "helpers_segment_sdpa"
+
+
+# Queries per block: small blocks see few keys beyond their own (a short sentence's
+# siblings), larger ones run SDPA more efficiently; 32 was fastest on CPU.
+QUERY_CHUNK = 32
+
+
+@dataclass
+class Block:
+    """Queries at columns ``queries`` of row ``row``, keys at columns ``keys`` of its cached
+    positions then its segment (``past + column``), and which query sees which key (``mask``,
+    [queries, keys])."""
+    row: int
+    queries: np.ndarray  # [q]
+    keys: np.ndarray  # [k]
+    mask: np.ndarray  # [q, k] bool
+
+
+def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, int | None]],
+               chunk: int = QUERY_CHUNK) -> list[Block]:
+    """The blocks of one row: ``cached`` positions of its parent's cache (columns
+    ``0..cached-1``), then ``segments`` one after another, each (first absolute position,
+    token count, index of the segment it continues or None). A token sees the cached
+    positions, every token of its segment's ancestors, and its own segment's tokens up to
+    itself. Queries run in chunks of ``chunk`` consecutive columns, each against the keys
+    some of its queries see."""
+    counts = np.array([n for _, n, _ in segments], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    path: list[list[int]] = []  # per segment: its ancestors and itself
+    for i, (_, _, parent) in enumerate(segments):
+        path.append((path[parent] if parent is not None else []) + [i])
+    which = np.repeat(np.arange(len(segments)), counts)  # segment of each column
+    pos = np.concatenate([first + np.arange(n) for first, n, _ in segments])  # absolute positions
+    width = int(counts.sum())
+    blocks = []
+    for a in range(0, width, chunk):
+        b = min(a + chunk, width)
+        members = np.unique(which[a:b])
+        seen = sorted({j for m in members for j in path[m]})
+        cols = np.concatenate([np.arange(starts[j], starts[j] + counts[j]) for j in seen])
+        cols = cols[cols < b]
+        on_path = np.stack([np.isin(which[cols], path[m]) for m in members])  # [members, cols]
+        mask = on_path[np.searchsorted(members, which[a:b])] & (pos[cols][None, :] <= pos[a:b, None])
+        keys = np.concatenate([np.arange(cached), past + cols])
+        mask = np.concatenate([np.ones((b - a, cached), dtype=bool), mask], axis=1)
+        blocks.append(Block(row, np.arange(a, b), keys, mask))
+    return blocks
+
+
+class _Group:
+    """Blocks padded to one size: flat query and key indices and the mask, on one device."""
+
+    def __init__(self, blocks: list[Block], seg: int, width: int):
+        nq = max(len(b.queries) for b in blocks)
+        nk = max(len(b.keys) for b in blocks)
+        q = np.full((len(blocks), nq), -1, dtype=np.int64)  # -1: padding (output goes to a spare row)
+        k = np.zeros((len(blocks), nk), dtype=np.int64)  # padding keys read position 0, masked
+        mask = np.zeros((len(blocks), nq, nk), dtype=bool)
+        mask[:, :, 0] = True  # padding queries attend to one key (no empty row)
+        for v, b in enumerate(blocks):
+            q[v, :len(b.queries)] = b.row * seg + b.queries
+            k[v, :len(b.keys)] = b.row * width + b.keys
+            mask[v, :len(b.queries)] = False
+            mask[v, :len(b.queries), :len(b.keys)] = b.mask
+        self.q, self.k = torch.from_numpy(q), torch.from_numpy(k)
+        self.mask = torch.from_numpy(mask[:, None])  # [blocks, 1, nq, nk]
+        self._on: dict = {}
+
+    def on(self, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        if device not in self._on:
+            self._on[device] = (self.q.to(device), self.k.to(device), self.mask.to(device))
+        return self._on[device]
+
+
+def _size_class(n: int) -> int:
+    return max(0, int(n - 1).bit_length())
+
+
+class Segments:
+    """The attention plan of one forward call over ``rows`` x ``seg`` new tokens after
+    ``past`` cached positions: its blocks grouped by key count (powers of two, so that
+    padding stays below 2x)."""
+
+    def __init__(self, blocks: list[Block], rows: int, seg: int, past: int):
+        self.rows, self.seg, self.width = rows, seg, past + seg
+        groups: dict[int, list[Block]] = {}
+        for b in blocks:
+            groups.setdefault(_size_class(len(b.keys)), []).append(b)
+        self.groups = [_Group(g, seg, self.width) for _, g in sorted(groups.items())]
+
+    def pairs(self) -> int:
+        """Query-key pairs computed (padding included)."""
+        return sum(int(g.mask.shape[0] * g.mask.shape[2] * g.mask.shape[3]) for g in self.groups)
+
+
+def segment_sdpa(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                 attention_mask: torch.Tensor | None, segments: Segments | None = None,
+                 **kwargs) -> tuple[torch.Tensor, None]:
+    """SDPA (query [batch, heads, q, dim], keys and values [batch, kv_heads, k, dim]; output
+    [batch, q, heads, dim]) over the blocks of ``segments``; without them SDPA itself."""
+    if segments is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    kwargs.pop("is_causal", None)
+    rows, heads, seg, _ = query.shape
+    flat_q = query.transpose(1, 2).reshape(rows * seg, heads, -1)  # [rows * seg, heads, dim]
+    flat_k = key.transpose(1, 2).reshape(rows * key.shape[2], key.shape[1], -1)
+    flat_v = value.transpose(1, 2).reshape(rows * value.shape[2], value.shape[1], -1)
+    out = query.new_zeros((rows * seg + 1, heads, value.shape[3]))  # the last row takes padding
+    for group in segments.groups:
+        q_idx, k_idx, mask = group.on(query.device)
+        got, _ = sdpa_attention_forward(module, flat_q[q_idx].transpose(1, 2), flat_k[k_idx].transpose(1, 2),
+                                        flat_v[k_idx].transpose(1, 2), mask, **kwargs)  # [blocks, nq, heads, dim]
+        out[q_idx.reshape(-1)] = got.reshape(-1, heads, got.shape[-1])
+    return out[:-1].view(rows, seg, heads, -1), None
+
+
+def register() -> None:
+    """Make :data:`NAME` known to transformers (attention, and SDPA's mask for it)."""
+    AttentionInterface.register(NAME, segment_sdpa)
+    AttentionMaskInterface.register(NAME, ALL_MASK_ATTENTION_FUNCTIONS["sdpa"])
+
+
+@contextmanager
+def switched(config):
+    """The model of ``config`` runs :func:`segment_sdpa` inside the block (it was SDPA)."""
+    before = config._attn_implementation
+    config._attn_implementation = NAME
+    try:
+        yield
+    finally:
+        config._attn_implementation = before
+
+
+register()
