@@ -54,22 +54,19 @@ def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, 
     itself. Queries run in chunks of ``chunk`` consecutive columns, each against the keys
     some of its queries see."""
     counts = np.array([n for _, n, _ in segments], dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    path: list[list[int]] = []  # per segment: its ancestors and itself
+    on_path = np.zeros((len(segments), len(segments)), dtype=bool)  # [i, j]: segment j is i or an ancestor of i
     for i, (_, _, parent) in enumerate(segments):
-        path.append((path[parent] if parent is not None else []) + [i])
+        if parent is not None:
+            on_path[i] = on_path[parent]
+        on_path[i, i] = True
     which = np.repeat(np.arange(len(segments)), counts)  # segment of each column
     pos = np.concatenate([first + np.arange(n) for first, n, _ in segments])  # absolute positions
-    width = int(counts.sum())
     blocks = []
-    for a in range(0, width, chunk):
-        b = min(a + chunk, width)
-        members = np.unique(which[a:b])
-        seen = sorted({j for m in members for j in path[m]})
-        cols = np.concatenate([np.arange(starts[j], starts[j] + counts[j]) for j in seen])
-        cols = cols[cols < b]
-        on_path = np.stack([np.isin(which[cols], path[m]) for m in members])  # [members, cols]
-        mask = on_path[np.searchsorted(members, which[a:b])] & (pos[cols][None, :] <= pos[a:b, None])
+    for a in range(0, len(which), chunk):
+        b = min(a + chunk, len(which))
+        own = which[a:b]
+        cols = np.flatnonzero(on_path[np.unique(own)].any(axis=0)[which[:b]])  # keys some query sees
+        mask = on_path[own][:, which[cols]] & (pos[cols][None, :] <= pos[a:b, None])
         keys = np.concatenate([np.arange(cached), past + cols])
         mask = np.concatenate([np.ones((b - a, cached), dtype=bool), mask], axis=1)
         blocks.append(Block(row, np.arange(a, b), keys, mask))
