@@ -25,6 +25,7 @@ the fastest of ``--repeats`` runs taken in turn (the machine may be loaded).
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import sys
@@ -81,8 +82,9 @@ def build_model(vocab: int = 8000, seed: int = 0):
 
 
 @torch.no_grad()
-def plain_loop(model, tok, texts: list[str], batch: int = 64) -> list[float]:
-    """Length-sorted batches, one forward each, full log-softmax: the plain-LP floor."""
+def plain_loop(model, tok, texts: list[str], batch: int = 64, dtype=torch.float32) -> list[float]:
+    """Length-sorted batches, one forward each, full log-softmax (in ``dtype``): the plain-LP
+    floor (a float64 model with ``dtype=torch.float64``: the exact reference)."""
     enc = [[tok.eos_token_id] + tok(t, add_special_tokens=False)["input_ids"] for t in texts]
     order = sorted(range(len(enc)), key=lambda i: len(enc[i]))
     out = [0.0] * len(enc)
@@ -94,7 +96,7 @@ def plain_loop(model, tok, texts: list[str], batch: int = 64) -> list[float]:
         for r, i in enumerate(idx):
             ids[r, :len(enc[i])] = torch.tensor(enc[i])
             mask[r, :len(enc[i])] = 1
-        lp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.float(), -1)
+        lp = torch.log_softmax(model(input_ids=ids, attention_mask=mask).logits.to(dtype), -1)
         tok_lp = lp[:, :-1].gather(2, ids[:, 1:, None])[..., 0] * mask[:, 1:]
         for r, i in enumerate(idx):
             out[i] = float(tok_lp[r].double().sum())
@@ -120,14 +122,21 @@ class Table:
 
     def __init__(self, per_token_floor: float):
         self.floor = per_token_floor
-        self.rate = {}
+        self.rate, self.cost = {}, {}
 
     def row(self, name: str, n: int, seconds: float, tokens: int | None = None, diff: float | None = None):
         self.rate[name] = n / seconds
+        self.cost[name] = (seconds, tokens)
         per_token = "" if tokens is None else (f"{tokens:>9,} tokens {1e6 * seconds / tokens:6.1f} us/token "
                                                f"({seconds / tokens / self.floor:4.2f}x the floor's)")
         d = "" if diff is None else f"  max |diff| {diff:.1e}"
         print(f"  {name:<50}{n / seconds:8.1f} req/s {per_token}{d}")
+
+    def follows(self, name: str, base: str) -> None:
+        """Whether time follows tokens: ``name``'s share of ``base``'s tokens and of its time."""
+        (t, n), (t0, n0) = self.cost[name], self.cost[base]
+        print(f"  time follows tokens: {name.split(' (')[0]} runs {n / n0:.2f}x the tokens of '{base}' "
+              f"in {t / t0:.2f}x its time (tokens saved {1 - n / n0:.0%}, time saved {1 - t / t0:.0%})")
 
 
 def max_diff(a, b) -> float:
@@ -199,13 +208,21 @@ def main() -> None:
     lme, t = lm_eval([("", s) for s in texts])
     table.row("lm-eval HFLM.loglikelihood, empty context (batch 64)", len(texts), t)
     plain = [Request("", s) for s in texts]
+    default = None
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
                           ("engine, share=prefix, packing from 16 tokens", dict(share="prefix")),
-                          ("engine, default (share=tree, packing from 0 tokens)", dict())):
+                          ("engine, default (share=tree, packing from 0 tokens)", dict()),
+                          ("engine, default with a dense tree mask (segments=False)", dict(segments=False))):
         totals, t, tokens = engine_run(lm, plain, args.repeats, **options)
         table.row(name, len(texts), t, tokens, max_diff(totals, lme))
+        if not options:
+            default = totals
     best = table.rate["engine, default (share=tree, packing from 0 tokens)"]
+    table.follows("engine, default (share=tree, packing from 0 tokens)", "plain forward + log-softmax loop (floor)")
+    exact = plain_loop(copy.deepcopy(model).double(), tok, texts, dtype=torch.float64)
+    print(f"  against a float64 run of the same model: engine (default) max |diff| {max_diff(default, exact):.1e}, "
+          f"lm-eval {max_diff(lme, exact):.1e}, the float32 floor {max_diff(floor, exact):.1e}")
     print(f"  engine (default) vs lm-eval {best / table.rate['lm-eval HFLM.loglikelihood, empty context (batch 64)']:.2f}x, "
           f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
           f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")
@@ -226,6 +243,7 @@ def main() -> None:
                           ("engine, default (share=tree, packed)", dict())):
         totals, t, tokens = engine_run(lm, requests, args.repeats, **options)
         table.row(name, len(requests), t, tokens, max_diff(totals, lme))
+    table.follows("engine, default (share=tree, packed)", "engine, no reuse (share=none)")
     print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=tree, packed)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
 
     # ---------------------------------------------------------------- 3. Yes/No
@@ -244,6 +262,7 @@ def main() -> None:
                           ("engine, default (share=tree, packed)", dict())):
         totals, t, tokens = engine_run(lm, requests, args.repeats, **options)
         table.row(name, len(requests), t, tokens, max_diff(totals, lme))
+    table.follows("engine, default (share=tree, packed)", "engine, no reuse (share=none)")
     print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=tree, packed)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
 
 
