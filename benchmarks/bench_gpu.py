@@ -160,7 +160,8 @@ def main() -> None:
     row("engine, no reuse (share=none)", len(texts), seconds, tokens, diff)
     for name, options in (("engine, share=prefix", dict(share="prefix")),
                           ("engine, share=tree, packing from 16 tokens", dict(share="tree", pack_min_stem=16)),
-                          ("engine, default (share=tree, packing from 0)", dict())):
+                          ("engine, default (share=tree, packing from 0)", dict()),
+                          ("engine, default with segment attention", dict(segments=True))):
         _, seconds, tokens, diff = engine(plain, reference, **options)
         row(name, len(texts), seconds, tokens, diff)
     print(f"2. in-template LP, 5 templates x {len(texts) // 5} sentences")
@@ -169,7 +170,8 @@ def main() -> None:
     reference, seconds, tokens, _ = engine(requests, share="none")
     row("engine, no reuse (share=none)", len(requests), seconds, tokens)
     for name, options in (("engine, share=prefix, packed", dict(share="prefix")),
-                          ("engine, default (share=tree, packed)", dict())):
+                          ("engine, default (share=tree, packed)", dict()),
+                          ("engine, default with segment attention", dict(segments=True))):
         _, seconds, tokens, diff = engine(requests, reference, **options)
         row(name, len(requests), seconds, tokens, diff)
     print(f"peak GPU memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")
