@@ -401,9 +401,12 @@ class Executor:
             # per layer [rows, kv_heads, past + seg, head_dim]
             kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
             cached = [r for r, u in enumerate(batch) if u.cached]
-            if len(cached) < rows:  # hold only the rows whose children wait: one copy per layer
+            width = past + max(len(batch[r].root.ids) for r in cached)  # a cached root runs alone, from column 0
+            if len(cached) < rows or width < kv[0][0].shape[2]:
+                # hold only the rows whose children wait, and their positions (not a long packed
+                # row's beside them): one copy per layer
                 pick = torch.tensor(cached, device=kv[0][0].device)
-                kv = [(k.index_select(0, pick), v.index_select(0, pick)) for k, v in kv]
+                kv = [(k[:, :, :width].index_select(0, pick), v[:, :, :width].index_select(0, pick)) for k, v in kv]
             for i, r in enumerate(cached):
                 u = batch[r]
                 state.kv[u.root] = CachedKV(kv, i, u.root.offset, past, len(u.root.ids))
