@@ -6,8 +6,10 @@ Where the model takes a custom attention mask, a node and its children's subtree
 packed in rows ("tree attention"): the segments one after another, each token attending
 only to its own path, so a shared part runs once per row with no cache kept, copied or
 gathered. A row holds as many children as the token budget and a bound on wasted
-attention (tokens of sibling branches) allow; a node whose children do not fit beside it
-runs alone and its children run from its cache.
+attention (tokens of sibling branches) allow, or with segment attention
+(:mod:`.segment_attention`: each chunk of a row's queries against only the keys it sees,
+no wasted pair computed) as many as the budget allows; a node whose children do not fit
+beside it runs alone and its children run from its cache.
 Sibling nodes are taken in chunks whose caches fit a memory budget, each chunk's
 descendants before the next chunk. Vocabulary logits are computed only at the needed
 positions, and a sequence's last token is not fed (it is only predicted); log-softmax
