@@ -5,9 +5,13 @@ prompting method and all their templates on the first ``--limit`` BLiMP pairs pe
 (30: 2,010 pairs) with demo-en, once per share mode, each into an empty score store, and
 prints wall time, tokens fed to the model and forward calls, with the ratios to no reuse, and
 the largest difference of any score column against the no-reuse run (the released Yes/No
-ratio of raw logits apart: it is ill-conditioned). "ab" (A/B decided by
-outlines' constrained decoding, a generation loop outside this engine) is left out; "ab_logit"
-(the same prompts read by the engine) is in. One run each: run it on a quiet machine.
+ratio of raw logits apart: it is ill-conditioned), then where the time went: tokenizing,
+planning, running rows through the model (what sharing prefixes cuts), the head (vocabulary
+log-softmax at the positions read: fewer where a shared position serves several requests,
+as an answer prompt does for its options) and the rest. "ab" (A/B
+decided by outlines' constrained decoding, a generation loop outside this engine) is left
+out; "ab_logit" (the same prompts read by the engine) is in. One run each: run it on a
+quiet machine.
 
     python benchmarks/bench_methods.py [--limit 30] [--model demo-en]
 """
@@ -81,12 +85,18 @@ def main() -> None:
             files = run_methods(scorer, selection, methods, store=ScoreStore(folder), use_outlines=False)
             seconds = time.perf_counter() - start
             scores = score_columns(files)
-        row = dict(seconds=seconds, tokens=scorer.tokens_run, calls=scorer.forward_calls)
+        row = dict(seconds=seconds, tokens=scorer.tokens_run, calls=scorer.forward_calls, stages=scorer.seconds)
         base = base or (row, scores)
         print(f"  {name:<46} {seconds:7.1f} s ({base[0]['seconds'] / seconds:4.2f}x faster)  "
               f"{row['tokens']:>10,} tokens ({row['tokens'] / base[0]['tokens']:.2f}x)  "
               f"{row['calls']:>6,} forward calls  {len(files)} files  max |diff| {max_difference(scores, base[1]):.1e} "
               f"({ILL_CONDITIONED}: {max_difference(scores, base[1], ratio=True):.1e})")
+        stages, before = row["stages"], base[0]["stages"]
+        other = seconds - sum(stages.values())
+        print(f"    of which: tokenizing {stages['encode']:.1f} s, planning {stages['plan']:.1f} s, "
+              f"rows {stages['rows']:.1f} s ({stages['rows'] / before['rows']:.2f}x no reuse's, for "
+              f"{row['tokens'] / base[0]['tokens']:.2f}x tokens), head {stages['head']:.1f} s "
+              f"({stages['head'] / before['head']:.2f}x), methods and files {other:.1f} s")
 
 
 if __name__ == "__main__":

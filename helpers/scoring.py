@@ -15,6 +15,7 @@ log-softmax, float64 results), halving a batch on CUDA out-of-memory.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Iterable, Literal, Sequence
 
@@ -105,6 +106,7 @@ class Scorer:
             raise TypeError(f"{loaded.name} is an encoder-decoder: score it with helpers.seq2seq.Seq2SeqScorer "
                             "(scorer_for picks it)")
         model, tokenizer = loaded.model, loaded.tokenizer
+        self._encode_seconds = self._plan_seconds = 0.0  # see :attr:`seconds`
         self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
         self.max_positions = model_checks.max_positions(model)
         self.encoder = Encoder(tokenizer, start or loaded.start_token, minicons, self.max_positions)
@@ -150,6 +152,14 @@ class Scorer:
         return self.executor.tokens_run
 
     @property
+    def seconds(self) -> dict[str, float]:
+        """Wall seconds spent so far: "encode" (tokenizing), "plan" (the prefix tree), "rows"
+        (running batches through the transformer body) and "head" (vocabulary log-softmax at
+        the positions read). Sharing prefixes cuts "rows" only. On a GPU the split between
+        "rows" and "head" is not meaningful (the head waits for the body's queued work)."""
+        return {"encode": self._encode_seconds, "plan": self._plan_seconds, **self.executor.seconds}
+
+    @property
     def token_budget(self) -> int:
         """Tokens per forward pass now (halved for good after an out-of-memory error)."""
         return self.executor.token_budget
@@ -165,7 +175,11 @@ class Scorer:
 
     def encode_many(self, requests: Sequence[Request]) -> list[Encoded]:
         """:meth:`encode` for many requests, tokenized in one batch call."""
-        return self.encoder.encode_many(requests)
+        start = time.perf_counter()
+        try:
+            return self.encoder.encode_many(requests)
+        finally:
+            self._encode_seconds += time.perf_counter() - start
 
     # ---------------------------------------------------------------- scoring
     def score(self, requests: Sequence[Request], with_context: bool = False, desc: str = "scoring",
@@ -241,7 +255,9 @@ class Scorer:
         if share == "tree" and not self.pack:  # a deep trie run level by level costs more than it saves
             share = "prefix"
         need_from = [1 if with_context else e.first for e in encoded]
+        start = time.perf_counter()
         roots = build_tree(encoded, need_from, share=share, min_shared=self.min_shared)
+        self._plan_seconds += time.perf_counter() - start
         total = len(encoded) if only is None else len(set(only))
         bar = progress_bar(total=total, desc=desc, unit="seq", disable=not self.progress, leave=False)
         try:

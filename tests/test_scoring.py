@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 import random
+import time
 
 import numpy as np
 import pytest
@@ -196,6 +197,18 @@ def test_single_token_options_need_no_extra_forward(tiny):
     scorer = Scorer(lm, progress=False)
     scorer.next_token(["Is it acceptable? The cat sees a dog.\nAnswer:"], ["Yes", "No"])
     assert scorer.forward_calls == 1
+
+
+def test_seconds_account_each_stage_of_a_run(tiny):
+    scorer = Scorer(tiny("tiny-llama"), progress=False)
+    assert scorer.seconds == {"encode": 0.0, "plan": 0.0, "rows": 0.0, "head": 0.0}
+    start = time.perf_counter()
+    scorer.score_texts(["The cat sees a dog.", "The cats sees a dog."])
+    wall = time.perf_counter() - start
+    first = scorer.seconds
+    assert all(v > 0 for v in first.values()) and sum(first.values()) <= wall
+    scorer.score_texts(["A dog sleeps."])
+    assert all(scorer.seconds[k] > first[k] for k in first)  # they add up across calls
 
 
 def test_multi_token_option_is_a_continuation(tiny):

@@ -25,6 +25,7 @@ values such a batch reads) run, so each value is bit for bit the one the whole r
 """
 from __future__ import annotations
 
+import time
 from contextlib import nullcontext
 from typing import Callable, Iterable, Sequence
 
@@ -192,6 +193,10 @@ class Executor:
         self.block = max(BLOCK_REQUESTS, self.token_budget // 2)
         self.forward_calls = 0  # forward passes run so far (for tests and benchmarks)
         self.tokens_run = 0  # real (not padding) tokens fed to the model so far
+        # wall seconds so far running rows (inputs, masks, cache gathers, the transformer body)
+        # and in the head (vocabulary log-softmax at the positions read); on a GPU the head's
+        # copy to the host waits for the body, so the split holds on CPU only
+        self.seconds = {"rows": 0.0, "head": 0.0}
         self._partial = False  # running only some requests' batches (their batches must stay the whole run's)
 
     def run(self, roots: Sequence[Node], n_requests: int, on_result: Callable[[], object] | None = None,
@@ -370,6 +375,7 @@ class Executor:
     @torch.inference_mode()
     def _forward(self, batch: list[Unit], state: RunState) -> None:
         """Run the rows of ``batch`` (each after its root's parent's cached keys/values)."""
+        start = time.perf_counter()
         rows = len(batch)
         seg = max(u.length for u in batch)
         past = max(u.root.offset for u in batch)
@@ -412,7 +418,10 @@ class Executor:
             for i, r in enumerate(cached):
                 u = batch[r]
                 state.kv[u.root] = CachedKV(kv, i, u.root.offset, past, len(u.root.ids))
+        read = time.perf_counter()
+        self.seconds["rows"] += read - start
         self._read_logprobs(batch, out.last_hidden_state, state)  # [rows, seg, hidden]
+        self.seconds["head"] += time.perf_counter() - read
 
     @staticmethod
     def _blocks(batch: list[Unit], past: int) -> list[segment_attention.Block]:
