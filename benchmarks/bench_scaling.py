@@ -8,8 +8,9 @@ run each, in one process (sizes in increasing order):
   2. in-template LP (5 templates x N/5 sentences = N requests): the engine's default.
 
 For each: seconds, microseconds per request and its ratio to the smallest N (near 1: time
-grows linearly), the engine's tokens run, the time to encode and plan the run (tokenizer and
-build_tree, the part that must stay linear), and the process's peak resident memory after
+grows linearly), the engine's tokens run and its time running rows per token (flat: the
+tokens per request vary with what the first N sentences share), the time to encode and plan
+the run (tokenizer and build_tree, the part that must stay linear), and the process's peak resident memory after
 the run (it only grows; the largest run's peak is what that run costs at most).
 
     python benchmarks/bench_scaling.py [--sizes 2000 8000 32000]
@@ -55,6 +56,14 @@ class Growth:
               f"smallest size){extra}", flush=True)
 
 
+def per_token(scorer: Scorer) -> str:
+    """The time running rows per token run and the head's time per request: what must stay
+    flat as the run grows (the tokens per request vary with how much the sentences share)."""
+    seconds = scorer.seconds
+    return (f"rows {1e6 * seconds['rows'] / scorer.tokens_run:.0f} us/token, "
+            f"head {seconds['head']:.1f} s")
+
+
 def timed_once(fn):
     start = time.perf_counter()
     value = fn()
@@ -96,7 +105,8 @@ def main() -> None:
                                                   min_shared=scorer.min_shared))
         scored, t = timed_once(lambda: scorer.score(plain))
         growth.row("plain LP: engine (default)", n, t,
-                   f"; {scorer.tokens_run:,} tokens; encode + plan {t_plan:.1f} s; {t_floor / t:.2f}x the floor, "
+                   f"; {scorer.tokens_run:,} tokens; {per_token(scorer)}; encode + plan {t_plan:.1f} s; "
+                   f"{t_floor / t:.2f}x the floor, "
                    f"{t_lme / t:.2f}x lm-eval; max |diff| to lm-eval {max_diff([s.total for s in scored], lme):.1e}; "
                    f"peak RSS {peak_mib():,.0f} MiB")
         requests = [Request(before, s + after) for before, after in templates for s in texts[:n // len(templates)]]
@@ -105,7 +115,8 @@ def main() -> None:
                                                   share=scorer.share, min_shared=scorer.min_shared))
         _, t = timed_once(lambda: scorer.score(requests))
         growth.row("in-template LP: engine (default)", len(requests), t,
-                   f"; {scorer.tokens_run:,} tokens; encode + plan {t_plan:.1f} s; peak RSS {peak_mib():,.0f} MiB")
+                   f"; {scorer.tokens_run:,} tokens; {per_token(scorer)}; encode + plan {t_plan:.1f} s; "
+                   f"peak RSS {peak_mib():,.0f} MiB")
 
 
 if __name__ == "__main__":
