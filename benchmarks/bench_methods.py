@@ -8,7 +8,7 @@ the largest difference of any score column against the no-reuse run (the release
 ratio of raw logits apart: it is ill-conditioned), then where the time went: tokenizing,
 planning, running rows through the model (what sharing prefixes cuts), the head (vocabulary
 log-softmax at the positions read: fewer where a shared position serves several requests,
-as an answer prompt does for its options) and the rest. "ab" (A/B
+as a prompt does for its answer options) and the rest. "ab" (A/B
 decided by outlines' constrained decoding, a generation loop outside this engine) is left
 out; "ab_logit" (the same prompts read by the engine) is in. One run each: run it on a
 quiet machine.

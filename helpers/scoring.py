@@ -155,8 +155,10 @@ class Scorer:
     def seconds(self) -> dict[str, float]:
         """Wall seconds spent so far: "encode" (tokenizing), "plan" (the prefix tree), "rows"
         (running batches through the transformer body) and "head" (vocabulary log-softmax at
-        the positions read). Sharing prefixes cuts "rows" only. On a GPU the split between
-        "rows" and "head" is not meaningful (the head waits for the body's queued work)."""
+        the positions read). Sharing prefixes cuts "rows", and "head" where a shared position is
+        read for several requests (a prompt's answer options, a shared context's tokens). On a
+        GPU the split between "rows" and "head" is not meaningful (the head waits for the body's
+        queued work)."""
         return {"encode": self._encode_seconds, "plan": self._plan_seconds, **self.executor.seconds}
 
     @property
