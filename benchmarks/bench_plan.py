@@ -56,7 +56,7 @@ def main() -> None:
     for n in sorted(args.sizes):
         part = encoded[:n]
         start = time.perf_counter()
-        build_tree(part, [1] * n, share=scorer.share, min_shared=scorer.min_shared)
+        scorer.plan(part, with_context=True)
         per = (time.perf_counter() - start) / n
         base = base or per
         print(f"N={n:>7,}: {per * n:7.2f} s, {1e6 * per:6.1f} us/request, {per / base:5.2f}x the per-request "
@@ -92,7 +92,8 @@ def token_report(scorer: Scorer, pairs: int | None) -> None:
                 need_from = [1 if family.with_context else e.first for e in encoded]
                 counts = {"minimum": trie_minimum(encoded)}
                 for mode in modes:
-                    counts[mode] = scorer.executor.planned_tokens(build_tree(encoded, need_from, share=mode))
+                    counts[mode] = scorer.executor.planned_tokens(
+                        build_tree(encoded, need_from, share=mode, block=scorer.executor.block))
                 for k, v in counts.items():
                     sums[k] += v
                 name = family.name if template is None else f"{family.name} {template.id}"

@@ -10,7 +10,7 @@ run each, in one process (sizes in increasing order):
 For each: seconds, microseconds per request and its ratio to the smallest N (near 1: time
 grows linearly), the engine's tokens run and its time running rows per token (flat: the
 tokens per request vary with what the first N sentences share), the time to encode and plan
-the run (tokenizer and build_tree, the part that must stay linear), and the process's peak resident memory after
+the run (tokenizer and Scorer.plan, the part that must stay linear), and the process's peak resident memory after
 the run (it only grows; the largest run's peak is what that run costs at most).
 
     python benchmarks/bench_scaling.py [--sizes 2000 8000 32000]
@@ -33,7 +33,6 @@ sys.path.insert(0, str(HERE))
 import torch  # noqa: E402
 
 from bench_scoring import blimp_sentences, build_model, max_diff, plain_loop  # noqa: E402
-from helpers.engine.plan import build_tree  # noqa: E402
 from helpers.models import LoadedModel  # noqa: E402
 from helpers.scoring import Request, Scorer  # noqa: E402
 from helpers.templates import ide_templates  # noqa: E402
@@ -101,8 +100,7 @@ def main() -> None:
         t_lme = t
         scorer = Scorer(lm, progress=False)
         plain = [Request("", s) for s in texts]
-        _, t_plan = timed_once(lambda: build_tree(scorer.encode_many(plain), [1] * n, share=scorer.share,
-                                                  min_shared=scorer.min_shared))
+        _, t_plan = timed_once(lambda: scorer.plan(scorer.encode_many(plain), with_context=True))
         scored, t = timed_once(lambda: scorer.score(plain))
         growth.row("plain LP: engine (default)", n, t,
                    f"; {scorer.tokens_run:,} tokens; {per_token(scorer)}; encode + plan {t_plan:.1f} s; "
@@ -111,8 +109,7 @@ def main() -> None:
                    f"peak RSS {peak_mib():,.0f} MiB")
         requests = [Request(before, s + after) for before, after in templates for s in texts[:n // len(templates)]]
         scorer = Scorer(lm, progress=False)
-        _, t_plan = timed_once(lambda: build_tree(scorer.encode_many(requests), [1] * len(requests),
-                                                  share=scorer.share, min_shared=scorer.min_shared))
+        _, t_plan = timed_once(lambda: scorer.plan(scorer.encode_many(requests), with_context=True))
         _, t = timed_once(lambda: scorer.score(requests))
         growth.row("in-template LP: engine (default)", len(requests), t,
                    f"; {scorer.tokens_run:,} tokens; {per_token(scorer)}; encode + plan {t_plan:.1f} s; "

@@ -7,7 +7,7 @@ of a shard serves both neighbours, and parts shared across blocks serve every sh
 counts that overhead for LP over BLiMP (the 02 readout pass) with the demo model's tokenizer
 and the default Scorer. Nothing is run through the model.
 
-    python benchmarks/bench_shards.py [--limit 1000] [--shards 2 4 8 16] [--share prefix]
+    python benchmarks/bench_shards.py [--limit 1000] [--shards 2 4 8 16] [--share tree]
 """
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from helpers.data.selection import select  # noqa: E402
-from helpers.engine.plan import build_tree  # noqa: E402
 from helpers.models import load  # noqa: E402
 from helpers.scoring import Request, Scorer  # noqa: E402
 
@@ -48,13 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", default="demo-en")
     p.add_argument("--limit", type=int, default=1000, help="pairs per paradigm (1000: all of BLiMP)")
     p.add_argument("--shards", type=int, nargs="+", default=[2, 4, 8, 16])
-    p.add_argument("--share", default="prefix", choices=["none", "context", "prefix", "tree"])
+    p.add_argument("--share", default="tree", choices=["none", "context", "prefix", "tree"])
     args = p.parse_args(argv)
     selection = select("blimp", args.limit)
     scorer = Scorer(load(args.model), progress=False, share=args.share)
     requests = [Request("", item[side]) for item in selection.items() for side in ("good", "bad")]
     encoded = scorer.encode_many(requests)
-    roots = build_tree(encoded, [e.first for e in encoded], share=scorer.share, min_shared=scorer.min_shared)
+    roots = scorer.plan(encoded)
     executor = scorer.executor
     sizes = batch_tokens(executor, roots)
     whole = sum(sizes.values())

@@ -24,7 +24,7 @@ import numpy as np
 from .engine import model_checks
 from .engine.encoding import Encoded, Encoder, Request, check_text
 from .engine.executor import Executor
-from .engine.plan import SHARE_MODES, build_tree
+from .engine.plan import SHARE_MODES, Node, build_tree
 from .models import LoadedModel, load
 from .progress import bar as progress_bar
 
@@ -246,6 +246,19 @@ class Scorer:
             ))
         return out
 
+    def plan(self, encoded: Sequence[Encoded], with_context: bool = False) -> list[Node]:
+        """The plan :meth:`token_logprobs` runs for ``encoded``: the prefix tree of the share
+        mode this model allows, reading target tokens (and context tokens if ``with_context``);
+        under "tree", one trie per block of the executor's requests."""
+        share = self.share if self.can_share_cache else "none"
+        if share == "tree" and not self.pack:  # a deep trie run level by level costs more than it saves
+            share = "prefix"
+        need_from = [1 if with_context else e.first for e in encoded]
+        start = time.perf_counter()
+        roots = build_tree(encoded, need_from, share=share, min_shared=self.min_shared, block=self.executor.block)
+        self._plan_seconds += time.perf_counter() - start
+        return roots
+
     def token_logprobs(self, encoded: Sequence[Encoded], with_context: bool = False,
                        desc: str = "scoring", only: Sequence[int] | None = None
                        ) -> list[tuple[np.ndarray, np.ndarray] | None]:
@@ -253,13 +266,7 @@ class Scorer:
         the needed positions (target tokens, and context tokens if ``with_context``); index 0
         and unneeded entries are NaN. With ``only`` (indices), just those sequences, computed
         as in the whole list's run; the others are None."""
-        share = self.share if self.can_share_cache else "none"
-        if share == "tree" and not self.pack:  # a deep trie run level by level costs more than it saves
-            share = "prefix"
-        need_from = [1 if with_context else e.first for e in encoded]
-        start = time.perf_counter()
-        roots = build_tree(encoded, need_from, share=share, min_shared=self.min_shared)
-        self._plan_seconds += time.perf_counter() - start
+        roots = self.plan(encoded, with_context)
         total = len(encoded) if only is None else len(set(only))
         bar = progress_bar(total=total, desc=desc, unit="seq", disable=not self.progress, leave=False)
         try:

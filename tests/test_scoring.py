@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from helpers.engine import executor as executor_module
 from helpers.engine.executor import Executor
 from helpers.engine.plan import Node, build_tree, outline, walk
 from helpers.models import LoadedModel
@@ -498,6 +499,29 @@ def test_scoring_only_some_requests_gives_the_whole_runs_values_bit_for_bit(tiny
         assert np.array_equal(got.logits, whole[i].logits)
     with pytest.raises(IndexError, match=r"only names request 99, but there are 40 requests"):
         scorer.score(requests, only=[1, 99])
+
+
+def test_a_tree_run_is_planned_per_block_so_a_shard_runs_its_own_rows(tiny, monkeypatch):
+    """Under "tree" each block of requests gets its own trie: the first block's requests alone
+    run exactly that trie's rows (no row shared with later blocks), with the whole run's values."""
+    monkeypatch.setattr(executor_module, "BLOCK_REQUESTS", 10)
+    scorer = Scorer(tiny("tiny-llama"), progress=False, token_budget=20)  # blocks of max(10, 20 // 2)
+    requests = [Request(c, t) for c in ("", "Here is a context that some sentences share. ") for t in SENTENCES]
+    roots = scorer.plan(scorer.encode_many(requests))
+    assert scorer.executor.block == 10 and len(requests) == 40
+    assert all(r.lead // 10 == r.last // 10 for r in roots)
+    assert sorted({r.lead // 10 for r in roots}) == [0, 1, 2, 3]
+    # without blocks the trie shares the context across them
+    one_trie = build_tree(scorer.encode_many(requests), [e.first for e in scorer.encode_many(requests)], share="tree")
+    assert scorer.executor.planned_tokens(one_trie) < scorer.executor.planned_tokens(roots)
+    with pytest.raises(ValueError, match="block must be a whole number >= 1 of requests, got 0"):
+        build_tree(scorer.encode_many(requests), [1] * 40, share="tree", block=0)
+    whole = scorer.score(requests)
+    before = scorer.tokens_run
+    first_block = scorer.score(requests, only=range(10))
+    assert scorer.tokens_run - before == scorer.executor.planned_tokens([r for r in roots if r.lead < 10])
+    for got, expected in zip(first_block, whole[:10]):
+        assert np.array_equal(got.logprobs, expected.logprobs)
 
 
 def test_segment_blocks_hold_exactly_the_tree_mask():

@@ -17,8 +17,9 @@ runs in float32 and results are float64. On CUDA out-of-memory a
 batch is halved and the run goes on.
 
 Batches hold the nodes of one block of the run's requests (``BLOCK_REQUESTS`` in the run's
-order, or half the token budget where that is more), or nodes shared across blocks, so
-that a range of the requests (one shard of a dataset run) lies in few batches. A run may
+order, or half the token budget where that is more), or nodes shared across blocks (a
+context under "context" or "prefix"; the trie of "tree" is planned per block), so that a
+range of the requests (one shard of a dataset run) lies in few batches. A run may
 ask for some of the plan's requests only (``only``): the batches are formed from the whole
 plan as before, and just those holding a node the requests need (or caching the keys and
 values such a batch reads) run, so each value is bit for bit the one the whole run computes.

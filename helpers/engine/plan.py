@@ -166,14 +166,18 @@ def _radix(items: list[Node]) -> list[Node]:
 SHARE_MODES = ("none", "context", "prefix", "tree")
 
 
-def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "context", min_shared: int = 3) -> list[Node]:
+def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "context", min_shared: int = 3,
+               block: int | None = None) -> list[Node]:
     """Root nodes of the plan for ``encoded`` sequences (objects with ``ids`` and ``first``).
 
     share="none": every request runs alone. "context": requests whose tokens before the
     target are identical share them. "prefix": also share the longest common token
     prefix among sentences (and among contexts). "tree": every common prefix of the run is
     shared (a compressed trie over all sequences: sentences of a paradigm share their
-    openings, prompts everything up to the item); the executor packs it in rows.
+    openings, prompts everything up to the item); the executor packs it in rows. With
+    ``block``, "tree" builds one trie per ``block`` consecutive requests, so that a range of
+    the requests (a shard of a dataset run) needs the rows of its own blocks only; a prefix
+    shared across blocks then runs once per block.
     """
     if share not in SHARE_MODES:
         raise ValueError(f"share must be one of {', '.join(map(repr, SHARE_MODES))}, got {share!r}")
@@ -183,7 +187,10 @@ def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "contex
     if share == "none":
         return leaves
     if share == "tree":
-        return _radix(leaves)
+        if block is not None and block < 1:
+            raise ValueError(f"block must be a whole number >= 1 of requests, got {block}")
+        step = block or max(1, len(leaves))
+        return [root for start in range(0, len(leaves), step) for root in _radix(leaves[start:start + step])]
     top: list[Node] = []
     keyed = sorted(range(len(encoded)), key=lambda i: encoded[i].ids[:encoded[i].first])
     for prefix, members in groupby(keyed, key=lambda i: encoded[i].ids[:encoded[i].first]):
