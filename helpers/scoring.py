@@ -81,7 +81,8 @@ class Scorer:
     ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
     the same context tokens run them once), "prefix" (also the longest common token prefix
     of sentences, e.g. the two sentences of a pair) or "tree" (the default: every common
-    prefix of the run, a compressed trie; "prefix" where nothing can be packed). ``pack``
+    prefix within a block of the run's requests, a compressed trie per block; "prefix" where
+    nothing can be packed). ``pack``
     runs a shared part and its continuations as one packed row with a tree attention mask,
     where the model's attention takes one (checked by a probe; off for flash attention), for
     shared parts of at least ``pack_min_stem`` tokens (default: 0 under "tree", where the
