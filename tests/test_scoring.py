@@ -507,15 +507,16 @@ def test_a_tree_run_is_planned_per_block_so_a_shard_runs_its_own_rows(tiny, monk
     monkeypatch.setattr(executor_module, "BLOCK_REQUESTS", 10)
     scorer = Scorer(tiny("tiny-llama"), progress=False, token_budget=20)  # blocks of max(10, 20 // 2)
     requests = [Request(c, t) for c in ("", "Here is a context that some sentences share. ") for t in SENTENCES]
-    roots = scorer.plan(scorer.encode_many(requests))
+    encoded = scorer.encode_many(requests)
+    roots = scorer.plan(encoded)
     assert scorer.executor.block == 10 and len(requests) == 40
     assert all(r.lead // 10 == r.last // 10 for r in roots)
     assert sorted({r.lead // 10 for r in roots}) == [0, 1, 2, 3]
     # without blocks the trie shares the context across them
-    one_trie = build_tree(scorer.encode_many(requests), [e.first for e in scorer.encode_many(requests)], share="tree")
+    one_trie = build_tree(encoded, [e.first for e in encoded], share="tree")
     assert scorer.executor.planned_tokens(one_trie) < scorer.executor.planned_tokens(roots)
     with pytest.raises(ValueError, match="block must be a whole number >= 1 of requests, got 0"):
-        build_tree(scorer.encode_many(requests), [1] * 40, share="tree", block=0)
+        build_tree(encoded, [1] * 40, share="tree", block=0)
     whole = scorer.score(requests)
     before = scorer.tokens_run
     first_block = scorer.score(requests, only=range(10))
