@@ -42,7 +42,7 @@ from helpers.scoring import Scorer  # noqa: E402
 
 MODES = {"no reuse (share=none)": dict(share="none"),
          "pair prefixes (share=prefix, packing from 16)": dict(share="prefix", pack_min_stem=16),
-         "default: whole-run trie (share=tree, packing from 0)": dict()}
+         "default: trie per block (share=tree, packing from 0)": dict()}
 
 
 def score_columns(files: list[Path]) -> dict[str, pd.DataFrame]:

@@ -17,7 +17,9 @@ scoring other tokens), so both do the same work and the scores must agree.
 
 For each: requests/s, tokens through the model and time per token (the floor's time per
 token is the yardstick: "time follows tokens" means the same time per token with fewer
-tokens), the ratios, and the largest score difference against lm-eval. Each timing is
+tokens), the ratios, and the largest score difference against lm-eval (for plain LP also
+against a float64 run, and the engine against lm-eval both on a float64 copy of the model,
+where lm-eval's float32 sums drop out). Each timing is
 the fastest of ``--repeats`` runs taken in turn (the machine may be loaded).
 
     python benchmarks/bench_scoring.py [--n 2000] [--m 400] [--threads 2] [--repeats 2]
@@ -122,11 +124,14 @@ class Table:
 
     def __init__(self, per_token_floor: float):
         self.floor = per_token_floor
-        self.rate, self.cost = {}, {}
+        self.rate, self.cost, self.split = {}, {}, {}
 
-    def row(self, name: str, n: int, seconds: float, tokens: int | None = None, diff: float | None = None):
+    def row(self, name: str, n: int, seconds: float, tokens: int | None = None, diff: float | None = None,
+            split: dict | None = None):
         self.rate[name] = n / seconds
         self.cost[name] = (seconds, tokens)
+        if split is not None:
+            self.split[name] = split
         per_token = "" if tokens is None else (f"{tokens:>9,} tokens {1e6 * seconds / tokens:6.1f} us/token "
                                                f"({seconds / tokens / self.floor:4.2f}x the floor's)")
         d = "" if diff is None else f"  max |diff| {diff:.1e}"
@@ -137,6 +142,11 @@ class Table:
         (t, n), (t0, n0) = self.cost[name], self.cost[base]
         print(f"  time follows tokens: {name.split(' (')[0]} runs {n / n0:.2f}x the tokens of '{base}' "
               f"in {t / t0:.2f}x its time (tokens saved {1 - n / n0:.0%}, time saved {1 - t / t0:.0%})")
+        if name in self.split and base in self.split:
+            (rows, head), (rows0, head0) = ((self.split[k]["rows"], self.split[k]["head"]) for k in (name, base))
+            print(f"    running rows: {rows / rows0:.2f}x the time (saved {1 - rows / rows0:.0%}); the head (a "
+                  f"vocabulary log-softmax per position read; sharing removes only positions read twice): {head:.2f} s "
+                  f"against {head0:.2f} s, {head / t:.0%} of the time")
 
 
 def max_diff(a, b) -> float:
@@ -144,10 +154,12 @@ def max_diff(a, b) -> float:
 
 
 def engine_run(lm, requests, repeats, **options):
-    """(totals, seconds, tokens run) of the engine on ``requests``."""
+    """(totals, seconds, tokens run, where the time went) of the engine on ``requests``: the
+    fastest run's seconds, and ``Scorer.seconds`` (rows, head, ...) averaged over the runs."""
     scorer = Scorer(lm, progress=False, **options)
     scored, seconds = timed(lambda: scorer.score(requests), repeats)
-    return [s.total for s in scored], seconds, scorer.tokens_run // repeats
+    split = {part: spent / repeats for part, spent in scorer.seconds.items()}
+    return [s.total for s in scored], seconds, scorer.tokens_run // repeats, split
 
 
 def main() -> None:
@@ -214,15 +226,24 @@ def main() -> None:
                           ("engine, share=prefix, packing from 16 tokens", dict(share="prefix")),
                           ("engine, default (share=tree, packing from 0 tokens)", dict()),
                           ("engine, default with a dense tree mask (segments=False)", dict(segments=False))):
-        totals, t, tokens = engine_run(lm, plain, args.repeats, **options)
-        table.row(name, len(texts), t, tokens, max_diff(totals, lme))
+        totals, t, tokens, split = engine_run(lm, plain, args.repeats, **options)
+        table.row(name, len(texts), t, tokens, max_diff(totals, lme), split)
         if not options:
             default = totals
     best = table.rate["engine, default (share=tree, packing from 0 tokens)"]
     table.follows("engine, default (share=tree, packing from 0 tokens)", "plain forward + log-softmax loop (floor)")
-    exact = plain_loop(copy.deepcopy(model).double(), tok, texts, dtype=torch.float64)
+    table.follows("engine, default (share=tree, packing from 0 tokens)", "engine, no reuse (share=none)")
+    model64 = copy.deepcopy(model).double()
+    exact = plain_loop(model64, tok, texts, dtype=torch.float64)
     print(f"  against a float64 run of the same model: engine (default) max |diff| {max_diff(default, exact):.1e}, "
           f"lm-eval {max_diff(lme, exact):.1e}, the float32 floor {max_diff(floor, exact):.1e}")
+    # both on the float64 model: what is left is the engine's float32 log-softmax, not lm-eval's sums
+    lme64 = [x[0] for x in HFLM(pretrained=model64, tokenizer=tok, batch_size=64, device=args.device).loglikelihood(
+        [Instance("loglikelihood", {}, ("", s), i) for i, s in enumerate(texts)], disable_tqdm=True)]
+    ours64 = [s.total for s in Scorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"), progress=False).score(plain)]
+    print(f"  both on the float64 model: engine (default) vs lm-eval max |diff| {max_diff(ours64, lme64):.1e}, "
+          f"lm-eval vs the float64 loop {max_diff(lme64, exact):.1e}")
+    del model64
     print(f"  engine (default) vs lm-eval {best / table.rate['lm-eval HFLM.loglikelihood, empty context (batch 64)']:.2f}x, "
           f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
           f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")
@@ -241,8 +262,8 @@ def main() -> None:
                           ("engine, template prefixes shared (share=context)", dict(share="context")),
                           ("engine, share=prefix, packed", dict(share="prefix")),
                           ("engine, default (share=tree, packed)", dict())):
-        totals, t, tokens = engine_run(lm, requests, args.repeats, **options)
-        table.row(name, len(requests), t, tokens, max_diff(totals, lme))
+        totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
+        table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
     table.follows("engine, default (share=tree, packed)", "engine, no reuse (share=none)")
     print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=tree, packed)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
 
@@ -260,8 +281,8 @@ def main() -> None:
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, share=prefix, packed", dict(share="prefix")),
                           ("engine, default (share=tree, packed)", dict())):
-        totals, t, tokens = engine_run(lm, requests, args.repeats, **options)
-        table.row(name, len(requests), t, tokens, max_diff(totals, lme))
+        totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
+        table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
     table.follows("engine, default (share=tree, packed)", "engine, no reuse (share=none)")
     print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=tree, packed)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
 

@@ -109,7 +109,9 @@ def unigram_table(tokenizer, files: Sequence[str | Path], cache_dir: str | Path 
     batch: list[str] = []
 
     def flush():
-        for ids in tokenizer(batch, add_special_tokens=False)["input_ids"]:
+        # verbose=False: a corpus line longer than the model's context is counted, never fed
+        # to the model, so transformers' "indexing errors" warning would only mislead
+        for ids in tokenizer(batch, add_special_tokens=False, verbose=False)["input_ids"]:
             counts[:] += np.bincount(np.asarray(ids, dtype=np.int64), minlength=counts.size)[:counts.size]
         batch.clear()
 

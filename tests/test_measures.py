@@ -46,3 +46,13 @@ def test_unigram_table_counts_and_cache(tiny, tmp_path):
     np.testing.assert_array_equal(again.counts, table.counts)
     with pytest.raises(FileNotFoundError, match="not found"):
         measures.unigram_table(tok, [tmp_path / "missing.txt"])
+
+
+def test_unigram_counting_counts_a_line_longer_than_the_context_without_warning(tiny, tmp_path, capfd):
+    tok = tiny("tiny-gpt2").tokenizer
+    corpus = tmp_path / "long.txt"
+    corpus.write_text(" cat" * (tok.model_max_length + 5) + "\n")
+    capfd.readouterr()
+    table = measures.unigram_table(tok, [corpus], cache_dir=tmp_path / "cache")
+    assert table.counts[tok.convert_tokens_to_ids("Ġcat")] == tok.model_max_length + 5
+    assert "indexing errors" not in capfd.readouterr().err  # the corpus is counted, not fed to a model
