@@ -49,7 +49,7 @@ def main() -> None:
     runtime = Runtime(scorer, "en", instruct=False)
     template = family.templates("en", "base", [1])[0]
     items = data.load("blimp").to_dict("records")
-    requests = [r for item in items for r in family.requests(item, template, "", runtime, None)]
+    requests = pass_requests(family, template, items, runtime)
     encoded = scorer.encode_many(requests[:max(args.sizes)])
     print(f"{args.model}; in-template LP template 1; {len(encoded):,} requests encoded")
     base = None
@@ -61,6 +61,13 @@ def main() -> None:
         base = base or per
         print(f"N={n:>7,}: {per * n:7.2f} s, {1e6 * per:6.1f} us/request, {per / base:5.2f}x the per-request "
               f"time at N={min(args.sizes):,} (a quadratic plan: {n / min(args.sizes):.0f}x)")
+
+
+def pass_requests(family, template, items: list[dict], runtime) -> list:
+    """The requests of one family and template pass over ``items``, as the runner makes them
+    (no context; ``prepare`` gives each item's state, e.g. its few-shot block)."""
+    states = family.prepare(items, template, [""] * len(items), runtime)
+    return [r for item, state in zip(items, states) for r in family.requests(item, template, "", runtime, state)]
 
 
 def trie_minimum(encoded) -> int:
@@ -85,9 +92,7 @@ def token_report(scorer: Scorer, pairs: int | None) -> None:
             families.setdefault(registry.get(name).family, name)
         for family in families:
             for template in family.templates("en", "base", [1, 2, 3, 4, 5]):
-                states = family.prepare(items, template, [""] * len(items), runtime)
-                requests = [r for item, st in zip(items, states)
-                            for r in family.requests(item, template, "", runtime, st)]
+                requests = pass_requests(family, template, items, runtime)
                 encoded = scorer.encode_many(requests)
                 need_from = [1 if family.with_context else e.first for e in encoded]
                 counts = {"minimum": trie_minimum(encoded)}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 import random
 import time
 
@@ -499,6 +500,25 @@ def test_scoring_only_some_requests_gives_the_whole_runs_values_bit_for_bit(tiny
         assert np.array_equal(got.logits, whole[i].logits)
     with pytest.raises(IndexError, match=r"only names request 99, but there are 40 requests"):
         scorer.score(requests, only=[1, 99])
+
+
+def test_the_plan_is_built_with_the_cycle_collector_paused_and_leaves_it_as_found(tiny, monkeypatch):
+    from helpers.engine import plan as plan_module
+    seen = []
+    radix = plan_module._radix
+    monkeypatch.setattr(plan_module, "_radix", lambda items: seen.append(gc.isenabled()) or radix(items))
+    encoded = Scorer(tiny("tiny-llama"), progress=False).encode_many([Request("", t) for t in SENTENCES])
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            tree = build_tree(encoded, [e.first for e in encoded], share="tree")
+            assert gc.isenabled() is enabled and seen[-1] is False
+            assert outline(tree) == outline(radix(build_tree(encoded, [e.first for e in encoded], share="none")))
+            with pytest.raises(ValueError, match="block must be"):
+                build_tree(encoded, [e.first for e in encoded], share="tree", block=0)
+            assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
 
 
 def test_a_tree_run_is_planned_per_block_so_a_shard_runs_its_own_rows(tiny, monkeypatch):
