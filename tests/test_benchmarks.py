@@ -1,0 +1,46 @@
+"""The cheap benchmarks run as committed (a benchmark that no longer runs is found here, not
+by the next person to quote it), with the values they must print."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import bench_gpu  # noqa: E402
+import bench_plan  # noqa: E402
+
+
+def run(module, argv: list[str], capsys, monkeypatch) -> str:
+    monkeypatch.setattr(sys, "argv", [module.__name__] + argv)
+    capsys.readouterr()
+    module.main()
+    return capsys.readouterr().out
+
+
+def test_bench_plan_times_growing_plans(capsys, monkeypatch):
+    out = run(bench_plan, ["--sizes", "40", "120"], capsys, monkeypatch)
+    assert "in-template LP template 1; 120 requests encoded" in out
+    assert re.search(r"N=\s+40: .* 1\.00x the per-request time at N=40 \(a quadratic plan: 1x\)", out)
+    assert re.search(r"N=\s+120: .* the per-request time at N=40 \(a quadratic plan: 3x\)", out)
+
+
+def test_bench_plan_tokens_orders_the_share_modes_and_one_block_reaches_the_minimum(capsys, monkeypatch):
+    out = run(bench_plan, ["--tokens", "--pairs", "20"], capsys, monkeypatch)
+    totals = {}
+    for line in out.splitlines():
+        if "all passes" in line:
+            numbers = [int(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?=\s)", line + " ")]
+            minimum, counts = numbers[1], numbers[2:]
+            totals[line[:2]] = (minimum, counts)
+    assert set(totals) == {"02", "03"}
+    for minimum, (none, context, prefix, tree) in totals.values():
+        assert none >= context >= prefix >= tree
+        assert tree == minimum  # 40 requests per pass: one block, one trie, every prefix run once
+
+
+def test_bench_gpu_says_it_needs_cuda_and_exits_0_without_one(capsys, monkeypatch):
+    monkeypatch.setattr(bench_gpu.torch.cuda, "is_available", lambda: False)
+    out = run(bench_gpu, ["--shape", "llama3-1b"], capsys, monkeypatch)
+    assert out == "bench_gpu needs a CUDA GPU; none is visible here (nothing measured)\n"
