@@ -64,10 +64,9 @@ def main() -> None:
 
 
 def pass_requests(family, template, items: list[dict], runtime) -> list:
-    """The requests of one family and template pass over ``items``, as the runner makes them
-    (no context; ``prepare`` gives each item's state, e.g. its few-shot block)."""
-    states = family.prepare(items, template, [""] * len(items), runtime)
-    return [r for item, state in zip(items, states) for r in family.requests(item, template, "", runtime, state)]
+    """The requests of one family and template pass over ``items`` with no context, in order."""
+    _, per_item = family.pass_requests(items, template, [""] * len(items), runtime)
+    return [r for requests in per_item for r in requests]
 
 
 def trie_minimum(encoded) -> int:

@@ -188,9 +188,15 @@ def main() -> None:
           f"torch {torch.__version__}, device {args.device}; fastest of {args.repeats} runs each")
     hflm = HFLM(pretrained=model, tokenizer=tok, batch_size=64, device=args.device)
 
+    def instances(pairs):
+        return [Instance("loglikelihood", {}, pair, i) for i, pair in enumerate(pairs)]
+
+    def loglikelihoods(harness, reqs):
+        return [x[0] for x in harness.loglikelihood(reqs, disable_tqdm=True)]
+
     def lm_eval(pairs):
-        reqs = [Instance("loglikelihood", {}, pair, i) for i, pair in enumerate(pairs)]
-        return timed(lambda: [x[0] for x in hflm.loglikelihood(reqs, disable_tqdm=True)], args.repeats)
+        reqs = instances(pairs)
+        return timed(lambda: loglikelihoods(hflm, reqs), args.repeats)
 
     def lm_eval_tokens(requests):
         """lm-eval on exactly the engine's tokens (context ids, continuation ids): the same
@@ -238,8 +244,8 @@ def main() -> None:
     print(f"  against a float64 run of the same model: engine (default) max |diff| {max_diff(default, exact):.1e}, "
           f"lm-eval {max_diff(lme, exact):.1e}, the float32 floor {max_diff(floor, exact):.1e}")
     # both on the float64 model: what is left is the engine's float32 log-softmax, not lm-eval's sums
-    lme64 = [x[0] for x in HFLM(pretrained=model64, tokenizer=tok, batch_size=64, device=args.device).loglikelihood(
-        [Instance("loglikelihood", {}, ("", s), i) for i, s in enumerate(texts)], disable_tqdm=True)]
+    lme64 = loglikelihoods(HFLM(pretrained=model64, tokenizer=tok, batch_size=64, device=args.device),
+                           instances([("", s) for s in texts]))
     ours64 = [s.total for s in Scorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"), progress=False).score(plain)]
     print(f"  both on the float64 model: engine (default) vs lm-eval max |diff| {max_diff(ours64, lme64):.1e}, "
           f"lm-eval vs the float64 loop {max_diff(lme64, exact):.1e}")

@@ -196,8 +196,7 @@ def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template:
             raise ExplainError(f"{family.name}: there is no template {template} for language {language!r}; "
                                "choose a template from 1 to 5")
         tmpl = found[0]
-        states = family.prepare(items, tmpl, contexts, runtime)
-        per_item = [family.requests(item, tmpl, c, runtime, s) for item, c, s in zip(items, contexts, states)]
+        states, per_item = family.pass_requests(items, tmpl, contexts, runtime)
         try:
             flat = scorer.score([r for reqs in per_item for r in reqs], with_context=family.with_context,
                                 desc=family.name)

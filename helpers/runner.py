@@ -195,9 +195,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             if not todo:
                 continue
             run = replace(runtime, unigram=unigram if any(m.needs_unigram for m in todo) else None)
-            states = family.prepare(plan_items, template, plan_contexts, run)
-            per_item = [family.requests(item, template, c, run, s)
-                        for item, c, s in zip(plan_items, plan_contexts, states)]
+            states, per_item = family.pass_requests(plan_items, template, plan_contexts, run)
             label = family.name if template is None else f"{family.name} {template.id}"
             scored = _score_items(scorer, per_item, positions, family, label)
             if positions is not None:

@@ -199,6 +199,8 @@ def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "contex
         raise ValueError(f"share must be one of {', '.join(map(repr, SHARE_MODES))}, got {share!r}")
     if len(need_from) != len(encoded):
         raise ValueError(f"{len(encoded)} sequences but {len(need_from)} need_from entries")
+    if share == "tree" and block is not None and block < 1:
+        raise ValueError(f"block must be a whole number >= 1 of requests, got {block}")
     with _collector_paused():
         return _build(encoded, need_from, share, min_shared, block)
 
@@ -208,8 +210,6 @@ def _build(encoded: Sequence, need_from: Sequence[int], share: str, min_shared: 
     if share == "none":
         return leaves
     if share == "tree":
-        if block is not None and block < 1:
-            raise ValueError(f"block must be a whole number >= 1 of requests, got {block}")
         step = block or max(1, len(leaves))
         return [root for start in range(0, len(leaves), step) for root in _radix(leaves[start:start + step])]
     top: list[Node] = []

@@ -65,6 +65,12 @@ class Family:
     def requests(self, item: Item, template, context: str, runtime: Runtime, state) -> list[Request]:
         raise NotImplementedError
 
+    def pass_requests(self, items: Sequence[Item], template, contexts: Sequence[str], runtime: Runtime
+                      ) -> tuple[list, list[list[Request]]]:
+        """One template pass over ``items``: their states (:meth:`prepare`) and each item's requests."""
+        states = self.prepare(items, template, contexts, runtime)
+        return states, [self.requests(item, template, c, runtime, s) for item, c, s in zip(items, contexts, states)]
+
     def table(self, items: Sequence[Item], template, contexts: Sequence[str], scored: Sequence[Sequence[Scored]],
               runtime: Runtime, states: Sequence) -> pd.DataFrame:
         """One row per item: the columns its methods reduce (see each family)."""
