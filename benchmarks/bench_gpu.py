@@ -118,7 +118,7 @@ def main() -> None:
     from bench_scoring import blimp_sentences, single_templates
 
     from helpers.models import load
-    from helpers.scoring import Request, Scorer
+    from helpers.engine import Request, CausalScorer
 
     if args.shape:
         loaded = random_llama(args.shape, "cuda")
@@ -141,7 +141,7 @@ def main() -> None:
               f"{tflops:6.1f} TFLOP/s{of_peak}{d}")
 
     def engine(requests, reference=None, **options):
-        scorer = Scorer(loaded, progress=False, token_budget=args.token_budget, **options)
+        scorer = CausalScorer(loaded, progress=False, token_budget=args.token_budget, **options)
         scorer.score(requests[:512])  # warm-up (kernels, allocator)
         before = scorer.tokens_run
         scored, seconds = timed(lambda: scorer.score(requests))
@@ -151,7 +151,7 @@ def main() -> None:
 
     print(f"1. plain LP, {len(texts)} BLiMP sentences")
     plain = [Request("", t) for t in texts]
-    ids = [list(e.ids) for e in Scorer(loaded, progress=False).encode_many(plain)]
+    ids = [list(e.ids) for e in CausalScorer(loaded, progress=False).encode_many(plain)]
     pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
     plain_loop(model, ids[:512], pad, args.token_budget)  # warm-up
     floor, seconds = timed(lambda: plain_loop(model, ids, pad, args.token_budget))

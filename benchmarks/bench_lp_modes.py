@@ -18,7 +18,7 @@ import torch  # noqa: E402
 
 from bench_scoring import blimp_sentences, build_model, plain_loop, timed  # noqa: E402
 from helpers.models import LoadedModel  # noqa: E402
-from helpers.scoring import Request, Scorer  # noqa: E402
+from helpers.engine import Request, CausalScorer  # noqa: E402
 
 MODES = {"none": dict(share="none"), "prefix (packed from 16)": dict(share="prefix"),
          "prefix, packed from 0": dict(share="prefix", pack_min_stem=0),
@@ -36,7 +36,7 @@ def main() -> None:
     _, floor = timed(lambda: plain_loop(model, tok, texts), 2)
     print(f"floor {len(texts) / floor:.1f} req/s")
     for name, options in MODES.items():
-        scorer = Scorer(lm, progress=False, **options)
+        scorer = CausalScorer(lm, progress=False, **options)
         scorer.score(requests[:64])  # warm-up
         before = scorer.tokens_run
         _, seconds = timed(lambda: scorer.score(requests), 2)

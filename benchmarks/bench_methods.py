@@ -36,9 +36,9 @@ import torch  # noqa: E402
 from helpers import methods as registry  # noqa: E402
 from helpers.data.selection import select  # noqa: E402
 from helpers.models import load  # noqa: E402
-from helpers.results import ScoreStore  # noqa: E402
+from helpers.store import ScoreStore  # noqa: E402
 from helpers.runner import run_methods  # noqa: E402
-from helpers.scoring import Scorer  # noqa: E402
+from helpers.engine import CausalScorer  # noqa: E402
 
 MODES = {"no reuse (share=none)": dict(share="none"),
          "pair prefixes (share=prefix, packing from 16)": dict(share="prefix", pack_min_stem=16),
@@ -79,10 +79,10 @@ def main() -> None:
           f"all templates; {args.threads} threads, one run each")
     base = None
     for name, options in MODES.items():
-        scorer = Scorer(loaded, progress=False, **options)
+        scorer = CausalScorer(loaded, progress=False, **options)
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
-            files = run_methods(scorer, selection, methods, store=ScoreStore(folder), use_outlines=False)
+            files = run_methods(scorer, selection, methods, {"use_outlines": False}, store=ScoreStore(folder))
             seconds = time.perf_counter() - start
             scores = score_columns(files)
         row = dict(seconds=seconds, tokens=scorer.tokens_run, calls=scorer.forward_calls, stages=scorer.seconds)

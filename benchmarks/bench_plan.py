@@ -31,7 +31,7 @@ from helpers import data  # noqa: E402
 from helpers import methods as registry  # noqa: E402
 from helpers.engine.plan import build_tree  # noqa: E402
 from helpers.models import load  # noqa: E402
-from helpers.scoring import Scorer  # noqa: E402
+from helpers.engine import CausalScorer  # noqa: E402
 from helpers.methods import Runtime  # noqa: E402
 
 
@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("--tokens", action="store_true", help="tokens per share mode against the tree's minimum")
     ap.add_argument("--pairs", type=int, default=None, help="first N BLiMP pairs (default all) for --tokens")
     args = ap.parse_args()
-    scorer = Scorer(load(args.model), progress=False)
+    scorer = CausalScorer(load(args.model), progress=False)
     if args.tokens:
         return token_report(scorer, args.pairs)
     family = registry.get("intemplate_lp").family
@@ -75,7 +75,7 @@ def trie_minimum(encoded) -> int:
     return len({hash(e.ids[:i]) for e in encoded for i in range(1, len(e.ids))})  # hashes: bounded memory
 
 
-def token_report(scorer: Scorer, pairs: int | None) -> None:
+def token_report(scorer: CausalScorer, pairs: int | None) -> None:
     frame = data.load("blimp")
     frame = frame if pairs is None else frame.head(pairs)
     items = frame.to_dict("records")

@@ -31,9 +31,9 @@ import torch  # noqa: E402
 from helpers import data, priming  # noqa: E402
 from helpers.data.selection import DatasetSelection, first_per_paradigm  # noqa: E402
 from helpers.models import load  # noqa: E402
-from helpers.primed import score_primed  # noqa: E402
-from helpers.results import ScoreStore, load_files  # noqa: E402
-from helpers.scoring import Scorer  # noqa: E402
+from helpers.runs.primed import score_primed  # noqa: E402
+from helpers.store import ScoreStore, load_files  # noqa: E402
+from helpers.engine import CausalScorer  # noqa: E402
 
 
 def main() -> None:
@@ -59,7 +59,7 @@ def main() -> None:
     results, best = {}, {}
     for repeat in range(args.repeats):  # modes taken in turn; the fastest of each counts (load on the machine)
         for mode, options in modes.items():
-            scorer = Scorer(loaded, progress=False, **options)
+            scorer = CausalScorer(loaded, progress=False, **options)
             with tempfile.TemporaryDirectory() as root:
                 start = time.perf_counter()
                 files = score_primed(scorer, selection, prefixes, ["lp"], store=ScoreStore(root))

@@ -27,8 +27,8 @@ from helpers import data, methods  # noqa: E402
 from helpers.data.selection import DatasetSelection  # noqa: E402
 from helpers.models import load  # noqa: E402
 from helpers.runner import run_methods, unigram_for  # noqa: E402
-from helpers.results import ScoreStore, load_files  # noqa: E402
-from helpers.scoring import Scorer  # noqa: E402
+from helpers.store import ScoreStore, load_files  # noqa: E402
+from helpers.engine import CausalScorer  # noqa: E402
 
 
 def main() -> None:
@@ -46,7 +46,7 @@ def main() -> None:
     unigram_for(tok, "en")  # builds the cached unigram table, so corpus tokenization is not timed
     results = {}
     for share in ("none", "prefix"):
-        scorer = Scorer(loaded, progress=False, share=share)
+        scorer = CausalScorer(loaded, progress=False, share=share)
         with tempfile.TemporaryDirectory() as root:
             start = time.perf_counter()
             files = run_methods(scorer, pairs, names, store=ScoreStore(root))

@@ -10,7 +10,7 @@ run each, in one process (sizes in increasing order):
 For each: seconds, microseconds per request and its ratio to the smallest N (near 1: time
 grows linearly), the engine's tokens run and its time running rows per token (flat: the
 tokens per request vary with what the first N sentences share), the time to encode and plan
-the run (tokenizer and Scorer.plan, the part that must stay linear), and the process's peak resident memory after
+the run (tokenizer and CausalScorer.plan, the part that must stay linear), and the process's peak resident memory after
 the run (it only grows; the largest run's peak is what that run costs at most).
 
     python benchmarks/bench_scaling.py [--sizes 2000 8000 32000]
@@ -34,8 +34,8 @@ import torch  # noqa: E402
 
 from bench_scoring import blimp_sentences, build_model, max_diff, plain_loop  # noqa: E402
 from helpers.models import LoadedModel  # noqa: E402
-from helpers.scoring import Request, Scorer  # noqa: E402
-from helpers.templates import ide_templates  # noqa: E402
+from helpers.engine import Request, CausalScorer  # noqa: E402
+from helpers.methods.templates import ide_templates  # noqa: E402
 
 
 def peak_mib() -> float:
@@ -55,7 +55,7 @@ class Growth:
               f"smallest size){extra}", flush=True)
 
 
-def per_token(scorer: Scorer) -> str:
+def per_token(scorer: CausalScorer) -> str:
     """The time running rows per token run and the head's time per request: what must stay
     flat as the run grows (the tokens per request vary with how much the sentences share)."""
     seconds = scorer.seconds
@@ -98,7 +98,7 @@ def main() -> None:
         lme, t = timed_once(lambda: [x[0] for x in hflm.loglikelihood(reqs, disable_tqdm=True)])
         growth.row("plain LP: lm-eval HFLM", n, t)
         t_lme = t
-        scorer = Scorer(lm, progress=False)
+        scorer = CausalScorer(lm, progress=False)
         plain = [Request("", s) for s in texts]
         _, t_plan = timed_once(lambda: scorer.plan(scorer.encode_many(plain), with_context=True))
         scored, t = timed_once(lambda: scorer.score(plain))
@@ -108,7 +108,7 @@ def main() -> None:
                    f"{t_lme / t:.2f}x lm-eval; max |diff| to lm-eval {max_diff([s.total for s in scored], lme):.1e}; "
                    f"peak RSS {peak_mib():,.0f} MiB")
         requests = [Request(before, s + after) for before, after in templates for s in texts[:n // len(templates)]]
-        scorer = Scorer(lm, progress=False)
+        scorer = CausalScorer(lm, progress=False)
         _, t_plan = timed_once(lambda: scorer.plan(scorer.encode_many(requests), with_context=True))
         _, t = timed_once(lambda: scorer.score(requests))
         growth.row("in-template LP: engine (default)", len(requests), t,

@@ -43,7 +43,7 @@ import torch  # noqa: E402
 
 from helpers import paths  # noqa: E402
 from helpers.models import LoadedModel  # noqa: E402
-from helpers.scoring import Request, Scorer  # noqa: E402
+from helpers.engine import Request, CausalScorer  # noqa: E402
 
 
 def blimp_sentences(n: int) -> list[str]:
@@ -155,8 +155,8 @@ def max_diff(a, b) -> float:
 
 def engine_run(lm, requests, repeats, **options):
     """(totals, seconds, tokens run, where the time went) of the engine on ``requests``: the
-    fastest run's seconds, and ``Scorer.seconds`` (rows, head, ...) averaged over the runs."""
-    scorer = Scorer(lm, progress=False, **options)
+    fastest run's seconds, and ``CausalScorer.seconds`` (rows, head, ...) averaged over the runs."""
+    scorer = CausalScorer(lm, progress=False, **options)
     scored, seconds = timed(lambda: scorer.score(requests), repeats)
     split = {part: spent / repeats for part, spent in scorer.seconds.items()}
     return [s.total for s in scored], seconds, scorer.tokens_run // repeats, split
@@ -175,9 +175,9 @@ def main() -> None:
     from lm_eval.models.huggingface import HFLM
     from minicons.scorer import IncrementalLMScorer
 
-    from helpers.answers import yes_no
-    from helpers.prompt_text import render
-    from helpers.templates import ide_templates
+    from helpers.methods.answers import yes_no
+    from helpers.methods.prompt_text import render
+    from helpers.methods.templates import ide_templates
 
     texts = blimp_sentences(args.n)
     model, tok = build_model()
@@ -201,7 +201,7 @@ def main() -> None:
     def lm_eval_tokens(requests):
         """lm-eval on exactly the engine's tokens (context ids, continuation ids): the same
         work, so the scores must agree and the times compare the implementations."""
-        encoded = Scorer(lm, progress=False).encode_many(requests)
+        encoded = CausalScorer(lm, progress=False).encode_many(requests)
         reqs = [(("", ""), list(e.ids[:e.first]), list(e.ids[e.first:])) for e in encoded]
         return timed(lambda: [x[0] for x in hflm._loglikelihood_tokens(reqs, disable_tqdm=True)], args.repeats)
 
@@ -221,7 +221,7 @@ def main() -> None:
         return out
 
     mc_scores, t = timed(run_minicons, args.repeats)
-    ours_mc = [s.total for s in Scorer(lm, progress=False, minicons=True).score_texts(texts)]
+    ours_mc = [s.total for s in CausalScorer(lm, progress=False, minicons=True).score_texts(texts)]
     table.row("minicons sequence_score (batch 64)", len(texts), t, diff=max_diff(ours_mc, mc_scores))
     lme, t = lm_eval([("", s) for s in texts])
     table.row("lm-eval HFLM.loglikelihood, empty context (batch 64)", len(texts), t)
@@ -246,7 +246,7 @@ def main() -> None:
     # both on the float64 model: what is left is the engine's float32 log-softmax, not lm-eval's sums
     lme64 = loglikelihoods(HFLM(pretrained=model64, tokenizer=tok, batch_size=64, device=args.device),
                            instances([("", s) for s in texts]))
-    ours64 = [s.total for s in Scorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"), progress=False).score(plain)]
+    ours64 = [s.total for s in CausalScorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"), progress=False).score(plain)]
     print(f"  both on the float64 model: engine (default) vs lm-eval max |diff| {max_diff(ours64, lme64):.1e}, "
           f"lm-eval vs the float64 loop {max_diff(lme64, exact):.1e}")
     del model64

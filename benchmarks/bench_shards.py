@@ -5,7 +5,7 @@ A shard job plans the whole run and runs only the batches its pairs need (and th
 what they read), so that its scores equal the unsharded run's bit for bit. A batch at the edge
 of a shard serves both neighbours, and parts shared across blocks serve every shard: this
 counts that overhead for LP over BLiMP (the 02 readout pass) with the demo model's tokenizer
-and the default Scorer. Nothing is run through the model.
+and the default CausalScorer. Nothing is run through the model.
 
     python benchmarks/bench_shards.py [--limit 1000] [--shards 2 4 8 16] [--share tree]
 """
@@ -22,12 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from helpers.data.selection import select  # noqa: E402
 from helpers.models import load  # noqa: E402
-from helpers.scoring import Request, Scorer  # noqa: E402
+from helpers.engine import Request, CausalScorer  # noqa: E402
 
 
 def batch_tokens(executor, roots) -> dict[tuple, int]:
     """Tokens of every batch the whole run forms, by batch key."""
-    from helpers.engine.executor import _key
+    from helpers.engine.rows import batch_key as _key
 
     sizes: dict[tuple, int] = {}
 
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--share", default="tree", choices=["none", "context", "prefix", "tree"])
     args = p.parse_args(argv)
     selection = select("blimp", args.limit)
-    scorer = Scorer(load(args.model), progress=False, share=args.share)
+    scorer = CausalScorer(load(args.model), progress=False, share=args.share)
     requests = [Request("", item[side]) for item in selection.items() for side in ("good", "bad")]
     encoded = scorer.encode_many(requests)
     roots = scorer.plan(encoded)

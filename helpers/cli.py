@@ -20,7 +20,8 @@ from . import sweep
 from .demo import main as demo_main
 from .engine.encoding import START_CONVENTIONS
 from .models import ModelNotFoundError, QuantizationUnavailableError, load_options, registry_table
-from .scoring import Request, scorer_for
+from .engine.interface import Request
+from .engine.kinds import scorer_for
 from .zoo.demo_training import Recipe, train
 from .zoo.model_card import write_card
 
@@ -71,8 +72,8 @@ SLURM_FLAGS = {"partition": str, "account": str, "time": str, "mem": str, "cpus"
 
 
 def _cmd_sweep(args) -> int:
-    from .sweep_slurm import SlurmUnavailableError, executor_parameters, resources
-    from .sweep_status import format_status, status
+    from .sweep.slurm import SlurmUnavailableError, executor_parameters, resources
+    from .sweep.status import format_status, status
 
     try:
         jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param), args.shards)

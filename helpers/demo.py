@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 
-from . import paths, sweep
+from . import paths
+from . import sweep
 from .analysis import accuracy
-from .results import load_scores
+from .store import load_scores
 
 DEMO_MODEL = "demo-en"
 DEMO_DATASET = "blimp"

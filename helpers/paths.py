@@ -5,8 +5,12 @@ when called (tests and sweeps point them at scratch folders):
 
 - ``mirror()``: the read-only data mirror, ``MINIMAL_PAIRS_DATA`` (default ``../shared/data``
   beside the repository, when that folder exists);
+- ``papers()``: the published numbers of the papers as CSV, ``MINIMAL_PAIRS_PAPERS`` (default
+  ``../shared/papers`` beside the repository, when that folder exists);
 - ``processed()``: the canonical tables, ``HELPERS_PROCESSED_DIR`` (default data/processed);
-- ``outputs()`` and ``scores()``: results, ``HELPERS_OUTPUTS_DIR`` (default outputs/).
+- ``outputs()`` and ``scores()``: results, ``HELPERS_OUTPUTS_DIR`` (default outputs/);
+- ``hub_offline()``: whether ``HF_HUB_OFFLINE`` asks for no network (read the way
+  huggingface_hub reads it), the one place the project reads it.
 """
 from __future__ import annotations
 
@@ -20,8 +24,10 @@ CACHE = DATA / "cache"
 MODELS = DATA / "models"
 NOTEBOOKS = ROOT / "notebooks"
 DEFAULT_MIRROR = ROOT.parent / "shared" / "data"
+DEFAULT_PAPERS = ROOT.parent / "shared" / "papers"
 
 MIRROR_ENV = "MINIMAL_PAIRS_DATA"
+PAPERS_ENV = "MINIMAL_PAIRS_PAPERS"
 PROCESSED_ENV = "HELPERS_PROCESSED_DIR"
 OUTPUTS_ENV = "HELPERS_OUTPUTS_DIR"
 
@@ -32,6 +38,14 @@ def mirror() -> Path | None:
     if configured:
         return Path(configured).expanduser().resolve()
     return DEFAULT_MIRROR if DEFAULT_MIRROR.is_dir() else None
+
+
+def papers() -> Path | None:
+    """The folder of the papers' published numbers (CSV), or None when there is none."""
+    configured = os.environ.get(PAPERS_ENV)
+    if configured:
+        return Path(configured).expanduser().resolve()
+    return DEFAULT_PAPERS if DEFAULT_PAPERS.is_dir() else None
 
 
 def processed() -> Path:
@@ -47,3 +61,8 @@ def outputs() -> Path:
 def scores() -> Path:
     """The score store, outputs()/scores."""
     return outputs() / "scores"
+
+
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` is set to a true value ("1", "true", "yes", "on")."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")

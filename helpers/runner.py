@@ -1,28 +1,30 @@
 """The generic runner: any registered method over any dataset selection, into the store.
 
-Methods of one family share one engine pass per template; finished score files of the same
-configuration are found and skipped without touching the model. A priming ``context`` (one
-text, or one per item) goes before every method's whole input. The runner knows no method
-by name: what to score and how to reduce it is the family's and the method's business.
+Methods of one family share one engine pass per template (:func:`score_pass`, which the
+quickstart's ``judge`` uses too); finished score files of the same configuration are found
+and skipped without touching the model. A :class:`RunSetup` adds what a kind of run puts
+around the methods: a priming ``context`` (one text, or one per item) before every method's
+whole input, configuration entries, kept columns and a file tag. The runner knows no method
+by name and carries no method's options: ``options`` go to the families that declare them
+(:mod:`helpers.methods.options`); what to score and how to reduce it is the family's and the
+method's business.
 """
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from . import methods as registry
 from .data.selection import DatasetSelection
-from .fewshot import FewShot, as_fewshot
-from .measures import UnigramTable, unigram_table
+from .engine.interface import Scorer
 from .methods.base import METHODS_VERSION, Family, Method, Runtime
-from .results import ScoreStore
-from .scoring import Scorer
-from .unigram_corpus import resolve_unigram_corpus
+from .methods.options import checked_options
+from .store import ScoreStore
 
 INFO_COLUMNS = ["dataset", "paradigm", "phenomenon", "field", "pair_id", "item_id", "word_shuffle",
                 "lexically_identical", "attractor", "human_agreement", "identical", "rating_good", "rating_bad",
@@ -51,16 +53,23 @@ def sides_of(frame: pd.DataFrame) -> tuple[str, ...]:
     return ("item",)
 
 
+def decisions(method: Method, table: pd.DataFrame, runtime: Runtime | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A pair method's (score_good, score_bad, correct): correct is good > bad, or the method's
+    own ``decision`` credit (e.g. averaged over answer orders) where it has one."""
+    good = method.score(table, "good").to_numpy(float)
+    bad = method.score(table, "bad").to_numpy(float)
+    credit = method.decision(table, runtime) if method.decision is not None and runtime is not None else None
+    return good, bad, good > bad if credit is None else np.asarray(credit, dtype=float)
+
+
 def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method, sides: tuple[str, ...],
                  runtime: Runtime | None = None) -> pd.DataFrame:
     """The score file of one method: item info, scores (and decision for pairs: good > bad, or
     the method's own ``decision`` credit), basis columns."""
     scored = method.family.score_sides(sides)
     if scored == ("good", "bad"):
-        good = method.score(table, "good").to_numpy(float)
-        bad = method.score(table, "bad").to_numpy(float)
-        credit = method.decision(table, runtime) if method.decision is not None and runtime is not None else None
-        correct = good > bad if credit is None else np.asarray(credit, dtype=float)
+        good, bad, correct = decisions(method, table, runtime)
         frame = info.assign(score_good=good, score_bad=bad, correct=correct, tie=good == bad)
         if method.target_score is not None:
             tg = method.target_score(table, "good").to_numpy(float)
@@ -76,14 +85,6 @@ def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method, sides:
     return pd.concat([frame, table[keep]], axis=1)
 
 
-def unigram_for(tokenizer, language: str, corpus: str | Path | None = None) -> tuple[UnigramTable, str]:
-    """The unigram table of ``tokenizer`` over ``corpus`` (None: the mirror's corpora of
-    ``language``; a text file; a Hugging Face dataset name, streamed), and the source the score
-    files record: "<kind>:<name>:<file>:<bytes>"."""
-    found = resolve_unigram_corpus(corpus, language)
-    return unigram_table(tokenizer, [found.path]), found.source
-
-
 def planned_items(selection: DatasetSelection, context, items: list[dict], contexts: list[str]
                   ) -> tuple[list[dict], list[str], np.ndarray | None]:
     """The items a run's requests are planned over, their contexts, and where ``items`` are
@@ -95,21 +96,26 @@ def planned_items(selection: DatasetSelection, context, items: list[dict], conte
     return whole, [context] * len(whole), selection.shard.positions()
 
 
-def _score_items(scorer: Scorer, per_item: list[list], positions: np.ndarray | None, family: Family,
-                 label: str) -> list[list]:
-    """Each item's scored requests: every item's, or only those of the items at ``positions``
-    (scored as part of the whole plan)."""
+def score_pass(scorer: Scorer, family: Family, items: list, template, contexts: list[str], runtime: Runtime,
+               positions: np.ndarray | None = None) -> tuple[pd.DataFrame, list[list]]:
+    """One engine pass of ``family`` over ``items`` with ``template``: the family's table (one
+    row per item) and each item's scored requests. With ``positions``, ``items`` are the whole
+    run's, and only the items at those positions are scored (as part of the whole plan) and
+    returned."""
+    states, per_item = family.pass_requests(items, template, contexts, runtime)
     flat = [r for reqs in per_item for r in reqs]
     starts = np.cumsum([0] + [len(reqs) for reqs in per_item])
     chosen = range(len(per_item)) if positions is None else positions
     only = None if positions is None else [i for p in positions for i in range(starts[p], starts[p + 1])]
+    label = family.name if template is None else f"{family.name} {template.id}"
     results = scorer.score(flat, with_context=family.with_context, desc=label, only=only)
     scored, at = [], 0
     for p in chosen:
-        n = len(per_item[p])
-        scored.append(results[at:at + n])
-        at += n
-    return scored
+        scored.append(results[at:at + len(per_item[p])])
+        at += len(per_item[p])
+    if positions is not None:
+        items, contexts, states = ([seq[p] for p in positions] for seq in (items, contexts, states))
+    return family.table(items, template, contexts, scored, runtime, states), scored
 
 
 def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:
@@ -119,91 +125,78 @@ def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:
     return groups
 
 
+
+@dataclass(frozen=True)
+class RunSetup:
+    """What a kind of run puts around the methods (06's primed runs use all of it)."""
+
+    context: str | Sequence[str] = ""  # text before every method's whole input: one, or one per item
+    context_column: str = "context"  # the score rows' column of per-item contexts
+    configuration: dict = field(default_factory=dict)  # entries added to every score file's configuration
+    extra_columns: Sequence[str] = ()  # more columns of the selection's frame kept in the score rows
+    tag: str | None = None  # names the files of a kind of run apart: lp__primed.parquet
+
+
 def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[str] | str,
-                templates: Sequence = (1, 2, 3, 4, 5), *, context: str | Sequence[str] = "",
-                context_column: str = "context", configuration: dict | None = None,
-                extra_columns: Sequence[str] = (), store_tag: str | None = None,
-                store: ScoreStore | None = None, unigram_corpus: str | Path | None = None,
-                instruct: bool | None = None, seed: int = 42, use_outlines: bool = True,
-                fewshot: FewShot | int | None = None, order_average: str = "accuracy") -> list[Path]:
+                options: Mapping | None = None, *, setup: RunSetup | None = None,
+                store: ScoreStore | None = None) -> list[Path]:
     """Score ``selection`` with every method and template; the score files of this
     configuration (found or written), in order.
 
-    ``templates`` selects Ide et al. template ids (ints) and Hu & Levy prompt types (names;
-    all when none is named). Prompt methods use chat templates for instruct models
-    (``instruct`` defaults to the model's registry spec); A/B prompting draws the slot of the
-    acceptable sentence with ``seed``; ``use_outlines`` runs constrained decoding for A/B.
-    Per-item contexts are kept in the score rows (column ``context_column``);
-    ``configuration`` adds entries to every score file's configuration (e.g. a prefix type),
-    ``extra_columns`` keeps more columns of the selection's frame in the score rows, and
-    ``store_tag`` names the files of a kind of run apart (``lp__primed.parquet``).
-    ``fewshot`` (a :class:`helpers.fewshot.FewShot`, or k) puts k solved examples before each
-    item of the methods that take them (in-template readouts, Yes/No; their files are tagged
-    "<k>shot"); ``order_average`` decides Hu & Levy's comparisons over the two answer orders
-    ("accuracy", the paper's, or "logprob").
+    ``options`` go to the families that declare them (``helpers.methods.option_table()`` lists
+    them): ``templates`` (Ide et al. template ids and Hu & Levy prompt types), ``instruct``
+    (chat templates; default: the model's registry entry), ``seed`` (A/B slots),
+    ``use_outlines`` (constrained decoding for A/B), ``fewshot`` (a
+    :class:`helpers.methods.fewshot.FewShot`, or k: solved examples before each item; files
+    tagged "<k>shot"), ``order_average`` (Hu & Levy's comparisons over the two answer orders:
+    "accuracy", the paper's, or "logprob") and ``unigram_corpus`` (SLOR and BF-unigram).
     Every score file records the scorer's start-token convention, the few-shot k, source and
     seed, ``order_average`` (None where there are no orders) and ``unigram_source`` (None for
     methods without a unigram table).
     """
-    store = store or ScoreStore()
+    store, setup = store or ScoreStore(), setup or RunSetup()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
-    shots = as_fewshot(fewshot)
-    if shots.k and any(not m.family.takes_fewshot for m in chosen):
-        refused = sorted(m.name for m in chosen if not m.family.takes_fewshot)
-        raise ValueError(f"few-shot examples (k={shots.k}) go before in-template readouts and Yes/No prompts only; "
-                         f"run {', '.join(refused)} with fewshot=0 (or leave them out)")
-    if shots.k:  # few-shot files are named apart: yesno__t1__4shot.parquet
-        store_tag = f"{store_tag}-{shots.k}shot" if store_tag else f"{shots.k}shot"
-    if order_average not in ("accuracy", "logprob"):
-        raise ValueError(f"order_average must be 'accuracy' (average the two orders' accuracies, as Hu & Levy "
-                         f"report) or 'logprob' (compare log-probs averaged over the orders), got {order_average!r}")
-    loaded = scorer.loaded
-    instruct = loaded.is_instruct if instruct is None else bool(instruct)
-    language = selection.language
+    families = _groups(chosen)
+    values = checked_options(options, chosen, registry.families())
+    language, sides = selection.language, sides_of(selection.frame)
+    runtime = Runtime(scorer, language, progress=scorer.progress, sides=sides, **values)
+    store_tag = setup.tag
+    if runtime.fewshot.k:  # few-shot files are named apart: yesno__t1__4shot.parquet
+        store_tag = f"{store_tag}-{runtime.fewshot.k}shot" if store_tag else f"{runtime.fewshot.k}shot"
     items = selection.items()
-    contexts, context_config = contexts_for(context, len(items))
-    plan_items, plan_contexts, positions = planned_items(selection, context, items, contexts)
-    if shots.k and selection.shard is not None and positions is None:
+    contexts, context_config = contexts_for(setup.context, len(items))
+    plan_items, plan_contexts, positions = planned_items(selection, setup.context, items, contexts)
+    if runtime.fewshot.k and selection.shard is not None and positions is None:
         raise ValueError(f"few-shot examples are drawn from the whole run's pairs, but shard {selection.shard.tag} "
                          "with one context per item is planned alone; run few-shot methods unsharded here")
-    missing = [c for c in extra_columns if c not in selection.frame.columns]
+    missing = [c for c in setup.extra_columns if c not in selection.frame.columns]
     if missing:
         raise KeyError(f"extra columns {missing} are not in the {selection.name} selection's frame")
-    keep = [c for c in INFO_COLUMNS if c in selection.frame.columns] + [c for c in extra_columns if c not in INFO_COLUMNS]
+    keep = [c for c in INFO_COLUMNS if c in selection.frame.columns] + \
+        [c for c in setup.extra_columns if c not in INFO_COLUMNS]
     info = selection.frame[keep].reset_index(drop=True)
-    if not isinstance(context, str):
-        info = info.assign(**{context_column: contexts})
+    if not isinstance(setup.context, str):
+        info = info.assign(**{setup.context_column: contexts})
+    loaded = scorer.loaded
     base = {**loaded.provenance(), "start_token": scorer.start_policy, "start_convention": scorer.start_convention,
             **selection.config(), "methods_version": METHODS_VERSION, "context": context_config,
-            **shots.config(), "order_average": None, **(configuration or {})}
-    sides = sides_of(selection.frame)
-    runtime = Runtime(scorer, language, instruct, seed, None, use_outlines, scorer.progress, sides=sides,
-                      fewshot=shots, order_average=order_average)
-    unigram, unigram_source = None, None
+            **runtime.fewshot.config(), "order_average": None, **setup.configuration}
     written: list[Path] = []
-    for family, group in _groups(chosen).items():
-        if any(m.needs_unigram for m in group) and unigram is None:
-            unigram, unigram_source = unigram_for(scorer.tokenizer, language, unigram_corpus)
-        for template in family.templates(language, "chat" if instruct else "base", list(templates)):
-            tconfig = family.template_config(template, runtime)
-            configs = {m.name: {**base, "method": m.name, **tconfig, **m.options,
-                                "unigram_source": unigram_source if m.needs_unigram else None} for m in group}
+    for family, group in families.items():
+        run = family.runtime_for(group, runtime)
+        for template in family.templates(language, "chat" if run.instruct else "base", list(run.templates)):
+            tconfig = family.template_config(template, run)
+            configs = {m.name: {**base, "method": m.name, **tconfig, **m.config(run)} for m in group}
             found = {m.name: store.find_run(selection.name, loaded.name, m.name, tconfig["template_id"],
                                             configs[m.name], store_tag, selection.shard) for m in group}
             written.extend(p for paths in found.values() for p in paths)  # a file, or a run's shard files
             todo = [m for m in group if not found[m.name]]
             if not todo:
                 continue
-            run = replace(runtime, unigram=unigram if any(m.needs_unigram for m in todo) else None)
-            states, per_item = family.pass_requests(plan_items, template, plan_contexts, run)
-            label = family.name if template is None else f"{family.name} {template.id}"
-            scored = _score_items(scorer, per_item, positions, family, label)
-            if positions is not None:
-                states = [states[p] for p in positions]
-            table = family.table(items, template, contexts, scored, run, states)
+            this = replace(run, unigram=run.unigram if any(m.needs_unigram for m in todo) else None)
+            table, _ = score_pass(scorer, family, plan_items, template, plan_contexts, this, positions)
             for m in todo:
-                frame = method_frame(info, table, m, sides, run)
+                frame = method_frame(info, table, m, sides, this)
                 written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
                                            configs[m.name], tag=store_tag, shard=selection.shard))
     return written
-

@@ -47,12 +47,13 @@ pairs = 10  # pairs of the paradigm to judge
 # %%
 from IPython.display import display
 
-from helpers import explain_view
-from helpers.analysis import report
-from helpers.results import safe_name
+from helpers.explain import view as explain_view
+from helpers.explain.scorers import Scorers
+from helpers.reporting.notebook import NotebookReport
+from helpers.store import safe_name
 
-config = {"notebook": "00_quickstart", "good": good, "bad": bad, "model": model, "method": method,
-          "template": template}
+config = {"good": good, "bad": bad, "model": model, "method": method, "template": template}
+report = NotebookReport("00_quickstart", config, safe_name(model), sources=[])
 
 # %% [markdown]
 # ## One pair, token by token
@@ -62,7 +63,8 @@ config = {"notebook": "00_quickstart", "good": good, "bad": bad, "model": model,
 # gives each method's scores and the sentence it prefers (a tie counts as wrong).
 
 # %%
-explanation = explain_view.show_pair(good, bad, model, method, template)
+scorers = Scorers()  # the models this notebook keeps loaded (switching back costs no reload)
+explanation = explain_view.show_pair(good, bad, model, method, template, scorers=scorers)
 
 # %% [markdown]
 # The numbers behind the bars for the pair of the parameters cell (log-probs in nats, surprisal
@@ -72,8 +74,8 @@ explanation = explain_view.show_pair(good, bad, model, method, template)
 # %%
 tokens = explain_view.tokens_table(explanation)
 display(tokens)
-saved = report.save_table(tokens, f"00_quickstart_tokens__{safe_name(model)}", config=config, sources=[])
-print(f"saved {saved[0]}")
+report.table(tokens, "quickstart_tokens")
+print(f"saved {report.written[0]}")
 
 # %% [markdown]
 # ## Paradigm browser
@@ -83,7 +85,7 @@ print(f"saved {saved[0]}")
 # lowest margin of acceptable over unacceptable) token by token.
 
 # %%
-paradigm_view = explain_view.show_paradigm(model, dataset, paradigm, pairs, method, template)
+paradigm_view = explain_view.show_paradigm(model, dataset, paradigm, pairs, method, template, scorers=scorers)
 
 # %% [markdown]
 # ## Where next

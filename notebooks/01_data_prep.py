@@ -40,7 +40,8 @@ examples = 2  # example pairs shown per dataset
 # %%
 import pandas as pd
 
-from helpers import data, templates
+from helpers import data
+from helpers.methods import templates
 from helpers.data import DataSource, blimp
 from helpers.data.selection import HU2025
 

@@ -41,21 +41,24 @@ shard = None  # with shards > 1: the shard (1 to shards) this run scores; the st
 # %%
 from IPython.display import display
 
-from helpers import methods as method_registry, plots
-from helpers.analysis import accuracy, report
+from helpers import methods as method_registry
+from helpers.plots import accuracy as plots
+from helpers.analysis import accuracy
+from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import select
-from helpers.results import load_files
+from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.scoring import scorer_for
-from helpers.selection import parse_selection
+from helpers.engine import scorer_for
+from helpers.selection_parser import parse_selection
 
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 method_list = method_registry.method_names(methods, method_registry.READOUT_METHODS)
 selection = select(dataset, limit).sharded(shard, shards)
 scorer = scorer_for(model, quant=quant, batch_size=None if batch_size == "auto" else int(batch_size))
-config = {"notebook": "02_readout", "model": model, "dataset": dataset, "methods": method_list,
+config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "limit": limit, "unigram_corpus": unigram_corpus}
 tag = f"{scorer.loaded.name}__{dataset}" + (f"__{selection.shard.tag}" if selection.shard else "")  # tables of a shard: its pairs
+report = NotebookReport("02_readout", config, tag)
 print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
       f"{scorer.loaded.name} ({scorer.loaded.dtype}, start token {scorer.start_policy}); methods: {', '.join(method_list)}")
 
@@ -63,8 +66,8 @@ print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms
 # ## Score (or reuse finished score files)
 
 # %%
-files = run_methods(scorer, selection, method_list, template_list, unigram_corpus=unigram_corpus)
-scores = load_files(files)
+files = run_methods(scorer, selection, method_list, {"templates": template_list, "unigram_corpus": unigram_corpus})
+scores = report.sources = load_files(files)
 print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls}")
 
 # %% [markdown]
@@ -73,7 +76,7 @@ print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls
 # %%
 t3 = accuracy.table3(scores)
 display(accuracy.format_table3(t3))
-report.save_table(t3, f"02_readout__{tag}", config=config, sources=scores)
+report.table(t3, "readout")
 
 # %% [markdown]
 # In-template methods measured over the target sentence only (stored beside the whole-input
@@ -83,7 +86,7 @@ report.save_table(t3, f"02_readout__{tag}", config=config, sources=scores)
 t3_target = accuracy.table3_target_only(scores)
 if len(t3_target):
     display(accuracy.format_table3(t3_target))
-    report.save_table(t3_target, f"02_readout_target_only__{tag}", config=config, sources=scores)
+    report.table(t3_target, "readout_target_only")
 
 # %% [markdown]
 # ## Accuracy by phenomenon (best template of each method)
@@ -91,23 +94,16 @@ if len(t3_target):
 # %%
 matrix = accuracy.phenomenon_matrix(scores)
 display((100 * matrix).round(1))
-report.save_table(accuracy.by_phenomenon(scores), f"02_readout_phenomena__{tag}", config=config, sources=scores)
+report.table(accuracy.by_phenomenon(scores), "readout_phenomena")
 fig = plots.phenomenon_heatmap(matrix, f"{scorer.loaded.name} on {dataset}: accuracy by phenomenon")
-report.save_figure(fig, f"02_readout_phenomena__{tag}", config=config, sources=scores)
+report.figure(fig, "readout_phenomena")
 
 # %% [markdown]
 # ## Paper check
 #
-# Each published number this notebook reproduces: the paper's value for the paper's model
-# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
-# the published results in the data mirror). With another model, such as the demo or tiny
-# models, the values are not expected to agree, and the note says so; below the table, the
-# numbers whose published values are not available offline.
+# Ide et al. (2024) Tables 3 and 9 for the readout methods and the BLiMP paper's GPT-2 accuracy,
+# each beside this run's value, for the paper's models (a run of another model, such as the demo
+# models, is not expected to agree: the note says so), and what the papers show only in figures.
 
 # %%
-from helpers.analysis import paper_check  # noqa: E402
-
-paper = paper_check.check("02_readout", scores)
-display(paper)
-print(paper_check.summary("02_readout", paper))
-report.save_table(paper, f"02_paper_check__{tag}", config=config, sources=scores)
+report.paper_check(scores)

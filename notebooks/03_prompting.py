@@ -60,17 +60,21 @@ quant = "auto"  # "auto" (the registry default), None, "4bit" or "8bit"
 # %%
 from IPython.display import display
 
-from helpers import methods as method_registry, plots_fewshot
-from helpers import hu_levy_runs, plots_cross_model
-from helpers.analysis import accuracy, fewshot as fewshot_tables, hu_levy, prompting as prompting_tables, report
+from helpers import methods as method_registry
+from helpers.plots import fewshot as plots_fewshot
+from helpers.runs import hu_levy as hu_levy_runs
+from helpers.plots import cross_model as plots_cross_model
+from helpers.analysis import accuracy, fewshot as fewshot_tables, hu_levy, prompting as prompting_tables
+from helpers.reporting.notebook import NotebookReport
 from helpers.analysis import cross_model
 from helpers.data.selection import select
-from helpers.fewshot import FewShot, k_values as fewshot_ks_of
-from helpers.methods.hu_levy import PROMPT_TYPES, TASKS, default_sets
-from helpers.results import load_files
+from helpers.methods.fewshot import FewShot, k_values as fewshot_ks_of
+from helpers.methods.hu_levy import TASKS, default_sets
+from helpers.methods.hu_levy_requests import PROMPT_TYPES
+from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.scoring import scorer_for
-from helpers.selection import parse_selection
+from helpers.engine import scorer_for
+from helpers.selection_parser import parse_selection
 
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 k_list = fewshot_ks_of(fewshot_ks)
@@ -86,13 +90,14 @@ hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
 hl_prompts = parse_selection(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
 hl_models = [model] if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
 instruct = scorer.loaded.is_instruct
-config = {"notebook": "03_prompting", "model": model, "dataset": dataset, "methods": method_list,
+config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "limit": limit, "seed": seed, "use_outlines": use_outlines,
           "hu_levy_sets": hl_sets, "hu_levy_prompts": hl_prompts, "hu_levy_limit": hu_levy_limit,
           "hu_levy_models": hl_models,
           "fewshot_ks": k_list, "fewshot_methods": fewshot_list, "fewshot_source": fewshot_source,
           "fewshot_seed": fewshot_seed}
 tag = f"{scorer.loaded.name}__{dataset}"
+report = NotebookReport("03_prompting", config, tag)
 print(f"{len(selection):,} pairs of {dataset}; {model} is {'an instruct' if instruct else 'a base'} model: "
       f"{'chat' if instruct else 'base'} templates; methods: {', '.join(method_list)}")
 
@@ -100,8 +105,9 @@ print(f"{len(selection):,} pairs of {dataset}; {model} is {'an instruct' if inst
 # ## Part 1 · Yes/No and A/B prompting
 
 # %%
-files = run_methods(scorer, selection, method_list, template_list, seed=seed, use_outlines=use_outlines)
-scores = load_files(files)
+files = run_methods(scorer, selection, method_list,
+                    {"templates": template_list, "seed": seed, "use_outlines": use_outlines})
+scores = report.sources = load_files(files)
 first = scores.iloc[0]
 print("rendered prompt of the first item (exactly as scored):\n" + repr(first.get("prompt_good", first.get("prompt"))))
 
@@ -111,7 +117,7 @@ print("rendered prompt of the first item (exactly as scored):\n" + repr(first.ge
 # %%
 t3 = accuracy.table3(scores)
 display(accuracy.format_table3(t3))
-report.save_table(t3, f"03_prompting__{tag}", config=config, sources=scores)
+report.table(t3, "prompting")
 
 # %% [markdown]
 # A/B prompting: the share of "A" answers (Ide et al. Table 10; the acceptable sentence is in
@@ -123,11 +129,11 @@ ab_methods = [m for m in ("ab", "ab_logit") if m in method_list]
 if ab_methods:
     ab = prompting_tables.ab_answers(scores, ab_methods)
     display(ab.round(3))
-    report.save_table(ab, f"03_ab_answers__{tag}", config=config, sources=scores)
+    report.table(ab, "ab_answers")
 if len(ab_methods) == 2:
     agree = prompting_tables.agreement(scores)
     display(agree.round(3))
-    report.save_table(agree, f"03_ab_agreement__{tag}", config=config, sources=scores)
+    report.table(agree, "ab_agreement")
     diff = prompting_tables.disagreements(scores)
     print(f"outlines vs logit disagreements: {len(diff)}")
     display(diff.head(10))
@@ -148,17 +154,18 @@ if len(ab_methods) == 2:
 if k_list and fewshot_list:
     shot_files = []
     for k in k_list:
-        shot_files += run_methods(scorer, selection, fewshot_list, template_list, seed=seed, use_outlines=False,
-                                  fewshot=FewShot(k, fewshot_source, fewshot_seed))
+        shot_files += run_methods(scorer, selection, fewshot_list,
+                                  {"templates": template_list, "seed": seed, "use_outlines": False,
+                                   "fewshot": FewShot(k, fewshot_source, fewshot_seed)})
     shot_scores = fewshot_tables.scores_by_k(shot_files)
     for method, text in fewshot_tables.first_inputs(shot_scores, max(k_list), template_list[0]).items():
         print(f"{method}, k = {max(k_list)}, template {template_list[0]}: the first item (acceptable sentence) "
               f"exactly as scored:\n{text!r}")
     by_k = fewshot_tables.accuracy_by_k(shot_scores)
     display(by_k.round(3))
-    report.save_table(by_k, f"03_fewshot__{tag}", config=config, sources=shot_scores)
+    report.table(by_k, "fewshot", sources=shot_scores)
     fig = plots_fewshot.accuracy_vs_k(by_k, f"few-shot accuracy on {dataset} ({fewshot_source} paradigms)")
-    report.save_figure(fig, f"03_fewshot__{tag}", config=config, sources=shot_scores)
+    report.figure(fig, "fewshot", sources=shot_scores)
 
 # %% [markdown]
 # ## Part 2 · Direct probability vs metalinguistic prompts (Hu & Levy 2023)
@@ -169,7 +176,7 @@ if k_list and fewshot_list:
 # its differential with the Direct one). Chinese data run the Mandarin sets of Appendix D:
 # sentence judgment and comparison, and word prediction (News-zh, simple sentences).
 # An encoder-decoder (Flan-T5, as the paper evaluates) scores the word as a sentinel span,
-# the prompts as source and answer, and Direct sentences in its decoder (`helpers.seq2seq`).
+# the prompts as source and answer, and Direct sentences in its decoder (`helpers.engine.seq2seq`).
 
 # %%
 hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer, quant=quant,
@@ -179,7 +186,7 @@ if hl_files:
     hl_scores = load_files(hl_files)
     hl_summary = hu_levy.summarize(hl_scores)
     display(hl_summary.round(3))
-    report.save_table(hl_summary, f"03_hu_levy__{hl_tag}", config=config, sources=hl_scores)
+    report.table(hl_summary, "hu_levy", sources=hl_scores, tag=hl_tag)
 
 # %% [markdown]
 # ### Across models: Hu & Levy Figures 2-10
@@ -195,42 +202,35 @@ if hl_files:
 if hl_files:
     fig2 = cross_model.figure2_table(hl_scores, pooled=True, seed=seed)
     display(fig2.round(3))
-    report.save_table(fig2, f"03_hl_figure2__{hl_tag}", config=config, sources=hl_scores)
+    report.table(fig2, "hl_figure2", sources=hl_scores, tag=hl_tag)
     fig = plots_cross_model.prompt_performance(fig2, "task performance by prompt type (Hu & Levy Figure 2)")
-    report.save_figure(fig, f"03_hl_figure2__{hl_tag}", config=config, sources=hl_scores)
+    report.figure(fig, "hl_figure2", sources=hl_scores, tag=hl_tag)
     by_set = cross_model.figure2_table(hl_scores, pooled=False, seed=seed)
-    report.save_table(by_set, f"03_hl_figures4-5__{hl_tag}", config=config, sources=hl_scores)
+    report.table(by_set, "hl_figures4-5", sources=hl_scores, tag=hl_tag)
     fig = plots_cross_model.prompt_performance(by_set, "task performance per stimulus set (Figures 4-5)")
-    report.save_figure(fig, f"03_hl_figures4-5__{hl_tag}", config=config, sources=hl_scores)
+    report.figure(fig, "hl_figures4-5", sources=hl_scores, tag=hl_tag)
     consistency = cross_model.consistency(hl_scores)
     fig3 = cross_model.consistency_matrix(consistency)
     display(fig3.round(2))
-    report.save_table(fig3.reset_index(), f"03_hl_figure3__{hl_tag}", config=config, sources=hl_scores)
+    report.table(fig3.reset_index(), "hl_figure3", sources=hl_scores, tag=hl_tag)
     fig = plots_cross_model.consistency_heatmap(fig3, "internal consistency with Direct, mean over models (Figure 3)")
-    report.save_figure(fig, f"03_hl_figure3__{hl_tag}", config=config, sources=hl_scores)
+    report.figure(fig, "hl_figure3", sources=hl_scores, tag=hl_tag)
     fig6 = cross_model.consistency_matrix(consistency, by_model=True)
     fig = plots_cross_model.consistency_heatmaps(fig6, "internal consistency with Direct per model (Figure 6)")
-    report.save_figure(fig, f"03_hl_figure6__{hl_tag}", config=config, sources=hl_scores)
+    report.figure(fig, "hl_figure6", sources=hl_scores, tag=hl_tag)
     points = cross_model.direct_vs_meta(hl_scores)
-    report.save_table(points, f"03_hl_scatter__{hl_tag}", config=config, sources=hl_scores)
+    report.table(points, "hl_scatter", sources=hl_scores, tag=hl_tag)
     for task, stimuli, rows in cross_model.scatter_groups(points):
         fig = plots_cross_model.direct_meta_scatter(rows, f"Direct vs prompts: {task} on {stimuli} (Figures 7-10)")
-        report.save_figure(fig, f"03_hl_scatter_{task}_{stimuli}__{hl_tag}", config=config, sources=hl_scores)
+        report.figure(fig, f"hl_scatter_{task}_{stimuli}", sources=hl_scores, tag=hl_tag)
 
 # %% [markdown]
 # ## Paper check
 #
-# Each published number this notebook reproduces: the paper's value for the paper's model
-# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
-# the published results in the data mirror). With another model, such as the demo or tiny
-# models, the values are not expected to agree, and the note says so; below the table, the
-# numbers whose published values are not available offline.
+# Ide et al. (2024) Tables 3, 9 and 10 for the prompting methods and Hu & Levy (2023)'s Mandarin
+# results, each beside this run's value, for the paper's models (a run of another model, such as
+# the demo models, is not expected to agree: the note says so), and what the papers show only in
+# figures.
 
 # %%
-from helpers.analysis import paper_check  # noqa: E402
-
-hl_checked = hl_scores if hl_files else None
-paper = paper_check.check("03_prompting", hl_checked)
-display(paper)
-print(paper_check.summary("03_prompting", paper))
-report.save_table(paper, f"03_paper_check__{tag}", config=config, sources=hl_checked if hl_files else [])
+report.paper_check(load_files(files + hl_files))  # the prompting and the Hu & Levy score files

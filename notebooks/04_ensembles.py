@@ -51,15 +51,18 @@ k_models = None  # across models: phenomena marked when one method wins for at l
 # %%
 from IPython.display import display
 
-from helpers import plots
-from helpers import plots_cross_model
-from helpers.analysis import comparisons, cross_model, ensembles, paradigms, prompting, report, significance
+from helpers.plots import accuracy as plots
+from helpers.plots import cross_model as plots_cross_model
+from helpers.analysis import comparisons, cross_model, ensembles, paradigms, prompting, significance
+from helpers.reporting.notebook import NotebookReport
+from helpers.reporting.outputs import stored_scores
 
-config = dict(notebook="04_ensembles", model=model, dataset=dataset, p_method=p_method, l_method=l_method,
+config = dict(model=model, dataset=dataset, p_method=p_method, l_method=l_method,
               baseline=baseline, ab_method=ab_method, trials=trials, ties=ties, seed=seed, resamples=resamples,
               margin=margin, k_models=k_models)
 core = [baseline, l_method, p_method]
-scores, missing = report.stored_scores(model, dataset, core + ([ab_method] if ab_method else []))
+scores, missing = stored_scores(model, dataset, core + ([ab_method] if ab_method else []))
+report = NotebookReport("04_ensembles", config, dataset, sources=scores)
 ready = not missing
 print(missing or f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")
 
@@ -70,7 +73,7 @@ print(missing or f"{len(scores):,} stored decisions of {', '.join(scores.model.u
 if ready:
     per_template = significance.by_template_with_ci(scores, resamples, seed)
     display(per_template.round(3))
-    report.save_table(per_template, f"04_accuracy_ci__{dataset}", config=config, sources=scores)
+    report.table(per_template, "accuracy_ci")
 
 # %% [markdown]
 # ## Table 5: voting ensembles of Yes/No (P) and in-template LP (L)
@@ -79,7 +82,7 @@ if ready:
 if ready:
     ensemble = ensembles.ensembles_by_model(scores, p_method, l_method, trials, seed, resamples, ties)
     display(ensemble.drop(columns="draws").round(3))
-    report.save_table(ensemble, f"04_ensembles__{dataset}", config=config, sources=scores)
+    report.table(ensemble, "ensembles")
 
 # %% [markdown]
 # ## Headline comparisons (McNemar, same pairs; each method at its best template)
@@ -88,7 +91,7 @@ if ready:
 if ready:
     headline = comparisons.headline(scores, ensemble, baseline, l_method, p_method, trials, seed, ties)
     display(headline.round(4))
-    report.save_table(headline, f"04_mcnemar__{dataset}", config=config, sources=scores)
+    report.table(headline, "mcnemar")
 
 # %% [markdown]
 # ## Figure 3: accuracy by phenomenon beside human agreement
@@ -96,9 +99,9 @@ if ready:
 # %%
 if ready:
     phenomena = paradigms.phenomena_with_humans(scores, core)
-    report.save_table(phenomena, f"04_phenomena__{dataset}", config=config, sources=scores)
+    report.table(phenomena, "phenomena")
     fig = plots.phenomena_vs_humans(phenomena, f"accuracy by phenomenon on {dataset}")
-    report.save_figure(fig, f"04_phenomena__{dataset}", config=config, sources=scores)
+    report.figure(fig, "phenomena")
 
 # %% [markdown]
 # ## Figure 4: subject-verb agreement by attractor (BLiMP)
@@ -107,9 +110,9 @@ if ready:
 if ready and "attractor" in scores:
     sv = paradigms.attractors(scores, core)
     display(sv.round(3))
-    report.save_table(sv, f"04_attractors__{dataset}", config=config, sources=scores)
+    report.table(sv, "attractors")
     fig = plots.attractor_bars(sv, "subject-verb agreement by attractor")
-    report.save_figure(fig, f"04_attractors__{dataset}", config=config, sources=scores)
+    report.figure(fig, "attractors")
 
 # %% [markdown]
 # ## Figure 5: word-shuffling paradigms vs the others (BLiMP)
@@ -119,9 +122,9 @@ if ready and "word_shuffle" in scores:
     shuffle = paradigms.word_shuffle_paradigms(scores, core)
     shuffle_means = paradigms.word_shuffle_means(shuffle)
     display(shuffle_means.round(3))
-    report.save_table(shuffle_means, f"04_word_shuffle__{dataset}", config=config, sources=scores)
+    report.table(shuffle_means, "word_shuffle")
     fig = plots.word_shuffle_dots(shuffle, "word-shuffling paradigms")
-    report.save_figure(fig, f"04_word_shuffle__{dataset}", config=config, sources=scores)
+    report.figure(fig, "word_shuffle")
 
 # %% [markdown]
 # ## Table 10: share of "A" answers of A/B prompting
@@ -130,7 +133,7 @@ if ready and "word_shuffle" in scores:
 if ready and ab_method:
     shares = prompting.ab_answers(scores, ab_method)
     display(shares.round(3))
-    report.save_table(shares, f"04_ab_share__{dataset}", config=config, sources=scores)
+    report.table(shares, "ab_share")
 
 # %% [markdown]
 # ## Across models: Table 5 averaged, and the phenomena each method wins
@@ -144,27 +147,20 @@ if ready and ab_method:
 if ready:
     ensemble_mean = cross_model.mean_over_models(ensemble, ["setting"], ["accuracy"])
     display(ensemble_mean.round(3))
-    report.save_table(ensemble_mean, f"04_ensembles_mean__{dataset}", config=config, sources=scores)
+    report.table(ensemble_mean, "ensembles_mean")
     wins = cross_model.phenomenon_wins(scores, l_method, p_method, margin, k_models)
     display(wins.round(3))
-    report.save_table(wins, f"04_phenomenon_wins__{dataset}", config=config, sources=scores)
+    report.table(wins, "phenomenon_wins")
     fig = plots_cross_model.phenomenon_differences(wins, cross_model.phenomenon_differences(scores, l_method, p_method),
                                                    f"{l_method} minus {p_method} per phenomenon on {dataset}")
-    report.save_figure(fig, f"04_phenomenon_wins__{dataset}", config=config, sources=scores)
+    report.figure(fig, "phenomenon_wins")
 
 # %% [markdown]
 # ## Paper check
 #
-# Each published number this notebook reproduces: the paper's value for the paper's model
-# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
-# the published results in the data mirror). With another model, such as the demo or tiny
-# models, the values are not expected to agree, and the note says so; below the table, the
-# numbers whose published values are not available offline.
+# Ide et al. (2024) Table 5, Table 10 and the numbers of its text, each beside this run's value,
+# for the paper's models (a run of another model, such as the demo models, is not expected to
+# agree: the note says so), and what the papers show only in figures.
 
 # %%
-from helpers.analysis import paper_check  # noqa: E402
-
-paper = paper_check.check("04_ensembles", scores)
-display(paper)
-print(paper_check.summary("04_ensembles", paper))
-report.save_table(paper, f"04_paper_check__{dataset}", config=config, sources=scores)
+report.paper_check(scores)

@@ -39,14 +39,17 @@ resamples = 2000  # bootstrap resamples for the confidence intervals
 # %%
 from IPython.display import display
 
-from helpers import plots
-from helpers.analysis import accuracy, cross_model, length_bias, report
-from helpers.selection import parse_selection
+from helpers.plots import accuracy as plots
+from helpers.analysis import accuracy, cross_model, length_bias
+from helpers.reporting.notebook import NotebookReport
+from helpers.reporting.outputs import stored_scores
+from helpers.selection_parser import parse_selection
 
-config = dict(notebook="05_length_bias", model=model, dataset=dataset, methods=methods, gap=gap, clip=clip,
+config = dict(model=model, dataset=dataset, methods=methods, gap=gap, clip=clip,
               seed=seed, resamples=resamples)
 method_list, gap_pair = parse_selection(methods, what="method"), parse_selection(gap, what="method")
-scores, missing = report.stored_scores(model, dataset, method_list + gap_pair)
+scores, missing = stored_scores(model, dataset, method_list + gap_pair)
+report = NotebookReport("05_length_bias", config, dataset, sources=scores)
 ready = not missing
 print(missing or f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")
 
@@ -57,9 +60,9 @@ print(missing or f"{len(scores):,} stored decisions of {', '.join(scores.model.u
 if ready:
     best = accuracy.at_best_template(scores, method_list)
     by_length = length_bias.accuracy_by_length(best, clip)
-    report.save_table(by_length, f"05_accuracy_by_length__{dataset}", config=config, sources=scores)
+    report.table(by_length, "accuracy_by_length")
     fig = plots.accuracy_by_length(by_length, f"accuracy by length difference on {dataset}")
-    report.save_figure(fig, f"05_accuracy_by_length__{dataset}", config=config, sources=scores)
+    report.figure(fig, "accuracy_by_length")
 
 # %% [markdown]
 # ## Table 4: point-biserial r between success and length difference (best templates), with
@@ -69,10 +72,10 @@ if ready:
 if ready:
     table4 = length_bias.table4(best, resamples, seed)
     display(table4.round(3))
-    report.save_table(table4, f"05_point_biserial__{dataset}", config=config, sources=scores)
+    report.table(table4, "point_biserial")
     table4_mean = cross_model.table4_mean(table4)  # averaged over the models (with one model: its values)
     display(table4_mean.round(3))
-    report.save_table(table4_mean, f"05_point_biserial_mean__{dataset}", config=config, sources=scores)
+    report.table(table4_mean, "point_biserial_mean")
 
 # %% [markdown]
 # ## Figure 6: per-paradigm accuracy gap against mean length difference
@@ -81,23 +84,16 @@ if ready:
 if ready:
     gaps = length_bias.paradigm_gaps(scores, *gap_pair)
     display(length_bias.gap_correlations(gaps).round(3))
-    report.save_table(gaps, f"05_paradigm_gap__{dataset}", config=config, sources=scores)
+    report.table(gaps, "paradigm_gap")
     fig = plots.gap_scatter(gaps, f"{gap_pair[0]} minus {gap_pair[1]} per paradigm on {dataset}")
-    report.save_figure(fig, f"05_paradigm_gap__{dataset}", config=config, sources=scores)
+    report.figure(fig, "paradigm_gap")
 
 # %% [markdown]
 # ## Paper check
 #
-# Each published number this notebook reproduces: the paper's value for the paper's model
-# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
-# the published results in the data mirror). With another model, such as the demo or tiny
-# models, the values are not expected to agree, and the note says so; below the table, the
-# numbers whose published values are not available offline.
+# Ide et al. (2024) Table 4 and the numbers of its text, each beside this run's value, for the
+# paper's models (a run of another model, such as the demo models, is not expected to agree: the
+# note says so), and what the papers show only in figures.
 
 # %%
-from helpers.analysis import paper_check  # noqa: E402
-
-paper = paper_check.check("05_length_bias", scores)
-display(paper)
-print(paper_check.summary("05_length_bias", paper))
-report.save_table(paper, f"05_paper_check__{dataset}", config=config, sources=scores)
+report.paper_check(scores)

@@ -45,14 +45,18 @@ syntaxgym_regions = True  # dataset syntaxgym: region-based pass rates per suite
 # %%
 from IPython.display import display
 
-from helpers import data, methods as method_registry, plots_priming, plots_similarity, priming
-from helpers.analysis import prefix_similarity, priming_effects, priming_tables, report
+from helpers import data, methods as method_registry
+from helpers.plots import priming as plots_priming
+from helpers.plots import similarity as plots_similarity
+from helpers.data import priming
+from helpers.analysis import prefix_similarity, priming_effects, priming_tables
+from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import DatasetSelection, select
-from helpers.primed import score_primed
-from helpers.results import load_files
+from helpers.runs.primed import score_primed
+from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.scoring import scorer_for
-from helpers.selection import parse_selection
+from helpers.engine import scorer_for
+from helpers.selection_parser import parse_selection
 
 if dataset not in ("blimp", "syntaxgym"):
     raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
@@ -64,10 +68,11 @@ selection = select(dataset, limit)
 scorer = scorer_for(model)
 count = priming.token_counter(scorer.tokenizer)
 group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
-config = {"notebook": "06_context_priming", "model": model, "dataset": dataset, "methods": method_list,
+config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "prefix_types": type_list, "lengths": length_list, "draws": draws, "limit": limit,
           "seed": seed, "phenomenon_sentences": phenomenon_sentences}
 tag = f"{scorer.loaded.name}__{dataset}"
+report = NotebookReport("06_context_priming", config, tag)
 print(f"{len(selection):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.max_positions} positions); "
       f"methods: {', '.join(method_list)}")
 
@@ -85,15 +90,15 @@ prefixes = priming.build_prefixes(selection.frame, count, pool=data.load_process
                                   short_pool="stop" if dataset == "syntaxgym" else "error")
 summary = priming_tables.prefix_summary(prefixes)
 display(summary.round(1))
-report.save_table(summary, f"06_prefixes__{tag}", config=config, sources=[])
+report.table(summary, "prefixes", sources=[])
 print("example:", repr(prefixes[prefixes.target_length == prefixes.target_length.max()].prefix.iloc[0][:300]))
 
 # %% [markdown]
 # ## Scores under every prefix (or reuse finished score files)
 
 # %%
-files = score_primed(scorer, selection, prefixes, method_list, template_list)
-scores = load_files(files)
+files = score_primed(scorer, selection, prefixes, method_list, {"templates": template_list})
+scores = report.sources = load_files(files)
 print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.tokens_run:,} tokens run this session")
 
 # %% [markdown]
@@ -105,22 +110,20 @@ print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.tokens_ru
 # %%
 fig2 = priming_effects.figure2(scores)
 display(fig2.round(3))
-report.save_table(fig2, f"06_figure2__{tag}", config=config, sources=scores)
-report.save_figure(plots_priming.baselined_accuracy(fig2, f"{scorer.loaded.name} on {dataset}: prefix types"),
-                   f"06_figure2__{tag}", config=config, sources=scores)
+report.table(fig2, "figure2")
+report.figure(plots_priming.baselined_accuracy(fig2, f"{scorer.loaded.name} on {dataset}: prefix types"), "figure2")
 
 # %% [markdown]
 # ## Figures 3-5: acceptable vs unacceptable, in- vs out-of-domain
 
 # %%
 fig3 = priming_effects.figure3(scores)
-report.save_table(fig3, f"06_figure3__{tag}", config=config, sources=scores)
-report.save_figure(plots_priming.baselined_accuracy(fig3, "acceptable vs unacceptable prefixes", by="acceptability"),
-                   f"06_figure3__{tag}", config=config, sources=scores)
+report.table(fig3, "figure3")
+report.figure(plots_priming.baselined_accuracy(fig3, "acceptable vs unacceptable prefixes", by="acceptability"),
+              "figure3")
 for name, table in (("figure4", priming_effects.figure4(scores)), ("figure5", priming_effects.figure5(scores))):
-    report.save_table(table, f"06_{name}__{tag}", config=config, sources=scores)
-    report.save_figure(plots_priming.baselined_accuracy(table, f"{name}: in- vs out-of-domain", by="domain"),
-                       f"06_{name}__{tag}", config=config, sources=scores)
+    report.table(table, name)
+    report.figure(plots_priming.baselined_accuracy(table, f"{name}: in- vs out-of-domain", by="domain"), name)
 longest = fig2[fig2.target_length == fig2.target_length.max()]
 display(longest[["method", "prefix_type", "target_length", "accuracy", "baseline", "delta", "ci_low", "ci_high"]]
         .round(3))
@@ -136,7 +139,7 @@ display(longest[["method", "prefix_type", "target_length", "accuracy", "baseline
 # %%
 fits = priming_effects.regressions(scores)
 display(fits[["method", "regression", "term", "estimate", "se", "z", "p_value"]].round(4))
-report.save_table(fits, f"06_regressions__{tag}", config=config, sources=scores)
+report.table(fits, "regressions")
 
 # %% [markdown]
 # ## Appendix C: the perplexity margin
@@ -145,9 +148,8 @@ report.save_table(fits, f"06_regressions__{tag}", config=config, sources=scores)
 
 # %%
 margin = priming_effects.perplexity_margin(scores)
-report.save_table(margin, f"06_margin__{tag}", config=config, sources=scores)
-report.save_figure(plots_priming.perplexity_margin(margin, f"{scorer.loaded.name} on {dataset}: score margin"),
-                   f"06_margin__{tag}", config=config, sources=scores)
+report.table(margin, "margin")
+report.figure(plots_priming.perplexity_margin(margin, f"{scorer.loaded.name} on {dataset}: score margin"), "margin")
 
 # %% [markdown]
 # ## Section 5: does similarity to the prefix predict the judgment?
@@ -164,7 +166,7 @@ r_table = prefix_similarity.correctness_correlation(
     similar, [c for c in ("token_f1", "dep_f1") if c in similar], acceptable="acceptability",
     by=["method", "target_length"])
 display(r_table.round(3))
-report.save_table(r_table, f"06_similarity__{tag}", config=config, sources=scores)
+report.table(r_table, "similarity")
 
 # %% [markdown]
 # ## Figures 6-8: prefixes from one phenomenon (suite), overlap and gains
@@ -181,23 +183,22 @@ if phenomenon_sentences:
     single = priming.single_phenomenon_prefixes(targets, count, pool=pool, n_sentences=phenomenon_sentences,
                                                 seed=seed, max_positions=scorer.max_positions)
     single_scores = load_files(score_primed(scorer, DatasetSelection(dataset, targets, limit=limit), single,
-                                            method_list[:1], template_list))
+                                            method_list[:1], {"templates": template_list}))
     accuracy = prefix_similarity.accuracy_matrix(single_scores)
     overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.tokenizer))}
     if labels is not None:
         overlaps["dependency"] = prefix_similarity.overlap_matrix(pool, labels)
     rho = prefix_similarity.matrix_correlations(accuracy, overlaps)
     display(rho.round(3))
-    report.save_table(rho, f"06_overlap_spearman__{tag}", config=config, sources=single_scores)
-    report.save_figure(plots_similarity.matrices_figure(accuracy, overlaps, f"{scorer.loaded.name}: {group} x {group}"),
-                       f"06_figures6_7__{tag}", config=config, sources=single_scores)
+    report.table(rho, "overlap_spearman", sources=single_scores)
+    report.figure(plots_similarity.matrices_figure(accuracy, overlaps, f"{scorer.loaded.name}: {group} x {group}"),
+                  "figures6_7", sources=single_scores)
     base = scores[(scores.prefix_type == priming.NO_PREFIX) & (scores.method == method_list[0])]
     base = base.assign(phenomenon=base.paradigm if group == "paradigm" else base.phenomenon)
     gains = priming_tables.gain_matrix(accuracy, base.groupby("phenomenon")["correct"].mean())
-    report.save_table(gains.reset_index(), f"06_figure8_gains__{tag}", config=config, sources=single_scores)
-    report.save_figure(plots_similarity.matrix_heatmap(gains, "accuracy gain after 10 sentences of one group",
-                                                       label="gain", cmap="RdBu", center=0.0),
-                       f"06_figure8__{tag}", config=config, sources=single_scores)
+    report.table(gains.reset_index(), "figure8_gains", sources=single_scores)
+    report.figure(plots_similarity.matrix_heatmap(gains, "accuracy gain after 10 sentences of one group",
+                                                  label="gain", cmap="RdBu", center=0.0), "figure8", sources=single_scores)
 
 # %% [markdown]
 # ## SyntaxGym: region surprisal, every suite
@@ -214,23 +215,14 @@ if dataset == "syntaxgym" and syntaxgym_regions:
     display(rates.round(3))
     changed = priming_tables.verdict_changes(region_scores)
     print(f"{len(changed)} of {items.frame.shape[0]} items change their verdict with word-corrected surprisal")
-    report.save_table(rates, f"06_syntaxgym_suites__{scorer.loaded.name}", config=config, sources=region_scores)
+    report.table(rates, "syntaxgym_suites", sources=region_scores, tag=scorer.loaded.name)
 
 # %% [markdown]
 # ## Paper check
 #
-# Each published number this notebook reproduces: the paper's value for the paper's model
-# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
-# the published results in the data mirror). With another model, such as the demo or tiny
-# models, the values are not expected to agree, and the note says so; below the table, the
-# numbers whose published values are not available offline.
+# Sinha et al. (2023)'s numbers and Hu et al. (2020)'s SyntaxGym pass rates, each beside this
+# run's value, for the paper's models (a run of another model, such as the demo models, is not
+# expected to agree: the note says so), and what the papers show only in figures.
 
 # %%
-from helpers.analysis import paper_check  # noqa: E402
-
-region_checked = region_scores if dataset == "syntaxgym" and syntaxgym_regions else None
-paper = paper_check.check("06_context_priming", region_checked)
-display(paper)
-print(paper_check.summary("06_context_priming", paper))
-report.save_table(paper, f"06_paper_check__{tag}", config=config,
-                  sources=region_checked if region_checked is not None else [])
+report.paper_check(region_scores if dataset == "syntaxgym" and syntaxgym_regions else scores)

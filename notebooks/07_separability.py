@@ -44,13 +44,15 @@ seed = 0  # seed of the bootstrap intervals
 import pandas as pd
 from IPython.display import display
 
-from helpers import methods as method_registry, plots_separability as plots
-from helpers.analysis import isolated, pair_correlation as pc, report, separability as sep, teaching
+from helpers import methods as method_registry
+from helpers.plots import separability as plots
+from helpers.analysis import isolated, pair_correlation as pc, separability as sep, teaching
+from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import HU2025, select
-from helpers.results import load_files
+from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.scoring import scorer_for
-from helpers.selection import parse_selection
+from helpers.engine import scorer_for
+from helpers.selection_parser import parse_selection
 
 dataset_list = parse_selection(datasets, [name for name, _ in HU2025.values()], what="dataset")
 metric_list = parse_selection(metrics, list(sep.METRICS), what="metric")
@@ -60,10 +62,11 @@ selections = {name: select(name, limit, prepared_only=True) for name in dataset_
 if "cola" in dataset_list:
     selections["cola_dev"] = select("cola_dev", limit, prepared_only=True)
 scorer = scorer_for(model)
-config = {"notebook": "07_separability", "model": model, "datasets": dataset_list, "metrics": metric_list,
+config = {"model": model, "datasets": dataset_list, "metrics": metric_list,
           "extra_methods": extras, "embedding_model": embedding_model, "unigram_corpus": unigram_corpus,
           "limit": limit, "bins": bins, "seed": seed}
 tag = scorer.loaded.name
+report = NotebookReport("07_separability", config, tag)
 display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} for n, s in selections.items()]))
 
 # %% [markdown]
@@ -74,8 +77,8 @@ files = []
 for name, selection in selections.items():
     language_extras = [m for m in extras if selection.language == "en" or not m.startswith("intemplate")]
     files += run_methods(scorer, selection, ["lp", "meanlp", "slor", "bf_uniform", "bf_unigram"] + language_extras,
-                         [1], unigram_corpus=unigram_corpus)
-scores = load_files(files, token_columns=False)
+                         {"templates": [1], "unigram_corpus": unigram_corpus})
+scores = report.sources = load_files(files, token_columns=False)
 readouts = scores[scores.method.isin(sep.METRICS)]
 table = sep.metrics_table(readouts, metric_list)
 print(f"{len(table):,} sentences; unigram corpus: {table.unigram_source.dropna().unique().tolist()}")
@@ -86,7 +89,7 @@ print(f"{len(table):,} sentences; unigram corpus: {table.unigram_source.dropna()
 # %%
 panel = teaching.score_teaching(scorer)
 display(panel)
-report.save_figure(plots.teaching_panel(panel), f"07_teaching__{tag}", config=config, sources=[])
+report.figure(plots.teaching_panel(panel), "teaching", sources=[])
 
 # %% [markdown]
 # ## Prediction 1: within-pair correlation, by cosine-distance bin
@@ -99,9 +102,9 @@ if pair_sets:
     pairs = pc.assign_bins(pc.with_distances(pairs, embedding_model), n_bins=bins)
     binned = pc.binned_correlations(pairs, "lp_good", "lp_bad", seed=seed)
     display(binned.round(3))
-    report.save_table(binned, f"07_prediction1__{tag}", config=config, sources=readouts)
-    report.save_figure(plots.pair_scatter(pairs), f"07_prediction1_scatter__{tag}", config=config, sources=readouts)
-    report.save_figure(plots.binned_r(binned), f"07_prediction1_bins__{tag}", config=config, sources=readouts)
+    report.table(binned, "prediction1", sources=readouts)
+    report.figure(plots.pair_scatter(pairs), "prediction1_scatter", sources=readouts)
+    report.figure(plots.binned_r(binned), "prediction1_bins", sources=readouts)
 
 # %% [markdown]
 # ## Prediction 2: model vs human deltas on LI
@@ -121,8 +124,8 @@ if "li_hu2025" in dataset_list:
     li_bins = pc.binned_correlations(pc.assign_bins(pc.with_distances(kept, embedding_model), n_bins=bins),
                                      "model_delta", "human_delta", seed=seed)
     display(li_bins.round(3))
-    report.save_table(li_bins, f"07_prediction2__{tag}", config=config, sources=readouts)
-    report.save_figure(plots.li_scatter(deltas), f"07_prediction2__{tag}", config=config, sources=readouts)
+    report.table(li_bins, "prediction2", sources=readouts)
+    report.figure(plots.li_scatter(deltas), "prediction2", sources=readouts)
 
 # %% [markdown]
 # ## Prediction 3: AUC of pooled sentences, beside minimal-pair accuracy (Figures 5-9)
@@ -135,13 +138,13 @@ if extras:
     long = pd.concat([long, sep.sentence_scores(scores[scores.dataset.isin(auc_sets)], extras)], ignore_index=True)
 auc = sep.auc_table(long, seed=seed)
 display(auc.pivot_table(index="dataset", columns="method", values="auc").round(3))
-report.save_table(auc, f"07_auc__{tag}", config=config, sources=scores)
+report.table(auc, "auc")
 accuracy = sep.pair_accuracy(table)
 display(accuracy.pivot_table(index="dataset", columns="method", values="accuracy").round(3))
-report.save_table(accuracy, f"07_pair_accuracy__{tag}", config=config, sources=readouts)
-report.save_figure(plots.score_distributions(long, auc=auc), f"07_figure5__{tag}", config=config, sources=scores)
-report.save_figure(plots.roc_curves(sep.roc_table(long)), f"07_roc__{tag}", config=config, sources=scores)
-report.save_figure(plots.accuracy_beside_auc(accuracy, auc), f"07_figure9__{tag}", config=config, sources=scores)
+report.table(accuracy, "pair_accuracy", sources=readouts)
+report.figure(plots.score_distributions(long, auc=auc), "figure5")
+report.figure(plots.roc_curves(sep.roc_table(long)), "roc")
+report.figure(plots.accuracy_beside_auc(accuracy, auc), "figure9")
 
 # %% [markdown]
 # ## Isolated judgments on CoLA
@@ -154,22 +157,15 @@ if "cola" in dataset_list:
     mcc = isolated.isolated_judgments(sep.dataset_sentences(scores, "cola", metric_list, extras),
                                       sep.dataset_sentences(scores, "cola_dev", metric_list, extras))
     display(mcc.round(3))
-    report.save_table(mcc, f"07_cola_mcc__{tag}", config=config, sources=scores)
-    report.save_figure(plots.mcc_bars(mcc), f"07_cola_mcc__{tag}", config=config, sources=scores)
+    report.table(mcc, "cola_mcc")
+    report.figure(plots.mcc_bars(mcc), "cola_mcc")
 
 # %% [markdown]
 # ## Paper check
 #
-# Each published number this notebook reproduces: the paper's value for the paper's model
-# beside this run's value and model (`helpers.analysis.paper_check`; the values are read from
-# the published results in the data mirror). With another model, such as the demo or tiny
-# models, the values are not expected to agree, and the note says so; below the table, the
-# numbers whose published values are not available offline.
+# Hu et al. (2025)'s Table 1 and the numbers of its text, each beside this run's value, for the
+# paper's models (a run of another model, such as the demo models, is not expected to agree: the
+# note says so), and what the papers show only in figures.
 
 # %%
-from helpers.analysis import paper_check  # noqa: E402
-
-paper = paper_check.check("07_separability", scores)
-display(paper)
-print(paper_check.summary("07_separability", paper))
-report.save_table(paper, f"07_paper_check__{tag}", config=config, sources=scores)
+report.paper_check(scores)

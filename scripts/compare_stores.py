@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from helpers.results import read_metadata
+from helpers.store import read_metadata
 
 TOLERANCE, NEAR_TIE = 1e-6, 1e-5
 KEY = ["paradigm", "pair_id"]

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from helpers.notebook_report import build
+from helpers.sweep.examples import build
 
 
 def main(argv: list[str] | None = None) -> int:

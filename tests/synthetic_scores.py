@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from helpers.results import ScoreStore
+from helpers.store import ScoreStore
 
 # paradigm -> (phenomenon, word_shuffle, attractor, human agreement)
 PARADIGMS = {

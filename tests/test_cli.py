@@ -4,14 +4,14 @@ from __future__ import annotations
 import json
 
 from helpers.cli import main
-from helpers.scoring import Scorer
+from helpers.engine import CausalScorer
 
 
 def test_score_json_matches_engine(tiny, capsys):
     lm = tiny("tiny-gpt2")
     assert main(["score", "--model", "tiny-gpt2", "--json", "The cat sees a dog.", "A bird."]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
-    expected = Scorer(lm, progress=False).score_texts(["The cat sees a dog.", "A bird."])
+    expected = CausalScorer(lm, progress=False).score_texts(["The cat sees a dog.", "A bird."])
     for line, e in zip(lines, expected):
         assert set(line) == {"text", "tokens", "logprobs", "sum", "n_tokens", "start_token"}
         assert abs(line["sum"] - e.total) < 1e-6 and line["n_tokens"] == e.n_tokens

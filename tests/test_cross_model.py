@@ -126,7 +126,7 @@ def test_consistency_matrices_and_scatter_points_agree_with_the_summary():
 
 
 def test_plots_draw_each_figure():
-    from helpers import plots_cross_model as pcm
+    from helpers.plots import cross_model as pcm
 
     scores = _hl_scores()
     assert len(pcm.prompt_performance(cross_model.figure2_table(scores, n_resamples=200), "t").axes) == 2
@@ -141,17 +141,16 @@ def test_mandarin_word_prediction_sets_load_and_run(tmp_path, monkeypatch, tiny)
     from helpers import data
     from helpers.data.selection import select
     from helpers.methods.hu_levy import default_sets
-    from helpers.results import ScoreStore, load_files, read_metadata
+    from helpers.store import ScoreStore, load_files, read_metadata
     from helpers.runner import run_methods
-    from helpers.scoring import Request, Scorer
+    from helpers.engine import Request, CausalScorer
 
     assert len(data.load("hl_news_zh")) == 90 and len(data.load("hl_simple_zh")) == 3
     assert data.load("hl_simple_zh").continuation.tolist() == ["内", "的", "的"]
     assert default_sets("zh") == ["hl_mandarin", "hl_news_zh", "hl_simple_zh"]
     monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
-    scorer = Scorer(tiny("tiny-qwen2"), progress=False)
-    files = run_methods(scorer, select("hl_simple_zh"), ["hl_word_prediction"], ["direct", "metaQuestionSimple"],
-                        store=ScoreStore(tmp_path / "scores"))
+    scorer = CausalScorer(tiny("tiny-qwen2"), progress=False)
+    files = run_methods(scorer, select("hl_simple_zh"), ["hl_word_prediction"], {"templates": ["direct", "metaQuestionSimple"]}, store=ScoreStore(tmp_path / "scores"))
     scores = load_files(files)
     direct = scores[scores.template == "direct"].set_index("item_id").score
     assert direct[1] == pytest.approx(scorer.score([Request("孩子们在大楼", "内")])[0].total, abs=1e-6)
@@ -166,15 +165,14 @@ def store(tmp_path_factory, tiny_dir):
 
     from helpers.data.selection import select
     from helpers.runner import run_methods
-    from helpers.scoring import scorer_for
+    from helpers.engine import scorer_for
 
     root = tmp_path_factory.mktemp("cross")
     os.environ["HELPERS_PROCESSED_DIR"] = str(root / "processed")
     os.environ["HELPERS_OUTPUTS_DIR"] = str(root / "outputs")
     selection = select("syntaxgym", 1)
     for model in MODELS:
-        run_methods(scorer_for(model, progress=False), selection, ["lp", "intemplate_lp", "yesno", "ab_logit"],
-                    [1, 2, 3, 4, 5], use_outlines=False)
+        run_methods(scorer_for(model, progress=False), selection, ["lp", "intemplate_lp", "yesno", "ab_logit"], {"templates": [1, 2, 3, 4, 5], "use_outlines": False})
     yield root
     for key in ("HELPERS_PROCESSED_DIR", "HELPERS_OUTPUTS_DIR"):
         os.environ.pop(key, None)
@@ -185,7 +183,7 @@ def test_04_and_05_take_a_list_of_models_through_papermill_and_the_sweep(store):
     from helpers import sweep
     from helpers.analysis import length_bias
     from helpers.analysis.accuracy import at_best_template
-    from helpers.results import load_scores
+    from helpers.store import load_scores
 
     out = store / "outputs"
     listed = json.dumps(MODELS)

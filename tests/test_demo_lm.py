@@ -9,7 +9,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from helpers.zoo import demo_training, tiny
+from helpers.zoo import demo_training
+from helpers.models import tiny
 from helpers.zoo.demo_training import START, Recipe, train, train_tokenizer
 
 WORDS = "the a cat dog sees likes runs old small red bird tree house near under".split()

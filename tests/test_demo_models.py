@@ -11,7 +11,7 @@ from reference_lp import sentence_lps
 
 from helpers import data, paths
 from helpers.models import load
-from helpers.scoring import Request, Scorer
+from helpers.engine import Request, CausalScorer
 from helpers.zoo.demo_training import benchmark_sentences, training_documents
 from helpers.zoo.model_card import sample_decisions
 
@@ -38,7 +38,7 @@ def test_pinned_sample_accuracy_matches_an_independent_computation(demo):
     dataset, folder = CARDS[demo.name]
     record = json.loads((folder / "training.json").read_text())
     pinned = record["sample_accuracy"]
-    engine = sample_decisions(Scorer(demo, progress=False), dataset, pinned["pairs_per_paradigm"])
+    engine = sample_decisions(CausalScorer(demo, progress=False), dataset, pinned["pairs_per_paradigm"])
     assert sorted(engine.phenomenon.unique()) == sorted(pinned["phenomena"])
     assert (engine.groupby("paradigm").size() == pinned["pairs_per_paradigm"]).all()
     n = len(engine)
@@ -67,7 +67,7 @@ def test_late_positions_are_trained():
     prefix_ids = tok(prefix, add_special_tokens=False)["input_ids"][:800]
     passage = tok.decode(tok(passage, add_special_tokens=False)["input_ids"][:200])
     requests = [Request("", passage), Request(tok.decode(prefix_ids), " " + passage)]
-    early, late = Scorer(lm, progress=False).score(requests)
+    early, late = CausalScorer(lm, progress=False).score(requests)
     assert late.n_tokens >= 190
     assert np.mean(late.logprobs) > np.mean(early.logprobs) - 0.3, (np.mean(early.logprobs), np.mean(late.logprobs))
 

@@ -12,7 +12,7 @@ import torch
 
 from helpers.cli import main
 from helpers.models import check_placement, execution_device, load, load_options, parse_max_memory
-from helpers.scoring import Request, Scorer
+from helpers.engine import Request, CausalScorer
 
 SENTENCES = ["The cat sees a dog.", "The cats sees a dog.", "Every teacher admires the students.",
              "Who did the children think that the man saw?", "The keys to the cabinet is on the table."]
@@ -29,7 +29,7 @@ def unsplit():
 
 
 def scores(lm, **kw) -> tuple[np.ndarray, int]:
-    scorer = Scorer(lm, progress=False, **kw)
+    scorer = CausalScorer(lm, progress=False, **kw)
     return np.array([s.total for s in scorer.score(REQUESTS)]), scorer.forward_calls
 
 
@@ -56,7 +56,7 @@ def test_all_weights_on_disk_the_engine_reads_devices_from_the_model(unsplit, tm
     assert lm.model.hf_device_map == {"": "disk"}
     assert next(lm.model.parameters()).device.type == "meta"
     assert lm.input_device == lm.output_device == torch.device("cpu")
-    scorer = Scorer(lm, progress=False)
+    scorer = CausalScorer(lm, progress=False)
     assert scorer.device == scorer.output_device == torch.device("cpu")
     got = np.array([s.total for s in scorer.score(REQUESTS)])
     assert np.array_equal(got, scores(unsplit)[0])
@@ -108,7 +108,7 @@ def test_command_line_splits_the_model_and_prints_the_same_scores(unsplit, tmp_p
                "--offload-folder", str(tmp_path), *SENTENCES[:2]])
     assert rc == 0
     got = [json.loads(line)["sum"] for line in capsys.readouterr().out.splitlines()]
-    assert got == [s.total for s in Scorer(unsplit, progress=False).score_texts(SENTENCES[:2])]
+    assert got == [s.total for s in CausalScorer(unsplit, progress=False).score_texts(SENTENCES[:2])]
     # the caps reach the loader: a bad one is the loader's error, exit status 2
     assert main(["score", "--model", "demo-en", "--max-memory", "cpu=1MB,disk=1GB", "A cat."]) == 2
     assert "pass offload_folder" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import embeddings as emb
+from helpers.analysis import embeddings as emb
 
 TEXTS = ["The cat sat on the mat.", "The cats sat on the mat.", "Stocks fell sharply today.",
          "The cat sat on the mat."]

@@ -15,7 +15,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers.scoring import Request, Scorer
+from helpers.engine import Request, CausalScorer
 
 WORDS = st.sampled_from(["the", "cat", "sees", "a", "dog", "Who", "should", "我", "喜欢", "ü", "—", "’s", "123", "\t"])
 TEXT = st.one_of(
@@ -40,7 +40,7 @@ def float64_logprobs(model, ids: tuple[int, ...]) -> np.ndarray:
     return np.array([np.nan] + [lp[i - 1, ids[i]].item() for i in range(1, len(ids))])
 
 
-def _usable(scorer: Scorer, pairs) -> list[Request]:
+def _usable(scorer: CausalScorer, pairs) -> list[Request]:
     """The requests, minus those whose target is only whitespace the tokenizer drops."""
     requests = [Request(c, t) for c, t in pairs]
     keep = []
@@ -59,7 +59,7 @@ def _usable(scorer: Scorer, pairs) -> list[Request]:
 @given(pairs=REQUESTS)
 def test_random_text_matches_float64_reference_across_modes(tiny, arch, pairs):
     lm = tiny(f"tiny-{arch}")
-    base = Scorer(lm, progress=False, share="none")
+    base = CausalScorer(lm, progress=False, share="none")
     requests = _usable(base, pairs)
     if not requests:
         return
@@ -74,7 +74,7 @@ def test_random_text_matches_float64_reference_across_modes(tiny, arch, pairs):
                     dict(share="prefix", pack_min_stem=0), dict(share="prefix", pack=False),
                     dict(share="prefix", batch_size=1), dict(share="prefix", batch_size=3),
                     dict(share="none", batch_size=16), dict(share="prefix", token_budget=32)):
-        got = Scorer(lm, progress=False, **options).score(requests, with_context=True)
+        got = CausalScorer(lm, progress=False, **options).score(requests, with_context=True)
         for a, b in zip(expected, got):
             np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5, err_msg=str(options))
             np.testing.assert_allclose(b.context_logprobs, a.context_logprobs, atol=1e-5, err_msg=str(options))

@@ -12,15 +12,17 @@ import papermill as pm
 import pytest
 import torch
 
-from helpers import fewshot, paths, prompt_text
+from helpers import paths
+from helpers.methods import fewshot
+from helpers.methods import prompt_text
 from helpers.analysis import fewshot as fewshot_tables
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
-from helpers.fewshot import FewShot
-from helpers.results import ScoreStore, load_files, load_scores, read_metadata
+from helpers.methods.fewshot import FewShot
+from helpers.store import ScoreStore, load_files, load_scores, read_metadata
 from helpers.runner import run_methods
-from helpers.scoring import Request, Scorer
-from helpers.templates import ide_templates
+from helpers.engine import Request, CausalScorer
+from helpers.methods.templates import ide_templates
 
 SYSTEM = "Your task is to evaluate the quality of given text."
 USER = "Is the following sentence grammatically acceptable? Respond with Yes or No as your answer.\n\n"
@@ -99,10 +101,9 @@ def test_too_few_items_and_wrong_settings_are_clear_errors(tiny, blimp, tmp_path
         FewShot(2, "elsewhere")
     with pytest.raises(ValueError, match="whole number >= 0"):
         FewShot(-1)
-    scorer = Scorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
     with pytest.raises(ValueError, match="run lp, meanlp with fewshot=0"):
-        run_methods(scorer, pairs(blimp, 3, 2), ["lp", "meanlp", "yesno"], [1], fewshot=2,
-                    store=ScoreStore(tmp_path))
+        run_methods(scorer, pairs(blimp, 3, 2), ["lp", "meanlp", "yesno"], {"templates": [1], "fewshot": 2}, store=ScoreStore(tmp_path))
     with pytest.raises(ValueError, match="single items: run it with k=0"):
         fewshot.draw([{"sentence": "A b.", "paradigm": "p"}] * 3, FewShot(1))
     assert fewshot.k_values([]) == fewshot.k_values("none") == [] and fewshot.k_values("0,1, 4") == [0, 1, 4]
@@ -113,13 +114,12 @@ def test_k0_is_the_zero_shot_run_exactly(tiny, blimp, tmp_path, name):
     """k = 0 builds the very requests of the zero-shot run (so the very scores), records k = 0 with
     no source or seed, and is found in the store as the same configuration."""
     lm = tiny(name)
-    scorer = Scorer(lm, progress=False)
+    scorer = CausalScorer(lm, progress=False)
     selection = pairs(blimp, 4, 2)
     store = ScoreStore(tmp_path)
-    files = run_methods(scorer, selection, ["intemplate_lp", "yesno"], [1], store=store)
+    files = run_methods(scorer, selection, ["intemplate_lp", "yesno"], {"templates": [1]}, store=store)
     writes = store.writes
-    again = run_methods(scorer, selection, ["intemplate_lp", "yesno"], [1], store=store,
-                        fewshot=FewShot(0, "same", 99))
+    again = run_methods(scorer, selection, ["intemplate_lp", "yesno"], {"templates": [1], "fewshot": FewShot(0, "same", 99)}, store=store)
     assert again == files and store.writes == writes  # same configuration: found, nothing rescored
     meta = read_metadata(files[1])
     assert (meta["fewshot_k"], meta["fewshot_source"], meta["fewshot_seed"]) == (0, None, None)
@@ -154,11 +154,10 @@ def _reference(model, ids: list[int], first: int) -> float:
 def test_fewshot_scores_equal_a_plain_reference_and_are_stored_as_scored(tiny, blimp, tmp_path, name):
     lm = tiny(name)
     tok, model = lm.tokenizer, lm.model
-    scorer = Scorer(lm, progress=False)
+    scorer = CausalScorer(lm, progress=False)
     selection = pairs(blimp, 6, 1)
     shots = FewShot(3, "other", 7)
-    files = run_methods(scorer, selection, ["intemplate_lp", "yesno"], [2], store=ScoreStore(tmp_path),
-                        fewshot=shots)
+    files = run_methods(scorer, selection, ["intemplate_lp", "yesno"], {"templates": [2], "fewshot": shots}, store=ScoreStore(tmp_path))
     assert [f.name for f in files] == ["intemplate_lp__t2__3shot.parquet", "yesno__t2__3shot.parquet"]
     meta = read_metadata(files[1])
     assert (meta["fewshot_k"], meta["fewshot_source"], meta["fewshot_seed"]) == (3, "other", 7)
@@ -215,8 +214,8 @@ def test_a_shared_block_of_examples_runs_once(tiny, blimp, tmp_path):
     for method, share in (("intemplate_lp", "context"), ("yesno", "prefix")):
         run = {}
         for k in (0, 4):
-            scorer = Scorer(lm, progress=False, share=share, pack=False)  # cached levels: a shared node runs once
-            run_methods(scorer, selection, [method], [1], store=ScoreStore(tmp_path / f"{method}{k}"), fewshot=k)
+            scorer = CausalScorer(lm, progress=False, share=share, pack=False)  # cached levels: a shared node runs once
+            run_methods(scorer, selection, [method], {"templates": [1], "fewshot": k}, store=ScoreStore(tmp_path / f"{method}{k}"))
             run[k] = scorer.tokens_run
         single, yn = ide_templates("single", "en")[0], ide_templates("yn", "en")[0]
         block_tokens = []
@@ -232,11 +231,11 @@ def test_a_shared_block_of_examples_runs_once(tiny, blimp, tmp_path):
 
 
 def test_accuracy_by_k_table(tiny, blimp, tmp_path):
-    scorer = Scorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
     selection = pairs(blimp, 6, 2)
     files = []
     for k in (0, 2):
-        files += run_methods(scorer, selection, ["yesno"], [1, 2], fewshot=k, store=ScoreStore(tmp_path))
+        files += run_methods(scorer, selection, ["yesno"], {"templates": [1, 2], "fewshot": k}, store=ScoreStore(tmp_path))
     scores = fewshot_tables.scores_by_k(files)
     table = fewshot_tables.accuracy_by_k(scores).set_index(["method", "k"])
     for k in (0, 2):

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import measures
+from helpers.methods import measures
 
 
 def test_reductions_by_hand():

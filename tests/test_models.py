@@ -11,7 +11,7 @@ def test_papers_models_resolve_and_large_ones_load_in_4bit():
     its default precision follows the size rule."""
     for name, spec in models.REGISTRY.items():
         assert models.resolve(name) is spec
-        assert spec.default_quant == ("4bit" if spec.billions >= models.QUANTIZE_FROM_BILLIONS else None), name
+        assert spec.default_quant == ("4bit" if spec.billions >= models.registry.QUANTIZE_FROM_BILLIONS else None), name
         assert (spec.kind == "instruct") == name.endswith("instruct"), name
     for big in ("llama3", "mixtral", "qwen2"):
         assert models.resolve(big).default_quant == "4bit"
@@ -45,27 +45,29 @@ def test_folder_without_model(tmp_path):
 def test_offline_without_local_copy_fails_at_once(monkeypatch, tmp_path):
     import huggingface_hub.constants as hc
 
-    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", True)  # huggingface_hub's own reading of HF_HUB_OFFLINE
+    from helpers.models import loading
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # read when used (helpers.paths.hub_offline)
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path))
     called = []
-    monkeypatch.setattr(models, "_hub_reachable", lambda timeout=3.0: called.append(1) or False)
+    monkeypatch.setattr(loading, "_hub_reachable", lambda timeout=3.0: called.append(1) or False)
     with pytest.raises(models.ModelNotFoundError, match="not in the local Hugging Face cache and HF_HUB_OFFLINE is set"):
         models.load("llama3-8b")
     assert not called  # offline is known: no network probe, no retry loop
-    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     with pytest.raises(models.ModelNotFoundError, match="cannot be reached"):
         models.load("gpt2")
     assert called == [1]
 
 
 def test_local_folder_loads_like_a_name(tiny, tiny_dir):
-    from helpers.zoo.tiny import ensure
+    from helpers.models.tiny import ensure
 
     folder = ensure("tiny-qwen2")
     lm = models.load(str(folder))
     assert not lm.model.training
     assert lm.tokenizer.pad_token is not None and lm.tokenizer.padding_side == "right"
-    assert lm.spec.local and lm.name == "tiny-qwen2" and lm.weights == models.weights_fingerprint(folder)
+    assert lm.spec.local and lm.name == "tiny-qwen2" and lm.weights == models.fingerprint.weights_fingerprint(folder)
 
 
 def test_loaded_model_is_ready_for_scoring(tiny):
@@ -110,28 +112,28 @@ def test_quantization_runs_where_bitsandbytes_does_and_is_a_clear_error_elsewher
 
 
 def test_4bit_tiny_model_close_to_float32():  # on CUDA, or on the CPU with bitsandbytes' CPU backend
-    from helpers.scoring import Scorer
+    from helpers.engine import CausalScorer
 
     texts = ["The cat sees a dog.", "Every teacher admires the students."]
-    a = [s.total for s in Scorer(models.load("tiny-llama", quant=None, dtype=torch.float32), progress=False).score_texts(texts)]
-    b = [s.total for s in Scorer(models.load("tiny-llama", quant="4bit"), progress=False).score_texts(texts)]
+    a = [s.total for s in CausalScorer(models.load("tiny-llama", quant=None, dtype=torch.float32), progress=False).score_texts(texts)]
+    b = [s.total for s in CausalScorer(models.load("tiny-llama", quant="4bit"), progress=False).score_texts(texts)]
     assert all(abs(x - y) < 1.0 for x, y in zip(a, b))
 
 
 def test_weights_fingerprint_follows_the_weight_bytes(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 64)
-    first = models.weights_fingerprint(tmp_path)
+    first = models.fingerprint.weights_fingerprint(tmp_path)
     (tmp_path / "config.json").write_text('{"changed": 1}')  # not weights
-    assert models.weights_fingerprint(tmp_path) == first
+    assert models.fingerprint.weights_fingerprint(tmp_path) == first
     (tmp_path / "model.safetensors").write_bytes(b"\x00" * 63 + b"\x01")
-    assert models.weights_fingerprint(tmp_path) not in (first, None)
-    assert models.weights_fingerprint("org/model", "abc123") == "abc123"
+    assert models.fingerprint.weights_fingerprint(tmp_path) not in (first, None)
+    assert models.fingerprint.weights_fingerprint("org/model", "abc123") == "abc123"
 
 
 def test_loaded_model_carries_its_provenance(tiny, tiny_dir):
     lm = tiny("tiny-gpt2")
-    assert lm.weights == models.weights_fingerprint(tiny_dir / "tiny-gpt2") and len(lm.weights) == 16
+    assert lm.weights == models.fingerprint.weights_fingerprint(tiny_dir / "tiny-gpt2") and len(lm.weights) == 16
     assert lm.provenance() == {"model_name": "tiny-gpt2", "model_id": "tiny-gpt2", "revision": None,
                                "weights": lm.weights, "quant": None, "dtype": "float32"}
     wrapped = models.LoadedModel.wrap(lm.model, lm.tokenizer, name="mine")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from helpers import notebook_report
+from helpers.sweep import examples as notebook_report
 
 
 def test_the_plan_runs_00_to_07_on_one_model(tmp_path):

@@ -15,7 +15,7 @@ from synthetic_scores import write_store
 
 from helpers import paths
 from helpers.analysis import comparisons, ensembles, length_bias
-from helpers.results import load_scores
+from helpers.store import load_scores
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
     files = sorted((outputs / "scores" / dataset / model).glob("*.parquet"))
     templated = sum(m.startswith(("intemplate", "comparative")) for m in methods.split(","))
     assert len(files) == (len(methods.split(",")) - templated) + 2 * templated
-    from helpers.results import SCORE_COLUMNS, read_metadata
+    from helpers.store import SCORE_COLUMNS, read_metadata
 
     for f in files:
         df = pd.read_parquet(f)

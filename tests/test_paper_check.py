@@ -1,4 +1,4 @@
-"""The paper check (helpers.analysis.paper_check): published values read from the mirror equal
+"""The paper check (helpers.reporting.paper_check): published values read from the mirror equal
 the numbers the papers' own materials print, a run is matched to them row by row, and Hu &
 Levy's released Mandarin results, passed through this project's score columns and
 decisions, reproduce their published values exactly."""
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers.analysis import paper_check
+from helpers.reporting import paper_check
 from helpers.data.sources import resolve
 
 

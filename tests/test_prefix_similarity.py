@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from helpers import plots_similarity
+from helpers.plots import similarity as plots_similarity
 from helpers.analysis import prefix_similarity as ps
 
 # tiny-gpt2 tokens (checked in test_token_f1_by_hand):

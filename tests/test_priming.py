@@ -1,4 +1,4 @@
-"""Priming prefixes (helpers.priming): exact checks on tiny pools written here, and a real
+"""Priming prefixes (helpers.data.priming): exact checks on tiny pools written here, and a real
 BLiMP + WikiText sample with the tiny-gpt2 tokenizer against the engine's own encoding."""
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import re
 import pandas as pd
 import pytest
 
-from helpers import data, priming
+from helpers import data
+from helpers.data import priming
 from helpers.data.selection import first_per_paradigm
-from helpers.scoring import Request, Scorer
+from helpers.engine import Request, CausalScorer
 
 KEYS = ["paradigm", "pair_id", "prefix_type", "target_length", "draw"]
 LENGTHS = (0, 4, 10, 16)
@@ -250,7 +251,7 @@ def blimp_sample(tiny):
     wiki = data.load("wikitext")
     chosen = ["adjunct_island", "anaphor_number_agreement", "regular_plural_subject_verb_agreement_1"]
     targets = first_per_paradigm(blimp[blimp.paradigm.isin(chosen)], 2)
-    scorer = Scorer(loaded)
+    scorer = CausalScorer(loaded)
     counter = priming.token_counter(loaded.tokenizer)
     with pytest.warns(UserWarning, match="model's 1024 positions"):
         df = priming.build_prefixes(targets, counter, pool=blimp, unrelated=wiki, max_positions=scorer.max_positions,

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from helpers import plots_priming
+from helpers.plots import priming as plots_priming
 from helpers.analysis import priming_effects as pe
 from helpers.analysis.significance import bootstrap_ci
 

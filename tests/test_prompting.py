@@ -8,17 +8,17 @@ import pandas as pd
 import pytest
 import torch
 
-from helpers import prompt_text
+from helpers.methods import prompt_text
 from helpers.analysis import hu_levy
 from helpers.analysis.metrics import balanced_accuracy
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
-from helpers.methods.hu_levy import prompts_for
+from helpers.methods.hu_levy_requests import prompts_for
 from helpers.methods.prompting import good_slots
-from helpers.results import ScoreStore, load_files
+from helpers.store import ScoreStore, load_files
 from helpers.runner import run_methods
-from helpers.scoring import Request, Scorer
-from helpers.templates import HL_PROMPTS, ide_templates
+from helpers.engine import Request, CausalScorer
+from helpers.methods.templates import HL_PROMPTS, ide_templates
 
 SENT = "The cat sees a dog."
 YN_EN_SYSTEM = "Your task is to evaluate the quality of given text."
@@ -69,7 +69,7 @@ def test_chat_template_without_system_role_gets_system_in_front(tiny):
 def test_exactly_one_document_start_token(tiny, name):
     lm = tiny(name)
     tok = lm.tokenizer
-    scorer = Scorer(lm, progress=False)
+    scorer = CausalScorer(lm, progress=False)
     instruct = name.endswith("instruct")
     text = prompt_text.render(ide_templates("yn", "en", "chat" if instruct else "base")[0], tok, instruct, sentence=SENT)
     ids = scorer.encode(Request(text, "Yes", separate=True)).ids
@@ -87,9 +87,8 @@ def _reference_answer_logits(model, scorer, prompt: str, options):
 @pytest.mark.parametrize("name", ["tiny-gpt2", "tiny-llama-instruct", "tiny-mixtral"])
 def test_yesno_equals_full_softmax_and_released_equals_raw_logit_ratio(tiny, name, tmp_path):
     lm = tiny(name)
-    scorer = Scorer(lm, progress=False)
-    files = run_methods(scorer, blimp_sample(1, 6), ["yesno", "yesno_released"], templates=[2],
-                        store=ScoreStore(tmp_path))
+    scorer = CausalScorer(lm, progress=False)
+    files = run_methods(scorer, blimp_sample(1, 6), ["yesno", "yesno_released"], {"templates": [2]}, store=ScoreStore(tmp_path))
     scores = load_files(files)
     assert len(scores) == 12
     for row in scores.itertuples():
@@ -103,8 +102,7 @@ def test_yesno_equals_full_softmax_and_released_equals_raw_logit_ratio(tiny, nam
 @pytest.mark.parametrize("name", ["tiny-llama", "tiny-qwen2-instruct", "tiny-mixtral", "tiny-gpt2"])
 def test_outlines_decision_and_logit_decision_agree(tiny, name, tmp_path):
     lm = tiny(name)
-    files = run_methods(Scorer(lm, progress=False), blimp_sample(3, 200), ["ab", "ab_logit"], templates=[1],
-                        store=ScoreStore(tmp_path))
+    files = run_methods(CausalScorer(lm, progress=False), blimp_sample(3, 200), ["ab", "ab_logit"], {"templates": [1]}, store=ScoreStore(tmp_path))
     s = load_files(files).set_index(["method", "paradigm", "pair_id"])
     outlines, logit = s.loc["ab"], s.loc["ab_logit"]
     assert len(outlines) == len(logit) == 200
@@ -120,15 +118,13 @@ def test_ab_slots_are_seeded_and_stored(tiny, tmp_path):
     slots = good_slots(40, 42)
     assert (slots == good_slots(40, 42)).all() and not (slots == good_slots(40, 7)).all()
     assert 10 < (slots == "A").sum() < 30
-    files = run_methods(Scorer(tiny("tiny-gpt2"), progress=False), blimp_sample(1, 40), ["ab_logit"], templates=[1],
-                        store=ScoreStore(tmp_path), use_outlines=False)
+    files = run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), blimp_sample(1, 40), ["ab_logit"], {"templates": [1], "use_outlines": False}, store=ScoreStore(tmp_path))
     s = load_files(files)
     assert list(s.good_slot) == list(slots)
     np.testing.assert_allclose(s.score_good, np.where(s.good_slot == "A", s.lp_a, s.lp_b))
     assert (s.correct == (np.where(s.good_slot == "A", s.answer == "A", s.answer == "B"))).all()
     with pytest.raises(ValueError, match="use_outlines=True"):
-        run_methods(Scorer(tiny("tiny-gpt2"), progress=False), blimp_sample(1, 4), ["ab"], templates=[1],
-                    store=ScoreStore(tmp_path / "b"), use_outlines=False)
+        run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), blimp_sample(1, 4), ["ab"], {"templates": [1], "use_outlines": False}, store=ScoreStore(tmp_path / "b"))
 
 
 def test_balanced_accuracy_by_hand():
@@ -172,10 +168,9 @@ def test_hu_levy_summaries_by_hand():
 
 def test_hu_levy_word_prediction_equals_float64_reference(tiny, tmp_path):
     lm = tiny("tiny-gpt2")
-    scorer = Scorer(lm, progress=False)
+    scorer = CausalScorer(lm, progress=False)
     items = load("hl_p18").head(3)
-    files = run_methods(scorer, DatasetSelection("hl_p18", items), ["hl_word_prediction"], ["direct"],
-                        store=ScoreStore(tmp_path))
+    files = run_methods(scorer, DatasetSelection("hl_p18", items), ["hl_word_prediction"], {"templates": ["direct"]}, store=ScoreStore(tmp_path))
     s = load_files(files)
     tok = lm.tokenizer
     for row, item in zip(s.itertuples(), items.itertuples()):

@@ -14,11 +14,14 @@ import pandas as pd
 import papermill as pm
 import pytest
 
-from helpers import explain, explain_view, paths
+from helpers import paths
+from helpers.explain import pair as explain, words as word_view
+from helpers.explain.scorers import ExplainError, Scorers
+from helpers.explain import view as explain_view
 from helpers.data.selection import DatasetSelection
-from helpers.results import ScoreStore, load_files
+from helpers.store import ScoreStore, load_files
 from helpers.runner import run_methods
-from helpers.scoring import Request, Scorer
+from helpers.engine import Request, CausalScorer
 
 GOOD, BAD = "The cats annoy Tim.", "The cats annoys Tim."
 
@@ -32,35 +35,34 @@ def scratch(tmp_path, monkeypatch):
 
 def test_words_come_from_character_offsets():
     text = "Most legislatures haven't disliked children."
-    assert [text[s:e] for s, e in explain.word_spans(text)] == [
+    assert [text[s:e] for s, e in word_view.word_spans(text)] == [
         "Most", "legislatures", "haven't", "disliked", "children", "."]
     zh = "我喜欢看书。"
-    assert [zh[s:e] for s, e in explain.word_spans(zh)] == list(zh)
+    assert [zh[s:e] for s, e in word_view.word_spans(zh)] == list(zh)
     # tokens " Most", " legis", "latures", " haven", "'t": each word gets its tokens
-    words, of_token = explain.group_tokens("Most legislatures haven't", [(0, 4), (4, 11), (11, 17), (17, 23), (23, 25)])
+    words, of_token = word_view.group_tokens("Most legislatures haven't", [(0, 4), (4, 11), (11, 17), (17, 23), (23, 25)])
     assert words == [(0, 4), (5, 17), (18, 25)] and of_token == [0, 1, 1, 2, 2]
     # a token across two characters merges them into one word; a byte-level piece stays with its character
-    words, of_token = explain.group_tokens("我喜欢书。", [(0, 2), (2, 3), (3, 4), (3, 4), (4, 5)])
+    words, of_token = word_view.group_tokens("我喜欢书。", [(0, 2), (2, 3), (3, 4), (3, 4), (4, 5)])
     assert words == [(0, 2), (2, 3), (3, 4), (4, 5)] and of_token == [0, 1, 2, 2, 3]
 
 
 def test_alignment_marks_only_the_words_that_differ():
     good = "Who should Derek hug after shocking Richard ?".split()
     bad = "Who should Derek hug Richard after shocking ?".split()
-    cols = explain.align_words(good, bad)
+    cols = word_view.align_words(good, bad)
     assert [(g, b) for g, b, d in cols if d] == [(None, 4), (6, None)]  # "Richard" moved
     assert [(g, b) for g, b, d in cols if not d] == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 5), (5, 6), (7, 7)]
-    assert [d for *_, d in explain.align_words(["The", "cats", "annoy"], ["The", "cats", "annoys"])] == [
+    assert [d for *_, d in word_view.align_words(["The", "cats", "annoy"], ["The", "cats", "annoys"])] == [
         False, False, True]
 
 
 def test_the_pair_decisions_equal_the_runners_score_files(tiny, tmp_path):
-    scorer = Scorer(tiny("tiny-llama"), progress=False)
+    scorer = CausalScorer(tiny("tiny-llama"), progress=False)
     ex = explain.explain_pair(scorer, GOOD, BAD, template=2)
     frame = pd.DataFrame({"dataset": "blimp", "language": "en", "paradigm": "p", "phenomenon": "x", "field": "syntax",
                           "pair_id": [0], "good": [GOOD], "bad": [BAD]})
-    files = run_methods(scorer, DatasetSelection("blimp", frame), list(explain.DECISION_METHODS), templates=[2],
-                        store=ScoreStore(tmp_path), use_outlines=False)
+    files = run_methods(scorer, DatasetSelection("blimp", frame), list(explain.DECISION_METHODS), {"templates": [2], "use_outlines": False}, store=ScoreStore(tmp_path))
     stored = load_files(files).set_index("method")
     got = ex.decisions.set_index("method")
     assert list(got.index) == list(explain.DECISION_METHODS)
@@ -83,17 +85,17 @@ def test_the_pair_decisions_equal_the_runners_score_files(tiny, tmp_path):
 
 
 def test_teaching_errors_say_what_to_do_and_the_controls_keep_working(tiny_dir):
-    scorer = explain.load_scorer("tiny-gpt2")
+    scorer = Scorers().get("tiny-gpt2")
     cases = {("", BAD): "The acceptable sentence is empty", (GOOD, "   "): "The unacceptable sentence is empty",
              (GOOD, GOOD): "The two sentences are the same",
              ("The cat " * 600, BAD): "tokens long, but tiny-gpt2 reads at most 1,024 tokens"}
     for (good, bad), said in cases.items():
-        with pytest.raises(explain.ExplainError, match=said):
+        with pytest.raises(ExplainError, match=said):
             explain.explain_pair(scorer, good, bad)
-    with pytest.raises(explain.ExplainError, match="There is no model called 'demo-eng'.*Did you mean 'demo-en'"):
-        explain.load_scorer("demo-eng")
-    with pytest.raises(explain.ExplainError, match="'llama3' cannot be loaded on this machine"):
-        explain.load_scorer("llama3")
+    with pytest.raises(ExplainError, match="There is no model called 'demo-eng'.*Did you mean 'demo-en'"):
+        Scorers().get("demo-eng")
+    with pytest.raises(ExplainError, match="'llama3' cannot be loaded on this machine"):
+        Scorers().get("llama3")
     # in the notebook: a message in the output, no exception; then the next input works
     shown, ex = explain_view.pair_outputs("", BAD, "tiny-gpt2")
     assert ex is None and len(shown) == 1 and 'class="qs-error"' in shown[0].data and "is empty" in shown[0].data
@@ -116,7 +118,7 @@ def test_teaching_errors_say_what_to_do_and_the_controls_keep_working(tiny_dir):
 
 
 def test_paradigm_browser_judges_the_first_pairs_and_explains_the_hardest(scratch, tiny_dir):
-    scorer = explain.load_scorer("tiny-gpt2")
+    scorer = Scorers().get("tiny-gpt2")
     view = explain.browse_paradigm(scorer, "blimp", "regular_plural_subject_verb_agreement_1", 6, "lp")
     assert len(view.pairs) == 6 and view.pairs.pair_id.tolist() == list(range(6))
     lps = [s.total for s in scorer.score([Request("", t) for t in view.pairs.good.tolist() + view.pairs.bad.tolist()])]
@@ -127,7 +129,7 @@ def test_paradigm_browser_judges_the_first_pairs_and_explains_the_hardest(scratc
     assert (view.hardest.good, view.hardest.bad) == (hardest.good, hardest.bad)
     assert len(explain.paradigms("climp")) == 16
     said = "no paradigm 'regular_plural_subject_verb_agreement'. Did you mean 'regular_plural_subject_verb_agreement_2'"
-    with pytest.raises(explain.ExplainError, match=said):
+    with pytest.raises(ExplainError, match=said):
         explain.browse_paradigm(scorer, "blimp", "regular_plural_subject_verb_agreement", 3)
 
 

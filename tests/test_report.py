@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 from synthetic_scores import PAIRS_PER_PARADIGM, PARADIGMS, write_store
 
-from helpers import plots, provenance
-from helpers.analysis import report
+from helpers import provenance
+from helpers.plots import accuracy as plots
+from helpers.reporting import outputs as report
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ from helpers import methods as registry
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
 from helpers.methods.base import Family, Method
-from helpers.results import ScoreStore, load_files, load_scores, read_metadata
+from helpers.store import ScoreStore, load_files, load_scores, read_metadata
 from helpers.runner import run_methods
-from helpers.scoring import Request, Scorer
-from helpers.templates import ide_templates
+from helpers.engine import Request, CausalScorer
+from helpers.methods.templates import ide_templates
 
 SEVEN = ["lp", "meanlp", "penlp", "intemplate_lp", "intemplate_meanlp", "intemplate_penlp", "comparative_lp"]
 
@@ -81,7 +81,7 @@ def reference_scores(model, tok, start_id, pairs, language):
 def test_seven_readouts_equal_plain_reference(tiny, tmp_path, arch, dataset):
     lm = tiny(f"tiny-{arch}")
     selection = sample(dataset)
-    scorer = Scorer(lm, progress=False)
+    scorer = CausalScorer(lm, progress=False)
     files = run_methods(scorer, selection, SEVEN, store=ScoreStore(tmp_path))
     assert len(files) == 3 + 3 * 5 + 5
     scores = load_files(files)
@@ -102,8 +102,7 @@ def test_seven_readouts_equal_plain_reference(tiny, tmp_path, arch, dataset):
 
 def test_penlp_and_whole_input_counts(tiny, tmp_path):
     lm = tiny("tiny-llama")
-    files = run_methods(Scorer(lm, progress=False), sample("blimp", 2, 2), ["penlp", "intemplate_lp", "intemplate_meanlp"],
-                        templates=[1], store=ScoreStore(tmp_path))
+    files = run_methods(CausalScorer(lm, progress=False), sample("blimp", 2, 2), ["penlp", "intemplate_lp", "intemplate_meanlp"], {"templates": [1]}, store=ScoreStore(tmp_path))
     s = load_files(files)
     pen = s[s.method == "penlp"].iloc[0]
     assert pen.score_good == pytest.approx(pen.tgt_sum_good / ((5 + pen.n_tokens_good) / 6) ** 0.8)
@@ -117,7 +116,7 @@ def test_penlp_and_whole_input_counts(tiny, tmp_path):
 def test_ties_count_as_errors(tiny, tmp_path):
     pairs = load("blimp")
     selection = DatasetSelection("blimp", pairs[pairs.identical].reset_index(drop=True))
-    s = load_files(run_methods(Scorer(tiny("tiny-gpt2"), progress=False), selection, ["lp"], store=ScoreStore(tmp_path)))
+    s = load_files(run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), selection, ["lp"], store=ScoreStore(tmp_path)))
     assert len(s) == 7 and s.tie.all() and not s.correct.any()
 
 
@@ -132,8 +131,7 @@ def test_slor_and_bayes_factors_against_counted_unigrams(tiny, tmp_path):
     def uni(ids):  # add-one smoothed unigram log-prob, counted here
         return np.array([math.log((counts[i] + 1) / total) for i in ids])
 
-    files = run_methods(Scorer(lm, progress=False), sample("blimp", 2, 3), ["slor", "bf_uniform", "bf_unigram"],
-                        store=ScoreStore(tmp_path / "s"), unigram_corpus=corpus)
+    files = run_methods(CausalScorer(lm, progress=False), sample("blimp", 2, 3), ["slor", "bf_uniform", "bf_unigram"], {"unigram_corpus": corpus}, store=ScoreStore(tmp_path / "s"))
     s = load_files(files, token_columns=True)
     assert len(s) == 18
     for row in s.itertuples():
@@ -146,19 +144,19 @@ def test_slor_and_bayes_factors_against_counted_unigrams(tiny, tmp_path):
 
 
 def test_store_second_run_computes_nothing(tiny, tmp_path):
-    scorer = Scorer(tiny("tiny-llama"), progress=False)
+    scorer = CausalScorer(tiny("tiny-llama"), progress=False)
     selection = sample("blimp", 3, 2)
-    first = run_methods(scorer, selection, SEVEN, [1, 2], store=ScoreStore(tmp_path))
+    first = run_methods(scorer, selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path))
     calls = scorer.forward_calls
     assert calls > 0
-    second = run_methods(scorer, selection, SEVEN, [1, 2], store=ScoreStore(tmp_path))
+    second = run_methods(scorer, selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path))
     assert scorer.forward_calls == calls and sorted(second) == sorted(first)
 
 
 def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
     lm = tiny("tiny-qwen2")
     selection = sample("blimp", 3, 2)
-    clean = run_methods(Scorer(lm, progress=False), selection, SEVEN, [1, 2], store=ScoreStore(tmp_path / "a"))
+    clean = run_methods(CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "a"))
     store = ScoreStore(tmp_path / "b")
     original = ScoreStore.write
 
@@ -169,10 +167,10 @@ def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
 
     monkeypatch.setattr(ScoreStore, "write", failing)
     with pytest.raises(KeyboardInterrupt):
-        run_methods(Scorer(lm, progress=False), selection, SEVEN, [1, 2], store=store)
+        run_methods(CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=store)
     assert len(store.files()) == 5 and not list((tmp_path / "b").rglob("*.tmp"))
     monkeypatch.setattr(ScoreStore, "write", original)
-    resumed = run_methods(Scorer(lm, progress=False), selection, SEVEN, [1, 2], store=ScoreStore(tmp_path / "b"))
+    resumed = run_methods(CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "b"))
     assert [p.name for p in sorted(resumed)] == [p.name for p in sorted(clean)]
     for a, b in zip(sorted(clean), sorted(resumed)):
         pd.testing.assert_frame_equal(pd.read_parquet(a), pd.read_parquet(b))
@@ -180,7 +178,7 @@ def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
 
 
 def test_changed_configuration_writes_alongside(tiny, tmp_path):
-    scorer = Scorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
     store = ScoreStore(tmp_path)
     full = load("blimp")
     a = run_methods(scorer, DatasetSelection("blimp", first_per_paradigm(full, 1), limit=1), ["lp"], store=store)
@@ -194,8 +192,7 @@ def test_changed_configuration_writes_alongside(tiny, tmp_path):
 
 def test_score_file_schema_and_provenance(tiny, tmp_path):
     lm = tiny("tiny-llama")
-    files = run_methods(Scorer(lm, progress=False), sample("blimp", 2, 1), ["intemplate_lp"], templates=[3],
-                        store=ScoreStore(tmp_path))
+    files = run_methods(CausalScorer(lm, progress=False), sample("blimp", 2, 1), ["intemplate_lp"], {"templates": [3]}, store=ScoreStore(tmp_path))
     df = pd.read_parquet(files[0])
     for col in ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
                 "n_tokens_good", "n_tokens_bad", "token_lp_good", "token_ids_good", "ctx_sum_good", "input_good",
@@ -214,9 +211,9 @@ def test_retrained_weights_do_not_reuse_stored_scores(tiny, tmp_path):
     keeps the old file, and load_scores uses only the newest weights."""
     lm = tiny("tiny-gpt2")
     store = ScoreStore(tmp_path)
-    old = run_methods(Scorer(lm, progress=False), sample("blimp", 2, 4), ["lp"], store=store)
+    old = run_methods(CausalScorer(lm, progress=False), sample("blimp", 2, 4), ["lp"], store=store)
     retrained = dataclasses.replace(lm, weights="retrained")
-    scorer = Scorer(retrained, progress=False)
+    scorer = CausalScorer(retrained, progress=False)
     with pytest.warns(UserWarning, match="different configuration"):
         new = run_methods(scorer, sample("blimp", 2, 3), ["lp"], store=store)
     assert scorer.forward_calls > 0 and new != old
@@ -257,7 +254,7 @@ def test_a_new_method_needs_only_a_registry_entry(tiny, tmp_path):
     try:
         lm = tiny("tiny-gpt2")
         selection = sample("blimp", 2, 2)
-        scorer = Scorer(lm, progress=False)
+        scorer = CausalScorer(lm, progress=False)
         files = run_methods(scorer, selection, ["first_token_lp", "lp"], store=ScoreStore(tmp_path))
         scores = load_scores("blimp", "tiny-gpt2", root=tmp_path, token_columns=True)
         first, lp = scores[scores.method == "first_token_lp"], scores[scores.method == "lp"]
@@ -277,8 +274,8 @@ def test_single_sentences_are_items_too(tiny, tmp_path):
     lm = tiny("tiny-llama")
     cola = load("cola").head(5)
     selection = DatasetSelection("cola", cola)
-    scorer = Scorer(lm, progress=False)
-    files = run_methods(scorer, selection, ["lp", "intemplate_lp", "yesno"], [1], store=ScoreStore(tmp_path))
+    scorer = CausalScorer(lm, progress=False)
+    files = run_methods(scorer, selection, ["lp", "intemplate_lp", "yesno"], {"templates": [1]}, store=ScoreStore(tmp_path))
     s = load_files(files)
     assert set(s.method) == {"lp", "intemplate_lp", "yesno"} and "score_good" not in s and "correct" not in s
     assert list(s[s.method == "lp"].label) == list(cola.label)
@@ -290,4 +287,4 @@ def test_single_sentences_are_items_too(tiny, tmp_path):
         assert row.score == pytest.approx(whole, abs=1e-4)
     for method in ("comparative_lp", "ab_logit"):
         with pytest.raises(ValueError, match="this dataset has single sentences"):
-            run_methods(scorer, selection, [method], [1], store=ScoreStore(tmp_path / method))
+            run_methods(scorer, selection, [method], {"templates": [1]}, store=ScoreStore(tmp_path / method))

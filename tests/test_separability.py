@@ -14,16 +14,16 @@ from scipy import stats
 from sklearn.metrics import matthews_corrcoef
 
 from helpers import paths
-from helpers import plots_separability as figs
+from helpers.plots import separability as figs
 from helpers.analysis import isolated, teaching
 from helpers.analysis import pair_correlation as pc
 from helpers.analysis import separability as sep
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
-from helpers.results import ScoreStore, load_files
+from helpers.store import ScoreStore, load_files
 from helpers.runner import run_methods
-from helpers.scoring import Scorer
-from helpers.unigram_corpus import resolve_unigram_corpus
+from helpers.engine import CausalScorer
+from helpers.data.unigram_corpus import resolve_unigram_corpus
 
 FIVE = list(sep.METRICS)
 CORPUS = "The cat sees a dog.\nThe dogs see a cat.\nEvery teacher admires the students.\nA moon emerges.\n"
@@ -46,7 +46,7 @@ def stored(tiny, tmp_path_factory):
     corpus = root / "corpus.txt"
     corpus.write_text(CORPUS)
     lm = tiny("tiny-gpt2")
-    scorer = Scorer(lm, progress=False)
+    scorer = CausalScorer(lm, progress=False)
     blimp = load("blimp")
     blimp = blimp[blimp.paradigm.isin(blimp.paradigm.drop_duplicates().iloc[:2])]
     pairs = DatasetSelection("blimp", first_per_paradigm(blimp, 3), limit=3)
@@ -54,8 +54,8 @@ def stored(tiny, tmp_path_factory):
     unigram = resolve_unigram_corpus(corpus, "en")
     store = ScoreStore(root / "scores")
     methods = FIVE + ["intemplate_lp", "yesno"]
-    files = run_methods(scorer, pairs, methods, [1], store=store, unigram_corpus=unigram.path)
-    files += run_methods(scorer, cola, methods, [1], store=store, unigram_corpus=unigram.path)
+    files = run_methods(scorer, pairs, methods, {"templates": [1], "unigram_corpus": unigram.path}, store=store)
+    files += run_methods(scorer, cola, methods, {"templates": [1], "unigram_corpus": unigram.path}, store=store)
     return {"lm": lm, "scorer": scorer, "pairs": pairs.frame, "cola": cola.frame, "corpus": corpus,
             "scores": load_files(files)}
 

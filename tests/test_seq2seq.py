@@ -1,4 +1,4 @@
-"""Encoder-decoder scoring (helpers.seq2seq) on the tiny T5, against a float64 reference
+"""Encoder-decoder scoring (helpers.engine.seq2seq) on the tiny T5, against a float64 reference
 written here: each request shape tokenized and run the plain way (one request at a time,
 the model in float64, Hu & Levy's own recipe for the sentinel span), within 1e-4 nats."""
 from __future__ import annotations
@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.engine.encoding import Request
+from helpers.engine import Request
 from helpers.models import REGISTRY, LoadedModel
-from helpers.seq2seq import (
+from helpers.engine.seq2seq import (
     SENTINEL,
     Seq2SeqRequest,
     Seq2SeqScorer,
-    adapt,
     answer_request,
     span_request,
 )
+from helpers.methods.hu_levy_requests import adapt
 
 TOL = 1e-4  # nats
 
@@ -178,9 +178,9 @@ def test_a_t5_with_tied_embeddings_scales_its_decoder_output(t5):
 
 
 def test_adapt_leaves_causal_requests_alone_and_maps_seq2seq_ones(t5, tiny):
-    from helpers.scoring import Scorer
+    from helpers.engine import CausalScorer
 
-    causal = Scorer(tiny("tiny-gpt2"), progress=False)
+    causal = CausalScorer(tiny("tiny-gpt2"), progress=False)
     reqs = [Request("The cat sees the", " dog"), Request("Answer: ", "Yes")]
     assert adapt(reqs, causal, "span") is reqs
     s2s = Seq2SeqScorer(t5, progress=False)
@@ -193,10 +193,10 @@ def test_adapt_leaves_causal_requests_alone_and_maps_seq2seq_ones(t5, tiny):
 
 
 def test_clear_errors(t5, tiny):
-    from helpers.scoring import Scorer, scorer_for
+    from helpers.engine import CausalScorer, scorer_for
 
     with pytest.raises(TypeError, match="is an encoder-decoder"):
-        Scorer(t5)
+        CausalScorer(t5)
     with pytest.raises(TypeError, match="not an encoder-decoder"):
         Seq2SeqScorer(tiny("tiny-gpt2"))
     with pytest.raises(ValueError, match="minicons mode"):
@@ -219,16 +219,16 @@ def test_hu_levy_tasks_run_on_the_tiny_t5(t5, tmp_path, monkeypatch):
     """The runner scores Hu & Levy's tasks on an encoder-decoder in the shapes above: word
     prediction as a sentinel span, Direct sentences in the decoder, prompts as source."""
     from helpers.data.selection import select
-    from helpers.results import ScoreStore, load_files, read_metadata
+    from helpers.store import ScoreStore, load_files, read_metadata
     from helpers.runner import run_methods
-    from helpers.templates import hu_levy_prompts
+    from helpers.methods.templates import hu_levy_prompts
 
     monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
     s = Seq2SeqScorer(t5, progress=False)
     store = ScoreStore(tmp_path / "scores")
     words_sel, pairs_sel = select("hl_p18", 2), select("hl_blimp", 1)
-    files = run_methods(s, words_sel, ["hl_word_prediction"], ["direct", "metaQuestionComplex"], store=store)
-    files += run_methods(s, pairs_sel, ["hl_sentence_judgment"], ["direct", "metaQuestionSimple"], store=store)
+    files = run_methods(s, words_sel, ["hl_word_prediction"], {"templates": ["direct", "metaQuestionComplex"]}, store=store)
+    files += run_methods(s, pairs_sel, ["hl_sentence_judgment"], {"templates": ["direct", "metaQuestionSimple"]}, store=store)
     scores = load_files(files)
     word, pair = words_sel.items()[0], pairs_sel.items()[0]
     words = scores[(scores.method == "hl_word_prediction") & (scores.item_id == word["item_id"])].set_index("template")

@@ -12,7 +12,9 @@ import time
 import nbformat
 import pytest
 
-from helpers import sweep, sweep_slurm, sweep_status
+from helpers import sweep
+from helpers.sweep import slurm as sweep_slurm
+from helpers.sweep import status as sweep_status
 from helpers.cli import main
 
 
@@ -127,7 +129,7 @@ def test_the_cli_refuses_bad_slurm_resources_before_submitting(capsys):
 HALF_WRITER = """
 import io, os, sys, time
 import pandas as pd, pyarrow.parquet as pq
-from helpers.results import ScoreStore
+from helpers.store import ScoreStore
 
 real = pq.write_table
 def half_then_wait(table, where, **kw):  # write half the file's bytes, then wait to be killed
@@ -153,7 +155,7 @@ def test_a_writer_killed_mid_file_leaves_no_score_file(tmp_path):
     file goes once a later run has finished the file."""
     import pandas as pd
 
-    from helpers.results import ScoreStore, load_scores
+    from helpers.store import ScoreStore, load_scores
 
     root, ready = tmp_path / "scores", tmp_path / "ready"
     code = HALF_WRITER.replace("FRAME", repr(FRAME)).replace("CONFIG", repr(CONFIG))

@@ -13,11 +13,11 @@ import pytest
 from helpers import sweep
 from helpers.analysis import accuracy
 from helpers.data.selection import select
-from helpers.fewshot import FewShot
-from helpers.results import ScoreStore, load_files, load_scores
-from helpers.runner import run_methods
-from helpers.scoring import Scorer
-from helpers.sweep_shards import Shard, split
+from helpers.methods.fewshot import FewShot
+from helpers.store import ScoreStore, load_files, load_scores
+from helpers.runner import RunSetup, run_methods
+from helpers.engine import CausalScorer
+from helpers.data.shards import Shard, split
 
 def test_split_is_by_paradigm_then_position():
     frame = pd.DataFrame({"paradigm": ["a", "b", "a", "c", "b", "a", "c"]})
@@ -58,7 +58,7 @@ def test_bad_shards_are_clear_errors(shard, shards, message):
 def test_shard_files_are_read_as_one_run_bit_for_bit(tiny, tmp_path, model, options, block):
     """A sharded run gives the unsharded scores bit for bit: each shard plans the whole run and
     runs the batches its pairs need, and the split and the merge lose, add and reorder nothing."""
-    scorer = Scorer(tiny(model), progress=False, **options)
+    scorer = CausalScorer(tiny(model), progress=False, **options)
     if block:
         scorer.executor.block = block
     first = select("hl_blimp", 2)
@@ -123,7 +123,7 @@ def test_few_shot_shards_draw_the_whole_runs_examples(tiny, tmp_path):
     """A shard plans the whole run, so its few-shot examples (drawn from the run's pairs) and
     scores are the unsharded run's bit for bit; a shard with one context per item is planned
     alone, and few-shot refuses it."""
-    scorer = Scorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
     first = select("hl_blimp", 2)
     selection = replace(first, frame=first.frame.head(30))
     options = dict(templates=[1], fewshot=FewShot(2, "other", 3))
@@ -138,4 +138,4 @@ def test_few_shot_shards_draw_the_whole_runs_examples(tiny, tmp_path):
     pd.testing.assert_frame_equal(load_files(found), whole, check_exact=True)
     part = selection.sharded(2, 3)
     with pytest.raises(ValueError, match=r"shard shard2of3 with one context per item is planned alone"):
-        run_methods(scorer, part, ["yesno"], context=["A context. "] * len(part), store=store, **options)
+        run_methods(scorer, part, ["yesno"], setup=RunSetup(context=["A context. "] * len(part)), store=store, **options)

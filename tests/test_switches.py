@@ -12,9 +12,9 @@ from helpers.analysis import comparisons, ensembles, hu_levy as hl_tables
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
 from helpers.engine.encoding import START_CONVENTIONS
-from helpers.results import ScoreStore, load_files, read_metadata
+from helpers.store import ScoreStore, load_files, read_metadata
 from helpers.runner import run_methods
-from helpers.scoring import Request, Scorer
+from helpers.engine import Request, CausalScorer
 
 SWITCH_KEYS = {"start_token", "start_convention", "fewshot_k", "fewshot_source", "fewshot_seed", "order_average",
                "unigram_source"}
@@ -46,10 +46,10 @@ def test_start_token_conventions_encode_and_score_as_documented(tiny):
     for name, bos_added_by_tokenizer in (("tiny-llama", True), ("tiny-gpt2", False)):
         lm = tiny(name)
         words = lm.tokenizer(text, add_special_tokens=False)["input_ids"]
-        scorers = {c: Scorer(lm, progress=False, start=c) for c in START_CONVENTIONS}
+        scorers = {c: CausalScorer(lm, progress=False, start=c) for c in START_CONVENTIONS}
         assert {c: s.start_convention for c, s in scorers.items()} == {c: c for c in START_CONVENTIONS}
         default = scorers["bos-else-eos"]
-        assert Scorer(lm, progress=False).start_convention == "bos-else-eos"
+        assert CausalScorer(lm, progress=False).start_convention == "bos-else-eos"
         ids = {c: list(s.encode(Request("", text)).ids) for c, s in scorers.items()}
         assert ids["bos-else-eos"] == [default.start_id] + words and ids["none"] == words
         assert ids["minicons"] == (ids["bos-else-eos"] if bos_added_by_tokenizer else words)
@@ -60,14 +60,13 @@ def test_start_token_conventions_encode_and_score_as_documented(tiny):
         assert scored["none"].total == pytest.approx(plain_lp(lm.model, words, 1), abs=1e-4)
         twin = "bos-else-eos" if bos_added_by_tokenizer else "none"
         np.testing.assert_array_equal(scored["minicons"].logprobs, scored[twin].logprobs)
-        assert Scorer(lm, progress=False, minicons=True).start_convention == "minicons"
+        assert CausalScorer(lm, progress=False, minicons=True).start_convention == "minicons"
 
 
 def test_start_token_switch_changes_the_scores_and_its_record_only(tiny, tmp_path):
     lm = tiny("tiny-llama")
     selection = blimp_pairs()
-    files = {c: run_methods(Scorer(lm, progress=False, start=c), selection, ["lp", "intemplate_lp", "yesno"], [1],
-                            store=ScoreStore(tmp_path / c)) for c in ("bos-else-eos", "none")}
+    files = {c: run_methods(CausalScorer(lm, progress=False, start=c), selection, ["lp", "intemplate_lp", "yesno"], {"templates": [1]}, store=ScoreStore(tmp_path / c)) for c in ("bos-else-eos", "none")}
     for a, b in zip(files["bos-else-eos"], files["none"]):
         assert config_difference(a, b) == {"start_token", "start_convention"}
         meta = read_metadata(b)
@@ -89,8 +88,7 @@ def test_start_token_switch_changes_the_scores_and_its_record_only(tiny, tmp_pat
 def _hl(tiny, tmp_path, method: str, stimuli: str, order_average: str, store: ScoreStore):
     items = load(stimuli).head(8)
     selection = DatasetSelection(stimuli, items)
-    return run_methods(Scorer(tiny("tiny-gpt2"), progress=False), selection, [method],
-                       ["direct", "metaQuestionSimple", "metaInstruct"], store=store, order_average=order_average)
+    return run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), selection, [method], {"templates": ["direct", "metaQuestionSimple", "metaInstruct"], "order_average": order_average}, store=store)
 
 
 @pytest.mark.parametrize("method,stimuli", [("hl_sentence_comparison", "hl_blimp"),
@@ -183,7 +181,7 @@ def test_unigram_source_is_recorded_in_every_file_and_moves_only_its_methods(tin
         corpora[-1].write_text(text * (i + 1))
     store = ScoreStore(tmp_path / "scores")
     methods = ["lp", "bf_uniform", "slor", "bf_unigram", "intemplate_lp", "yesno"]
-    runs = [run_methods(Scorer(lm, progress=False), selection, methods, [1], store=store, unigram_corpus=c)
+    runs = [run_methods(CausalScorer(lm, progress=False), selection, methods, {"templates": [1], "unigram_corpus": c}, store=store)
             for c in corpora]
     for files in runs:
         for path in files:

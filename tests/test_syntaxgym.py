@@ -20,9 +20,9 @@ from helpers.data.selection import DatasetSelection, first_per_paradigm
 from helpers.data.sources import DataSource, resolve
 from helpers.data.syntaxgym_formulas import FormulaError, parse
 from helpers.methods import Runtime, get
-from helpers.results import ScoreStore
-from helpers.runner import run_methods
-from helpers.scoring import Scorer
+from helpers.store import ScoreStore
+from helpers.runner import RunSetup, run_methods
+from helpers.engine import CausalScorer
 
 CONTEXT = "The old teacher sees a small bird. Some happy children like the green garden."
 
@@ -138,8 +138,7 @@ def stored_surprisals(row) -> dict:
 
 def run(loaded, frame, method, tmp_path, context="") -> pd.DataFrame:
     selection = DatasetSelection("syntaxgym_items", frame.reset_index(drop=True))
-    (path,) = run_methods(Scorer(loaded, progress=False), selection, [method], context=context,
-                          store=ScoreStore(tmp_path / "scores"))
+    (path,) = run_methods(CausalScorer(loaded, progress=False), selection, [method], setup=RunSetup(context=context), store=ScoreStore(tmp_path / "scores"))
     return pd.read_parquet(path)
 
 

@@ -6,7 +6,8 @@ import shutil
 
 import pytest
 
-from helpers import paths, templates as T
+from helpers import paths
+from helpers.methods import templates as T
 from helpers.data.sources import ChecksumError, DataSource
 
 

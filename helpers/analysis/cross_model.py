@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..results import safe_name
-from ..selection import parse_selection
+from ..store import safe_name
+from ..selection_parser import parse_selection
 from .accuracy import by_phenomenon, of_methods
 from .hu_levy import DIRECT, summarize
 from .significance import bootstrap_ci

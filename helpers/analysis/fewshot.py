@@ -1,5 +1,5 @@
 """Accuracy against the number of few-shot examples k (in-template LP and Yes/No; see
-:mod:`helpers.fewshot`): per model, method and k, the mean and sd of the accuracy over the
+:mod:`helpers.methods.fewshot`): per model, method and k, the mean and sd of the accuracy over the
 templates, the best template, pairs and ties, read from stored score files."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Iterable
 
 import pandas as pd
 
-from ..results import load_files, read_metadata
+from ..store import load_files, read_metadata
 from .accuracy import table3
 
 

@@ -19,7 +19,7 @@ from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import cpdist
 from scipy import stats
 
-from .. import embeddings
+from . import embeddings
 
 
 def equal_bins(values, n_bins: int = 10) -> np.ndarray:
@@ -106,8 +106,8 @@ def with_pair_text(pairs: pd.DataFrame, frame: pd.DataFrame, columns=()) -> pd.D
 def with_distances(pairs: pd.DataFrame, embedding_model: str | dict | None = None, **options) -> pd.DataFrame:
     """``pairs`` (with ``good``, ``bad``, ``language``) with ``distance``, the cosine distance of
     the two sentences' embeddings, and ``embedding_model``: one model name, a {language: name}
-    dict, or None for each language's default (:func:`helpers.embeddings.default_model`).
-    ``options`` go to :func:`helpers.embeddings.embed` (cache_dir, batch_size, device...)."""
+    dict, or None for each language's default (:func:`helpers.analysis.embeddings.default_model`).
+    ``options`` go to :func:`helpers.analysis.embeddings.embed` (cache_dir, batch_size, device...)."""
     missing = [c for c in ("good", "bad", "language") if c not in pairs]
     if missing:
         raise ValueError(f"no columns {missing}: join the pairs with with_pair_text(..., columns=['language'])")

@@ -160,7 +160,7 @@ def item_similarity(frame: pd.DataFrame, *, tokenizer=None, parser: Features | N
 
 def _acceptable_rows(column: pd.Series) -> pd.Series:
     """True where a prefix is acceptable: a boolean column, or labels "acceptable"/"unacceptable"
-    (as ``helpers.priming`` writes them)."""
+    (as ``helpers.data.priming`` writes them)."""
     if pd.api.types.is_bool_dtype(column):
         return column
     labels = set(column.dropna().astype(str))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..selection import parse_selection
+from ..selection_parser import parse_selection
 
 KEYS = ["model", "template"]
 PAIR = ["model", "template", "paradigm", "pair_id"]

@@ -16,9 +16,9 @@ import pandas as pd
 from scipy import stats
 from sklearn.metrics import roc_auc_score, roc_curve
 
-from .. import measures
+from ..methods import measures
 from .. import methods as registry
-from ..results import read_metadata
+from ..store import read_metadata
 
 METRICS = ("lp", "meanlp", "slor", "bf_uniform", "bf_unigram")
 UNIGRAM_METRICS = ("slor", "bf_unigram")
@@ -61,7 +61,7 @@ def _basis(group: pd.DataFrame, needs_unigram: bool, where: str) -> pd.DataFrame
     rows = group[group["method"] == have[0]]
     if rows["config_hash"].nunique() > 1:
         raise ValueError(f"{where}: {have[0]} rows come from {rows['config_hash'].nunique()} score files; "
-                         "load one file per method (helpers.results.load_scores picks one)")
+                         "load one file per method (helpers.store.load_scores picks one)")
     return rows
 
 
@@ -87,7 +87,7 @@ def _per_side(rows: pd.DataFrame, sides: tuple[str, ...], side: str) -> pd.DataF
 
 
 def _metric(metric: str, rows: pd.DataFrame, side: str) -> np.ndarray:
-    """One metric of one side from the basis columns, by :mod:`helpers.measures`."""
+    """One metric of one side from the basis columns, by :mod:`helpers.methods.measures`."""
     total, n = rows[f"tgt_sum_{side}"].to_numpy(float), rows[f"n_tokens_{side}"].to_numpy(float)
     if metric == "lp":
         return total
@@ -101,7 +101,7 @@ def _metric(metric: str, rows: pd.DataFrame, side: str) -> np.ndarray:
 
 def metrics_table(scores: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
     """One row per sentence (both sides of every pair, or every single sentence) with the
-    ``metrics`` computed from the stored sums and counts by :mod:`helpers.measures`, and the
+    ``metrics`` computed from the stored sums and counts by :mod:`helpers.methods.measures`, and the
     unigram corpus (``unigram_source``) that SLOR and BF-unigram used."""
     metrics = list(metrics)
     unknown = [m for m in metrics if m not in METRICS]

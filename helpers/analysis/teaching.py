@@ -10,8 +10,8 @@ import itertools
 import numpy as np
 import pandas as pd
 
-from .. import measures
-from ..scoring import Request
+from ..methods import measures
+from ..engine.interface import Request
 
 DETERMINERS, NOUNS, VERBS = ("The", "A"), ("moon", "moons"), ("emerge", "emerges")
 
@@ -30,7 +30,7 @@ def teaching_items() -> pd.DataFrame:
 
 
 def score_teaching(scorer) -> pd.DataFrame:
-    """:func:`teaching_items` scored by ``scorer`` (a :class:`helpers.scoring.Scorer`): LP,
+    """:func:`teaching_items` scored by ``scorer`` (a :class:`helpers.engine.interface.Scorer`): LP,
     token count and MeanLP of each string alone, ranked by LP (1 = most probable)."""
     items = teaching_items()
     scored = scorer.score([Request("", s) for s in items["sentence"]])

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .. import paths
 from ..files import atomic_path
-from ..selection import parse_selection
+from ..selection_parser import parse_selection
 from . import blimp, chinese, climp, english, hu_levy, syntaxgym
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
 from .sources import ChecksumError, DataNotFoundError, DataSource

@@ -10,7 +10,7 @@ import pandas as pd
 from . import DATASETS, load, load_processed, recorded_options, variant_for
 
 if TYPE_CHECKING:
-    from ..sweep_shards import Shard
+    from .shards import Shard
 
 # Hu et al. (2025) Table 1: each row's registered dataset (a variant where the paper's count
 # differs from the full set) and the count it must have. See the readers for each rule.
@@ -40,7 +40,7 @@ class DatasetSelection:
     frame: pd.DataFrame
     options: dict = field(default_factory=dict)
     limit: int | None = None
-    shard: Shard | None = None  # which shard of the run the frame holds (helpers.sweep_shards); None: all
+    shard: Shard | None = None  # which shard of the run the frame holds (helpers.data.shards); None: all
     whole: pd.DataFrame | None = None  # a shard's whole run (its batches are planned over it)
 
     def __post_init__(self):
@@ -77,8 +77,8 @@ class DatasetSelection:
 
     def sharded(self, shard: int | None, shards: int = 1) -> "DatasetSelection":
         """Shard ``shard`` (1 to ``shards``) of these items, by paradigm then position (itself when
-        ``shards`` is 1); its score files hold the whole run's configuration (helpers.sweep_shards)."""
-        from ..sweep_shards import shard_of
+        ``shards`` is 1); its score files hold the whole run's configuration (helpers.data.shards)."""
+        from .shards import shard_of
 
         return shard_of(self, shard, shards)
 

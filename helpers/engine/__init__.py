@@ -1,8 +1,21 @@
-"""The scoring engine in three parts, wired together by :class:`helpers.scoring.Scorer`.
+"""The scoring engine: text in, token log-probabilities out.
 
-- :mod:`.encoding`: text to token ids, with exactly one document-start token;
-- :mod:`.plan`: the pure prefix tree of token segments (what runs once, what after what);
-- :mod:`.executor`: batches, key/value cache reuse, out-of-memory halving, log-probs.
+- :mod:`.interface`: the request and result types, the share modes and the ``Scorer`` protocol;
+- :mod:`.encoding`: text to token ids (one start token; where the target begins);
+- :mod:`.plan`: a pure prefix tree of token segments, whose shared parts run once;
+- :mod:`.executor` (:mod:`.schedule`, :mod:`.forward`, :mod:`.readout`): the plan run in
+  batches with key/value cache reuse, log-probs read at the needed positions only;
+- :mod:`.head`: the vocabulary head (chunked float32 log-softmax) and out-of-memory halving
+  that every scorer shares;
+- :mod:`.causal` and :mod:`.seq2seq`: the scorers of decoder-only and encoder-decoder models;
+- :mod:`.kinds`: which scorer a model gets (:func:`scorer_for`).
 
-:mod:`.model_checks` holds what the engine must know about a model before it runs it.
+The public names are importable from here: ``from helpers.engine import Request, scorer_for``.
 """
+from .causal import CausalScorer
+from .interface import SHARE_MODES, OptionReadout, Request, Scored, Scorer
+from .kinds import SCORER_KINDS, scorer_for
+from .seq2seq import Seq2SeqScorer
+
+__all__ = ["SHARE_MODES", "SCORER_KINDS", "CausalScorer", "OptionReadout", "Request", "Scored", "Scorer",
+           "Seq2SeqScorer", "scorer_for"]

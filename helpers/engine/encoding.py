@@ -6,20 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-
-@dataclass(frozen=True)
-class Request:
-    """Score ``target`` given ``context`` (the context may be empty, the target not).
-
-    By default context+target is tokenized as one text (a token may straddle the
-    boundary). ``separate=True`` tokenizes them apart and joins the ids: the target is
-    read exactly at the position after the context's own tokens (a prompt ending in a
-    space keeps its space token), as a constrained decoder sees it.
-    """
-
-    context: str
-    target: str
-    separate: bool = False
+from .interface import Request, check_text
 
 
 @dataclass(frozen=True)
@@ -27,15 +14,6 @@ class Encoded:
     ids: tuple[int, ...]  # the whole sequence, start token included
     first: int  # index of the first scored target token
     offsets: tuple[tuple[int, int], ...] = ()  # character span of each id in context+target ((0, 0): added)
-
-
-def check_text(value, what: str, allow_empty: bool) -> str:
-    """``value`` if it is a string (non-empty unless allowed), else a clear error."""
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a string, got {type(value).__name__}: {value!r:.80}")
-    if not allow_empty and not value:
-        raise ValueError(f"{what} is empty: there is nothing to score")
-    return value
 
 
 # The document-start conventions a Scorer can take by name (``start=``), as score files record them.

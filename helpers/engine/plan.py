@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from itertools import groupby
 from typing import Iterator, Sequence
 
+from .interface import checked_share
+
 
 class Node:
     """A segment of token ids at absolute position ``offset`` in its sequences.
@@ -165,9 +167,6 @@ def _radix(items: list[Node]) -> list[Node]:
     return out
 
 
-SHARE_MODES = ("none", "context", "prefix", "tree")
-
-
 @contextmanager
 def _collector_paused():
     """Python's cycle collector off while nodes are made: its full passes scan every live
@@ -195,8 +194,7 @@ def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "contex
     the requests (a shard of a dataset run) needs the rows of its own blocks only; a prefix
     shared across blocks then runs once per block.
     """
-    if share not in SHARE_MODES:
-        raise ValueError(f"share must be one of {', '.join(map(repr, SHARE_MODES))}, got {share!r}")
+    checked_share(share)
     if len(need_from) != len(encoded):
         raise ValueError(f"{len(encoded)} sequences but {len(need_from)} need_from entries")
     if share == "tree" and block is not None and block < 1:

@@ -3,8 +3,9 @@ tasks. A new method is one :class:`Method` (with an existing or a new :class:`Fa
 passed to :func:`register`; the runner needs no change."""
 from __future__ import annotations
 
-from ..selection import parse_selection
+from ..selection_parser import parse_selection
 from .base import METHODS_VERSION, Family, Method, Runtime
+from .options import declared, owners
 from .hu_levy import HU_LEVY
 from .prompting import PROMPTS
 from .readouts import READOUTS
@@ -40,6 +41,18 @@ def get(name: str) -> Method:
     return METHODS[name]
 
 
+def families() -> list[Family]:
+    """The families of the registered methods, in registration order."""
+    return list(dict.fromkeys(m.family for m in METHODS.values()))
+
+
+def option_table() -> str:
+    """Every method option: name, default, the methods' families that take it, and what it does."""
+    found = declared(families())
+    takers = owners(families())
+    return "\n".join(f"{name}={o.default!r}: {o.help} ({', '.join(takers[name])})" for name, o in found.items())
+
+
 def method_names(selection, all_of: list[str] | None = None) -> list[str]:
     """Method names from "all" (of ``all_of``, default every method), "lp,meanlp" or a list."""
     return parse_selection(selection, list(all_of or METHODS) if selection == "all" else list(METHODS),
@@ -47,4 +60,4 @@ def method_names(selection, all_of: list[str] | None = None) -> list[str]:
 
 
 __all__ = ["HU_LEVY_METHODS", "METHODS", "METHODS_VERSION", "PROMPT_METHODS", "READOUT_METHODS", "Family", "Method",
-           "Runtime", "get", "method_names", "register", "unregister"]
+           "Runtime", "families", "get", "method_names", "option_table", "register", "unregister"]

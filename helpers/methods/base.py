@@ -14,8 +14,9 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ..fewshot import NO_SHOTS, FewShot
-from ..scoring import Request, Scored
+from .fewshot import FEWSHOT, NO_SHOTS, FewShot
+from .options import Option
+from ..engine.interface import Request, Scored
 
 # Bump when a method's computation changes: it is part of every score file's configuration.
 METHODS_VERSION = "2"
@@ -26,33 +27,55 @@ Score = Callable[[pd.DataFrame, str], pd.Series]  # (basis table, side) -> score
 
 @dataclass
 class Runtime:
-    """What a family may need besides the scored requests (built lazily by the runner)."""
+    """What a family may need besides the scored requests: the run's scorer, language and
+    sides, and the checked value of every method option (:mod:`helpers.methods.options`;
+    each field after ``progress`` is one, by the same name)."""
 
     scorer: object
     language: str
-    instruct: bool
-    seed: int = 42
-    unigram: object | None = None  # helpers.measures.UnigramTable
-    use_outlines: bool = True
+    instruct: bool | None = None  # chat templates for prompts; None: the model's registry entry
+    seed: int = 42  # A/B prompting: the slot of the acceptable sentence
+    unigram: object | None = None  # helpers.methods.measures.UnigramTable (families that count one)
+    use_outlines: bool = True  # A/B prompting: constrained decoding with outlines
     progress: bool = True
     cache: dict = field(default_factory=dict)  # e.g. the outlines generator, built once per run
     sides: tuple[str, ...] = ("good", "bad")  # item fields scored: a pair, or ("sentence",) for single sentences
     fewshot: FewShot = NO_SHOTS  # solved examples before each item (families with ``takes_fewshot``)
     order_average: str = "accuracy"  # Hu & Levy answer orders: "accuracy" (the paper's) or "logprob"
+    templates: tuple = (1, 2, 3, 4, 5)  # Ide et al. template ids and Hu & Levy prompt types
+    unigram_corpus: object = None  # SLOR / BF-unigram corpus: None (the mirror), a file or a Hub dataset
+    unigram_source: str | None = None  # what the unigram table was counted over (recorded)
+
+    def __post_init__(self):
+        if self.instruct is None:
+            loaded = getattr(self.scorer, "loaded", None)
+            self.instruct = bool(loaded.is_instruct) if loaded is not None else False
 
 
 class Family:
     """A group of methods that share their engine requests.
 
-    Subclasses set ``name``, ``template_set`` (the template family to iterate, or None) and ``with_context`` (whether
-    the engine returns the log-probs of request contexts too), ``takes_fewshot`` where they put
-    ``runtime.fewshot``'s examples before each item, and implement :meth:`requests` and :meth:`table`.
+    Subclasses set ``name``, ``template_set`` (the template family to iterate, or None),
+    ``with_context`` (whether the engine returns the log-probs of request contexts too) and
+    ``options`` (the method options they take and check: :mod:`helpers.methods.options`; with
+    :data:`~helpers.methods.fewshot.FEWSHOT` they put ``runtime.fewshot``'s examples before
+    each item), and implement :meth:`requests` and :meth:`table`.
     """
 
     name: str = ""
     template_set: str | None = None
     with_context: bool = False
-    takes_fewshot: bool = False
+    options: tuple[Option, ...] = ()  # the method options it takes (besides templates and instruct)
+
+    @property
+    def takes_fewshot(self) -> bool:
+        """Whether it puts ``runtime.fewshot``'s examples before each item."""
+        return FEWSHOT in self.options
+
+    def runtime_for(self, methods: Sequence["Method"], runtime: Runtime) -> Runtime:
+        """The runtime its passes for ``methods`` run with (e.g. with a unigram table counted);
+        by default the run's."""
+        return runtime
 
     def templates(self, language: str, style: str, selected: Sequence) -> list:
         """The templates this family runs for ``language`` (None: one untemplated pass)."""
@@ -109,3 +132,8 @@ class Method:
     @property
     def templated(self) -> bool:
         return self.family.template_set is not None
+
+    def config(self, runtime: Runtime) -> dict:
+        """What a score file of this method records beside the run's and the template's entries:
+        its own options, and the unigram table's source (None for methods without one)."""
+        return {**self.options, "unigram_source": runtime.unigram_source if self.needs_unigram else None}

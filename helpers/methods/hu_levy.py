@@ -20,54 +20,24 @@ averaged over the orders (score_good > score_bad). The scores are the same under
 score files record the switch as ``order_average``.
 
 A priming context goes before the whole input. On an encoder-decoder (Flan-T5,
-:mod:`helpers.seq2seq`) the word tasks score the word as a sentinel span after its prefix
+:mod:`helpers.engine.seq2seq`) the word tasks score the word as a sentinel span after its prefix
 (the prompt, if any, in the encoder; as Hu & Levy's code does), the sentence prompts read
 the prompt as source and the answer as target, and Direct sentences are the decoder's
 probability after an empty source.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pandas as pd
 
-from .. import answers
-from ..prompt_text import fill_before, separator, with_context
-from ..scoring import Request
-from ..seq2seq import adapt
-from ..templates import HL_PROMPTS, hu_levy_prompts
+from . import answers
+from ..engine.interface import Request
 from .base import Family, Method
+from .hu_levy_requests import DIRECT, adapt, prompts_for
+from .options import Option
+from .prompt_text import fill_before, separator, with_context
 
-DIRECT = "direct"
-PROMPT_TYPES = (DIRECT, *HL_PROMPTS)
+
 ORDER_AVERAGES = ("accuracy", "logprob")  # see the module docstring
-
-
-@dataclass(frozen=True)
-class HLPrompt:
-    """One prompt type of one task ("direct" has no text: the string is scored alone)."""
-
-    id: str
-    task: str
-    language: str
-    text: str = ""
-
-
-def prompts_for(task: str, language: str, selected) -> list[HLPrompt]:
-    """The prompt types of ``task`` in ``language`` among ``selected`` (names, or "all")."""
-    table = hu_levy_prompts()
-    out = []
-    for name in PROMPT_TYPES:
-        if selected != "all" and name not in selected:
-            continue
-        if name == DIRECT:
-            out.append(HLPrompt(DIRECT, task, language))
-        elif (task, language, name) in table:
-            out.append(HLPrompt(name, task, language, table[(task, language, name)]))
-        else:
-            have = sorted({(t, lang) for t, lang, _ in table})
-            raise KeyError(f"Hu & Levy have no {name} prompt for {task} in {language!r}; available: {have}")
-    return out
 
 
 def _direct_requests(item, context: str, language: str) -> list[Request]:
@@ -81,10 +51,22 @@ def _direct_table(scored) -> pd.DataFrame:
     return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
 
 
+def _order_average(value) -> str:
+    if value not in ORDER_AVERAGES:
+        raise ValueError(f"order_average must be 'accuracy' (average the two orders' accuracies, as Hu & Levy "
+                         f"report) or 'logprob' (compare log-probs averaged over the orders), got {value!r}")
+    return value
+
+
+ORDER_AVERAGE = Option("order_average", "accuracy", _order_average,
+                       "Hu & Levy's comparisons over the two answer orders: 'accuracy' (the paper's) or 'logprob'")
+
+
 class HLFamily(Family):
     """Shared by the four tasks: prompt types as templates."""
 
     task = ""
+    options = (ORDER_AVERAGE,)
     orders = False  # whether its prompts list the options in both orders
 
     def templates(self, language, style, selected):
@@ -222,8 +204,6 @@ def _compared_sentence(t, side):
 def _orders_credit(good_first: pd.Series, bad_first: pd.Series, runtime) -> pd.Series | None:
     """The share of the two orders decided right ("accuracy"), or None: decide by the averaged
     log-probs ("logprob")."""
-    if runtime.order_average not in ORDER_AVERAGES:
-        raise ValueError(f"order_average must be one of {ORDER_AVERAGES}, got {runtime.order_average!r}")
     if runtime.order_average == "logprob":
         return None
     return (good_first.astype(float) + bad_first.astype(float)) / 2

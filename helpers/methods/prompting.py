@@ -2,10 +2,10 @@
 
 Answers are read at the position after the prompt's own tokens (``separate=True``): the
 position where constrained decoding (outlines) generates, so the logit path and the
-outlines path see the same input. Prompts are rendered by :mod:`helpers.prompt_text`; a
+outlines path see the same input. Prompts are rendered by :mod:`helpers.methods.prompt_text`; a
 priming context goes before the prompt (base models) or opens the first user message (chat).
 Few-shot Yes/No (``runtime.fewshot``) puts k solved question-answer turns before the item
-(:mod:`helpers.fewshot`): "...Answer: Yes" lines for base models, user and assistant
+(:mod:`helpers.methods.fewshot`): "...Answer: Yes" lines for base models, user and assistant
 messages for chat models.
 """
 from __future__ import annotations
@@ -13,16 +13,37 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import answers, constrained, fewshot
-from ..prompt_text import render
-from ..scoring import Request
-from ..templates import ide_templates
+from . import answers, constrained, fewshot
+from ..engine.interface import Request
 from .base import Family, Method
+from .fewshot import FEWSHOT
+from .options import Option
+from .prompt_text import render
+from .templates import ide_templates
 
 
 def _sentence_lengths(tokenizer, sentences) -> list[int]:
     """Token count of each sentence on its own (for length-bias analyses)."""
     return [len(ids) for ids in tokenizer(list(sentences), add_special_tokens=False)["input_ids"]]
+
+
+def _seed(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"seed must be a whole number, got {value!r}")
+    return int(value)
+
+
+def _flag(name: str):
+    def check(value) -> bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+        return bool(value)
+    return check
+
+
+SEED = Option("seed", 42, _seed, "seed of the slot of the acceptable sentence in A/B prompts")
+USE_OUTLINES = Option("use_outlines", True, _flag("use_outlines"),
+                      "decide A/B prompts by constrained decoding with outlines (method 'ab')")
 
 
 class PromptFamily(Family):
@@ -39,7 +60,7 @@ class PromptFamily(Family):
 class YesNo(PromptFamily):
     """Each sentence in a Yes/No prompt; the log-probs and raw logits of Yes and No."""
 
-    name, template_set, takes_fewshot = "yesno", "yn", True
+    name, template_set, options = "yesno", "yn", (FEWSHOT,)
 
     def prepare(self, items, template, contexts, runtime):
         """Each item's prompt per side (after its few-shot examples, if any), rendered once."""
@@ -80,7 +101,7 @@ class AB(PromptFamily):
     """Both sentences as A and B (the acceptable one's slot drawn per pair with the seed):
     log-probs of "A" and "B" at the answer position and, with outlines, the constrained answer."""
 
-    name, template_set = "ab", "ab"
+    name, template_set, options = "ab", "ab", (SEED, USE_OUTLINES)
 
     def prepare(self, items, template, contexts, runtime):
         """Each pair's (slot of the acceptable sentence, prompt), the prompt rendered once."""

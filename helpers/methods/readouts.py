@@ -6,7 +6,7 @@ input (template tokens counted, the variant Ide et al. report) and over the targ
 comparative LP scores the "compar" template with the target in slot A and the other
 sentence in slot B. A priming ``context`` goes before the whole input; its own tokens are
 never counted. Few-shot in-template readouts (``runtime.fewshot``) put k acceptable
-sentences, each in the same template, before the item (:mod:`helpers.fewshot`); like a
+sentences, each in the same template, before the item (:mod:`helpers.methods.fewshot`); like a
 priming context, the examples' tokens are never counted.
 
 Basis columns per side: the sum and count of target token log-probs (``tgt_sum_*``,
@@ -16,15 +16,21 @@ token log-probs and ids themselves, and the unigram log-prob sum (``uni_sum_*``)
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .. import fewshot, measures
-from ..prompt_text import template_examples, with_context
-from ..scoring import Request
-from ..templates import ide_templates
+from . import fewshot, measures
+from ..data.unigram_corpus import resolve_unigram_corpus
+from ..engine.interface import Request
 from .base import Family, Method
+from .fewshot import FEWSHOT
+from .measures import UnigramTable, unigram_table
+from .options import Option
+from .prompt_text import template_examples, with_context
+from .templates import ide_templates
 
 
 def _template_sums(scored, prime: str) -> tuple[float, int]:
@@ -36,10 +42,40 @@ def _template_sums(scored, prime: str) -> tuple[float, int]:
     return float(np.sum(lps, dtype=np.float64)), len(lps)
 
 
+def _corpus(value):
+    if value is not None and not isinstance(value, (str, Path)):
+        raise ValueError(f"unigram_corpus must be None (the mirror's corpora), a text file or a Hugging Face "
+                         f"dataset name, got {value!r}")
+    return value
+
+
+UNIGRAM_CORPUS = Option("unigram_corpus", None, _corpus,
+                        "SLOR / BF-unigram corpus: None (the mirror's), a text file, or a Hugging Face dataset")
+
+
+def unigram_for(tokenizer, language: str, corpus: str | Path | None = None) -> tuple[UnigramTable, str]:
+    """The unigram table of ``tokenizer`` over ``corpus`` (None: the mirror's corpora of
+    ``language``; a text file; a Hugging Face dataset name, streamed), and the source the score
+    files record: "<kind>:<name>:<file>:<bytes>"."""
+    found = resolve_unigram_corpus(corpus, language)
+    return unigram_table(tokenizer, [found.path]), found.source
+
+
 class SentenceReadouts(Family):
     """Each sentence alone (after the priming context, if any)."""
 
     name = "sentence"
+    options = (UNIGRAM_CORPUS,)
+
+    def runtime_for(self, methods, runtime):
+        """With a unigram table (counted once per run and corpus) when a method needs one."""
+        if not any(m.needs_unigram for m in methods):
+            return runtime
+        key = ("unigram", str(runtime.unigram_corpus))
+        if key not in runtime.cache:
+            runtime.cache[key] = unigram_for(runtime.scorer.tokenizer, runtime.language, runtime.unigram_corpus)
+        unigram, source = runtime.cache[key]
+        return replace(runtime, unigram=unigram, unigram_source=source)
 
     def requests(self, item, template, context, runtime, state):
         prime = with_context(context, "", runtime.language)
@@ -67,7 +103,8 @@ class TemplateReadouts(Family):
 
     def __init__(self, template_set: str):
         self.template_set = self.name = template_set
-        self.takes_fewshot = template_set == "single"  # examples: acceptable sentences in the same template
+        # examples before each item: acceptable sentences in the same template
+        self.options = (FEWSHOT,) if template_set == "single" else ()
 
     def templates(self, language, style, selected):
         return [t for t in ide_templates(self.template_set, language, "base") if t.id in selected]

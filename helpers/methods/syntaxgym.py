@@ -31,8 +31,8 @@ import pandas as pd
 
 from ..data.syntaxgym import join_regions
 from ..data.syntaxgym_formulas import Prediction, parse
-from ..prompt_text import with_context
-from ..scoring import Request, Scored
+from .prompt_text import with_context
+from ..engine.interface import Request, Scored
 from .base import Family, Method
 from .word_boundary import boundary_logmass, bow_mask
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..scoring import Request
+from ..engine.interface import Request
 
 TOKEN_BUDGET = 4096  # real plus padding tokens per forward pass of the boundary run
 

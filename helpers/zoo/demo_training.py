@@ -27,9 +27,11 @@ import numpy as np
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from ..data import blimp, climp, corpora
+from ..data import blimp
+from ..data import climp
+from ..data import corpora
 from ..files import write_text
-from .tokenizer import for_transformers, load_bpe, train_bpe
+from ..models.tokenizer import for_transformers, load_bpe, train_bpe
 
 START = "<|endoftext|>"  # document start (and end), as GPT-2's
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")

@@ -14,12 +14,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import data, paths, results
+from .. import data
+from .. import paths
+from .. import store as results
 from ..data.selection import first_per_paradigm
 from ..files import write_text
-from ..measures import lp
+from ..methods.measures import lp
 from ..models import resolve
-from ..scoring import Scorer, scorer_for
+from ..engine.interface import Scorer
+from ..engine.kinds import scorer_for
 from .demo_training import Recipe
 from .precision import markdown as precision_markdown
 

@@ -19,9 +19,9 @@ from scipy.stats import binomtest
 from ..data.selection import select
 from ..files import write_text
 from ..models import load
-from ..results import ScoreStore
+from ..store import ScoreStore
 from ..runner import run_methods
-from ..scoring import Scorer
+from ..engine.causal import CausalScorer
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def run_precision(model: str, dataset: str, precision: str, store_root: str | Pa
     spec = PRECISIONS[precision]
     lm = spec.load(model)
     selection = select(dataset, limit)
-    scorer = Scorer(lm, progress=False)
+    scorer = CausalScorer(lm, progress=False)
     scorer.score_texts(list(selection.frame["good"].iloc[:16]))  # warm-up: first calls set up kernels
     store = Path(store_root) / precision
     timings = store / "seconds.json"  # scoring time of each finished selection, for reruns that reuse it

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import sweep, sweep_slurm, sweep_status
+from helpers import sweep
+from helpers.sweep import slurm as sweep_slurm
+from helpers.sweep import status as sweep_status
 from helpers.cli import main
-from helpers.zoo.tiny import ensure
+from helpers.models.tiny import ensure
 
 pytestmark = pytest.mark.slurm
 

@@ -1,0 +1,158 @@
+"""Deterministic shards of a dataset run, and shard files read back as one run.
+
+A run's items are ordered by paradigm (in order of first appearance), then by position, and
+cut into ``count`` contiguous parts of near-equal size (sizes differ by at most one), so a
+paradigm stays in one shard unless it is cut at a boundary. A shard job plans the whole run
+and runs only the batches its items need (:meth:`helpers.engine.interface.Scorer.score`'s ``only``),
+so its scores are bit for bit the unsharded run's. Shard ``index`` (1 to ``count``)
+keeps its items in the run's own order. A shard's score files carry the run's configuration
+(the same config hash as the unsharded run) and, in their metadata, which positions of the
+run they hold; :func:`merge` puts the rows of a complete set back into the run's order.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+SHARD_SUFFIX = re.compile(r"__shard\d+of\d+")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count`` of a run of ``total`` items: the items at ``ranges``
+    ([start, stop) positions of the run's frame)."""
+
+    index: int
+    count: int
+    total: int
+    ranges: tuple[tuple[int, int], ...]
+
+    @property
+    def tag(self) -> str:
+        """The part of a file name that says which shard it holds (``shard2of3``)."""
+        return f"shard{self.index}of{self.count}"
+
+    def positions(self) -> np.ndarray:
+        return np.concatenate([np.arange(a, b) for a, b in self.ranges]) if self.ranges else np.array([], int)
+
+    def meta(self) -> dict:
+        return {"index": self.index, "count": self.count, "total": self.total,
+                "ranges": [list(r) for r in self.ranges]}
+
+    @classmethod
+    def from_meta(cls, meta: dict) -> "Shard":
+        return cls(int(meta["index"]), int(meta["count"]), int(meta["total"]),
+                   tuple((int(a), int(b)) for a, b in meta["ranges"]))
+
+
+def check(index, count) -> tuple[int | None, int]:
+    """``(index, count)`` as ints, or a clear error: count >= 1, and index 1..count when count > 1."""
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        raise ValueError(f"shards must be a whole number >= 1, got {count!r}")
+    if count == 1:
+        if index not in (None, 1):
+            raise ValueError(f"shard {index!r} of 1: with shards = 1 leave shard as None")
+        return None, 1
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 1 <= index <= count:
+        raise ValueError(f"shard must be a number from 1 to {count} (which of the {count} shards to run), "
+                         f"got {index!r}")
+    return int(index), int(count)
+
+
+def split(frame: pd.DataFrame, count: int) -> list[np.ndarray]:
+    """The positions of each of ``count`` shards of ``frame`` (each sorted): by paradigm in order
+    of first appearance, then by position, cut into contiguous near-equal parts."""
+    n = len(frame)
+    if count > n:
+        raise ValueError(f"{count} shards of {n} items: ask for at most {n} shards")
+    if "paradigm" in frame:
+        first = pd.factorize(frame["paradigm"].astype(str))[0]
+        order = np.lexsort((np.arange(n), first))  # by paradigm, then by position
+    else:
+        order = np.arange(n)
+    return [np.sort(part) for part in np.array_split(order, count)]
+
+
+def ranges(positions: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """Sorted positions as [start, stop) runs (a contiguous shard is one range)."""
+    out: list[list[int]] = []
+    for p in map(int, positions):
+        if out and out[-1][1] == p:
+            out[-1][1] = p + 1
+        else:
+            out.append([p, p + 1])
+    return tuple((a, b) for a, b in out)
+
+
+def shard_of(selection, index, count):
+    """Shard ``index`` of ``count`` of a :class:`~helpers.data.selection.DatasetSelection` (itself
+    when ``count`` is 1). The shard's configuration is the whole run's, so its score files
+    have the unsharded run's config hash."""
+    index, count = check(index, count)
+    if count == 1:
+        return selection
+    if selection.shard is not None:
+        raise ValueError(f"the selection is already shard {selection.shard.index} of {selection.shard.count}")
+    positions = split(selection.frame, count)[index - 1]
+    shard = Shard(index, count, len(selection.frame), ranges(positions))
+    return replace(selection, frame=selection.frame.iloc[positions].reset_index(drop=True), shard=shard,
+                   whole=selection.frame)
+
+
+def file_tag(tag: str | None, shard: Shard | None) -> str | None:
+    """A score file's tag with the shard's part added."""
+    parts = [t for t in (tag, shard.tag if shard else None) if t]
+    return "__".join(parts) or None
+
+
+def run_key(path, meta: dict) -> tuple:
+    """What the shard files of one run share: folder, file stem without the shard part, config
+    hash and shard count."""
+    stem = SHARD_SUFFIX.sub("", path.name.removesuffix(".parquet"))
+    return str(path.parent), stem, meta["config_hash"], int(meta["shard"]["count"])
+
+
+def complete(shards: list[Shard]) -> bool:
+    """Whether the shards are exactly 1..count of one run, covering every position once."""
+    if not shards:
+        return False
+    count, total = shards[0].count, shards[0].total
+    if sorted(s.index for s in shards) != list(range(1, count + 1)):
+        return False
+    positions = np.sort(np.concatenate([s.positions() for s in shards]))
+    return len(positions) == total and np.array_equal(positions, np.arange(total))
+
+
+def merge(parts: list[tuple[pd.DataFrame, Shard]]) -> pd.DataFrame:
+    """The rows of shard frames in the run's order (a complete set gives the unsharded frame)."""
+    frame = pd.concat([df for df, _ in parts], ignore_index=True)
+    positions = np.concatenate([s.positions() for _, s in parts])
+    if len(positions) != len(frame):
+        raise ValueError(f"shard files hold {len(frame)} rows but their metadata names {len(positions)} positions")
+    return frame.iloc[np.argsort(positions, kind="stable")].reset_index(drop=True)
+
+
+def group_runs(metas: list[tuple]) -> tuple[list[tuple], list[str]]:
+    """Score files as runs: ``[(paths, meta)]`` where a file of no shard is a run of one path and
+    the files of a complete set of shards are one run (its meta counting the whole run's
+    pairs); and a note for each incomplete set, which is left out."""
+    runs, sets = [], {}
+    for path, meta in metas:
+        if meta.get("shard"):
+            sets.setdefault(run_key(path, meta), []).append((path, meta))
+        else:
+            runs.append(((path,), meta))
+    notes = []
+    for (folder, stem, _, count), members in sets.items():
+        shards = [Shard.from_meta(m["shard"]) for _, m in members]
+        if complete(shards):
+            meta = {**members[0][1], "n_pairs": shards[0].total}
+            runs.append((tuple(p for p, _ in sorted(members, key=lambda pm: pm[1]["shard"]["index"])), meta))
+        else:
+            have = sorted(s.index for s in shards)
+            notes.append(f"left out {stem} in {folder}: shards {have} of {count} are there; run the others "
+                         f"(python -m helpers sweep ... --shards {count}) to read them as one run")
+    return runs, notes

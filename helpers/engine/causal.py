@@ -1,0 +1,224 @@
+"""The causal-LM scorer: text in, token log-probabilities out.
+
+:class:`CausalScorer` implements the :class:`helpers.engine.interface.Scorer` protocol for
+decoder-only models. A request is a (context, target) pair of strings. The engine
+tokenizes context+target once (with character offsets), starts the sequence with
+exactly one document-start token, and returns the log-prob of every target token given
+everything before it.
+
+The work is done in three parts (:mod:`helpers.engine`): the encoder turns text into
+token ids, the plan (a prefix tree) lets requests that share a context (template
+prefixes, priming contexts, the options after one prompt) or a common token prefix (the
+two sentences of a minimal pair) run it once, and the executor runs the plan in batches
+with key/value cache reuse and reads log-probs at the scored positions only (float32
+log-softmax, float64 results), halving a batch on CUDA out-of-memory.
+"""
+from __future__ import annotations
+
+import time
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from . import model_checks
+from .encoding import Encoded, Encoder
+from .executor import Executor
+from .interface import (OptionReadout, Request, Scored, Share, checked_only, checked_options, checked_share,
+                        option_readouts)
+from .plan import Node, build_tree
+from ..models import LoadedModel
+from ..progress import bar as progress_bar
+
+__all__ = ["CausalScorer"]
+
+
+class CausalScorer:
+    """Score text with a causal LM.
+
+    ``start="bos-else-eos"`` (or "auto") starts every sequence with the tokenizer's BOS, else
+    its EOS, so the first word is scored; ``start="none"`` adds no start token (first token
+    unscored); a literal token string forces that token; None takes the model's own policy
+    (``loaded.start_token``). ``start="minicons"`` (or ``minicons=True``) reproduces minicons'
+    IncrementalLMScorer: no start token added by the engine (the tokenizer adds its own
+    special tokens, if any), first token unscored. ``start_convention`` names the policy.
+    ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
+    the same context tokens run them once), "prefix" (also the longest common token prefix
+    of sentences, e.g. the two sentences of a pair) or "tree" (the default: every common
+    prefix within a block of the run's requests, a compressed trie per block; "prefix" where
+    nothing can be packed). ``pack``
+    runs a shared part and its continuations as one packed row with a tree attention mask,
+    where the model's attention takes one (checked by a probe; off for flash attention), for
+    shared parts of at least ``pack_min_stem`` tokens (default: 0 under "tree", where the
+    start token packs short sentences into rows; 16 otherwise, where a pair's opening words
+    run faster from the cache: benchmarks/bench_scoring.py, bench_lp_modes.py). ``segments``
+    runs a packed row's attention segment by segment, each node's tokens against the keys
+    they see (helpers.engine.segment_attention), so that no masked pair is computed and rows
+    may hold any number of branches; None: on CPU where SDPA passes the probe, off on a GPU
+    (not measured there yet). Results agree across modes within float32 rounding.
+    """
+
+    def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
+                 share: Share = "tree", token_budget: int | None = None, batch_size: int | None = None,
+                 progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None,
+                 pack: bool = True, pack_min_stem: int | None = None, segments: bool | None = None):
+        if not isinstance(loaded, LoadedModel):
+            raise TypeError(f"CausalScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
+                            f"got {type(loaded).__name__}")
+        checked_share(share)
+        if loaded.is_seq2seq:
+            raise TypeError(f"{loaded.name} is an encoder-decoder: score it with helpers.engine.seq2seq.Seq2SeqScorer "
+                            "(helpers.engine.kinds.scorer_for picks it)")
+        model, tokenizer = loaded.model, loaded.tokenizer
+        self._encode_seconds = self._plan_seconds = 0.0  # see :attr:`seconds`
+        self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
+        self.max_positions = model_checks.max_positions(model)
+        self.encoder = Encoder(tokenizer, start or loaded.start_token, minicons, self.max_positions)
+        self.start_id, self.start_policy = self.encoder.start_id, self.encoder.start_policy
+        self.start_convention = self.encoder.convention  # "bos-else-eos", "none", "minicons" or "token"
+        self.share, self.progress, self.min_shared = share, progress, int(min_shared)
+        self.minicons = self.encoder.minicons
+        # token ids go to the input embedding's device and logits come from the output head's
+        # (a model split by a device map; its first weight may wait on the disk, as "meta")
+        self.device, self.output_device = loaded.input_device, loaded.output_device
+        head, body = model.get_output_embeddings(), model.base_model
+        if not model_checks.logits_split_at_head(model, head, body, self.start_id or 0, self.device):
+            raise NotImplementedError(
+                f"{type(model).__name__} transforms its logits after the output embedding (scaling or "
+                "soft-capping); the engine computes logits as lm_head(hidden) only and would be wrong here")
+        self.can_share_cache = model_checks.can_share_cache(model)
+        # shared subtrees packed in one row (tree attention) where the attention takes a custom mask
+        self.pack = model_checks.tree_mask_kind(body, self.start_id or 0, self.device) if pack else None
+        on_gpu = self.device.type == "cuda"
+        # packed rows attend segment by segment (no masked pairs computed) where SDPA allows it;
+        # by default on CPU only, where it was measured (benchmarks/bench_scoring.py)
+        segmented = self.pack == "bool" and (not on_gpu if segments is None else segments) \
+            and model_checks.segments_work(body, self.start_id or 0, self.device)
+        self.executor = Executor(
+            body, head, device=self.device, pad_id=tokenizer.pad_token_id or 0,
+            # tokens per forward: on CPU mid-sized batches run fastest (benchmarks/bench_scoring.py)
+            token_budget=token_budget or (32768 if on_gpu else 2048), batch_size=batch_size,
+            # cached keys/values held at once (shared prefixes waiting for their continuations)
+            kv_budget_bytes=kv_budget_bytes or (8 if on_gpu else 2) * 2**30,
+            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack, segmented=segmented,
+            pack_waste=float("inf") if segmented else model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model),
+            output_device=self.output_device,
+            pack_min_stem=(0 if share == "tree" else 16) if pack_min_stem is None else pack_min_stem)
+
+    @property
+    def forward_calls(self) -> int:
+        """Forward passes run so far (for tests and benchmarks)."""
+        return self.executor.forward_calls
+
+    @property
+    def tokens_run(self) -> int:
+        """Real (not padding) tokens fed to the model so far."""
+        return self.executor.tokens_run
+
+    @property
+    def seconds(self) -> dict[str, float]:
+        """Wall seconds spent so far: "encode" (tokenizing), "plan" (the prefix tree), "rows"
+        (running batches through the transformer body) and "head" (vocabulary log-softmax at
+        the positions read). Sharing prefixes cuts "rows", and "head" where a shared position is
+        read for several requests (a prompt's answer options, a shared context's tokens). On a
+        GPU the split between "rows" and "head" is not meaningful (the head waits for the body's
+        queued work)."""
+        return {"encode": self._encode_seconds, "plan": self._plan_seconds, **self.executor.seconds}
+
+    @property
+    def token_budget(self) -> int:
+        """Tokens per forward pass now (halved for good after an out-of-memory error)."""
+        return self.executor.token_budget
+
+    # ---------------------------------------------------------------- encoding
+    def encode(self, request: Request) -> Encoded:
+        """Token ids of context+target with one start token, and where the target begins.
+
+        A token that straddles the context/target boundary (e.g. " word" after a context
+        ending in a space) belongs to the target.
+        """
+        return self.encode_many([request])[0]
+
+    def encode_many(self, requests: Sequence[Request]) -> list[Encoded]:
+        """:meth:`encode` for many requests, tokenized in one batch call."""
+        start = time.perf_counter()
+        try:
+            return self.encoder.encode_many(requests)
+        finally:
+            self._encode_seconds += time.perf_counter() - start
+
+    # ---------------------------------------------------------------- scoring
+    def score(self, requests: Sequence[Request], with_context: bool = False, desc: str = "scoring",
+              only: Sequence[int] | None = None) -> list[Scored]:
+        """Score every request; results in input order. With ``only`` (indices into
+        ``requests``), score just those, planned and batched as part of the whole list, so
+        that each value is bit for bit the one scoring the whole list gives (a shard of a
+        run); results in the order of ``only``."""
+        requests = list(requests)
+        if not requests:
+            return []
+        encoded = self.encode_many(requests)
+        only = checked_only(only, len(requests))
+        token_lp = self.token_logprobs(encoded, with_context=with_context, desc=desc, only=only)
+        picked = range(len(encoded)) if only is None else only
+        out = []
+        for enc, (lp, raw) in ((encoded[i], token_lp[i]) for i in picked):
+            target_ids = list(enc.ids[enc.first:])
+            ctx_from = 0 if self.start_id is None else 1
+            out.append(Scored(
+                token_ids=target_ids,
+                tokens=self.tokenizer.convert_ids_to_tokens(target_ids),
+                logprobs=lp[enc.first:],
+                start_token=self.start_policy,
+                context_logprobs=lp[max(ctx_from, 1):enc.first] if with_context else None,
+                context_offsets=list(enc.offsets[max(ctx_from, 1):enc.first]) if with_context else None,
+                logits=raw[enc.first:],
+                offsets=list(enc.offsets[enc.first:]),
+            ))
+        return out
+
+    def score_texts(self, texts: Iterable[str], desc: str = "scoring") -> list[Scored]:
+        """Score sentences on their own (empty context)."""
+        return self.score([Request("", t) for t in texts], desc=desc)
+
+    def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
+                   desc: str = "readout") -> list[OptionReadout]:
+        """Log-prob of each option after each prompt.
+
+        By default each option is scored as the continuation of its prompt text, so the
+        token form that naturally follows is used ("Answer: " + "Yes" reads " Yes" after
+        "Answer:"). ``separate=True`` keeps the prompt's own tokens (a trailing space stays
+        a token) and reads the option's own tokens after them, the position a constrained
+        decoder generates at. Multi-token options are summed. One-token options cost no
+        extra forward pass: they are read from the prompt's last position.
+        """
+        options = checked_options(options)
+        requests = [Request(p, o, separate) for p in prompts for o in options]
+        return option_readouts(len(prompts), options, self.score(requests, desc=desc))
+
+    def plan(self, encoded: Sequence[Encoded], with_context: bool = False) -> list[Node]:
+        """The plan :meth:`token_logprobs` runs for ``encoded``: the prefix tree of the share
+        mode this model allows, reading target tokens (and context tokens if ``with_context``);
+        under "tree", one trie per block of the executor's requests."""
+        share = self.share if self.can_share_cache else "none"
+        if share == "tree" and not self.pack:  # a deep trie run level by level costs more than it saves
+            share = "prefix"
+        need_from = [1 if with_context else e.first for e in encoded]
+        start = time.perf_counter()
+        roots = build_tree(encoded, need_from, share=share, min_shared=self.min_shared, block=self.executor.block)
+        self._plan_seconds += time.perf_counter() - start
+        return roots
+
+    def token_logprobs(self, encoded: Sequence[Encoded], with_context: bool = False,
+                       desc: str = "scoring", only: Sequence[int] | None = None
+                       ) -> list[tuple[np.ndarray, np.ndarray] | None]:
+        """For each sequence, (log p(token_i | tokens_<i), raw logit of token_i) for i >= 1 at
+        the needed positions (target tokens, and context tokens if ``with_context``); index 0
+        and unneeded entries are NaN. With ``only`` (indices), just those sequences, computed
+        as in the whole list's run; the others are None."""
+        roots = self.plan(encoded, with_context)
+        total = len(encoded) if only is None else len(set(only))
+        bar = progress_bar(total=total, desc=desc, unit="seq", disable=not self.progress, leave=False)
+        try:
+            return self.executor.run(roots, len(encoded), on_result=bar.update, only=only)
+        finally:
+            bar.close()

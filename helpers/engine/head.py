@@ -1,0 +1,71 @@
+"""The vocabulary head every scorer shares, and its out-of-memory halving.
+
+:func:`logprobs_at` turns hidden states at the positions read into log-probs: the output
+projection runs once per position, in chunks that bound memory at rows x vocabulary floats,
+with one fused float32 log-softmax per chunk and float64 results. :func:`halving_on_oom`
+runs a batch and, on CUDA out-of-memory, halves it and goes on (never within a partial run,
+whose batches must stay the whole run's).
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence, TypeVar
+
+import numpy as np
+import torch
+
+# Logit rows computed at once: bounds memory at rows x vocabulary floats (on CPU a smaller
+# block stays in cache for the log-softmax that reads it: the head runs 25% faster).
+LOGIT_ELEMENTS = {"cpu": 1 << 23}
+LOGIT_ELEMENTS_ELSEWHERE = 1 << 25
+
+T = TypeVar("T")
+
+
+def logprobs_at(project: Callable[[torch.Tensor], torch.Tensor], vocab: int, hidden: torch.Tensor,
+                which: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log softmax(project(h))[t], project(h)[t]) for each entry, h = hidden[which[entry]]
+    ([positions, width]) and t = targets[entry]: float32 arithmetic, float64 results, the
+    projection (the output embedding, or the identity for logits already computed) run once
+    per position, in chunks of positions."""
+    step = max(1, LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // vocab)
+    order = np.argsort(which, kind="stable")  # entries by position: a chunk's entries are contiguous
+    bounds = np.searchsorted(which[order], np.arange(0, hidden.shape[0] + step, step))
+    picked, values, raw = [], [], []
+    for c, i in enumerate(range(0, hidden.shape[0], step)):
+        entries = order[bounds[c]:bounds[c + 1]]
+        logits = project(hidden[i:i + step]).float()  # [step, vocab]
+        at = (torch.from_numpy(which[entries] - i).to(logits.device), torch.from_numpy(targets[entries]).to(logits.device))
+        raw.append(logits[at])
+        # one fused pass (logsumexp makes three over the vocabulary: twice the time)
+        values.append(torch.log_softmax(logits, dim=-1)[at])
+        picked.append(entries)
+    out_values, out_raw = np.empty(len(which)), np.empty(len(which))
+    if not picked:
+        return out_values, out_raw
+    entries = np.concatenate(picked)
+    out_values[entries] = torch.cat(values).double().cpu().numpy()
+    out_raw[entries] = torch.cat(raw).double().cpu().numpy()
+    return out_values, out_raw
+
+
+def halving_on_oom(batch: Sequence[T], run: Callable[[Sequence[T]], None], *, shrink: Callable[[], None],
+                   partial: bool = False, budget: Callable[[], int] = lambda: 0) -> None:
+    """``run(batch)``; on CUDA out-of-memory, ``shrink()`` (halve the token budget for good) and
+    run each half the same way. A batch of one that does not fit is the error itself; a partial
+    run (a shard) refuses, since smaller batches would no longer be the whole run's, nor its
+    numbers."""
+    try:
+        run(batch)
+    except torch.cuda.OutOfMemoryError:
+        if len(batch) == 1:
+            raise
+        if partial:
+            raise torch.cuda.OutOfMemoryError(
+                "out of memory in a batch of a partial run (a shard), whose batches must be the whole "
+                f"run's: score every shard and the whole run with a smaller token budget "
+                f"(token_budget=..., now {budget()})") from None
+        torch.cuda.empty_cache()
+        shrink()
+        half = len(batch) // 2
+        for part in (batch[:half], batch[half:]):
+            halving_on_oom(part, run, shrink=shrink, partial=partial, budget=budget)

@@ -1,0 +1,146 @@
+"""What every scorer takes and returns, whatever the kind of model behind it.
+
+A :class:`Request` asks for the log-probs of a target given a context; a :class:`Scored` is
+its answer (one log-prob per target token, float64) and an :class:`OptionReadout` the answer
+of a next-token readout (each option's log-prob after one prompt). :class:`Scorer` is the
+protocol the methods and the runner use; the causal scorer (:mod:`.causal`) and the
+encoder-decoder scorer (:mod:`.seq2seq`) implement it, and :mod:`.kinds` picks one for a model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Literal, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+# How much of a run's input the engine runs once and reuses (see helpers.engine.causal.CausalScorer).
+SHARE_MODES = ("none", "context", "prefix", "tree")
+Share = Literal["none", "context", "prefix", "tree"]
+
+
+@dataclass(frozen=True)
+class Request:
+    """Score ``target`` given ``context`` (the context may be empty, the target not).
+
+    By default context+target is tokenized as one text (a token may straddle the
+    boundary). ``separate=True`` tokenizes them apart and joins the ids: the target is
+    read exactly at the position after the context's own tokens (a prompt ending in a
+    space keeps its space token), as a constrained decoder sees it.
+    """
+
+    context: str
+    target: str
+    separate: bool = False
+
+
+@dataclass
+class Scored:
+    """Log-probs of a request's target tokens (and of its context tokens if asked)."""
+
+    token_ids: list[int]
+    tokens: list[str]
+    logprobs: np.ndarray  # float64, one per target token
+    start_token: str  # the document-start policy, e.g. "bos:<s>", "eos:<|endoftext|>", "none"
+    context_logprobs: np.ndarray | None = None  # tokens between the start token and the target
+    context_offsets: list[tuple[int, int]] | None = None  # their character spans in context+target
+    offsets: list[tuple[int, int]] | None = None  # character span of each target token in context+target
+    logits: np.ndarray | None = None  # raw (unnormalised) logit of each target token
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.token_ids)
+
+    @property
+    def total(self) -> float:
+        return float(np.sum(self.logprobs, dtype=np.float64))
+
+
+@dataclass
+class OptionReadout:
+    """Log-probs of each option after one prompt, and the token form that was scored."""
+
+    logprobs: dict[str, float]
+    forms: dict[str, list[str]]  # option -> the tokens scored (e.g. ["ĠYes"])
+    n_tokens: dict[str, int]
+    logits: dict[str, float]  # raw logit of each option's first token at the answer position
+
+    def best(self) -> str:
+        """The option with the highest log-prob (ties go to the first option)."""
+        return max(self.logprobs, key=self.logprobs.get)
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """What the methods and the runner ask of a scorer (of any kind of model)."""
+
+    loaded: object  # helpers.models.LoadedModel
+    tokenizer: object
+    start_policy: str  # recorded with every result, e.g. "bos:<s>"
+    start_convention: str  # "bos-else-eos", "none", "minicons", "token" or "decoder-start"
+    progress: bool
+    minicons: bool
+    max_positions: int | None  # the model's position limit (None: none known)
+
+    def score(self, requests: Sequence, with_context: bool = False, desc: str = "scoring",
+              only: Sequence[int] | None = None) -> list[Scored]:
+        """Every request's :class:`Scored`, in input order (with ``only``, just those, computed
+        as part of the whole list)."""
+
+    def score_texts(self, texts: Iterable[str], desc: str = "scoring") -> list[Scored]:
+        """Sentences scored on their own."""
+
+    def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
+                   desc: str = "readout") -> list[OptionReadout]:
+        """Each option's log-prob after each prompt."""
+
+
+def check_text(value, what: str, allow_empty: bool) -> str:
+    """``value`` if it is a string (non-empty unless allowed), else a clear error."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a string, got {type(value).__name__}: {value!r:.80}")
+    if not allow_empty and not value:
+        raise ValueError(f"{what} is empty: there is nothing to score")
+    return value
+
+
+def checked_share(share) -> str:
+    """``share`` if it is a share mode, else a clear error."""
+    if share not in SHARE_MODES:
+        raise ValueError(f"share must be one of {', '.join(map(repr, SHARE_MODES))}, got {share!r}")
+    return share
+
+
+def checked_options(options: Sequence[str]) -> list[str]:
+    """The answer options of a next-token readout, each a non-empty string."""
+    options = list(options)
+    if not options:
+        raise ValueError("give at least one option")
+    for o in options:
+        check_text(o, "option", allow_empty=False)
+    return options
+
+
+def option_readouts(n_prompts: int, options: list[str], scored: Sequence[Scored]) -> list[OptionReadout]:
+    """``scored`` (prompt-major: every option of prompt 0, then of prompt 1...) as one
+    :class:`OptionReadout` per prompt."""
+    out = []
+    for i in range(n_prompts):
+        chunk = scored[i * len(options):(i + 1) * len(options)]
+        out.append(OptionReadout(
+            logprobs={o: s.total for o, s in zip(options, chunk)},
+            forms={o: s.tokens for o, s in zip(options, chunk)},
+            n_tokens={o: s.n_tokens for o, s in zip(options, chunk)},
+            logits={o: float(s.logits[0]) for o, s in zip(options, chunk)},
+        ))
+    return out
+
+
+def checked_only(only: Sequence[int] | None, n: int) -> list[int] | None:
+    """``only`` as a list of request indices, or a clear error for one out of range."""
+    if only is None:
+        return None
+    only = [int(i) for i in only]
+    bad = [i for i in only if not 0 <= i < n]
+    if bad:
+        raise IndexError(f"only names request {bad[0]}, but there are {n} requests")
+    return only

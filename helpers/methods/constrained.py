@@ -1,0 +1,44 @@
+"""Constrained decoding with outlines: the model must answer exactly one of a few strings
+(Ide et al. decide A/B prompting this way)."""
+from __future__ import annotations
+
+from typing import Literal, Sequence
+
+import outlines
+
+from ..progress import bar as progress_bar
+from ..engine.interface import Request
+
+
+class ChoiceGenerator:
+    """Greedy decoding constrained to one of ``choices`` (e.g. "A" or "B")."""
+
+    def __init__(self, model, tokenizer, choices: Sequence[str]):
+        side = tokenizer.padding_side
+        self.model = outlines.from_transformers(model, tokenizer)
+        tokenizer.padding_side = side  # outlines switches the shared tokenizer to left padding
+        # prompts arrive rendered (chat template included): pass them through as text
+        self.model.type_adapter.has_chat_template = False
+        self.generator = outlines.Generator(self.model, Literal[tuple(choices)])
+
+    def __call__(self, text: str) -> str:
+        return self.generator(text, max_new_tokens=4, do_sample=False)
+
+
+def outlines_text(scorer, prompt: str) -> str:
+    """The prompt as outlines should receive it so that its token ids equal the engine's
+    (outlines lets the tokenizer add its special tokens; the engine adds one start token)."""
+    want = list(scorer.encode(Request(prompt, "A", separate=True)).ids[:-1])
+    tok = scorer.tokenizer
+    start = tok.convert_ids_to_tokens(scorer.start_id) if scorer.start_id is not None else ""
+    for text in (prompt, start + prompt, prompt.removeprefix(start) if start else prompt):
+        if list(tok(text)["input_ids"]) == want:
+            return text
+    raise ValueError("cannot give outlines the same token ids as the engine for this prompt "
+                     f"(start token {start!r}); compare tokenizer(prompt) with the engine's encode()")
+
+
+def answers(generator: ChoiceGenerator, scorer, prompts: Sequence[str], progress: bool = True) -> list[str]:
+    """The constrained answer to each prompt, in order."""
+    return [generator(outlines_text(scorer, p))
+            for p in progress_bar(prompts, desc="outlines", unit="prompt", leave=False, disable=not progress)]

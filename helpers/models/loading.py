@@ -1,0 +1,170 @@
+"""Loading a model for scoring.
+
+:func:`load` turns a registry name, a Hugging Face id or a local folder into a
+:class:`LoadedModel`: the model and tokenizer ready for scoring (eval mode, pad token set,
+right padding), in full precision, bfloat16, 4-bit NF4 or 8-bit (bitsandbytes, on CUDA or the
+CPU where its backend runs), on one device or split across devices (``device_map`` with
+``max_memory`` per device).
+"""
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+import torch
+from huggingface_hub import try_to_load_from_cache
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+
+from ..paths import ROOT, hub_offline
+from .fingerprint import weights_fingerprint
+from .placement import check_placement, execution_device
+from .quantization import default_dtype, quantization_config, quantization_probe
+from .registry import ModelNotFoundError, ModelSpec, Quant, _spec, resolve
+from .tiny import ensure as ensure_tiny
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    try:
+        with socket.create_connection(("huggingface.co", 443), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _locate(spec: ModelSpec) -> tuple[str, bool]:
+    """Where to load from and whether to stay offline; fails at once with no copy and no network."""
+    if spec.tiny:
+        return str(ensure_tiny(spec.name)), True
+    if spec.local:
+        path = Path(spec.hf_id)
+        if not path.is_absolute():
+            path = ROOT / path
+        if not (path / "config.json").is_file():
+            how = (f" Train it with: python -m helpers train-demo --language {spec.languages[0]} --out {spec.hf_id}"
+                   if spec.name.startswith("demo-") else "")
+            raise ModelNotFoundError(f"model {spec.name!r} should be in {path}, which holds no model.{how}")
+        return str(path), True
+    offline = hub_offline()
+    cached = try_to_load_from_cache(spec.hf_id, "config.json", revision=spec.revision)
+    if isinstance(cached, str):
+        return spec.hf_id, offline
+    if offline or not _hub_reachable():
+        why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face Hub cannot be reached"
+        raise ModelNotFoundError(
+            f"{spec.name!r} ({spec.hf_id}) is not in the local Hugging Face cache and {why}. "
+            f"Download it where the Hub is reachable (huggingface-cli download {spec.hf_id}), "
+            "copy the cache here (HF_HOME), or pass a local folder written by save_pretrained.")
+    return spec.hf_id, False
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A model ready for scoring and everything that identifies it: its registry spec, the
+    Hugging Face model and tokenizer, quantization, and a fingerprint of its weights.
+
+    Score files take their provenance from :meth:`provenance`; nothing is stored on the
+    library objects themselves.
+    """
+
+    spec: ModelSpec
+    model: object  # transformers PreTrainedModel
+    tokenizer: object  # a fast tokenizer
+    quant: Quant = None
+    weights: str | None = None
+
+    @classmethod
+    def wrap(cls, model, tokenizer, spec: ModelSpec | None = None, name: str | None = None) -> "LoadedModel":
+        """A model and tokenizer built or loaded by other means (tests, notebooks)."""
+        if spec is None:
+            hf_id = getattr(model.config, "_name_or_path", "") or "unnamed"
+            spec = _spec(name or Path(hf_id).name or "unnamed", hf_id, languages=("en", "zh"), local=True)
+        return cls(spec, model, tokenizer, None, None)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def start_token(self) -> str:
+        """The document-start policy: "auto" (BOS, else EOS) or a literal token string."""
+        return self.spec.start_token
+
+    @property
+    def dtype(self) -> str:
+        return str(self.model.dtype).removeprefix("torch.")
+
+    @property
+    def is_instruct(self) -> bool:
+        return self.spec.is_instruct
+
+    @property
+    def is_seq2seq(self) -> bool:
+        """An encoder-decoder (scored by helpers.engine.seq2seq.Seq2SeqScorer)."""
+        return bool(getattr(self.model.config, "is_encoder_decoder", False))
+
+    @property
+    def kind(self) -> str:
+        """The kind of model, which picks its scorer (helpers.engine.kinds): "causal" or "seq2seq"."""
+        return "seq2seq" if self.is_seq2seq else "causal"
+
+    @property
+    def input_device(self) -> torch.device:
+        """Where token ids go: the input embedding's execution device."""
+        return execution_device(self.model.get_input_embeddings())
+
+    @property
+    def output_device(self) -> torch.device:
+        """Where logits come out: the output head's execution device."""
+        return execution_device(self.model.get_output_embeddings())
+
+    def provenance(self) -> dict:
+        """What a score file records about the model that produced it."""
+        return {"model_name": self.spec.name, "model_id": self.spec.hf_id, "revision": self.spec.revision,
+                "weights": self.weights, "quant": self.quant, "dtype": self.dtype}
+
+
+def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, device_map="auto",
+         max_memory: dict | None = None, offload_folder: str | os.PathLike | None = None,
+         trust_remote_code: bool = False, revision: str | None = None) -> LoadedModel:
+    """Load a model and its tokenizer ready for scoring, as a :class:`LoadedModel`.
+
+    ``quant="auto"`` takes the spec's default (4-bit NF4 from 30B parameters up);
+    None loads full precision, "4bit" NF4, "8bit" LLM.int8 (bitsandbytes, on CUDA or on the
+    CPU where a probe finds its backend working; else a clear error). ``dtype`` defaults to
+    bfloat16 on CUDA, float32 on the CPU (bfloat16 compute for 4-bit).
+    ``device_map="auto"`` spreads the model over the GPUs (accelerate); on a machine without
+    CUDA the model stays on the CPU unless ``max_memory`` is given. ``max_memory`` caps each
+    device ({0: "20GiB", 1: "20GiB", "cpu": "60GiB", "disk": "200GiB"}): what does not fit
+    goes to the next device, the CPU, then the disk (``offload_folder``).
+    """
+    spec = resolve(name_or_path)
+    if revision:
+        spec = replace(spec, revision=revision)
+    max_memory = check_placement(device_map, max_memory, offload_folder)
+    source, offline = _locate(spec)
+    quant = spec.default_quant if quant == "auto" else quant
+    if quant is not None:
+        quantization_probe(quant, "cuda" if torch.cuda.is_available() else "cpu")
+    dtype = dtype or default_dtype(quant)
+    kwargs = dict(revision=spec.revision, trust_remote_code=trust_remote_code, local_files_only=offline)
+    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+    if not getattr(tokenizer, "is_fast", False):
+        raise TypeError(f"{spec.name}: the engine needs a fast tokenizer (character offsets); "
+                        "install `tokenizers` or convert the tokenizer")
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+    tokenizer.padding_side = "right"
+    model_kwargs = dict(kwargs, dtype=dtype, quantization_config=quantization_config(quant, dtype))
+    # "auto" without CUDA and without caps would place everything on the CPU anyway: loaded plainly
+    if device_map is not None and (torch.cuda.is_available() or max_memory or device_map != "auto"):
+        model_kwargs.update(device_map=device_map, max_memory=max_memory)
+        if offload_folder is not None:
+            model_kwargs["offload_folder"] = str(offload_folder)
+    is_seq2seq = getattr(AutoConfig.from_pretrained(source, **kwargs), "is_encoder_decoder", False)
+    model = (AutoModelForSeq2SeqLM if is_seq2seq else AutoModelForCausalLM).from_pretrained(source, **model_kwargs)
+    model.eval()
+    model.requires_grad_(False)
+    return LoadedModel(spec, model, tokenizer, quant,
+                       weights_fingerprint(source, getattr(model.config, "_commit_hash", None)))

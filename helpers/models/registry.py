@@ -1,0 +1,125 @@
+"""The model registry: short names (``llama3``, ``gpt2``, ``demo-en``, ``tiny-llama``...) to
+:class:`ModelSpec`, and :func:`resolve` for a name, a local folder or a Hugging Face id."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Quant = Literal["4bit", "8bit"] | None
+# Models of this size (billions of parameters) and more load in 4-bit NF4 by
+# default, as Ide et al. (2024) ran them.
+QUANTIZE_FROM_BILLIONS = 30.0
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What the project needs to know about a model besides its weights."""
+
+    name: str
+    hf_id: str
+    kind: Literal["base", "instruct"] = "base"
+    languages: tuple[str, ...] = ("en",)
+    billions: float = 0.0
+    # "auto": the tokenizer's BOS, else its EOS; or a literal token string.
+    start_token: str = "auto"
+    revision: str | None = None
+    local: bool = False  # hf_id is a folder (relative to the repo root) or a tiny model
+    tiny: bool = False  # built on demand by helpers.models.tiny
+    notes: str = ""
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+    architecture: Literal["causal", "seq2seq"] = "causal"  # seq2seq: scored by helpers.engine.seq2seq
+
+    @property
+    def default_quant(self) -> Quant:
+        return "4bit" if self.billions >= QUANTIZE_FROM_BILLIONS else None
+
+    @property
+    def is_instruct(self) -> bool:
+        return self.kind == "instruct"
+
+
+def _spec(name, hf_id, kind="base", languages=("en",), billions=0.0, **kw) -> ModelSpec:
+    return ModelSpec(name=name, hf_id=hf_id, kind=kind, languages=tuple(languages), billions=billions, **kw)
+
+
+_SPECS = [
+    _spec("llama3", "meta-llama/Meta-Llama-3-70B", billions=70.6),
+    _spec("llama3-instruct", "meta-llama/Meta-Llama-3-70B-Instruct", "instruct", billions=70.6),
+    _spec("llama3-8b", "meta-llama/Meta-Llama-3-8B", billions=8.0),
+    _spec("llama3-8b-instruct", "meta-llama/Meta-Llama-3-8B-Instruct", "instruct", billions=8.0),
+    _spec("mixtral", "mistralai/Mixtral-8x7B-v0.1", billions=46.7),
+    _spec("mixtral-instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1", "instruct", billions=46.7,
+          notes="chat template has no system role: the system text goes in front of the user message"),
+    _spec("qwen2", "Qwen/Qwen2-57B-A14B", languages=("en", "zh"), billions=57.4,
+          notes="tokenizer has no BOS: sequences start with <|endoftext|>"),
+    _spec("qwen2-instruct", "Qwen/Qwen2-57B-A14B-Instruct", "instruct", ("en", "zh"), 57.4),
+    _spec("qwen2-7b", "Qwen/Qwen2-7B", languages=("en", "zh"), billions=7.6),
+    _spec("qwen2-7b-instruct", "Qwen/Qwen2-7B-Instruct", "instruct", ("en", "zh"), 7.6),
+    _spec("gpt2", "openai-community/gpt2", billions=0.124),
+    _spec("gpt2-xl", "openai-community/gpt2-xl", billions=1.56),
+    _spec("opt-125m", "facebook/opt-125m", billions=0.125),
+    _spec("opt-350m", "facebook/opt-350m", billions=0.35),
+    _spec("opt-1.3b", "facebook/opt-1.3b", billions=1.3),
+    _spec("opt-2.7b", "facebook/opt-2.7b", billions=2.7),
+    _spec("opt-6.7b", "facebook/opt-6.7b", billions=6.7),
+    _spec("gpt2-chinese", "uer/gpt2-chinese-cluecorpussmall", languages=("zh",), billions=0.102,
+          start_token="[CLS]", notes="BERT-style tokenizer without BOS/EOS; sequences start with [CLS] as its authors do"),
+    _spec("llama3-chinese-8b", "hfl/llama-3-chinese-8b", languages=("zh", "en"), billions=8.0),
+]
+# Hu & Levy (2023)'s encoder-decoders; instruction-tuned but without a chat template: base-model prompts.
+_SPECS += [_spec(f"flan-t5-{size}", f"google/flan-t5-{size}", billions=b, architecture="seq2seq",
+                 notes="encoder-decoder (helpers.engine.seq2seq): Hu & Levy 2023's Flan-T5")
+           for size, b in (("small", 0.077), ("large", 0.783), ("xl", 2.85))]
+# The project's own small models, trained offline from the mirror's corpora (helpers.zoo.demo_training).
+_SPECS += [
+    _spec("demo-en", "data/models/demo-en", languages=("en",), billions=0.0055, local=True,
+          notes="trained by this project; the offline default for English"),
+    _spec("demo-zh", "data/models/demo-zh", languages=("zh",), billions=0.003, local=True,
+          notes="trained by this project; the offline default for Chinese"),
+]
+DEFAULT_MODEL = {"en": "demo-en", "zh": "demo-zh"}
+# Random-weight test models, built offline in seconds (see helpers.models.tiny).
+for _arch in ("llama", "qwen2", "mixtral", "gpt2"):
+    _SPECS.append(_spec(f"tiny-{_arch}", f"tiny-{_arch}", languages=("en", "zh"), local=True, tiny=True,
+                        notes="random weights, for tests"))
+    _SPECS.append(_spec(f"tiny-{_arch}-instruct", f"tiny-{_arch}-instruct", "instruct", ("en", "zh"),
+                        local=True, tiny=True, notes="random weights, Llama-3-style chat template"))
+_SPECS.append(_spec("tiny-t5", "tiny-t5", languages=("en", "zh"), local=True, tiny=True, architecture="seq2seq",
+                    notes="random weights, Flan-T5's layout, for tests"))
+
+REGISTRY: dict[str, ModelSpec] = {s.name: s for s in _SPECS}
+
+
+class ModelNotFoundError(LookupError):
+    """A model name, id or folder that cannot be loaded, with what to do about it."""
+
+
+def registry_table() -> str:
+    """The registry as aligned text lines (for errors and the CLI)."""
+    lines = [f"{'name':<24}{'kind':<10}{'lang':<8}{'quant':<7}hf id"]
+    for s in REGISTRY.values():
+        lines.append(f"{s.name:<24}{s.kind:<10}{','.join(s.languages):<8}{s.default_quant or '-':<7}{s.hf_id}")
+    return "\n".join(lines)
+
+
+def resolve(name_or_path: str | os.PathLike) -> ModelSpec:
+    """The spec of a registered name, a local folder, or a Hugging Face id ("org/name")."""
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TypeError(f"model must be a registry name, a folder or a Hugging Face id, got {type(name_or_path).__name__}")
+    key = str(name_or_path)
+    if key in REGISTRY:
+        return REGISTRY[key]
+    path = Path(key).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ModelNotFoundError(
+                f"the folder {path} holds no model (no config.json). Pass a folder written by "
+                "save_pretrained, or a registered name:\n" + registry_table())
+        return _spec(path.name, str(path.resolve()), local=True, languages=("en", "zh"))
+    if "/" in key and not key.startswith((".", "/", "~")):
+        return _spec(key, key, languages=("en", "zh"))
+    raise ModelNotFoundError(
+        f"unknown model {key!r}: not a registered name, not a folder, not a Hugging Face id (org/name). "
+        "Registered models:\n" + registry_table())

@@ -1,0 +1,98 @@
+"""Figures of accuracy tables (02_readout, 04_ensembles, 05_length_bias): phenomena as a heat map
+and against humans, attractors, word shuffling, accuracy against token-length difference."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .style import CHANCE, model_panels, plt, sns
+
+
+def phenomenon_heatmap(matrix: pd.DataFrame, title: str):
+    """Accuracy (%) of each method (columns) per phenomenon (rows), chance at 50."""
+    fig, ax = plt.subplots(figsize=(1.1 * len(matrix.columns) + 3, 0.45 * len(matrix) + 1.5))
+    sns.heatmap(100 * matrix, annot=True, fmt=".0f", cmap="RdBu", center=50, vmin=0, vmax=100,
+                cbar_kws={"label": "accuracy (%)"}, ax=ax)
+    ax.set_title(title)
+    ax.set_xlabel("method (best template)")
+    ax.set_ylabel("phenomenon")
+    fig.tight_layout()
+    return fig
+
+
+def phenomena_vs_humans(table: pd.DataFrame, title: str):
+    """Accuracy by phenomenon for each method (best template) beside human agreement (Ide et al. Fig. 3)."""
+    fig, panels = model_panels(table, title, 10, 4.5)
+    for ax, model, rows in panels:
+        sns.barplot(data=rows, x="phenomenon", y="accuracy", hue="method", ax=ax)
+        if "human" in rows:
+            humans = rows.drop_duplicates("phenomenon")
+            ax.scatter(range(len(humans)), humans["human"], marker="D", color="black", zorder=5, label="humans")
+        ax.axhline(0.5, **CHANCE)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("accuracy")
+        ax.set_title(model)
+        ax.tick_params(axis="x", rotation=45)
+        plt.setp(ax.get_xticklabels(), ha="right")
+        ax.legend(loc="lower left", fontsize=8, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def attractor_bars(table: pd.DataFrame, title: str):
+    """Subject-verb agreement accuracy by attractor type (Ide et al. Fig. 4)."""
+    fig, panels = model_panels(table, title, 7, 4)
+    for ax, model, rows in panels:
+        sns.barplot(data=rows, x="method", y="accuracy", hue="attractor", ax=ax)
+        ax.axhline(0.5, **CHANCE)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("accuracy")
+        ax.set_title(model)
+    fig.tight_layout()
+    return fig
+
+
+def word_shuffle_dots(table: pd.DataFrame, title: str):
+    """Per-paradigm accuracy of word-shuffling vs other paradigms, with category means (Ide et al. Fig. 5)."""
+    fig, panels = model_panels(table, title, 7, 4)
+    for ax, model, rows in panels:
+        sns.stripplot(data=rows, x="method", y="accuracy", hue="word_shuffle", dodge=True, alpha=0.6, ax=ax)
+        sns.pointplot(data=rows, x="method", y="accuracy", hue="word_shuffle", dodge=0.4, linestyle="none",
+                      markers="_", markersize=20, errorbar=None, palette="dark", legend=False, ax=ax)
+        ax.axhline(0.5, **CHANCE)
+        ax.set_ylim(0, 1)
+        ax.set_ylabel("paradigm accuracy")
+        ax.set_title(model)
+        ax.legend(title="word-shuffling paradigm", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def accuracy_by_length(table: pd.DataFrame, title: str):
+    """Accuracy against |acceptable| - |unacceptable| in tokens, 95% Wilson bands (Ide et al. Fig. 2)."""
+    fig, panels = model_panels(table, title, 7, 4)
+    for ax, model, rows in panels:
+        for method, g in rows.groupby("method", sort=False):
+            ax.plot(g["length_diff"], g["accuracy"], marker="o", label=method)
+            ax.fill_between(g["length_diff"], g["ci_low"], g["ci_high"], alpha=0.15)
+        ax.axhline(0.5, **CHANCE)
+        ax.set_xlabel("token length difference, acceptable - unacceptable (clipped)")
+        ax.set_ylabel("accuracy")
+        ax.set_ylim(0, 1)
+        ax.set_title(model)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def gap_scatter(table: pd.DataFrame, title: str):
+    """Per-paradigm accuracy gap of two methods against the mean length difference, with each
+    model's Pearson r (``pearson_r``) in its panel title (Ide et al. Fig. 6)."""
+    fig, panels = model_panels(table, title, 6, 4)
+    for ax, model, rows in panels:
+        sns.regplot(data=rows, x="mean_length_diff", y="gap", ax=ax, scatter_kws={"alpha": 0.6})
+        ax.axhline(0, **CHANCE)
+        ax.set_xlabel("mean token length difference (acceptable - unacceptable)")
+        ax.set_ylabel("accuracy gap")
+        ax.set_title(f"{model} (Pearson r = {rows['pearson_r'].iloc[0]:.2f})")
+    fig.tight_layout()
+    return fig

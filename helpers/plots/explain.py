@@ -1,0 +1,88 @@
+"""The quickstart's figure: surprisal of one minimal pair per word (the two sentences' words
+lined up, the differing ones highlighted) and per token."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib import font_manager
+
+
+GOOD, BAD, HIGHLIGHT = "#3b75af", "#e1812c", "#fff2b3"
+CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback",
+             "AR PL UMing CN", "SimHei")
+
+
+@lru_cache(maxsize=1)
+def cjk_font() -> str | None:
+    """An installed font with Chinese characters, or None."""
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return next((name for name in CJK_FONTS if name in installed), None)
+
+
+def _labels(texts: list[str], chinese: bool) -> tuple[list[str], str | None]:
+    """Tick labels, and a note when Chinese cannot be drawn (no font): then labels are positions."""
+    if chinese and cjk_font() is None:
+        return [f"#{i + 1}" for i in range(len(texts))], "no Chinese font installed (Debian: fonts-noto-cjk): " \
+                                                         "ticks show positions"
+    return texts, None
+
+
+def pair_figure(ex, headline: str = "lp"):
+    """Three panels of ``ex`` (a :class:`helpers.explain.pair.PairExplanation`): per-word
+    surprisal of both sentences on aligned columns (differing words shaded), then per-token
+    surprisal of the acceptable and of the unacceptable sentence."""
+    chinese = ex.language == "zh"
+    cols = ex.columns
+    good_tokens = ex.tokens[ex.tokens.side == "good"]
+    bad_tokens = ex.tokens[ex.tokens.side == "bad"]
+    width = max(7.0, 0.55 * max(len(cols), len(good_tokens), len(bad_tokens)) + 2)
+    fig, axes = plt.subplots(3, 1, figsize=(width, 7.2), gridspec_kw={"height_ratios": [1.2, 1, 1]})
+    font = {"fontfamily": cjk_font()} if chinese and cjk_font() else {}
+    notes = []
+
+    ax = axes[0]
+    x = np.arange(len(cols))
+    for i, differs in enumerate(cols.differs):
+        if differs:
+            ax.axvspan(i - 0.5, i + 0.5, color=HIGHLIGHT, zorder=0)
+    ax.bar(x - 0.2, cols.good_surprisal.fillna(0), 0.4, color=GOOD, label="acceptable")
+    ax.bar(x + 0.2, cols.bad_surprisal.fillna(0), 0.4, color=BAD, label="unacceptable")
+    texts = [g if not d else f"{g or '–'}\n{b or '–'}" for g, b, d in zip(cols.good_text, cols.bad_text, cols.differs)]
+    labels, note = _labels(texts, chinese)
+    notes += [note] if note else []
+    ax.set_xticks(x, labels, **font)
+    for tick, differs in zip(ax.get_xticklabels(), cols.differs):
+        tick.set_fontweight("bold" if differs else "normal")
+    ax.set_ylabel("surprisal (bits)")
+    ax.set_title("per word (shaded: the words that differ)", fontsize=10, loc="left")
+    ax.legend(fontsize=8, loc="upper right")
+
+    for ax, tokens, color, side in ((axes[1], good_tokens, GOOD, "acceptable"), (axes[2], bad_tokens, BAD, "unacceptable")):
+        x = np.arange(len(tokens))
+        for i, differs in enumerate(tokens.differs):
+            if differs:
+                ax.axvspan(i - 0.5, i + 0.5, color=HIGHLIGHT, zorder=0)
+        ax.bar(x, tokens.surprisal, 0.7, color=color)
+        labels, _ = _labels([t.strip() or "␣" for t in tokens.text], chinese)  # a token of spaces: ␣
+        ax.set_xticks(x, labels, rotation=45 if len(tokens) > 12 else 0, ha="right" if len(tokens) > 12 else "center",
+                      **font)
+        total = tokens.surprisal.sum()
+        ax.set_title(f"per token, {side}: {total:.1f} bits in {len(tokens)} tokens (LP {tokens.logprob.sum():.2f})",
+                     fontsize=10, loc="left")
+        ax.set_ylabel("surprisal (bits)")
+    top = max(float(np.nanmax(ex.tokens.surprisal)), float(np.nanmax(ex.words.surprisal)))
+    for ax, n in zip(axes, (len(cols), len(good_tokens), len(bad_tokens))):
+        ax.set_xlim(-0.6, n - 0.4)
+        ax.spines[["top", "right"]].set_visible(False)
+    for ax in axes[1:]:
+        ax.set_ylim(0, top * 1.05)
+    verdict = ex.decision(headline)
+    said = (f"{headline} scores both sentences the same (a tie counts as wrong) ✗" if verdict == "tie" else
+            f"{headline} prefers the {verdict} sentence {'✓' if verdict == 'acceptable' else '✗'}")
+    fig.suptitle(f"{ex.model}: {said}", fontsize=12, x=0.01, ha="left")
+    if notes:
+        fig.text(0.01, 0.005, "; ".join(notes), fontsize=8, color="0.4")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,87 @@
+"""Reading the results store for an analysis, and writing its tables and figures, each with a
+provenance sidecar (configuration, score files used, git commit)."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from .. import paths
+from ..files import atomic_path, write_text
+from ..provenance import git_commit, library_versions
+from ..store import load_scores
+from ..selection_parser import parse_selection
+
+PROMPTING = ("yesno", "yesno_released", "ab", "ab_logit")
+FIGURE_FORMATS = ("png", "pdf")
+
+
+def producer(method: str) -> str:
+    """The notebook that writes the scores of ``method``."""
+    return "03_prompting" if method in PROMPTING else "02_readout"
+
+
+def stored_scores(model, dataset: str, methods) -> tuple[pd.DataFrame, str]:
+    """The stored scores of ``model`` (one name or a selection) x ``methods`` on ``dataset``, and
+    a message naming what is missing and which notebook produces it (empty when nothing is).
+    ``attrs["score_files"]`` lists every score file used."""
+    models = parse_selection(model, what="model")
+    methods = list(dict.fromkeys(parse_selection(methods, what="method")))
+    frames = [load_scores(dataset=dataset, model=m, methods=methods) for m in models]
+    scores = pd.concat(frames, ignore_index=True)
+    scores.attrs["score_files"] = [f for frame in frames for f in frame.attrs.get("score_files", [])]
+    have = set(zip(scores["model"], scores["method"]))
+    missing = [f"- {method} for {m}: run notebooks/{producer(method)}.ipynb with model={m!r}, dataset={dataset!r}"
+               for m in models for method in methods if (m, method) not in have]
+    message = ("The results store has no scores for:\n" + "\n".join(missing)) if missing else ""
+    return scores, message
+
+
+def score_files(sources) -> list[str]:
+    """The score files behind ``sources``: a frame from the store (its ``attrs["score_files"]``)
+    or a list of paths."""
+    if isinstance(sources, pd.DataFrame):
+        if "score_files" not in sources.attrs:
+            raise ValueError("this frame does not name its score files: pass the scores as loaded from the store")
+        files = sources.attrs["score_files"]
+    else:
+        files = sources
+    return [str(f) for f in files]
+
+
+def write_sidecar(target: Path, written: list[Path], config: dict, sources) -> Path:
+    """``<target>.json``: what was written, from which configuration, score files and commit."""
+    sidecar = target.with_name(target.name + ".json")
+    record = {"files": [p.name for p in written], "config": config, "score_files": score_files(sources),
+              "git_commit": git_commit(), "library_versions": library_versions(),
+              "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    write_text(sidecar, json.dumps(record, indent=2, default=str) + "\n")
+    return sidecar
+
+
+def save_table(table: pd.DataFrame, name: str, *, config: dict, sources, root: Path | None = None) -> list[Path]:
+    """Write ``table`` as ``tables/<name>.csv`` and ``.md`` under the outputs folder (or ``root``),
+    with the sidecar ``<name>.csv.json``; returns the three paths."""
+    folder = Path(root or paths.outputs()) / "tables"
+    csv, md = folder / f"{name}.csv", folder / f"{name}.md"
+    files = score_files(sources)  # fail before writing anything when the sources are unknown
+    with atomic_path(csv) as tmp:
+        table.to_csv(tmp, index=False)
+    write_text(md, table.to_markdown(index=False, floatfmt=".3f") + "\n")
+    return [csv, md, write_sidecar(csv, [csv, md], config, files)]
+
+
+def save_figure(fig, name: str, *, config: dict, sources, root: Path | None = None) -> list[Path]:
+    """Write ``fig`` as ``figures/<name>.png`` and ``.pdf`` under the outputs folder (or ``root``),
+    with the sidecar ``<name>.png.json``; returns the three paths."""
+    folder = Path(root or paths.outputs()) / "figures"
+    files = score_files(sources)
+    written = []
+    for fmt in FIGURE_FORMATS:
+        target = folder / f"{name}.{fmt}"
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=150, bbox_inches="tight")
+        written.append(target)
+    return written + [write_sidecar(written[0], written, config, files)]

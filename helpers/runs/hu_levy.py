@@ -1,0 +1,39 @@
+"""Hu & Levy (2023)'s tasks over several models, for the cross-model tables of 03: each model
+is loaded in turn and released before the next; score files already in the store (same
+configuration) are found and skipped, so a model scored before costs nothing."""
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Sequence
+
+import torch
+
+from ..data.selection import select
+from ..methods.hu_levy import TASKS
+from ..runner import run_methods
+from ..engine.kinds import scorer_for
+from ..selection_parser import parse_selection
+
+
+def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int | None = None, *, scorer=None,
+                 **scorer_kwargs) -> list[Path]:
+    """The score files of every task of every stimulus set in ``sets`` for every model of
+    ``models`` (a name, a list or "a,b"), with the prompt types ``prompts``. ``scorer``, an
+    already loaded scorer, serves its own model; others are loaded with ``scorer_kwargs``
+    (see :func:`helpers.engine.kinds.scorer_for`)."""
+    unknown = [s for s in sets if s not in TASKS]
+    if unknown:
+        raise ValueError(f"unknown Hu & Levy stimulus sets {unknown}; choose from: {', '.join(TASKS)}")
+    files: list[Path] = []
+    for name in parse_selection(models, what="model"):
+        own = scorer is not None and name in (scorer.loaded.name, scorer.loaded.spec.hf_id)
+        current = scorer if own else scorer_for(name, **scorer_kwargs)
+        for stimuli in sets:
+            files += run_methods(current, select(stimuli, limit), TASKS[stimuli], {"templates": list(prompts)})
+        if not own:
+            del current
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+    return files

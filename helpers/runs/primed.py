@@ -1,0 +1,68 @@
+"""Every judgment method under priming prefixes (Sinha et al. 2023), through the generic runner.
+
+A prefix table (:mod:`helpers.data.priming`: one row per target pair, prefix type, target length
+and draw, with the prefix text) is joined to the dataset selection; each row is scored with
+its prefix as the context of every method's input. All rows of a run go to the engine at
+once, so a prefix shared by the two sentences of a pair, by a method's templates or options,
+and by longer prefixes that extend it runs once. Score files are tagged "primed"; each row
+keeps its prefix text (column ``prefix``) and the prefix's type, lengths, draw and seed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ..data.selection import DatasetSelection
+from ..store import ScoreStore
+from ..runner import RunSetup, run_methods
+from ..engine.interface import Scorer
+
+TAG = "primed"
+# the columns each kind of prefix table (helpers.data.priming) carries besides paradigm, pair_id and prefix
+KINDS = {"grid": ["prefix_type", "domain", "acceptability", "target_length", "actual_length", "n_sentences",
+                  "draw", "seed", "capped"],
+         "single": ["target_phenomenon", "source_phenomenon", "acceptability", "n_sentences", "actual_length",
+                    "draw", "seed", "capped"]}
+PRIMING_COLUMNS = KINDS["grid"]
+
+
+def kind_of(prefixes: pd.DataFrame) -> str:
+    """"grid" (build_prefixes) or "single" (single_phenomenon_prefixes)."""
+    for kind, columns in KINDS.items():
+        if set(columns + ["paradigm", "pair_id", "prefix"]) <= set(prefixes.columns):
+            return kind
+    raise ValueError("the prefix table lacks the columns of helpers.data.priming.build_prefixes or "
+                     "single_phenomenon_prefixes: build it with helpers.data.priming")
+
+
+def primed_selection(selection: DatasetSelection, prefixes: pd.DataFrame) -> DatasetSelection:
+    """One row per (target pair, prefix row): the pair's fields beside its prefix."""
+    columns = KINDS[kind_of(prefixes)]
+    targets = selection.frame.drop(columns=[c for c in ["prefix", *columns] if c in selection.frame])
+    frame = prefixes.merge(targets, on=["paradigm", "pair_id"], how="inner", validate="many_to_one")
+    if len(frame) != len(prefixes):
+        raise ValueError(f"{len(prefixes) - len(frame)} prefix rows name pairs that are not in the {selection.name} "
+                         "selection: build the prefixes from the same selection")
+    return DatasetSelection(selection.name, frame.reset_index(drop=True), selection.options, None)
+
+
+def priming_configuration(selection: DatasetSelection, prefixes: pd.DataFrame) -> dict:
+    """What the score files record about the prefixes (each row keeps its own values too)."""
+    kind = kind_of(prefixes)
+    groups = ("prefix_type", "target_length") if kind == "grid" else ("source_phenomenon", "n_sentences")
+    return {"limit": selection.limit, "priming": {
+        "kind": kind, **{g: sorted(prefixes[g].unique().tolist()) for g in groups},
+        "draws": int(prefixes["draw"].nunique()), "seed": sorted(int(x) for x in prefixes["seed"].unique()),
+        "pairs": int(prefixes[["paradigm", "pair_id"]].drop_duplicates().shape[0])}}
+
+
+def score_primed(scorer: Scorer, selection: DatasetSelection, prefixes: pd.DataFrame, methods: Sequence[str] | str,
+                 options: Mapping | None = None, *, store: ScoreStore | None = None) -> list[Path]:
+    """Score ``selection``'s pairs under every prefix of ``prefixes`` with ``methods`` (``options``
+    as :func:`helpers.runner.run_methods` takes them, e.g. ``{"templates": [1]}``)."""
+    primed, kind = primed_selection(selection, prefixes), kind_of(prefixes)
+    setup = RunSetup(context=list(primed.frame["prefix"]), context_column="prefix", extra_columns=KINDS[kind],
+                     configuration=priming_configuration(selection, prefixes), tag=f"{TAG}_{kind}")
+    return run_methods(scorer, primed, methods, options, setup=setup, store=store)

@@ -1,0 +1,228 @@
+"""The on-disk store of scores: one parquet file per (dataset, model, method, template).
+
+``outputs/scores/<dataset>/<model>/<method>[__t<template>].parquet`` holds one row per
+pair (both scores, decision, tie flag, token counts, and the token log-probs and ids
+needed to recompute every measure without the model). The file's metadata carries the
+configuration (model id and revision, quantization, dtype, document-start policy,
+template text, dataset options, limit) and its hash, library versions, git commit and
+time. Writes are atomic; a rerun with the same configuration finds the finished file and
+skips it; a different configuration is written alongside as ``...__<hash>.parquet`` and
+never over the existing file.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import paths
+from .files import atomic_path
+from .provenance import git_commit, library_versions
+from .data.shards import Shard, file_tag, group_runs, merge, run_key
+
+META_KEY = b"helpers"
+# Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
+SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
+                 "n_tokens_good", "n_tokens_bad"]
+PAIR_SCORE_COLUMNS = ["dataset", "score_good", "score_bad", "correct", "tie"]
+ITEM_SCORE_COLUMNS = ["dataset", "score"]  # single items (a sentence, a word after a prefix)
+
+
+def config_hash(config: dict) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def safe_name(name: str) -> str:
+    """A model name or path as a folder name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(name).strip("/")).strip("_") or "model"
+
+
+def read_metadata(path: str | Path) -> dict:
+    meta = pq.read_schema(path).metadata or {}
+    if META_KEY not in meta:
+        raise ValueError(f"{path} is not a score file of this project (no '{META_KEY.decode()}' metadata)")
+    return json.loads(meta[META_KEY])
+
+
+class ScoreStore:
+    """Score files under ``root`` (default outputs/scores)."""
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root else paths.scores()
+        self.writes = 0
+
+    def folder(self, dataset: str, model: str) -> Path:
+        return self.root / safe_name(dataset) / safe_name(model)
+
+    def stem(self, method: str, template, tag: str | None = None) -> str:
+        """File stem: the method, its template and a tag that keeps a kind of run apart (e.g. "primed")."""
+        stem = method if template in (None, "", "none") else f"{method}__t{template}"
+        return f"{stem}__{safe_name(tag)}" if tag else stem
+
+    def find(self, dataset: str, model: str, method: str, template, config: dict,
+             tag: str | None = None) -> Path | None:
+        """The finished file of exactly this configuration, if any."""
+        h = config_hash(config)
+        folder, stem = self.folder(dataset, model), self.stem(method, template, tag)
+        for candidate in (folder / f"{stem}.parquet", folder / f"{stem}__{h}.parquet"):
+            if candidate.is_file():
+                try:
+                    if read_metadata(candidate).get("config_hash") == h:
+                        return candidate
+                except (ValueError, OSError, pa.ArrowInvalid):
+                    continue
+        return None
+
+    def find_run(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None,
+                 shard: Shard | None = None) -> list[Path]:
+        """The finished files of exactly this configuration: the file of ``shard`` when given, else
+        the run's own file or, failing that, a complete set of its shard files (in shard order)."""
+        if shard is not None:
+            found = self.find(dataset, model, method, template, config, file_tag(tag, shard))
+            return [found] if found else []
+        found = self.find(dataset, model, method, template, config, tag)
+        if found:
+            return [found]
+        h, stem = config_hash(config), self.stem(method, template, tag)
+        pattern = re.compile(rf"{re.escape(stem)}__shard\d+of\d+(__{h})?\.parquet")
+        metas = []
+        for candidate in sorted(self.folder(dataset, model).glob(f"{stem}__shard*.parquet")):
+            try:
+                meta = read_metadata(candidate) if pattern.fullmatch(candidate.name) else {}
+            except (ValueError, OSError, pa.ArrowInvalid):
+                continue
+            if meta.get("config_hash") == h and meta.get("shard"):
+                metas.append((candidate, meta))
+        runs, _ = group_runs(metas)
+        return list(runs[0][0]) if runs else []
+
+    def target(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None) -> Path:
+        """Where this configuration's file goes: the plain name, or alongside when it is taken."""
+        folder, stem = self.folder(dataset, model), self.stem(method, template, tag)
+        plain = folder / f"{stem}.parquet"
+        if not plain.exists():
+            return plain
+        found = self.find(dataset, model, method, template, config, tag)
+        if found is not None:
+            return found
+        alongside = folder / f"{stem}__{config_hash(config)}.parquet"
+        warnings.warn(f"{plain} holds scores of a different configuration; writing {alongside.name} alongside")
+        return alongside
+
+    def write(self, frame: pd.DataFrame, dataset: str, model: str, method: str, template, config: dict,
+              extra_meta: dict | None = None, tag: str | None = None, shard: Shard | None = None) -> Path:
+        """Write one score file atomically (temporary file, then rename); a ``shard``'s file is
+        named apart (``lp__shard2of3.parquet``) and records which positions of the run it holds."""
+        if shard is not None:
+            tag, extra_meta = file_tag(tag, shard), {**(extra_meta or {}), "shard": shard.meta()}
+        need = ITEM_SCORE_COLUMNS if "score" in frame.columns else PAIR_SCORE_COLUMNS
+        missing = [c for c in need if c not in frame.columns]
+        if missing:
+            raise ValueError(f"score table for {method} lacks columns {missing}")
+        path = self.target(dataset, model, method, template, config, tag)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {**config, "config_hash": config_hash(config), "n_pairs": int(len(frame)),
+                "accuracy": float(frame["correct"].mean()) if len(frame) and "correct" in frame else None,
+                "library_versions": library_versions(), "git_commit": git_commit(),
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "time_ns": time.time_ns(), **(extra_meta or {})}
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               META_KEY: json.dumps(meta, default=str).encode()})
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp)
+        self.writes += 1
+        return path
+
+    def files(self, dataset: str | None = None, model: str | None = None) -> list[Path]:
+        pattern = f"{safe_name(dataset) if dataset else '*'}/{safe_name(model) if model else '*'}/*.parquet"
+        return sorted(p for p in self.root.glob(pattern) if not p.name.startswith("."))
+
+
+def load_files(files, token_columns: bool = False) -> pd.DataFrame:
+    """One tidy frame of the given score files (see :func:`load_scores`); the shard files of a
+    run become one block of rows in the run's order."""
+    frames, shard_sets = [], {}
+    for path in files:
+        meta = read_metadata(path)
+        df = pd.read_parquet(path)
+        if not token_columns:
+            df = df[[c for c in df.columns if not c.startswith(("token_lp_", "token_ids_"))]]
+        df.insert(0, "model", meta["model_name"])
+        df.insert(1, "method", meta["method"])
+        df.insert(2, "template", str(meta.get("template_id") or "none"))
+        df["config_hash"] = meta["config_hash"]
+        if meta.get("shard"):
+            parts = shard_sets.setdefault(run_key(Path(path), meta), [])
+            if not parts:
+                frames.append(parts)  # the run's place; merged below
+            parts.append((df, Shard.from_meta(meta["shard"])))
+            continue
+        frames.append(df)
+    frames = [merge(f) if isinstance(f, list) else f for f in frames]
+    out = (pd.concat(frames, ignore_index=True) if frames
+           else pd.DataFrame(columns=["model", "method", "template"] + SCORE_COLUMNS))
+    out.attrs["score_files"] = [str(p) for p in files]  # provenance for tables built from these scores
+    return out
+
+
+def _written(meta: dict) -> tuple:
+    """When a score file was written, comparable across files (older files lack time_ns)."""
+    return meta.get("time", ""), meta.get("time_ns", 0)
+
+
+def matches(meta: dict, where: dict | None) -> bool:
+    """Whether a score file's configuration has every value of ``where``; files scored under a
+    priming context match only when ``where`` asks for that context, and few-shot files only
+    when ``where`` names their ``fewshot_k``."""
+    where = where or {}
+    if "context" not in where and meta.get("context") not in (None, ""):
+        return False
+    if "fewshot_k" not in where and meta.get("fewshot_k"):
+        return False
+    return all(meta.get(key) == value for key, value in where.items())
+
+
+def load_scores(dataset: str | None = None, model: str | None = None, methods=None, root=None,
+                token_columns: bool = False, where: dict | None = None) -> pd.DataFrame:
+    """One tidy frame of the score files that match, with model, method, template and
+    config_hash columns. Only the newest weights of each model are used (those of its most
+    recently written file), so a retrained model's old scores never mix with its new ones;
+    where one (model, method, template) has files of several configurations, the one with
+    the most pairs (then the newest) is used. ``where`` keeps only files whose configuration
+    has those values (e.g. ``{"limit": 20}``); scores under a priming context are left out
+    unless ``where`` names the context. Token-level list columns are left out unless
+    ``token_columns``. A complete set of shard files counts as one file of the whole run; an
+    incomplete set is left out with a warning."""
+    metas = [(path, read_metadata(path)) for path in ScoreStore(root).files(dataset, model)]
+    metas = [(path, meta) for path, meta in metas
+             if (methods is None or meta["method"] in methods) and matches(meta, where)]
+    newest: dict[tuple, tuple] = {}  # (dataset, model) -> (when written, weights) of its newest file
+    for _, meta in metas:
+        key = (meta["dataset"], meta["model_name"])
+        if key not in newest or _written(meta) > newest[key][0]:
+            newest[key] = (_written(meta), meta.get("weights"))
+    chosen: dict[tuple, tuple] = {}
+    stale: dict[tuple, int] = {}
+    runs, incomplete = group_runs(metas)
+    for note in incomplete:
+        warnings.warn(note)
+    for path, meta in runs:  # path: the run's file, or its shard files
+        model_key = (meta["dataset"], meta["model_name"])
+        if meta.get("weights") != newest[model_key][1]:
+            stale[model_key] = stale.get(model_key, 0) + 1
+            continue
+        key = (*model_key, meta["method"], str(meta.get("template_id")))
+        rank = (meta.get("n_pairs", 0), _written(meta))
+        if key not in chosen or rank > chosen[key][0]:
+            chosen[key] = (rank, path)
+    for (ds, name), n in stale.items():
+        warnings.warn(f"left out {n} score file(s) of {name} on {ds} from earlier weights than its newest "
+                      f"({newest[(ds, name)][1]}); rerun the notebooks for the methods they covered")
+    return load_files(sorted(p for _, run in chosen.values() for p in run), token_columns)

@@ -1,0 +1,132 @@
+"""Executed examples a reader can see: notebooks 00-07 run headlessly on one model with small
+limits (papermill) and rendered to HTML (nbconvert), with an index page linking them.
+
+Everything goes under one folder (``outputs/report`` by default): ``notebooks/`` (executed),
+``html/`` (one page per notebook), ``results/`` (the scores, tables and figures of these runs,
+kept apart from full runs in outputs/) and ``index.html``. A notebook that fails is rendered
+too (its error shows in the page) and marked in the index; the others still run.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import papermill as pm
+
+from .. import paths
+from .jobs import declared_parameters, find_notebook
+
+# (notebook prefix, parameters besides the model): small limits, every table and figure still made
+SMALL = [
+    ("00", {}),
+    ("01", {"datasets": "blimp,blimp_hu2025,syntaxgym,li_hu2025,cola,cola_dev,hl_blimp"}),
+    ("02", {"limit": 1}),
+    ("03", {"limit": 1, "hu_levy_sets": "hl_blimp", "hu_levy_limit": 2}),
+    ("04", {"resamples": 200, "trials": 4}),
+    ("05", {"resamples": 200}),
+    ("06", {"limit": 1, "lengths": [0, 25, 50], "phenomenon_sentences": 2}),
+    ("07", {"datasets": "blimp_hu2025,syntaxgym,li_hu2025,cola", "limit": 2}),
+]
+
+
+@dataclass
+class Page:
+    """One notebook of the report: what ran, how long, and whether it finished."""
+
+    notebook: Path
+    parameters: dict
+    executed: Path
+    page: Path
+    seconds: float = 0.0
+    error: str | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def plan(model: str = "demo-en", only: list[str] | None = None, out: Path | None = None) -> list[Page]:
+    """The report's pages; an error before anything runs when a notebook lacks a parameter."""
+    out = Path(out or paths.outputs() / "report")
+    pages = []
+    for prefix, params in SMALL:
+        if only and prefix not in only:
+            continue
+        notebook = find_notebook(prefix)
+        params = dict(params)
+        if "model" in declared_parameters(notebook):
+            params["model"] = model
+        unknown = sorted(set(params) - declared_parameters(notebook))
+        if unknown:
+            raise ValueError(f"{notebook.name} has no parameter {', '.join(unknown)}")
+        pages.append(Page(notebook, params, out / "notebooks" / notebook.name, out / "html" / f"{notebook.stem}.html"))
+    if only and len(pages) != len(set(only)):
+        raise ValueError(f"--only {','.join(only)}: choose among {', '.join(p for p, _ in SMALL)}")
+    return pages
+
+
+def render(executed: Path, target: Path) -> Path:
+    """The executed notebook as one self-contained HTML page (nbconvert's lab template)."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nbformat.read(executed, as_version=4))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(body, encoding="utf-8")
+    return target
+
+
+def run_page(page: Page) -> Page:
+    """Execute one notebook (its errors recorded, not raised) and render it."""
+    page.executed.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    try:
+        pm.execute_notebook(str(page.notebook), str(page.executed), parameters=page.parameters,
+                            cwd=str(page.notebook.parent), progress_bar=False, kernel_name="python3")
+    except pm.PapermillExecutionError as err:
+        page.error = f"{err.ename}: {err.evalue}"
+    page.seconds = time.perf_counter() - started
+    if page.executed.is_file():
+        render(page.executed, page.page)
+    return page
+
+
+def index_html(pages: list[Page], model: str, seconds: float) -> str:
+    """The index page: one row per notebook with its parameters, time, status and link."""
+    rows = []
+    for p in pages:
+        status = "ok" if p.error is None else f"failed: {html.escape(p.error[:200])}"
+        link = f'<a href="html/{p.page.name}">{html.escape(p.notebook.stem)}</a>' if p.page.is_file() else \
+            html.escape(p.notebook.stem)
+        params = html.escape(", ".join(f"{k}={json.dumps(v)}" for k, v in p.parameters.items()))
+        rows.append(f"<tr><td>{link}</td><td><code>{params}</code></td><td>{p.seconds:.0f} s</td>"
+                    f'<td class="{"ok" if p.error is None else "failed"}">{status}</td></tr>')
+    return f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>Executed notebooks ({html.escape(model)})</title>
+<style>body{{font-family:sans-serif;max-width:70em;margin:2em auto}} td,th{{padding:4px 10px;text-align:left}}
+tr:nth-child(even){{background:#f4f4f4}} .ok{{color:#256029}} .failed{{color:#b42318}}</style></head>
+<body><h1>Executed notebooks on {html.escape(model)}</h1>
+<p>Each notebook ran headlessly (papermill) with the small limits shown, in {seconds:.0f} s in all
+({time.strftime("%Y-%m-%d %H:%M")}). Their scores, tables and figures are in <code>results/</code>.</p>
+<table><tr><th>notebook</th><th>parameters</th><th>time</th><th>status</th></tr>
+{chr(10).join(rows)}
+</table></body></html>
+"""
+
+
+def build(model: str = "demo-en", only: list[str] | None = None, out: Path | None = None) -> tuple[Path, list[Page]]:
+    """Run and render every page, then write the index; returns (index.html, pages)."""
+    out = Path(out or paths.outputs() / "report")
+    pages = plan(model, only, out)
+    os.environ[paths.OUTPUTS_ENV] = str(out / "results")  # the kernels inherit it
+    os.environ.pop("JPY_SESSION_NAME", None)  # started from a notebook: its kernels are still headless
+    started = time.perf_counter()
+    for page in pages:
+        print(f"run: {page.notebook.name} {page.parameters}", flush=True)
+        run_page(page)
+        print(f"  {'ok' if page.error is None else 'FAILED ' + page.error} ({page.seconds:.0f} s) -> {page.page}",
+              flush=True)
+    index = out / "index.html"
+    index.write_text(index_html(pages, model, time.perf_counter() - started), encoding="utf-8")
+    return index, pages

@@ -1,0 +1,178 @@
+"""Run notebooks headlessly over (notebook x model x dataset [x shard]) with papermill.
+
+Executed notebooks go to ``outputs/notebooks/<notebook>__<model>__<dataset>[__params][__shardKofN].ipynb``;
+a combination whose executed notebook finished without error is skipped on the next run.
+Locally the jobs run one after another; ``executor="slurm"`` submits the unfinished ones as
+one Slurm job array through submitit (:mod:`helpers.sweep.slurm`), and
+:mod:`helpers.sweep.status` tells what each combination is doing. Every parameter a job
+injects must be declared in the notebook's parameters cell (papermill itself would only warn
+and run the defaults). ``shards`` > 1 splits each dataset run's pairs into that many jobs
+(:mod:`helpers.data.shards`); the score store reads their files as one run.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import papermill as pm
+
+from .. import paths
+from ..store import safe_name
+from ..data.shards import check as check_shards
+
+NO_MODEL = "none"  # notebooks that take no model (01_data_prep)
+# a temporary file of helpers.files.atomic_path: ".<target>-<pid>-<8 hex>.tmp"
+TEMP_FILE = re.compile(r"^\.(?P<target>.+)-\d+-[0-9a-f]{8}\.tmp$")
+
+
+def declared_parameters(notebook: Path) -> set[str]:
+    """The names assigned in the notebook's cell tagged "parameters"."""
+    return set(pm.inspect_notebook(str(notebook)))
+
+
+@dataclass(frozen=True)
+class Job:
+    notebook: Path
+    model: str
+    dataset: str
+    parameters: dict = field(default_factory=dict, hash=False, compare=False)
+    shard: int | None = None  # 1 to shards, with shards > 1
+    shards: int = 1
+
+    def __post_init__(self):
+        check_shards(self.shard, self.shards)
+
+    @property
+    def output(self) -> Path:
+        parts = [self.notebook.stem] + [p for p in (self.model, self.dataset) if p != NO_MODEL]
+        # the extra parameters are part of the name, so a run with other settings is not skipped
+        parts += [f"{k}-{_short(v)}" for k, v in sorted(self.parameters.items())]
+        if self.shards > 1:
+            parts.append(f"shard{self.shard}of{self.shards}")
+        return paths.outputs() / "notebooks" / (safe_name("__".join(parts)) + ".ipynb")
+
+    @property
+    def partial(self) -> Path:
+        """The notebook papermill writes while it runs (and leaves, with the error, when a cell fails)."""
+        return self.output.with_name(self.output.stem + ".running.ipynb")
+
+    @property
+    def label(self) -> str:
+        shard = f" shard {self.shard}/{self.shards}" if self.shards > 1 else ""
+        return f"{self.notebook.stem} model={self.model} dataset={self.dataset}{shard}"
+
+    def papermill_parameters(self) -> dict:
+        """The parameters injected into the notebook: the extra ones, ``model``, and ``dataset``
+        (or ``datasets``, a one-item list, for a notebook that takes several), and ``shard`` and
+        ``shards`` for a sharded run. An error names any that the notebook does not declare."""
+        declared = declared_parameters(self.notebook)
+        params = dict(self.parameters)
+        if self.model != NO_MODEL:
+            params["model"] = self.model
+        if self.dataset not in (NO_MODEL, "all"):
+            if "datasets" in declared and "dataset" not in declared:
+                params["datasets"] = [self.dataset]
+            else:
+                params["dataset"] = self.dataset
+        if self.shards > 1:
+            params.update(shard=self.shard, shards=self.shards)
+        unknown = sorted(set(params) - declared)
+        if unknown:
+            hint = " (--shards needs a notebook with shard and shards parameters)" if "shards" in unknown else ""
+            raise ValueError(f"{self.notebook.name} has no parameter {', '.join(unknown)} "
+                             f"(its parameters: {', '.join(sorted(declared))}){hint}")
+        return params
+
+    def run(self) -> Path:
+        params = self.papermill_parameters()
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        pm.execute_notebook(str(self.notebook), str(self.partial), parameters=params, cwd=str(self.notebook.parent),
+                            progress_bar=False)
+        self.partial.replace(self.output)
+        return self.output
+
+
+def _short(value) -> str:
+    text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+    return text if len(text) <= 40 else text[:32] + "-" + hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def find_notebook(prefix: str) -> Path:
+    """The notebook whose file name starts with ``prefix`` (e.g. "02")."""
+    matches = sorted(paths.NOTEBOOKS.glob(f"{prefix}*.ipynb"))
+    if len(matches) != 1:
+        available = ", ".join(p.name for p in sorted(paths.NOTEBOOKS.glob("*.ipynb"))) or "none"
+        raise FileNotFoundError(f"no single notebook starts with {prefix!r} in {paths.NOTEBOOKS} "
+                                f"(available: {available})")
+    return matches[0]
+
+
+def finished(path: Path) -> bool:
+    """Whether an executed notebook exists and ran to the end without an exception."""
+    if not path.is_file():
+        return False
+    try:
+        meta = json.loads(path.read_text())["metadata"].get("papermill", {})
+    except (json.JSONDecodeError, KeyError):
+        return False
+    return meta.get("exception") is False or (meta.get("exception") is None and meta.get("end_time") is not None)
+
+
+def parameters_for(notebook: Path, parameters: dict) -> dict:
+    """The parameters of one notebook: plain keys go to every notebook, ``"02:methods"`` only to
+    the notebooks whose name starts with "02"."""
+    out = {}
+    for key, value in parameters.items():
+        prefix, sep, name = key.rpartition(":")
+        if not sep:
+            out[key] = value
+        elif notebook.name.startswith(prefix):
+            out[name] = value
+    return out
+
+
+def plan(notebooks: list[str], models: list[str], datasets: list[str], parameters: dict | None = None,
+         shards: int = 1) -> list[Job]:
+    """Every (notebook, model, dataset[, shard]) job; an error before anything runs when a
+    notebook lacks a parameter that its job would inject. ``parameters`` keys may name their
+    notebook (``"02:methods"``); ``shards`` > 1 gives each combination that many jobs."""
+    parameters = parameters or {}
+    found = {nb: find_notebook(nb) for nb in notebooks}
+    for key in parameters:
+        prefix, sep, _ = key.rpartition(":")
+        if sep and not any(path.name.startswith(prefix) for path in found.values()):
+            raise ValueError(f"parameter {key!r} is for notebook {prefix!r}, which is not in this sweep "
+                             f"({', '.join(notebooks)})")
+    check_shards(None if shards == 1 else 1, shards)  # a clear error for shards < 1 or not a number
+    shard_list = [None] if shards == 1 else list(range(1, shards + 1))
+    jobs = [Job(found[nb], m, d, parameters_for(found[nb], parameters), s, shards)
+            for nb, m, d, s in itertools.product(notebooks, models, datasets, shard_list)]
+    for job in jobs:
+        job.papermill_parameters()
+    return jobs
+
+
+def run_job(job: Job) -> str:
+    """One job, as a Slurm task runs it: the notebook, then the store's leftovers cleaned."""
+    out = job.run()
+    clean_partials()
+    return str(out)
+
+
+def clean_partials(root: str | Path | None = None) -> list[Path]:
+    """Remove the temporary files that killed writers left in the score store (``root``, default
+    outputs/scores): those whose target file exists, i.e. was finished by a later run. A
+    temporary file is never read as scores; one whose target is missing may still be written
+    by a running job and stays until a run finishes its target."""
+    root = Path(root) if root else paths.scores()
+    removed = []
+    for tmp in sorted(root.glob("*/*/.*.tmp")):
+        match = TEMP_FILE.match(tmp.name)
+        if match and (tmp.parent / match["target"]).is_file():
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed

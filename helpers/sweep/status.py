@@ -1,0 +1,158 @@
+"""What each job of a sweep is doing: done, running, pending, failed (or not run yet).
+
+Read from three places: the executed notebook (done when papermill finished it without an
+exception; the cell error of a failed run is in its ``.running.ipynb``), Slurm (squeue while
+queued or running, sacct/scontrol for how an ended job ended) with submitit's folder (the
+task's log and result pickle), and the score store (how many score files of the job's
+dataset and model are there, and temporary files that a killed writer left).
+"""
+from __future__ import annotations
+
+import json
+import pickle
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tabulate import tabulate
+
+from .. import paths
+from . import jobs as sweep
+from . import slurm as sweep_slurm
+from ..store import safe_name
+
+LOG_MARKERS = re.compile(r"CANCELLED|DUE TO TIME LIMIT|NODE FAIL|PREEMPT|oom|Out Of Memory|Killed|Error|error")
+
+
+@dataclass
+class JobStatus:
+    job: sweep.Job
+    state: str  # done, running, pending, failed, not run, unknown
+    job_id: str | None = None
+    log: str | None = None
+    error: str | None = None
+    score_files: int = 0
+    temp_files: int = 0
+
+
+def cell_error(notebook: Path) -> str | None:
+    """The error of the cell that failed in a notebook papermill ran: "cell In [N]: Name: message"
+    (N: its execution count, as the notebook shows it)."""
+    try:
+        nb = json.loads(notebook.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            if out.get("output_type") == "error":
+                return f"cell In [{cell.get('execution_count')}]: {out.get('ename')}: {out.get('evalue')}".strip()
+    return None
+
+
+def result_error(folder: str, job_id: str) -> str | None:
+    """The last line of the traceback that submitit pickled for a task that raised."""
+    path = Path(folder) / f"{job_id}_0_result.pkl"
+    try:
+        outcome, value = pickle.loads(path.read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        return None
+    if outcome != "error":
+        return None
+    lines = [line for line in str(value).splitlines() if line.strip()]
+    return lines[-1].strip() if lines else None
+
+
+def log_error(log: str | None) -> str | None:
+    """The last line of a task's stderr log that says how it was stopped (slurmstepd's
+    "*** JOB 7 ON node CANCELLED ...", "... DUE TO TIME LIMIT ***", ...), else the last that
+    says what failed."""
+    try:
+        lines = Path(log).read_text(errors="replace").splitlines() if log else []
+    except OSError:
+        return None
+    slurm = [line.strip() for line in lines if "***" in line]  # slurmstepd: "*** JOB 7 ON node CANCELLED AT ..."
+    marked = slurm or [line.strip() for line in lines if LOG_MARKERS.search(line)]
+    return marked[-1][:300] if marked else None
+
+
+def store_counts(job: sweep.Job) -> tuple[int, int]:
+    """Score files (of the job's shard, for a sharded job) and temporary files in the store
+    folder of the job's dataset and model."""
+    if job.model == sweep.NO_MODEL:
+        return 0, 0
+    folder = paths.scores() / safe_name(job.dataset) / safe_name(job.model)
+    if not folder.is_dir():
+        return 0, 0
+    scores = [p for p in folder.glob("*.parquet") if not p.name.startswith(".")]
+    if job.shards > 1:
+        scores = [p for p in scores if f"__shard{job.shard}of{job.shards}" in p.name]
+    return len(scores), len(list(folder.glob(".*.tmp")))
+
+
+def status(jobs: list[sweep.Job]) -> list[JobStatus]:
+    """The state of every job (see the module's docstring)."""
+    live = sweep_slurm.live_states()
+    rows = []
+    for job in jobs:
+        rec = sweep_slurm.read_record(job)
+        row = JobStatus(job, "not run", rec.job_id if rec else None, rec.stderr if rec else None)
+        row.score_files, row.temp_files = store_counts(job)
+        if sweep.finished(job.output):
+            row.state = "done"
+        elif rec is None:
+            error = cell_error(job.partial) if job.partial.is_file() else None
+            if error:  # a local run that failed
+                row.state, row.error = "failed", error
+        elif live is None:
+            row.state, row.error = "unknown", "squeue does not answer here: run --status where Slurm is"
+        elif rec.job_id in live:
+            row.state = "running" if live[rec.job_id] in sweep_slurm.RUNNING else "pending"
+            if row.state == "pending" and live[rec.job_id] != "PENDING":
+                row.error = live[rec.job_id]
+        else:
+            row.state = "failed"
+            row.error = failure(job, rec)
+        rows.append(row)
+    return rows
+
+
+def failure(job: sweep.Job, rec: sweep_slurm.Record) -> str:
+    """Why a job that left the queue did not finish its notebook."""
+    parts = []
+    slurm = sweep_slurm.final_state(rec.job_id)
+    if slurm and not slurm.startswith("COMPLETED"):
+        parts.append(f"Slurm: {slurm}")
+    error = (cell_error(job.partial) if job.partial.is_file() else None) or result_error(rec.folder, rec.job_id)
+    if error:
+        parts.append(error)
+    logged = log_error(rec.stderr)
+    if logged and (not error or "***" in logged):  # slurmstepd's line says who stopped the job
+        parts.append(logged)
+    return "; ".join(parts) or "ended without finishing its notebook (no error recorded)"
+
+
+def format_status(rows: list[JobStatus]) -> str:
+    """A table of the jobs and a line of counts."""
+    root = paths.outputs().parent
+
+    def short(path: str | None) -> str:
+        if not path:
+            return ""
+        try:
+            return str(Path(path).relative_to(root))
+        except ValueError:
+            return path
+
+    table = [[r.job.notebook.stem, r.job.model, r.job.dataset, f"{r.job.shard}/{r.job.shards}" if r.job.shards > 1
+              else "", r.state, r.job_id or "", r.score_files, short(r.log), (r.error or "")[:200]] for r in rows]
+    counts = {}
+    for r in rows:
+        counts[r.state] = counts.get(r.state, 0) + 1
+    text = tabulate(table, headers=["notebook", "model", "dataset", "shard", "state", "job", "score files", "log",
+                                    "error"], tablefmt="simple")
+    summary = f"{len(rows)} jobs: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+    temp = sum(r.temp_files for r in {(r.job.dataset, r.job.model): r for r in rows}.values())
+    if temp:
+        summary += f"; {temp} temporary file(s) of killed writers in the store (never read; removed when a run " \
+                   "finishes their file)"
+    return f"{text}\n{summary}"
