@@ -55,7 +55,7 @@ sweep-status: setup ## done / running / pending / failed of each job of that swe
 	$(SWEEP) --status $(SWEEP_ARGS)
 
 report: setup ## notebooks 00-07 on the demo model with small limits, as HTML pages with an index (outputs/report/index.html)
-	$(PY) scripts/report.py
+	$(PY) scripts/render_examples.py
 
 bench: setup ## engine benchmarks: vs minicons and lm-eval, shared-prefix reuse, plan scaling (about 16 minutes)
 	$(PY) -m pip install -q -e '.[bench]'

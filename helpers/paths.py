@@ -15,7 +15,9 @@ when called (tests and sweeps point them at scratch folders):
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data"
@@ -66,3 +68,23 @@ def scores() -> Path:
 def hub_offline() -> bool:
     """Whether ``HF_HUB_OFFLINE`` is set to a true value ("1", "true", "yes", "on")."""
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@contextmanager
+def environment(**values: str | None) -> Iterator[None]:
+    """Environment variables set (a value) or removed (None) inside the block, and restored as
+    they were after it, also on an error (child processes started inside inherit them)."""
+    saved = {name: os.environ.get(name) for name in values}
+    try:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

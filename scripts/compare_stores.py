@@ -1,10 +1,13 @@
-"""Compare the score store of a run before the redesign with one after it.
+"""Compare the score store of a run before a redesign with one after it.
 
     python scripts/compare_stores.py OLD_OUTPUTS NEW_OUTPUTS
+    python scripts/compare_stores.py OLD_OUTPUTS NEW_OUTPUTS --rename ab=ab_logit
 
 Every score file of OLD_OUTPUTS/scores is matched with the file of the same dataset, model,
-method and template in NEW_OUTPUTS/scores (the old logit-path ``ab`` with the new ``ab_logit``,
-and the old ``correct_outlines`` with the new ``ab``), rows by (paradigm, pair_id). Scores
+method, template and file name (its tags: few-shot k, primed kind, shard) in
+NEW_OUTPUTS/scores, rows by (paradigm, pair_id). ``--rename OLD=NEW`` matches an old method with
+a new name (the first redesign's ``ab=ab_logit``, which also compares the old
+``correct_outlines`` with the new ``ab``). Scores
 must agree within 1e-6 and decisions must be equal, except where the two sides differ by
 less than 1e-5 (listed). Hu & Levy item tables (OLD_OUTPUTS/tables/03_hu_levy_items__*.csv)
 are compared with the new Hu & Levy score files the same way. "Within 1e-6" is relative to
@@ -14,6 +17,7 @@ batching path differ at that level. Exit status 1 on any failure.
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -23,33 +27,44 @@ import pandas as pd
 from helpers.store import read_metadata
 
 TOLERANCE, NEAR_TIE = 1e-6, 1e-5
-KEY = ["paradigm", "pair_id"]
-OLD_TO_NEW = {"ab": "ab_logit"}
+# what identifies a row: the item, and for primed runs its prefix (type, length, draw or group)
+KEY_COLUMNS = ["paradigm", "pair_id", "item_id", "suite", "item", "prefix_type", "target_length", "draw",
+               "target_phenomenon", "source_phenomenon", "acceptability", "n_sentences"]
 HL_TASKS = {"word_prediction": "hl_word_prediction", "word_comparison": "hl_word_comparison",
             "sentence_judgment": "hl_sentence_judgment", "sentence_comparison": "hl_sentence_comparison"}
 
 
 def index(root: Path) -> dict[tuple, Path]:
-    """(dataset, model, method, template) -> score file."""
+    """(dataset, model, method, template, file name's tags) -> score file."""
     out = {}
     for path in sorted((root / "scores").glob("*/*/*.parquet")):
         meta = read_metadata(path)
-        out[(meta["dataset"], meta["model_name"], meta["method"], str(meta.get("template_id")))] = path
+        tags = path.stem.split("__")[1:]  # "t3", "4shot", "primed_grid", "shard1of4" ...
+        key = (meta["dataset"], meta["model_name"], meta["method"], str(meta.get("template_id")), tuple(tags))
+        if key in out:
+            raise ValueError(f"two score files for {key}: {out[key]} and {path}")
+        out[key] = path
     return out
 
 
 def compare_pairs(label: str, old: pd.DataFrame, new: pd.DataFrame, old_correct: str = "correct",
                   scores: bool = True) -> dict:
-    merged = old.merge(new, on=KEY, suffixes=("_old", "_new"), validate="one_to_one")
+    key = [c for c in KEY_COLUMNS if c in old.columns and c in new.columns]
+    merged = old.merge(new, on=key, suffixes=("_old", "_new"), validate="one_to_one")
     if len(merged) != len(old) or len(merged) != len(new):
         return {"file": label, "rows": len(merged), "ok": False, "note": f"rows {len(old)} old vs {len(new)} new"}
     worst = relative = 0.0
+    sides = [s for s in ("score_good", "score_bad", "score") if s in old.columns and s in new.columns]
     if scores:
-        for side in ("score_good", "score_bad"):
+        for side in sides:
             a, b = merged[f"{side}_old"].to_numpy(float), merged[f"{side}_new"].to_numpy(float)
             worst, relative = max(worst, _abs(a, b)), max(relative, _rel(a, b))
+    if "correct_new" not in merged:  # single items (a score each): no decision
+        return {"file": label, "rows": len(merged), "max_abs_diff": worst, "max_rel_diff": relative,
+                "decisions_changed": 0, "ok": relative <= TOLERANCE, "note": ""}
     oc = merged[old_correct if old_correct != "correct" else "correct_old"]
-    changed = merged[oc.astype(bool) != merged["correct_new"].astype(bool)]
+    # a decision, or a credit (the share of answer orders decided right): compared as numbers
+    changed = merged[oc.astype(float).to_numpy() != merged["correct_new"].astype(float).to_numpy()]
     gap = (changed["score_good_new"] - changed["score_bad_new"]).abs()
     near = changed[gap < NEAR_TIE] if scores else changed.iloc[0:0]
     ok = relative <= TOLERANCE and len(changed) == len(near)
@@ -74,7 +89,7 @@ def compare_hu_levy(old_root: Path, new_files: dict[tuple, Path]) -> list[dict]:
         old = pd.read_csv(csv)
         method = HL_TASKS[task]
         key = "item_id" if "item_id" in old else "pair_id"
-        for (ds, m, meth, template), path in new_files.items():
+        for (ds, m, meth, template, _), path in new_files.items():
             if (ds, m, meth) != (stimuli, model, method):
                 continue
             new = pd.read_parquet(path).set_index(key)
@@ -104,19 +119,22 @@ def compare_hu_levy(old_root: Path, new_files: dict[tuple, Path]) -> list[dict]:
     return rows
 
 
-def main(old_root: str, new_root: str) -> int:
+def main(old_root: str, new_root: str, renames: dict[str, str] | None = None) -> int:
     old_files, new_files = index(Path(old_root)), index(Path(new_root))
+    renames = renames or {}
     rows = []
-    for (dataset, model, method, template), path in old_files.items():
+    for (dataset, model, method, template, tags), path in old_files.items():
         old = pd.read_parquet(path)
-        target = (dataset, model, OLD_TO_NEW.get(method, method), template)
-        label = f"{dataset}/{model}/{method}__t{template}"
+        new_method = renames.get(method, method)
+        new_tags = tuple(tag.replace(method, new_method) for tag in tags)
+        target = (dataset, model, new_method, template, new_tags)
+        label = f"{dataset}/{model}/{path.name}"
         if target not in new_files:
             rows.append({"file": label, "ok": False, "note": f"no new file {target}"})
             continue
         rows.append(compare_pairs(label, old, pd.read_parquet(new_files[target])))
-        if method == "ab" and "correct_outlines" in old:
-            outlines = (dataset, model, "ab", template)
+        if method == "ab" and renames.get("ab") == "ab_logit" and "correct_outlines" in old:
+            outlines = (dataset, model, "ab", template, tags)
             if outlines not in new_files:
                 rows.append({"file": label + " (outlines)", "ok": False, "note": "no new 'ab' file"})
                 continue
@@ -127,13 +145,21 @@ def main(old_root: str, new_root: str) -> int:
     with pd.option_context("display.max_rows", None, "display.width", 200):
         print(table.to_string(index=False))
     failed = table[~table["ok"].astype(bool)]
+    unmatched = sorted(set(new_files) - {(d, m, renames.get(me, me), te, tuple(x.replace(me, renames.get(me, me))
+                                                                          for x in ta))
+                                         for d, m, me, te, ta in old_files})
     print(f"\n{len(table)} comparisons, {len(failed)} failed; largest score difference "
           f"{table['max_abs_diff'].max():.3g} (relative {table['max_rel_diff'].max():.3g}); "
-          f"decisions changed: {int(table['decisions_changed'].fillna(0).sum())}")
-    return 1 if len(failed) else 0
+          f"decisions changed: {int(table['decisions_changed'].fillna(0).sum())}; "
+          f"new files without an old one: {len(unmatched)}")
+    return 1 if len(failed) or unmatched else 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("old")
+    parser.add_argument("new")
+    parser.add_argument("--rename", action="append", default=[], metavar="OLD=NEW",
+                        help="an old method's new name (repeatable)")
+    args = parser.parse_args()
+    sys.exit(main(args.old, args.new, dict(r.split("=", 1) for r in args.rename)))

@@ -158,3 +158,26 @@ def test_quickstart_runs_headlessly_and_matches_the_score_command(scratch):
     loading = [ln for ln in streams.splitlines() if ln.startswith("Loading weights")]
     assert len(loading) == 1 and "100%" in loading[0] and "it/s]" in loading[0]  # one line per loop
     assert "\r" not in streams and "IProgress" not in streams
+
+
+def test_judge_gives_the_runners_decision_for_every_pair_method(tiny, tmp_path):
+    from helpers import methods as registry
+
+    scorer = CausalScorer(tiny("tiny-llama"), progress=False)
+    pairs = [{"good": GOOD, "bad": BAD}, {"good": "The dogs bark.", "bad": "The dogs barks."}]
+    frame = pd.DataFrame({"dataset": "blimp", "language": "en", "paradigm": "p", "phenomenon": "x", "field": "syntax",
+                          "pair_id": [0, 1], "good": [p["good"] for p in pairs], "bad": [p["bad"] for p in pairs]})
+    ide = [m for m in registry.READOUT_METHODS + registry.PROMPT_METHODS if m != "ab"]  # ab: outlines
+    hu_levy = ["hl_sentence_judgment", "hl_sentence_comparison"]  # comparison: credit over both answer orders
+    for names, template in ((ide, 1), (hu_levy, "metaQuestionSimple")):
+        files = run_methods(scorer, DatasetSelection("blimp", frame), names,
+                            {"templates": [template], "use_outlines": False}, store=ScoreStore(tmp_path))
+        stored = load_files(files)
+        judged, _ = explain.judge(scorer, pairs, names, template=template)
+        assert set(judged.method) == set(names) and set(stored.template) <= {str(template), "none"}
+        for name in names:
+            mine = judged[judged.method == name].sort_values("item")
+            theirs = stored[stored.method == name].sort_values("pair_id")
+            np.testing.assert_allclose(mine.score_good, theirs.score_good, atol=1e-6, err_msg=name)
+            np.testing.assert_allclose(mine.score_bad, theirs.score_bad, atol=1e-6, err_msg=name)
+            np.testing.assert_array_equal(mine.correct.astype(float), theirs.correct.astype(float), err_msg=name)

@@ -1,45 +1,33 @@
 """The "paper check" of each notebook: every published number the notebook reproduces, the
 paper's value for the paper's model beside this run's value and model.
 
-Paper values are read from published materials in the data mirror, never typed from memory:
-the BLiMP paper's released per-paradigm results (GPT-2's LP accuracy), the released per-item
-SyntaxGym results of Hu et al. (2020) (GPT-2 and GPT-2 XL), Hu & Levy (2023)'s released
-Mandarin results (Appendix D, Figure 11: text-davinci-003; their analysis notebook prints the
-same values), and Hu et al. (2025)'s Table 1 counts (:data:`helpers.data.selection.HU2025`).
+Paper values are read, never typed from memory, from two places. The data mirror: the BLiMP
+paper's released per-paradigm results (GPT-2's LP accuracy), the released per-item SyntaxGym
+results of Hu et al. (2020) (GPT-2 and GPT-2 XL) and Hu & Levy (2023)'s released Mandarin
+results (Appendix D, Figure 11: text-davinci-003). And the papers folder
+(:mod:`helpers.reporting.published`): Ide et al. (2024)'s Tables 3, 4, 5, 9 and 10, Hu & Levy's
+Table 5, Hu et al. (2025)'s Table 1 and the results the four papers state in their text.
 A run with another model (the demo models, the tiny ones) is not expected to agree, and the
-table says so in its ``note``. Numbers a notebook reproduces whose published values are not
-available offline are listed by :func:`not_available`.
+table says so in its ``note``. What the papers show only in figures is listed by
+:func:`not_available`.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..data.sources import DataSource, resolve
 from ..analysis.cross_model import item_values
+from . import published
+from .published import PaperValue
 
 BLIMP_RESULTS = "blimp/raw_results/summary/models_summary.jsonl"
 SG_RESULTS = "syntaxgym/cpllab-syntactic-generalization/data/raw/sg_results/syntaxgym_results_{}.csv"
 HL_ZH = "hu-levy-2023/results_zh"
 HL_PROMPTS = ("direct", "metaQuestionSimple", "metaInstruct", "metaQuestionComplex")
-
-
-@dataclass(frozen=True)
-class PaperValue:
-    """One published number: which paper and file it comes from, what it measures, for which
-    model, and which rows of a run's scores measure the same (``select``: column == value)."""
-
-    paper: str
-    source: str
-    quantity: str
-    paper_model: str
-    value: float
-    select: dict
-    measure: str  # "accuracy", "pass_rate", "hu_levy" (the task's measure) or "pairs"
-    same_models: tuple[str, ...] = field(default=())  # registry names of the paper's own model
+COLUMNS = ["paper", "quantity", "paper_model", "paper_value", "model", "this_run", "difference", "note", "source"]
 
 
 def _blimp(source: DataSource | None) -> list[PaperValue]:
@@ -114,43 +102,43 @@ def _hu_levy_zh(source: DataSource | None) -> list[PaperValue]:
 
 
 def _hu2025(source: DataSource | None) -> list[PaperValue]:
-    """Hu et al. (2025) Table 1: the pairs (sentences for CoLA) of each dataset."""
+    """Hu et al. (2025) Table 1(a): the pairs (sentences for CoLA) of each dataset, this project's
+    counts (:data:`helpers.data.selection.HU2025`) beside the papers folder's, and HLL (no dataset here)."""
     from ..data.selection import HU2025
 
-    return [PaperValue("Hu et al. 2025", "Table 1 (helpers.data.selection.HU2025)", f"{row}: items", "(data)",
-                       float(count), {"dataset": name}, "pairs") for row, (name, count) in HU2025.items()]
+    table = published.read("hu2025_table1.csv")
+    items = table[table["metric"] == "n_items"]
+    printed = dict(zip(items["dataset"], items["value"]))
+    out = []
+    for row, (name, count) in HU2025.items():
+        agrees = "equals" if printed.get(row) == count else f"differs from {printed.get(row)} in"
+        out.append(PaperValue("Hu et al. 2025", f"Table 1 (helpers.data.selection.HU2025; {agrees} "
+                              "papers/hu2025_table1.csv)", f"{row}: items", "(data)", float(count),
+                              {"dataset": name}, "pairs"))
+    return out + [PaperValue("Hu et al. 2025", "Table 1, papers/hu2025_table1.csv", f"{row}: items", "(data)",
+                             float(value), {}, "none", comment=f"this project has no {row} dataset")
+                  for row, value in printed.items() if row not in HU2025]
 
 
 PAPER_VALUES = {"02_readout": [_blimp], "03_prompting": [_hu_levy_zh], "04_ensembles": [], "05_length_bias": [],
                 "06_context_priming": [_syntaxgym], "07_separability": [_hu2025]}
 
-# Numbers the notebooks reproduce whose published values are not in the offline mirror.
-NOT_AVAILABLE = {
-    "02_readout": [("Ide et al. 2024 Table 3 and Table 9: accuracy of every readout method for their LLMs on "
-                    "BLiMP and CLiMP (the paper's tables are not in the mirror)")],
-    "03_prompting": ["Ide et al. 2024 Table 3 rows of Yes/No and A/B prompting, and Table 10 (share of A)",
-                     ("Hu & Levy 2023 Figures 2-10 for English (Flan-T5 small, large, XL and the OpenAI models): "
-                      "their results.zip is not in the mirror")],
-    "04_ensembles": ["Ide et al. 2024 Table 5 (ensembles), Figures 3-5 and Table 10, and the phenomena the paper marks"],
-    "05_length_bias": ["Ide et al. 2024 Figure 2, Table 4 (point-biserial r) and Figure 6"],
-    "06_context_priming": ["Sinha et al. 2023 Figures 2-8 (accuracy against prefix length per prefix type)"],
-    "07_separability": ["Hu et al. 2025's AUCs, pair accuracies and binned within-pair correlations"],
-}
-
 
 def paper_values(notebook: str, source: DataSource | None = None) -> list[PaperValue]:
-    """The published numbers that ``notebook`` (e.g. "02_readout") reproduces."""
+    """The published numbers that ``notebook`` (e.g. "02_readout") reproduces: the mirror's, then
+    the papers folder's."""
     if notebook not in PAPER_VALUES:
         raise KeyError(f"no paper check for {notebook!r}; notebooks: {', '.join(PAPER_VALUES)}")
-    return [v for reader in PAPER_VALUES[notebook] for v in reader(source)]
+    return [v for reader in PAPER_VALUES[notebook] for v in reader(source)] + published.for_notebook(notebook)
 
 
 def not_available(notebook: str) -> list[str]:
-    """What ``notebook`` reproduces whose published values are not available offline."""
-    return list(NOT_AVAILABLE.get(notebook, []))
+    """What ``notebook`` reproduces that the papers show only in figures (no number to check)."""
+    return published.figures_only(notebook)
 
 
-def _rows(scores: pd.DataFrame, select: dict) -> pd.DataFrame:
+def _rows(scores: pd.DataFrame, select: dict, cache: dict) -> pd.DataFrame:
+    """The rows of ``scores`` with every ``select`` value (``cache`` keeps the masks of one frame)."""
     if "suite" in scores and "circuit" not in scores and "circuit" in select:
         from ..data.syntaxgym import circuit
 
@@ -159,33 +147,96 @@ def _rows(scores: pd.DataFrame, select: dict) -> pd.DataFrame:
     for column, value in select.items():
         if column not in scores:
             return scores.iloc[:0]
-        mask &= (scores[column].astype(str) == str(value)).to_numpy()
+        if (column, str(value)) not in cache:
+            if column not in cache:
+                cache[column] = scores[column].astype(str).to_numpy()
+            cache[(column, str(value))] = cache[column] == str(value)
+        mask &= cache[(column, str(value))]
     return scores[mask]
 
 
-def _measure(rows: pd.DataFrame, measure: str) -> float:
-    if rows.empty:
+def _per_template(rows: pd.DataFrame, column: str) -> pd.Series:
+    """The mean of ``column`` per template (one group when the rows have no template)."""
+    values = rows[column].astype(float)
+    return values.groupby(rows["template"].astype(str)).mean() if "template" in rows else pd.Series([values.mean()])
+
+
+def _share_a(rows: pd.DataFrame) -> float:
+    """Ide et al.'s Table 10: the share of "A" answers per template, averaged over templates."""
+    from ..analysis.prompting import answers
+
+    if not {"good_slot", "correct", "tie"} <= set(rows):
         return float("nan")
-    if measure == "accuracy":
+    return float(_per_template(rows.assign(is_a=answers(rows) == "A"), "is_a").mean())
+
+
+def _point_biserial(rows: pd.DataFrame) -> float:
+    """Point-biserial r of success and the token-length difference at the best template."""
+    from ..analysis.accuracy import at_best_template
+    from ..analysis.length_bias import point_biserial
+
+    if not {"n_tokens_good", "n_tokens_bad"} <= set(rows):
+        return float("nan")
+    best = at_best_template(rows)
+    return point_biserial(best["correct"], best["n_tokens_good"].astype(int) - best["n_tokens_bad"].astype(int))[0]
+
+
+def _ensemble(rows: pd.DataFrame, setting: str) -> float:
+    """Ide et al.'s Table 5 setting: mean accuracy of 10 seeded trials, tied predictors abstaining."""
+    from ..analysis import ensembles
+
+    try:
+        matrix = ensembles.predictor_matrix(rows)
+        abstain = ensembles.abstentions(rows)
+    except ValueError:  # the run lacks one method or some of its 5 templates
+        return float("nan")
+    return float(ensembles.trial_votes(matrix, setting, 10, 0, abstain)[0].mean())
+
+
+def measure(rows: pd.DataFrame, name: str) -> float:
+    """This run's value of measure ``name`` on the selected ``rows`` (NaN when there are none):
+    accuracy, pass_rate, hu_levy (the Hu & Levy task's measure), pairs, template_mean and
+    template_max (mean and best of per-template accuracy), share_A, point_biserial,
+    ensemble:<setting>, or none."""
+    if rows.empty or name == "none":
+        return float("nan")
+    if name == "accuracy":
         return float(rows["correct"].astype(float).mean())
-    if measure == "pass_rate":
+    if name in ("template_mean", "template_max"):
+        accuracy = _per_template(rows, "correct")
+        return float(accuracy.mean() if name == "template_mean" else accuracy.max())
+    if name == "share_A":
+        return _share_a(rows)
+    if name == "point_biserial":
+        return _point_biserial(rows)
+    if name.startswith("ensemble:"):
+        return _ensemble(rows, name.removeprefix("ensemble:"))
+    if name == "pass_rate":
         return float(rows["score"].astype(float).mean())
-    if measure == "hu_levy":
+    if name == "hu_levy":
         return float(item_values(rows)["value"].mean())
-    if measure == "pairs":
+    if name == "pairs":
+        if "method" in rows:  # one method's files count the items
+            rows = rows[rows["method"] == rows["method"].iloc[0]]
         keys = [c for c in ("paradigm", "pair_id", "item_id", "sentence") if c in rows and rows[c].notna().all()]
         return float(len(rows.drop_duplicates(keys[:2] or None)))
-    raise ValueError(f"unknown measure {measure!r}")
+    raise ValueError(f"unknown measure {name!r}")
 
 
 def _note(value: PaperValue, model: str, run: float) -> str:
+    extra = f"; {value.comment}" if value.comment else ""
+    if value.measure == "none":
+        return f"not measured by this run: {value.comment}"
     if np.isnan(run):
-        return f"not computed by this run (needs {', '.join(f'{k}={v}' for k, v in value.select.items())})"
+        needs = [f"{k}={v}" for k, v in value.select.items()]
+        if value.measure.startswith("ensemble:"):
+            needs.append("5 templates each of yesno and intemplate_lp")
+        return f"not computed by this run (needs {', '.join(needs)}){extra}"
     if value.measure == "pairs":
         return "same count" if run == value.value else "this run scored a selection (limit), not the whole set"
     if model in value.same_models:
-        return "the paper's model: should agree"
-    return f"different model ({model} vs the paper's {value.paper_model}): the values are not expected to agree"
+        return "the paper's model: should agree" + extra
+    return f"different model ({model} vs the paper's {value.paper_model}): the values are not expected to agree{extra}"
 
 
 def check(notebook: str, scores: pd.DataFrame | None, source: DataSource | None = None) -> pd.DataFrame:
@@ -193,25 +244,24 @@ def check(notebook: str, scores: pd.DataFrame | None, source: DataSource | None 
     files the notebook analysed; several models give a row per model): paper, quantity, the
     paper's model and value, this run's model and value, their difference and a note."""
     values = paper_values(notebook, source)
-    models = list(dict.fromkeys(scores["model"])) if scores is not None and len(scores) else ["(none)"]
-    rows = []
-    for v in values:
-        for model in models:
-            mine = scores[scores["model"] == model] if scores is not None and len(scores) else pd.DataFrame()
-            if v.measure == "pairs" and len(mine) and "method" in mine:  # one method's files count the items
-                mine = mine[mine["method"] == mine["method"].iloc[0]]
-            run = _measure(_rows(mine, v.select), v.measure) if len(mine) else float("nan")
-            rows.append({"paper": v.paper, "quantity": v.quantity, "paper_model": v.paper_model,
-                         "paper_value": v.value, "model": model, "this_run": run,
-                         "difference": run - v.value if not np.isnan(run) else float("nan"),
-                         "note": _note(v, model, run), "source": v.source})
-    return pd.DataFrame(rows, columns=["paper", "quantity", "paper_model", "paper_value", "model", "this_run",
-                                       "difference", "note", "source"])
+    scored = scores is not None and len(scores) > 0
+    models = list(dict.fromkeys(scores["model"])) if scored else ["(none)"]
+    runs = {}
+    for model in models:
+        mine, cache = (scores[scores["model"] == model] if scored else pd.DataFrame()), {}
+        for i, v in enumerate(values):
+            runs[i, model] = measure(_rows(mine, v.select, cache), v.measure) if len(mine) else float("nan")
+    rows = [{"paper": v.paper, "quantity": v.quantity, "paper_model": v.paper_model, "paper_value": v.value,
+             "model": model, "this_run": runs[i, model],
+             "difference": runs[i, model] - v.value if not np.isnan(runs[i, model]) else float("nan"),
+             "note": _note(v, model, runs[i, model]), "source": v.source}
+            for i, v in enumerate(values) for model in models]
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def summary(notebook: str, table: pd.DataFrame) -> str:
     """A few lines for under the table: what was compared, whether any row used the paper's own
-    model, and what could not be checked offline."""
+    model, and what the papers show only in figures."""
     computed = table.dropna(subset=["this_run"]) if len(table) else table
     same = computed[computed["note"].str.startswith(("the paper's model", "same count"))] if len(computed) else computed
     lines = [(f"{notebook}: {len(table)} published numbers checked, {len(computed)} computed by this run, "
@@ -219,5 +269,5 @@ def summary(notebook: str, table: pd.DataFrame) -> str:
     if len(computed) and len(same) < len(computed):
         lines.append("The other rows compare a different model (or a selection of the data) with the paper's: "
                      "they are shown, not expected to agree.")
-    lines += [f"Not available offline: {item}" for item in not_available(notebook)]
+    lines += [f"Shown only in figures: {item}" for item in not_available(notebook)]
     return "\n".join(lines)

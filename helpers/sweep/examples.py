@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,14 +118,14 @@ def build(model: str = "demo-en", only: list[str] | None = None, out: Path | Non
     """Run and render every page, then write the index; returns (index.html, pages)."""
     out = Path(out or paths.outputs() / "report")
     pages = plan(model, only, out)
-    os.environ[paths.OUTPUTS_ENV] = str(out / "results")  # the kernels inherit it
-    os.environ.pop("JPY_SESSION_NAME", None)  # started from a notebook: its kernels are still headless
     started = time.perf_counter()
-    for page in pages:
-        print(f"run: {page.notebook.name} {page.parameters}", flush=True)
-        run_page(page)
-        print(f"  {'ok' if page.error is None else 'FAILED ' + page.error} ({page.seconds:.0f} s) -> {page.page}",
-              flush=True)
+    # the kernels inherit the outputs folder; started from a notebook, its kernels are still headless
+    with paths.environment(**{paths.OUTPUTS_ENV: str(out / "results"), "JPY_SESSION_NAME": None}):
+        for page in pages:
+            print(f"run: {page.notebook.name} {page.parameters}", flush=True)
+            run_page(page)
+            print(f"  {'ok' if page.error is None else 'FAILED ' + page.error} ({page.seconds:.0f} s) -> {page.page}",
+                  flush=True)
     index = out / "index.html"
     index.write_text(index_html(pages, model, time.perf_counter() - started), encoding="utf-8")
     return index, pages

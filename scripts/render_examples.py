@@ -1,8 +1,8 @@
 """make report: notebooks 00-07 executed on the demo model with small limits, rendered to HTML
-with an index page (helpers/notebook_report.py).
+with an index page (helpers/sweep/examples.py).
 
-    python scripts/report.py                      # outputs/report/index.html
-    python scripts/report.py --only 00,02 --model tiny-gpt2
+    python scripts/render_examples.py                      # outputs/report/index.html
+    python scripts/render_examples.py --only 00,02 --model tiny-gpt2
 """
 from __future__ import annotations
 

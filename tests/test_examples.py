@@ -2,28 +2,30 @@
 their outputs, and the index links every page and names a failure."""
 from __future__ import annotations
 
+import os
+
 import nbformat
 import pytest
 
-from helpers.sweep import examples as notebook_report
+from helpers.sweep import examples
 
 
 def test_the_plan_runs_00_to_07_on_one_model(tmp_path):
-    pages = notebook_report.plan("demo-en", out=tmp_path)
+    pages = examples.plan("demo-en", out=tmp_path)
     assert [p.notebook.name[:2] for p in pages] == ["00", "01", "02", "03", "04", "05", "06", "07"]
     assert [p.parameters.get("model") for p in pages] == [None if p.notebook.name.startswith("01") else "demo-en"
                                                           for p in pages]
     assert pages[2].parameters == {"limit": 1, "model": "demo-en"}
     assert pages[0].page == tmp_path / "html" / "00_quickstart.html"
-    assert [p.notebook.name[:2] for p in notebook_report.plan("m", ["02", "00"], tmp_path)] == ["00", "02"]
+    assert [p.notebook.name[:2] for p in examples.plan("m", ["02", "00"], tmp_path)] == ["00", "02"]
     with pytest.raises(ValueError, match="--only 09: choose among 00, 01"):
-        notebook_report.plan("m", ["09"], tmp_path)
+        examples.plan("m", ["09"], tmp_path)
 
 
 def test_a_parameter_the_notebook_lacks_is_refused(monkeypatch, tmp_path):
     monkeypatch.setattr(notebook_report, "SMALL", [("02", {"pairs_per_paradigm": 3})])
     with pytest.raises(ValueError, match="02_readout.ipynb has no parameter pairs_per_paradigm"):
-        notebook_report.plan("demo-en", out=tmp_path)
+        examples.plan("demo-en", out=tmp_path)
 
 
 def test_pages_render_outputs_and_the_index_links_them(tmp_path):
@@ -32,13 +34,25 @@ def test_pages_render_outputs_and_the_index_links_them(tmp_path):
                                              nbformat.v4.new_output("stream", name="stdout", text="42 pairs right\n")])])
     executed = tmp_path / "nb.ipynb"
     nbformat.write(nb, executed)
-    page = notebook_report.render(executed, tmp_path / "html" / "nb.html")
+    page = examples.render(executed, tmp_path / "html" / "nb.html")
     body = page.read_text()
     assert "A title" in body and "42 pairs right" in body and "print" in body
-    pages = notebook_report.plan("demo-en", ["00", "02"], tmp_path)
+    pages = examples.plan("demo-en", ["00", "02"], tmp_path)
     pages[0].page.write_text("done")
     pages[0].seconds, pages[1].error = 12.3, "KeyError: 'lp'"
-    index = notebook_report.index_html(pages, "demo-en", 99)
+    index = examples.index_html(pages, "demo-en", 99)
     assert '<a href="html/00_quickstart.html">00_quickstart</a>' in index
     assert "02_readout</td>" in index and "failed: KeyError: &#x27;lp&#x27;" in index  # no page: no link
     assert "<td>12 s</td>" in index and "limit=1" in index and "99 s in all" in index
+
+
+def test_environment_changes_are_restored_also_on_an_error(monkeypatch):
+    from helpers import paths
+
+    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", "/before")
+    monkeypatch.setenv("JPY_SESSION_NAME", "lab")
+    with pytest.raises(RuntimeError):
+        with paths.environment(HELPERS_OUTPUTS_DIR="/inside", JPY_SESSION_NAME=None):
+            assert os.environ["HELPERS_OUTPUTS_DIR"] == "/inside" and "JPY_SESSION_NAME" not in os.environ
+            raise RuntimeError("a failing notebook")
+    assert os.environ["HELPERS_OUTPUTS_DIR"] == "/before" and os.environ["JPY_SESSION_NAME"] == "lab"
