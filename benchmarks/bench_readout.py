@@ -26,7 +26,8 @@ import torch  # noqa: E402
 from helpers import data, methods  # noqa: E402
 from helpers.data.selection import DatasetSelection  # noqa: E402
 from helpers.models import load  # noqa: E402
-from helpers.runner import run_methods, unigram_for  # noqa: E402
+from helpers.methods.readouts import unigram_for  # noqa: E402
+from helpers.runner import run_methods  # noqa: E402
 from helpers.store import ScoreStore, load_files  # noqa: E402
 from helpers.engine import CausalScorer  # noqa: E402
 

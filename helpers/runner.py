@@ -119,11 +119,11 @@ def score_pass(scorer: Scorer, family: Family, items: list, template, contexts: 
 
 
 def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:
+    """The chosen methods by family (each family's pass serves all of its methods)."""
     groups: dict[Family, list[Method]] = {}
     for m in chosen:
         groups.setdefault(m.family, []).append(m)
     return groups
-
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,8 @@ from IPython.display import display
 
 from helpers import methods as method_registry
 from helpers.plots import separability as plots
-from helpers.analysis import isolated, pair_correlation as pc, separability as sep, teaching
+from helpers.analysis import isolated, pair_correlation as pc, separability as sep
+from helpers.runs.teaching import score_teaching
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import HU2025, select
 from helpers.store import load_files
@@ -87,7 +88,7 @@ print(f"{len(table):,} sentences; unigram corpus: {table.unigram_source.dropna()
 # ## Teaching panel (Figure 1b): probability mixes meaning and grammar
 
 # %%
-panel = teaching.score_teaching(scorer)
+panel = score_teaching(scorer)
 display(panel)
 report.figure(plots.teaching_panel(panel), "teaching", sources=[])
 

@@ -23,7 +23,7 @@ def test_the_plan_runs_00_to_07_on_one_model(tmp_path):
 
 
 def test_a_parameter_the_notebook_lacks_is_refused(monkeypatch, tmp_path):
-    monkeypatch.setattr(notebook_report, "SMALL", [("02", {"pairs_per_paradigm": 3})])
+    monkeypatch.setattr(examples, "SMALL", [("02", {"pairs_per_paradigm": 3})])
     with pytest.raises(ValueError, match="02_readout.ipynb has no parameter pairs_per_paradigm"):
         examples.plan("demo-en", out=tmp_path)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import jupytext
 import numpy as np
@@ -73,6 +74,11 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
     assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}.png").is_file()
     assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}.png.json").is_file()
     assert "accuracy (%)" in json.dumps(nb)
+    shown = json.dumps([cell.get("outputs", []) for cell in nb["cells"]])
+    assert "PosixPath" not in shown  # a save shows nothing; the reader sees tables and figures
+    sidecar = json.loads((outputs / "tables" / f"02_readout__{model}__{dataset}.csv.json").read_text())
+    assert sidecar["config"]["notebook"] == "02_readout" and sidecar["config"]["model"] == model
+    assert sidecar["score_files"] and all(Path(f).is_file() for f in sidecar["score_files"])
 
 
 def test_notebooks_are_committed_without_outputs():

@@ -16,6 +16,7 @@ from sklearn.metrics import matthews_corrcoef
 from helpers import paths
 from helpers.plots import separability as figs
 from helpers.analysis import isolated, teaching
+from helpers.runs.teaching import score_teaching
 from helpers.analysis import pair_correlation as pc
 from helpers.analysis import separability as sep
 from helpers.data import load
@@ -281,7 +282,7 @@ def test_teaching_panel_strings_and_scores(stored):
     items = teaching.teaching_items()
     assert len(items) == 8 and set(items[items.grammatical == 1].sentence) == {
         "The moon emerges.", "The moons emerge.", "A moon emerges."}
-    scored = teaching.score_teaching(stored["scorer"])
+    scored = score_teaching(stored["scorer"])
     lm = stored["lm"]
     for row in scored.itertuples():
         ids = lm.tokenizer(row.sentence, add_special_tokens=False)["input_ids"]
@@ -331,7 +332,7 @@ def test_figures_draw_from_the_tables(stored):
     assert set(auc.dataset) == {"blimp", "cola", "pooled"} and len(auc) == 3 * 7
     wide = pc.assign_bins(sep.pairs_wide(table).assign(distance=np.linspace(0, 1, 6)), n_bins=2)
     binned = pc.binned_correlations(wide, "lp_good", "lp_bad", n_resamples=50)
-    panels = {figs.teaching_panel(teaching.score_teaching(stored["scorer"])): 1,
+    panels = {figs.teaching_panel(score_teaching(stored["scorer"])): 1,
               figs.pair_scatter(wide): 1, figs.binned_r(binned): 1,
               figs.score_distributions(long, "lp", auc): 2, figs.auc_bars(auc): 1,
               figs.roc_curves(sep.roc_table(long)): 3, figs.pair_accuracy_bars(sep.pair_accuracy(table)): 1,

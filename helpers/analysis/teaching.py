@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from ..methods import measures
-from ..engine.interface import Request
 
 DETERMINERS, NOUNS, VERBS = ("The", "A"), ("moon", "moons"), ("emerge", "emerges")
 
@@ -29,12 +28,8 @@ def teaching_items() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def score_teaching(scorer) -> pd.DataFrame:
-    """:func:`teaching_items` scored by ``scorer`` (a :class:`helpers.engine.interface.Scorer`): LP,
-    token count and MeanLP of each string alone, ranked by LP (1 = most probable)."""
-    items = teaching_items()
-    scored = scorer.score([Request("", s) for s in items["sentence"]])
-    lp = np.array([s.total for s in scored])
-    n = np.array([s.n_tokens for s in scored])
+def ranked(items: pd.DataFrame, lp, n_tokens) -> pd.DataFrame:
+    """``items`` with each string's LP, token count and MeanLP, ranked by LP (1 = most probable)."""
+    lp, n = np.asarray(lp, dtype=float), np.asarray(n_tokens)
     items = items.assign(lp=lp, n_tokens=n, meanlp=measures.mean_lp(lp, n))
     return items.assign(rank=items["lp"].rank(ascending=False, method="min").astype(int))

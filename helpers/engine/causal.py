@@ -16,14 +16,14 @@ log-softmax, float64 results), halving a batch on CUDA out-of-memory.
 from __future__ import annotations
 
 import time
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from . import model_checks
 from .encoding import Encoded, Encoder
 from .executor import Executor
-from .interface import (OptionReadout, Request, Scored, Share, checked_only, checked_options, checked_share,
+from .interface import (OptionReadout, Request, Scored, ScoresRequests, Share, checked_options, checked_share,
                         option_readouts)
 from .plan import Node, build_tree
 from ..models import LoadedModel
@@ -32,7 +32,7 @@ from ..progress import bar as progress_bar
 __all__ = ["CausalScorer"]
 
 
-class CausalScorer:
+class CausalScorer(ScoresRequests):
     """Score text with a causal LM.
 
     ``start="bos-else-eos"`` (or "auto") starts every sequence with the tokenizer's BOS, else
@@ -147,38 +147,20 @@ class CausalScorer:
             self._encode_seconds += time.perf_counter() - start
 
     # ---------------------------------------------------------------- scoring
-    def score(self, requests: Sequence[Request], with_context: bool = False, desc: str = "scoring",
-              only: Sequence[int] | None = None) -> list[Scored]:
-        """Score every request; results in input order. With ``only`` (indices into
-        ``requests``), score just those, planned and batched as part of the whole list, so
-        that each value is bit for bit the one scoring the whole list gives (a shard of a
-        run); results in the order of ``only``."""
-        requests = list(requests)
-        if not requests:
-            return []
-        encoded = self.encode_many(requests)
-        only = checked_only(only, len(requests))
-        token_lp = self.token_logprobs(encoded, with_context=with_context, desc=desc, only=only)
-        picked = range(len(encoded)) if only is None else only
-        out = []
-        for enc, (lp, raw) in ((encoded[i], token_lp[i]) for i in picked):
-            target_ids = list(enc.ids[enc.first:])
-            ctx_from = 0 if self.start_id is None else 1
-            out.append(Scored(
-                token_ids=target_ids,
-                tokens=self.tokenizer.convert_ids_to_tokens(target_ids),
-                logprobs=lp[enc.first:],
-                start_token=self.start_policy,
-                context_logprobs=lp[max(ctx_from, 1):enc.first] if with_context else None,
-                context_offsets=list(enc.offsets[max(ctx_from, 1):enc.first]) if with_context else None,
-                logits=raw[enc.first:],
-                offsets=list(enc.offsets[enc.first:]),
-            ))
-        return out
-
-    def score_texts(self, texts: Iterable[str], desc: str = "scoring") -> list[Scored]:
-        """Score sentences on their own (empty context)."""
-        return self.score([Request("", t) for t in texts], desc=desc)
+    def _scored(self, enc: Encoded, lp: np.ndarray, raw: np.ndarray, with_context: bool) -> Scored:
+        """One request's result from its sequence's log-probs and raw logits."""
+        target_ids = list(enc.ids[enc.first:])
+        ctx_from = 0 if self.start_id is None else 1
+        return Scored(
+            token_ids=target_ids,
+            tokens=self.tokenizer.convert_ids_to_tokens(target_ids),
+            logprobs=lp[enc.first:],
+            start_token=self.start_policy,
+            context_logprobs=lp[max(ctx_from, 1):enc.first] if with_context else None,
+            context_offsets=list(enc.offsets[max(ctx_from, 1):enc.first]) if with_context else None,
+            logits=raw[enc.first:],
+            offsets=list(enc.offsets[enc.first:]),
+        )
 
     def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
                    desc: str = "readout") -> list[OptionReadout]:

@@ -94,6 +94,33 @@ class Scorer(Protocol):
         """Each option's log-prob after each prompt."""
 
 
+class ScoresRequests:
+    """:meth:`score` and :meth:`score_texts` of a scorer kind built from its own three steps:
+    ``encode_many(requests)``, ``token_logprobs(encoded, with_context, desc, only)`` (per
+    request, the log-probs and raw logits of its positions) and ``_scored(encoded, logprobs,
+    logits, with_context)`` (one :class:`Scored`)."""
+
+    def score(self, requests: Sequence, with_context: bool = False, desc: str = "scoring",
+              only: Sequence[int] | None = None) -> list[Scored]:
+        """Score every request; results in input order. With ``only`` (indices into
+        ``requests``), score just those, planned and batched as part of the whole list, so
+        that each value is bit for bit the one scoring the whole list gives (a shard of a
+        run); results in the order of ``only``. ``with_context`` also returns the log-probs of
+        the context tokens."""
+        requests = list(requests)
+        if not requests:
+            return []
+        encoded = self.encode_many(requests)
+        only = checked_only(only, len(requests))
+        values = self.token_logprobs(encoded, with_context=with_context, desc=desc, only=only)
+        picked = range(len(encoded)) if only is None else only
+        return [self._scored(encoded[i], *values[i], with_context) for i in picked]
+
+    def score_texts(self, texts: Iterable[str], desc: str = "scoring") -> list[Scored]:
+        """Score sentences on their own (an empty context)."""
+        return self.score([Request("", t) for t in texts], desc=desc)
+
+
 def check_text(value, what: str, allow_empty: bool) -> str:
     """``value`` if it is a string (non-empty unless allowed), else a clear error."""
     if not isinstance(value, str):

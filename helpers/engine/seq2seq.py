@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from .head import halving_on_oom, logprobs_at
-from .interface import (OptionReadout, Request, Scored, check_text, checked_only, checked_options, checked_share,
+from .interface import (OptionReadout, Request, Scored, ScoresRequests, check_text, checked_options, checked_share,
                         option_readouts)
 from .seq2seq_encoding import (NEXT_SENTINEL, SENTINEL, SHAPES, Encoded2, Seq2SeqEncoder, Seq2SeqRequest, answer_request,
                                span_request)
@@ -41,7 +41,7 @@ from ..progress import bar as progress_bar
 __all__ = ["NEXT_SENTINEL", "SENTINEL", "SHAPES", "Encoded2", "Seq2SeqRequest", "Seq2SeqScorer", "answer_request",
            "span_request"]
 
-class Seq2SeqScorer:
+class Seq2SeqScorer(ScoresRequests):
     """Score text with an encoder-decoder model (``AutoModelForSeq2SeqLM``).
 
     ``source`` is the encoder text of plain (``decoder``-shape) requests: empty by default,
@@ -111,33 +111,17 @@ class Seq2SeqScorer:
                                   "decide A/B prompts of an encoder-decoder with 'ab_logit' (use_outlines=False)")
 
     # ---------------------------------------------------------------- scoring
-    def score(self, requests: Sequence[Request | Seq2SeqRequest], with_context: bool = False,
-              desc: str = "scoring", only: Sequence[int] | None = None) -> list[Scored]:
-        """Score every request; results in input order. ``with_context`` also returns the
-        log-probs of the decoder context tokens (empty for span and answer requests). With
-        ``only`` (indices), just those requests, in the whole list's batches (a shard of a run:
-        the whole run's numbers bit for bit); results in the order of ``only``."""
-        requests = list(requests)
-        if not requests:
-            return []
-        encoded = self.encode_many(requests)
-        only = checked_only(only, len(requests))
-        values = self.token_logprobs(encoded, with_context=with_context, desc=desc, only=only)
-        out = []
-        for enc, (lp, raw) in ((encoded[i], values[i]) for i in (range(len(encoded)) if only is None else only)):
-            ids = list(enc.decoder_ids[enc.first:enc.end])
-            out.append(Scored(
-                token_ids=ids, tokens=self.tokenizer.convert_ids_to_tokens(ids), logprobs=lp[enc.first:enc.end],
-                start_token=self.start_policy,
-                context_logprobs=(lp[:enc.first] if enc.shape == "decoder" else np.empty(0)) if with_context else None,
-                context_offsets=(list(enc.offsets[:enc.first]) if enc.shape == "decoder" else []) if with_context
-                else None,
-                offsets=list(enc.offsets[enc.first:enc.end]), logits=raw[enc.first:enc.end]))
-        return out
-
-    def score_texts(self, texts: Iterable[str], desc: str = "scoring") -> list[Scored]:
-        """Score sentences on their own (decoder shape after the scorer's source)."""
-        return self.score([Request("", t) for t in texts], desc=desc)
+    def _scored(self, enc: Encoded2, lp: np.ndarray, raw: np.ndarray, with_context: bool) -> Scored:
+        """One request's result; ``with_context`` gives the decoder context tokens' log-probs
+        (none for span and answer requests)."""
+        ids = list(enc.decoder_ids[enc.first:enc.end])
+        decoder = enc.shape == "decoder"
+        return Scored(
+            token_ids=ids, tokens=self.tokenizer.convert_ids_to_tokens(ids), logprobs=lp[enc.first:enc.end],
+            start_token=self.start_policy,
+            context_logprobs=(lp[:enc.first] if decoder else np.empty(0)) if with_context else None,
+            context_offsets=(list(enc.offsets[:enc.first]) if decoder else []) if with_context else None,
+            offsets=list(enc.offsets[enc.first:enc.end]), logits=raw[enc.first:enc.end])
 
     def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
                    desc: str = "readout") -> list[OptionReadout]:

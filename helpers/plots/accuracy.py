@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .style import CHANCE, model_panels, plt, sns
+from .style import CHANCE, accuracy_axis, heatmap_figure, model_panels, plt, sns
 
 
 def phenomenon_heatmap(matrix: pd.DataFrame, title: str):
     """Accuracy (%) of each method (columns) per phenomenon (rows), chance at 50."""
-    fig, ax = plt.subplots(figsize=(1.1 * len(matrix.columns) + 3, 0.45 * len(matrix) + 1.5))
-    sns.heatmap(100 * matrix, annot=True, fmt=".0f", cmap="RdBu", center=50, vmin=0, vmax=100,
-                cbar_kws={"label": "accuracy (%)"}, ax=ax)
-    ax.set_title(title)
-    ax.set_xlabel("method (best template)")
-    ax.set_ylabel("phenomenon")
-    fig.tight_layout()
-    return fig
+    return heatmap_figure(100 * matrix, title, "method (best template)", "phenomenon", (1.1, 0.45), fmt=".0f",
+                          cmap="RdBu", center=50, vmin=0, vmax=100, cbar_kws={"label": "accuracy (%)"})
 
 
 def phenomena_vs_humans(table: pd.DataFrame, title: str):
@@ -27,10 +21,7 @@ def phenomena_vs_humans(table: pd.DataFrame, title: str):
         if "human" in rows:
             humans = rows.drop_duplicates("phenomenon")
             ax.scatter(range(len(humans)), humans["human"], marker="D", color="black", zorder=5, label="humans")
-        ax.axhline(0.5, **CHANCE)
-        ax.set_ylim(0, 1)
-        ax.set_ylabel("accuracy")
-        ax.set_title(model)
+        accuracy_axis(ax, model)
         ax.tick_params(axis="x", rotation=45)
         plt.setp(ax.get_xticklabels(), ha="right")
         ax.legend(loc="lower left", fontsize=8, ncol=2)
@@ -43,10 +34,7 @@ def attractor_bars(table: pd.DataFrame, title: str):
     fig, panels = model_panels(table, title, 7, 4)
     for ax, model, rows in panels:
         sns.barplot(data=rows, x="method", y="accuracy", hue="attractor", ax=ax)
-        ax.axhline(0.5, **CHANCE)
-        ax.set_ylim(0, 1)
-        ax.set_ylabel("accuracy")
-        ax.set_title(model)
+        accuracy_axis(ax, model)
     fig.tight_layout()
     return fig
 

@@ -9,7 +9,7 @@ import pandas as pd
 import seaborn as sns
 
 from ..analysis.cross_model import ALL_MODELS
-from .style import CHANCE
+from .style import CHANCE, heatmap_figure
 
 PROMPT_ORDER = ("direct", "metaQuestionSimple", "metaInstruct", "metaQuestionComplex")
 
@@ -54,14 +54,8 @@ def prompt_performance(table: pd.DataFrame, title: str):
 def consistency_heatmap(matrix: pd.DataFrame, title: str):
     """Pearson r of each prompt with Direct (columns) per task and stimulus set (rows), the
     mean over models (Hu & Levy Figure 3)."""
-    fig, ax = plt.subplots(figsize=(1.4 * len(matrix.columns) + 3, 0.5 * len(matrix) + 1.5))
-    sns.heatmap(matrix, annot=True, fmt=".2f", cmap="RdBu_r", center=0, vmin=-1, vmax=1,
-                cbar_kws={"label": "Pearson r with Direct"}, ax=ax)
-    ax.set_title(title)
-    ax.set_xlabel("prompt")
-    ax.set_ylabel("task · stimuli")
-    fig.tight_layout()
-    return fig
+    return heatmap_figure(matrix, title, "prompt", "task · stimuli", (1.4, 0.5), fmt=".2f", cmap="RdBu_r", center=0,
+                          vmin=-1, vmax=1, cbar_kws={"label": "Pearson r with Direct"})
 
 
 def consistency_heatmaps(matrix: pd.DataFrame, title: str):

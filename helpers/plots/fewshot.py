@@ -3,12 +3,10 @@ method (mean over templates, bars of one sd), one panel per model. The table com
 :func:`helpers.analysis.fewshot.accuracy_by_k`."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import seaborn as sns
 
-from .style import CHANCE
+from .style import CHANCE, model_panels, sns
 
 
 def accuracy_vs_k(table: pd.DataFrame, title: str):
@@ -16,25 +14,21 @@ def accuracy_vs_k(table: pd.DataFrame, title: str):
     missing = [c for c in ("model", "method", "k", "accuracy_mean", "accuracy_sd") if c not in table]
     if missing:
         raise ValueError(f"the table lacks columns {missing}: pass helpers.analysis.fewshot.accuracy_by_k's table")
-    models = list(dict.fromkeys(table["model"]))
     ks = sorted(table["k"].unique())
     at = {k: i for i, k in enumerate(ks)}
     methods = list(dict.fromkeys(table["method"]))
     colors = dict(zip(methods, sns.color_palette("colorblind", len(methods))))
-    fig, axes = plt.subplots(1, len(models), figsize=(5 * len(models), 4), squeeze=False, sharey=True)
-    fig.suptitle(title)
-    for ax, model in zip(axes[0], models):
+    fig, panels = model_panels(table, title, 5, 4)
+    for ax, model, rows in panels:
         for method in methods:
-            g = table[(table["model"] == model) & (table["method"] == method)].sort_values("k")
+            g = rows[rows["method"] == method].sort_values("k")
             if g.empty:
                 continue
             ax.errorbar([at[k] for k in g["k"]], g["accuracy_mean"], yerr=np.nan_to_num(g["accuracy_sd"]),
                         marker="o", capsize=3, color=colors[method], label=method)
-        ax.axhline(0.5, **CHANCE)
         ax.set_xticks(range(len(ks)), [str(k) for k in ks])
-        ax.set_xlabel("few-shot examples k")
-        ax.set_ylabel("accuracy (mean ± sd over templates)")
-        ax.set_title(model)
+        ax.set(xlabel="few-shot examples k", ylabel="accuracy (mean ± sd over templates)", title=model)
+        ax.axhline(0.5, **CHANCE)
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -1,7 +1,7 @@
 """Figures of the separability notebook (Hu et al. 2025): each draws and returns a figure from
 a table of :mod:`helpers.analysis.separability`, :mod:`~helpers.analysis.pair_correlation`,
 :mod:`~helpers.analysis.isolated` or :mod:`~helpers.analysis.teaching` (writing it is
-``analysis.report.save_figure``'s job). Figures over datasets draw one model: filter first.
+the notebook report's job). Figures over datasets draw one model: filter first.
 """
 from __future__ import annotations
 

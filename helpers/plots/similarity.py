@@ -1,6 +1,6 @@
 """Figures of prefix similarity (Sinha et al. 2023, section 5 and Figures 6-7): group x group
 heatmaps (rows: prefix source, columns: target) and similarity by correctness. Each draws and
-returns a figure; ``analysis.report.save_figure`` writes it."""
+returns a figure; the notebook report writes it."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence

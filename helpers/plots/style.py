@@ -23,4 +23,26 @@ def model_panels(table: pd.DataFrame, title: str, width: float, height: float):
     fig.suptitle(title)
     return fig, [(ax, model, table[table["model"] == model]) for ax, model in zip(axes[0], models)]
 
-__all__ = ["CHANCE", "model_panels", "plt", "sns"]  # the figure modules take plt and sns from here, after the backend
+
+def heatmap_figure(matrix: pd.DataFrame, title: str, xlabel: str, ylabel: str, cell: tuple[float, float],
+                   **style):
+    """One annotated heat map of ``matrix`` sized by its cells (``cell``: inches per column, per
+    row); ``style`` goes to seaborn's heatmap (colours, format, colour bar)."""
+    fig, ax = plt.subplots(figsize=(cell[0] * len(matrix.columns) + 3, cell[1] * len(matrix) + 1.5))
+    sns.heatmap(matrix, annot=True, ax=ax, **style)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    fig.tight_layout()
+    return fig
+
+
+def accuracy_axis(ax, model: str) -> None:
+    """A model's panel of accuracies: chance at 0.5, the axis from 0 to 1, titled by the model."""
+    ax.axhline(0.5, **CHANCE)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("accuracy")
+    ax.set_title(model)
+
+
+__all__ = ["CHANCE", "accuracy_axis", "heatmap_figure", "model_panels", "plt", "sns"]  # the figure modules take plt and sns from here, after the backend
