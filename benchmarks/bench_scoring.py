@@ -246,7 +246,10 @@ def main() -> None:
     # both on the float64 model: what is left is the engine's float32 log-softmax, not lm-eval's sums
     lme64 = loglikelihoods(HFLM(pretrained=model64, tokenizer=tok, batch_size=64, device=args.device),
                            instances([("", s) for s in texts]))
-    ours64 = [s.total for s in CausalScorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"), progress=False).score(plain)]
+    ours64 = [
+        s.total
+        for s in CausalScorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"), progress=False).score(plain)
+    ]
     print(f"  both on the float64 model: engine (default) vs lm-eval max |diff| {max_diff(ours64, lme64):.1e}, "
           f"lm-eval vs the float64 loop {max_diff(lme64, exact):.1e}")
     del model64

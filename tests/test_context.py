@@ -54,11 +54,32 @@ def scored(tiny, tmp_path_factory):
     frame = first_per_paradigm(df[df.paradigm.isin(df.paradigm.drop_duplicates().iloc[:2])], 2)
     selection = DatasetSelection("blimp", frame, limit=2)
     scorer = CausalScorer(lm, progress=False)
-    files = run_methods(scorer, selection, READOUT_METHODS + PROMPT_METHODS, {"templates": [1], "unigram_corpus": corpus}, setup=RunSetup(context=CONTEXT), store=ScoreStore(root / "scores"))
+    files = run_methods(
+        scorer,
+        selection,
+        READOUT_METHODS + PROMPT_METHODS,
+        {"templates": [1], "unigram_corpus": corpus},
+        setup=RunSetup(context=CONTEXT),
+        store=ScoreStore(root / "scores"),
+    )
     hl = DatasetSelection("hl_p18", load("hl_p18").head(2))
     hl_pairs = DatasetSelection("hl_blimp", first_per_paradigm(load("hl_blimp"), 1).head(2), limit=1)
-    files += run_methods(scorer, hl, ["hl_word_prediction"], {"templates": ["direct", "metaInstruct"]}, setup=RunSetup(context=CONTEXT), store=ScoreStore(root / "scores"))
-    files += run_methods(scorer, hl_pairs, ["hl_sentence_judgment"], {"templates": ["direct", "metaQuestionSimple"]}, setup=RunSetup(context=CONTEXT), store=ScoreStore(root / "scores"))
+    files += run_methods(
+        scorer,
+        hl,
+        ["hl_word_prediction"],
+        {"templates": ["direct", "metaInstruct"]},
+        setup=RunSetup(context=CONTEXT),
+        store=ScoreStore(root / "scores"),
+    )
+    files += run_methods(
+        scorer,
+        hl_pairs,
+        ["hl_sentence_judgment"],
+        {"templates": ["direct", "metaQuestionSimple"]},
+        setup=RunSetup(context=CONTEXT),
+        store=ScoreStore(root / "scores"),
+    )
     return lm, scorer, selection, load_files(files, token_columns=True)
 
 
@@ -164,11 +185,25 @@ def test_context_per_item_is_kept_in_the_rows(tiny, tmp_path):
     df = load("blimp").head(3)
     selection = DatasetSelection("blimp", df)
     contexts = ["A dog runs.", "", "Cats sleep. Birds sing."]
-    files = run_methods(CausalScorer(lm, progress=False), selection, ["lp"], setup=RunSetup(context=contexts), store=ScoreStore(tmp_path))
+    files = run_methods(
+        CausalScorer(lm, progress=False),
+        selection,
+        ["lp"],
+        setup=RunSetup(context=contexts),
+        store=ScoreStore(tmp_path),
+    )
     s = load_files(files)
     assert list(s.context) == contexts
-    alone = load_files(run_methods(CausalScorer(lm, progress=False), selection, ["lp"], store=ScoreStore(tmp_path / "b")))
+    alone = load_files(
+        run_methods(CausalScorer(lm, progress=False), selection, ["lp"], store=ScoreStore(tmp_path / "b"))
+    )
     assert s.score_good.iloc[1] == pytest.approx(alone.score_good.iloc[1], abs=1e-5)  # empty context: unchanged
     assert not np.isclose(s.score_good.iloc[0], alone.score_good.iloc[0], atol=1e-3)
     with pytest.raises(ValueError, match="2 contexts for 3 items"):
-        run_methods(CausalScorer(lm, progress=False), selection, ["lp"], setup=RunSetup(context=contexts[:2]), store=ScoreStore(tmp_path))
+        run_methods(
+            CausalScorer(lm, progress=False),
+            selection,
+            ["lp"],
+            setup=RunSetup(context=contexts[:2]),
+            store=ScoreStore(tmp_path),
+        )

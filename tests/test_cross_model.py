@@ -150,7 +150,13 @@ def test_mandarin_word_prediction_sets_load_and_run(tmp_path, monkeypatch, tiny)
     assert default_sets("zh") == ["hl_mandarin", "hl_news_zh", "hl_simple_zh"]
     monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
     scorer = CausalScorer(tiny("tiny-qwen2"), progress=False)
-    files = run_methods(scorer, select("hl_simple_zh"), ["hl_word_prediction"], {"templates": ["direct", "metaQuestionSimple"]}, store=ScoreStore(tmp_path / "scores"))
+    files = run_methods(
+        scorer,
+        select("hl_simple_zh"),
+        ["hl_word_prediction"],
+        {"templates": ["direct", "metaQuestionSimple"]},
+        store=ScoreStore(tmp_path / "scores"),
+    )
     scores = load_files(files)
     direct = scores[scores.template == "direct"].set_index("item_id").score
     assert direct[1] == pytest.approx(scorer.score([Request("孩子们在大楼", "内")])[0].total, abs=1e-6)
@@ -172,7 +178,12 @@ def store(tmp_path_factory, tiny_dir):
     os.environ["HELPERS_OUTPUTS_DIR"] = str(root / "outputs")
     selection = select("syntaxgym", 1)
     for model in MODELS:
-        run_methods(scorer_for(model, progress=False), selection, ["lp", "intemplate_lp", "yesno", "ab_logit"], {"templates": [1, 2, 3, 4, 5], "use_outlines": False})
+        run_methods(
+            scorer_for(model, progress=False),
+            selection,
+            ["lp", "intemplate_lp", "yesno", "ab_logit"],
+            {"templates": [1, 2, 3, 4, 5], "use_outlines": False},
+        )
     yield root
     for key in ("HELPERS_PROCESSED_DIR", "HELPERS_OUTPUTS_DIR"):
         os.environ.pop(key, None)

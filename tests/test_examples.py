@@ -29,9 +29,16 @@ def test_a_parameter_the_notebook_lacks_is_refused(monkeypatch, tmp_path):
 
 
 def test_pages_render_outputs_and_the_index_links_them(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# A title"),
-                                         nbformat.v4.new_code_cell("print(6 * 7)", execution_count=1, outputs=[
-                                             nbformat.v4.new_output("stream", name="stdout", text="42 pairs right\n")])])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_markdown_cell("# A title"),
+            nbformat.v4.new_code_cell(
+                "print(6 * 7)",
+                execution_count=1,
+                outputs=[nbformat.v4.new_output("stream", name="stdout", text="42 pairs right\n")],
+            ),
+        ]
+    )
     executed = tmp_path / "nb.ipynb"
     nbformat.write(nb, executed)
     page = examples.render(executed, tmp_path / "html" / "nb.html")

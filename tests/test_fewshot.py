@@ -103,7 +103,13 @@ def test_too_few_items_and_wrong_settings_are_clear_errors(tiny, blimp, tmp_path
         FewShot(-1)
     scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
     with pytest.raises(ValueError, match="run lp, meanlp with fewshot=0"):
-        run_methods(scorer, pairs(blimp, 3, 2), ["lp", "meanlp", "yesno"], {"templates": [1], "fewshot": 2}, store=ScoreStore(tmp_path))
+        run_methods(
+            scorer,
+            pairs(blimp, 3, 2),
+            ["lp", "meanlp", "yesno"],
+            {"templates": [1], "fewshot": 2},
+            store=ScoreStore(tmp_path),
+        )
     with pytest.raises(ValueError, match="single items: run it with k=0"):
         fewshot.draw([{"sentence": "A b.", "paradigm": "p"}] * 3, FewShot(1))
     assert fewshot.k_values([]) == fewshot.k_values("none") == [] and fewshot.k_values("0,1, 4") == [0, 1, 4]
@@ -119,7 +125,13 @@ def test_k0_is_the_zero_shot_run_exactly(tiny, blimp, tmp_path, name):
     store = ScoreStore(tmp_path)
     files = run_methods(scorer, selection, ["intemplate_lp", "yesno"], {"templates": [1]}, store=store)
     writes = store.writes
-    again = run_methods(scorer, selection, ["intemplate_lp", "yesno"], {"templates": [1], "fewshot": FewShot(0, "same", 99)}, store=store)
+    again = run_methods(
+        scorer,
+        selection,
+        ["intemplate_lp", "yesno"],
+        {"templates": [1], "fewshot": FewShot(0, "same", 99)},
+        store=store,
+    )
     assert again == files and store.writes == writes  # same configuration: found, nothing rescored
     meta = read_metadata(files[1])
     assert (meta["fewshot_k"], meta["fewshot_source"], meta["fewshot_seed"]) == (0, None, None)
@@ -157,7 +169,9 @@ def test_fewshot_scores_equal_a_plain_reference_and_are_stored_as_scored(tiny, b
     scorer = CausalScorer(lm, progress=False)
     selection = pairs(blimp, 6, 1)
     shots = FewShot(3, "other", 7)
-    files = run_methods(scorer, selection, ["intemplate_lp", "yesno"], {"templates": [2], "fewshot": shots}, store=ScoreStore(tmp_path))
+    files = run_methods(
+        scorer, selection, ["intemplate_lp", "yesno"], {"templates": [2], "fewshot": shots}, store=ScoreStore(tmp_path)
+    )
     assert [f.name for f in files] == ["intemplate_lp__t2__3shot.parquet", "yesno__t2__3shot.parquet"]
     meta = read_metadata(files[1])
     assert (meta["fewshot_k"], meta["fewshot_source"], meta["fewshot_seed"]) == (3, "other", 7)
@@ -215,7 +229,13 @@ def test_a_shared_block_of_examples_runs_once(tiny, blimp, tmp_path):
         run = {}
         for k in (0, 4):
             scorer = CausalScorer(lm, progress=False, share=share, pack=False)  # cached levels: a shared node runs once
-            run_methods(scorer, selection, [method], {"templates": [1], "fewshot": k}, store=ScoreStore(tmp_path / f"{method}{k}"))
+            run_methods(
+                scorer,
+                selection,
+                [method],
+                {"templates": [1], "fewshot": k},
+                store=ScoreStore(tmp_path / f"{method}{k}"),
+            )
             run[k] = scorer.tokens_run
         single, yn = ide_templates("single", "en")[0], ide_templates("yn", "en")[0]
         block_tokens = []
@@ -235,7 +255,9 @@ def test_accuracy_by_k_table(tiny, blimp, tmp_path):
     selection = pairs(blimp, 6, 2)
     files = []
     for k in (0, 2):
-        files += run_methods(scorer, selection, ["yesno"], {"templates": [1, 2], "fewshot": k}, store=ScoreStore(tmp_path))
+        files += run_methods(
+            scorer, selection, ["yesno"], {"templates": [1, 2], "fewshot": k}, store=ScoreStore(tmp_path)
+        )
     scores = fewshot_tables.scores_by_k(files)
     table = fewshot_tables.accuracy_by_k(scores).set_index(["method", "k"])
     for k in (0, 2):

@@ -115,7 +115,12 @@ def test_4bit_tiny_model_close_to_float32():  # on CUDA, or on the CPU with bits
     from helpers.engine import CausalScorer
 
     texts = ["The cat sees a dog.", "Every teacher admires the students."]
-    a = [s.total for s in CausalScorer(models.load("tiny-llama", quant=None, dtype=torch.float32), progress=False).score_texts(texts)]
+    a = [
+        s.total
+        for s in CausalScorer(models.load("tiny-llama", quant=None, dtype=torch.float32), progress=False).score_texts(
+            texts
+        )
+    ]
     b = [s.total for s in CausalScorer(models.load("tiny-llama", quant="4bit"), progress=False).score_texts(texts)]
     assert all(abs(x - y) < 1.0 for x, y in zip(a, b))
 

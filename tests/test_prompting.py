@@ -88,7 +88,9 @@ def _reference_answer_logits(model, scorer, prompt: str, options):
 def test_yesno_equals_full_softmax_and_released_equals_raw_logit_ratio(tiny, name, tmp_path):
     lm = tiny(name)
     scorer = CausalScorer(lm, progress=False)
-    files = run_methods(scorer, blimp_sample(1, 6), ["yesno", "yesno_released"], {"templates": [2]}, store=ScoreStore(tmp_path))
+    files = run_methods(
+        scorer, blimp_sample(1, 6), ["yesno", "yesno_released"], {"templates": [2]}, store=ScoreStore(tmp_path)
+    )
     scores = load_files(files)
     assert len(scores) == 12
     for row in scores.itertuples():
@@ -102,7 +104,13 @@ def test_yesno_equals_full_softmax_and_released_equals_raw_logit_ratio(tiny, nam
 @pytest.mark.parametrize("name", ["tiny-llama", "tiny-qwen2-instruct", "tiny-mixtral", "tiny-gpt2"])
 def test_outlines_decision_and_logit_decision_agree(tiny, name, tmp_path):
     lm = tiny(name)
-    files = run_methods(CausalScorer(lm, progress=False), blimp_sample(3, 200), ["ab", "ab_logit"], {"templates": [1]}, store=ScoreStore(tmp_path))
+    files = run_methods(
+        CausalScorer(lm, progress=False),
+        blimp_sample(3, 200),
+        ["ab", "ab_logit"],
+        {"templates": [1]},
+        store=ScoreStore(tmp_path),
+    )
     s = load_files(files).set_index(["method", "paradigm", "pair_id"])
     outlines, logit = s.loc["ab"], s.loc["ab_logit"]
     assert len(outlines) == len(logit) == 200
@@ -118,13 +126,25 @@ def test_ab_slots_are_seeded_and_stored(tiny, tmp_path):
     slots = good_slots(40, 42)
     assert (slots == good_slots(40, 42)).all() and not (slots == good_slots(40, 7)).all()
     assert 10 < (slots == "A").sum() < 30
-    files = run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), blimp_sample(1, 40), ["ab_logit"], {"templates": [1], "use_outlines": False}, store=ScoreStore(tmp_path))
+    files = run_methods(
+        CausalScorer(tiny("tiny-gpt2"), progress=False),
+        blimp_sample(1, 40),
+        ["ab_logit"],
+        {"templates": [1], "use_outlines": False},
+        store=ScoreStore(tmp_path),
+    )
     s = load_files(files)
     assert list(s.good_slot) == list(slots)
     np.testing.assert_allclose(s.score_good, np.where(s.good_slot == "A", s.lp_a, s.lp_b))
     assert (s.correct == (np.where(s.good_slot == "A", s.answer == "A", s.answer == "B"))).all()
     with pytest.raises(ValueError, match="use_outlines=True"):
-        run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), blimp_sample(1, 4), ["ab"], {"templates": [1], "use_outlines": False}, store=ScoreStore(tmp_path / "b"))
+        run_methods(
+            CausalScorer(tiny("tiny-gpt2"), progress=False),
+            blimp_sample(1, 4),
+            ["ab"],
+            {"templates": [1], "use_outlines": False},
+            store=ScoreStore(tmp_path / "b"),
+        )
 
 
 def test_balanced_accuracy_by_hand():
@@ -170,7 +190,13 @@ def test_hu_levy_word_prediction_equals_float64_reference(tiny, tmp_path):
     lm = tiny("tiny-gpt2")
     scorer = CausalScorer(lm, progress=False)
     items = load("hl_p18").head(3)
-    files = run_methods(scorer, DatasetSelection("hl_p18", items), ["hl_word_prediction"], {"templates": ["direct"]}, store=ScoreStore(tmp_path))
+    files = run_methods(
+        scorer,
+        DatasetSelection("hl_p18", items),
+        ["hl_word_prediction"],
+        {"templates": ["direct"]},
+        store=ScoreStore(tmp_path),
+    )
     s = load_files(files)
     tok = lm.tokenizer
     for row, item in zip(s.itertuples(), items.itertuples()):

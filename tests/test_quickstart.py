@@ -40,7 +40,9 @@ def test_words_come_from_character_offsets():
     zh = "我喜欢看书。"
     assert [zh[s:e] for s, e in word_view.word_spans(zh)] == list(zh)
     # tokens " Most", " legis", "latures", " haven", "'t": each word gets its tokens
-    words, of_token = word_view.group_tokens("Most legislatures haven't", [(0, 4), (4, 11), (11, 17), (17, 23), (23, 25)])
+    words, of_token = word_view.group_tokens(
+        "Most legislatures haven't", [(0, 4), (4, 11), (11, 17), (17, 23), (23, 25)]
+    )
     assert words == [(0, 4), (5, 17), (18, 25)] and of_token == [0, 1, 1, 2, 2]
     # a token across two characters merges them into one word; a byte-level piece stays with its character
     words, of_token = word_view.group_tokens("我喜欢书。", [(0, 2), (2, 3), (3, 4), (3, 4), (4, 5)])
@@ -62,7 +64,13 @@ def test_the_pair_decisions_equal_the_runners_score_files(tiny, tmp_path):
     ex = explain.explain_pair(scorer, GOOD, BAD, template=2)
     frame = pd.DataFrame({"dataset": "blimp", "language": "en", "paradigm": "p", "phenomenon": "x", "field": "syntax",
                           "pair_id": [0], "good": [GOOD], "bad": [BAD]})
-    files = run_methods(scorer, DatasetSelection("blimp", frame), list(explain.DECISION_METHODS), {"templates": [2], "use_outlines": False}, store=ScoreStore(tmp_path))
+    files = run_methods(
+        scorer,
+        DatasetSelection("blimp", frame),
+        list(explain.DECISION_METHODS),
+        {"templates": [2], "use_outlines": False},
+        store=ScoreStore(tmp_path),
+    )
     stored = load_files(files).set_index("method")
     got = ex.decisions.set_index("method")
     assert list(got.index) == list(explain.DECISION_METHODS)

@@ -102,7 +102,13 @@ def test_seven_readouts_equal_plain_reference(tiny, tmp_path, arch, dataset):
 
 def test_penlp_and_whole_input_counts(tiny, tmp_path):
     lm = tiny("tiny-llama")
-    files = run_methods(CausalScorer(lm, progress=False), sample("blimp", 2, 2), ["penlp", "intemplate_lp", "intemplate_meanlp"], {"templates": [1]}, store=ScoreStore(tmp_path))
+    files = run_methods(
+        CausalScorer(lm, progress=False),
+        sample("blimp", 2, 2),
+        ["penlp", "intemplate_lp", "intemplate_meanlp"],
+        {"templates": [1]},
+        store=ScoreStore(tmp_path),
+    )
     s = load_files(files)
     pen = s[s.method == "penlp"].iloc[0]
     assert pen.score_good == pytest.approx(pen.tgt_sum_good / ((5 + pen.n_tokens_good) / 6) ** 0.8)
@@ -116,7 +122,9 @@ def test_penlp_and_whole_input_counts(tiny, tmp_path):
 def test_ties_count_as_errors(tiny, tmp_path):
     pairs = load("blimp")
     selection = DatasetSelection("blimp", pairs[pairs.identical].reset_index(drop=True))
-    s = load_files(run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), selection, ["lp"], store=ScoreStore(tmp_path)))
+    s = load_files(
+        run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), selection, ["lp"], store=ScoreStore(tmp_path))
+    )
     assert len(s) == 7 and s.tie.all() and not s.correct.any()
 
 
@@ -131,7 +139,13 @@ def test_slor_and_bayes_factors_against_counted_unigrams(tiny, tmp_path):
     def uni(ids):  # add-one smoothed unigram log-prob, counted here
         return np.array([math.log((counts[i] + 1) / total) for i in ids])
 
-    files = run_methods(CausalScorer(lm, progress=False), sample("blimp", 2, 3), ["slor", "bf_uniform", "bf_unigram"], {"unigram_corpus": corpus}, store=ScoreStore(tmp_path / "s"))
+    files = run_methods(
+        CausalScorer(lm, progress=False),
+        sample("blimp", 2, 3),
+        ["slor", "bf_uniform", "bf_unigram"],
+        {"unigram_corpus": corpus},
+        store=ScoreStore(tmp_path / "s"),
+    )
     s = load_files(files, token_columns=True)
     assert len(s) == 18
     for row in s.itertuples():
@@ -156,7 +170,9 @@ def test_store_second_run_computes_nothing(tiny, tmp_path):
 def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
     lm = tiny("tiny-qwen2")
     selection = sample("blimp", 3, 2)
-    clean = run_methods(CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "a"))
+    clean = run_methods(
+        CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "a")
+    )
     store = ScoreStore(tmp_path / "b")
     original = ScoreStore.write
 
@@ -170,7 +186,9 @@ def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
         run_methods(CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=store)
     assert len(store.files()) == 5 and not list((tmp_path / "b").rglob("*.tmp"))
     monkeypatch.setattr(ScoreStore, "write", original)
-    resumed = run_methods(CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "b"))
+    resumed = run_methods(
+        CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "b")
+    )
     assert [p.name for p in sorted(resumed)] == [p.name for p in sorted(clean)]
     for a, b in zip(sorted(clean), sorted(resumed)):
         pd.testing.assert_frame_equal(pd.read_parquet(a), pd.read_parquet(b))
@@ -192,7 +210,13 @@ def test_changed_configuration_writes_alongside(tiny, tmp_path):
 
 def test_score_file_schema_and_provenance(tiny, tmp_path):
     lm = tiny("tiny-llama")
-    files = run_methods(CausalScorer(lm, progress=False), sample("blimp", 2, 1), ["intemplate_lp"], {"templates": [3]}, store=ScoreStore(tmp_path))
+    files = run_methods(
+        CausalScorer(lm, progress=False),
+        sample("blimp", 2, 1),
+        ["intemplate_lp"],
+        {"templates": [3]},
+        store=ScoreStore(tmp_path),
+    )
     df = pd.read_parquet(files[0])
     for col in ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
                 "n_tokens_good", "n_tokens_bad", "token_lp_good", "token_ids_good", "ctx_sum_good", "input_good",
@@ -275,7 +299,9 @@ def test_single_sentences_are_items_too(tiny, tmp_path):
     cola = load("cola").head(5)
     selection = DatasetSelection("cola", cola)
     scorer = CausalScorer(lm, progress=False)
-    files = run_methods(scorer, selection, ["lp", "intemplate_lp", "yesno"], {"templates": [1]}, store=ScoreStore(tmp_path))
+    files = run_methods(
+        scorer, selection, ["lp", "intemplate_lp", "yesno"], {"templates": [1]}, store=ScoreStore(tmp_path)
+    )
     s = load_files(files)
     assert set(s.method) == {"lp", "intemplate_lp", "yesno"} and "score_good" not in s and "correct" not in s
     assert list(s[s.method == "lp"].label) == list(cola.label)

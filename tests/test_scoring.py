@@ -449,7 +449,9 @@ def test_packing_with_an_additive_mask_and_beyond_the_token_budget(tiny):
     sdpa = CausalScorer(lm, progress=False, pack_min_stem=0)
     requests = [Request("Here is a long context that every sentence shares in this test. " * 3, t) for t in SENTENCES]
     expected = sdpa.score(requests, with_context=True)
-    small = CausalScorer(lm, progress=False, token_budget=40, pack_min_stem=0)  # the shared context alone is over 40 tokens
+    small = CausalScorer(
+        lm, progress=False, token_budget=40, pack_min_stem=0
+    )  # the shared context alone is over 40 tokens
     for scorer in (eager, small):
         for a, b in zip(expected, scorer.score(requests, with_context=True)):
             np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5)

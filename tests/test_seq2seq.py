@@ -227,8 +227,12 @@ def test_hu_levy_tasks_run_on_the_tiny_t5(t5, tmp_path, monkeypatch):
     s = Seq2SeqScorer(t5, progress=False)
     store = ScoreStore(tmp_path / "scores")
     words_sel, pairs_sel = select("hl_p18", 2), select("hl_blimp", 1)
-    files = run_methods(s, words_sel, ["hl_word_prediction"], {"templates": ["direct", "metaQuestionComplex"]}, store=store)
-    files += run_methods(s, pairs_sel, ["hl_sentence_judgment"], {"templates": ["direct", "metaQuestionSimple"]}, store=store)
+    files = run_methods(
+        s, words_sel, ["hl_word_prediction"], {"templates": ["direct", "metaQuestionComplex"]}, store=store
+    )
+    files += run_methods(
+        s, pairs_sel, ["hl_sentence_judgment"], {"templates": ["direct", "metaQuestionSimple"]}, store=store
+    )
     scores = load_files(files)
     word, pair = words_sel.items()[0], pairs_sel.items()[0]
     words = scores[(scores.method == "hl_word_prediction") & (scores.item_id == word["item_id"])].set_index("template")
@@ -246,3 +250,19 @@ def test_hu_levy_tasks_run_on_the_tiny_t5(t5, tmp_path, monkeypatch):
     assert judged.lp_no_bad["metaQuestionSimple"] == pytest.approx(
         s.score([answer_request(prompt, "No")])[0].total, abs=TOL)
     assert all("prompts=answer" in read_metadata(f)["start_token"] for f in files)
+
+
+def test_each_kind_of_model_gets_its_scorer_and_both_follow_the_protocol(t5, tiny):
+    from helpers.engine import SCORER_KINDS, CausalScorer, Scorer, scorer_for
+
+    causal = tiny("tiny-gpt2")
+    assert (causal.kind, t5.kind) == ("causal", "seq2seq")
+    assert SCORER_KINDS == {"causal": CausalScorer, "seq2seq": Seq2SeqScorer}
+    made = {lm.kind: scorer_for(lm, progress=False) for lm in (causal, t5)}  # a LoadedModel, not loaded again
+    assert isinstance(made["causal"], CausalScorer) and isinstance(made["seq2seq"], Seq2SeqScorer)
+    for scorer in made.values():
+        assert isinstance(scorer, Scorer)  # loaded, tokenizer, start policy and convention, score, next_token ...
+        (s,) = scorer.score_texts(["The cat sees a dog."])
+        assert s.n_tokens > 0 and np.isfinite(s.total)
+    with pytest.raises(TypeError, match="apply to loading; tiny-gpt2 is loaded already"):
+        scorer_for(causal, quant="4bit")

@@ -127,15 +127,15 @@ def test_few_shot_shards_draw_the_whole_runs_examples(tiny, tmp_path):
     first = select("hl_blimp", 2)
     selection = replace(first, frame=first.frame.head(30))
     options = dict(templates=[1], fewshot=FewShot(2, "other", 3))
-    whole = load_files(run_methods(scorer, selection, ["intemplate_lp", "yesno"], store=ScoreStore(tmp_path / "a"),
-                                   **options))
+    whole = load_files(run_methods(scorer, selection, ["intemplate_lp", "yesno"], options,
+                                   store=ScoreStore(tmp_path / "a")))
     store = ScoreStore(tmp_path / "b")
     for i in (1, 2, 3):
-        run_methods(scorer, selection.sharded(i, 3), ["intemplate_lp", "yesno"], store=store, **options)
+        run_methods(scorer, selection.sharded(i, 3), ["intemplate_lp", "yesno"], options, store=store)
     calls = scorer.forward_calls
-    found = run_methods(scorer, selection, ["intemplate_lp", "yesno"], store=store, **options)  # the shards, as one run
+    found = run_methods(scorer, selection, ["intemplate_lp", "yesno"], options, store=store)  # the shards, as one run
     assert scorer.forward_calls == calls and all("shard" in p.name for p in found)
     pd.testing.assert_frame_equal(load_files(found), whole, check_exact=True)
     part = selection.sharded(2, 3)
     with pytest.raises(ValueError, match=r"shard shard2of3 with one context per item is planned alone"):
-        run_methods(scorer, part, ["yesno"], setup=RunSetup(context=["A context. "] * len(part)), store=store, **options)
+        run_methods(scorer, part, ["yesno"], options, setup=RunSetup(context=["A context. "] * len(part)), store=store)

@@ -66,7 +66,16 @@ def test_start_token_conventions_encode_and_score_as_documented(tiny):
 def test_start_token_switch_changes_the_scores_and_its_record_only(tiny, tmp_path):
     lm = tiny("tiny-llama")
     selection = blimp_pairs()
-    files = {c: run_methods(CausalScorer(lm, progress=False, start=c), selection, ["lp", "intemplate_lp", "yesno"], {"templates": [1]}, store=ScoreStore(tmp_path / c)) for c in ("bos-else-eos", "none")}
+    files = {
+        c: run_methods(
+            CausalScorer(lm, progress=False, start=c),
+            selection,
+            ["lp", "intemplate_lp", "yesno"],
+            {"templates": [1]},
+            store=ScoreStore(tmp_path / c),
+        )
+        for c in ("bos-else-eos", "none")
+    }
     for a, b in zip(files["bos-else-eos"], files["none"]):
         assert config_difference(a, b) == {"start_token", "start_convention"}
         meta = read_metadata(b)
@@ -88,7 +97,13 @@ def test_start_token_switch_changes_the_scores_and_its_record_only(tiny, tmp_pat
 def _hl(tiny, tmp_path, method: str, stimuli: str, order_average: str, store: ScoreStore):
     items = load(stimuli).head(8)
     selection = DatasetSelection(stimuli, items)
-    return run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), selection, [method], {"templates": ["direct", "metaQuestionSimple", "metaInstruct"], "order_average": order_average}, store=store)
+    return run_methods(
+        CausalScorer(tiny("tiny-gpt2"), progress=False),
+        selection,
+        [method],
+        {"templates": ["direct", "metaQuestionSimple", "metaInstruct"], "order_average": order_average},
+        store=store,
+    )
 
 
 @pytest.mark.parametrize("method,stimuli", [("hl_sentence_comparison", "hl_blimp"),
@@ -181,8 +196,12 @@ def test_unigram_source_is_recorded_in_every_file_and_moves_only_its_methods(tin
         corpora[-1].write_text(text * (i + 1))
     store = ScoreStore(tmp_path / "scores")
     methods = ["lp", "bf_uniform", "slor", "bf_unigram", "intemplate_lp", "yesno"]
-    runs = [run_methods(CausalScorer(lm, progress=False), selection, methods, {"templates": [1], "unigram_corpus": c}, store=store)
-            for c in corpora]
+    runs = [
+        run_methods(
+            CausalScorer(lm, progress=False), selection, methods, {"templates": [1], "unigram_corpus": c}, store=store
+        )
+        for c in corpora
+    ]
     for files in runs:
         for path in files:
             meta = read_metadata(path)

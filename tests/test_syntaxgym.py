@@ -138,7 +138,13 @@ def stored_surprisals(row) -> dict:
 
 def run(loaded, frame, method, tmp_path, context="") -> pd.DataFrame:
     selection = DatasetSelection("syntaxgym_items", frame.reset_index(drop=True))
-    (path,) = run_methods(CausalScorer(loaded, progress=False), selection, [method], setup=RunSetup(context=context), store=ScoreStore(tmp_path / "scores"))
+    (path,) = run_methods(
+        CausalScorer(loaded, progress=False),
+        selection,
+        [method],
+        setup=RunSetup(context=context),
+        store=ScoreStore(tmp_path / "scores"),
+    )
     return pd.read_parquet(path)
 
 
