@@ -28,8 +28,9 @@ Score = Callable[[pd.DataFrame, str], pd.Series]  # (basis table, side) -> score
 @dataclass
 class Runtime:
     """What a family may need besides the scored requests: the run's scorer, language and
-    sides, and the checked value of every method option (:mod:`helpers.methods.options`;
-    each field after ``progress`` is one, by the same name)."""
+    sides, a unigram table where one is counted, and the checked value of every method option
+    (:mod:`helpers.methods.options`: instruct, seed, use_outlines, fewshot, order_average,
+    templates and unigram_corpus are fields of the same name)."""
 
     scorer: object
     language: str
