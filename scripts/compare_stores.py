@@ -82,16 +82,19 @@ def _rel(a: np.ndarray, b: np.ndarray, scale: np.ndarray | None = None) -> float
     return float(np.nanmax(np.abs(a - b) / np.maximum(1.0, np.abs(a if scale is None else scale))))
 
 
-def compare_hu_levy(old_root: Path, new_files: dict[tuple, Path]) -> list[dict]:
+def compare_hu_levy(old_root: Path, new_files: dict[tuple, Path], matched: set) -> list[dict]:
+    """Old Hu & Levy item tables against the new score files (those compared are added to ``matched``)."""
     rows = []
     for csv in sorted((old_root / "tables").glob("03_hu_levy_items__*.csv")):
         _, model, stimuli, task = csv.stem.split("__")
         old = pd.read_csv(csv)
         method = HL_TASKS[task]
         key = "item_id" if "item_id" in old else "pair_id"
-        for (ds, m, meth, template, _), path in new_files.items():
+        for key, path in new_files.items():
+            ds, m, meth, template, _ = key
             if (ds, m, meth) != (stimuli, model, method):
                 continue
+            matched.add(key)
             new = pd.read_parquet(path).set_index(key)
             o = old.set_index(key).reindex(new.index)
             if task == "sentence_judgment":
@@ -122,32 +125,32 @@ def compare_hu_levy(old_root: Path, new_files: dict[tuple, Path]) -> list[dict]:
 def main(old_root: str, new_root: str, renames: dict[str, str] | None = None) -> int:
     old_files, new_files = index(Path(old_root)), index(Path(new_root))
     renames = renames or {}
-    rows = []
+    rows, matched = [], set()
     for (dataset, model, method, template, tags), path in old_files.items():
         old = pd.read_parquet(path)
         new_method = renames.get(method, method)
         new_tags = tuple(tag.replace(method, new_method) for tag in tags)
         target = (dataset, model, new_method, template, new_tags)
         label = f"{dataset}/{model}/{path.name}"
+        matched.add(target)
         if target not in new_files:
             rows.append({"file": label, "ok": False, "note": f"no new file {target}"})
             continue
         rows.append(compare_pairs(label, old, pd.read_parquet(new_files[target])))
         if method == "ab" and renames.get("ab") == "ab_logit" and "correct_outlines" in old:
             outlines = (dataset, model, "ab", template, tags)
+            matched.add(outlines)
             if outlines not in new_files:
                 rows.append({"file": label + " (outlines)", "ok": False, "note": "no new 'ab' file"})
                 continue
             rows.append(compare_pairs(label + " outlines -> ab", old, pd.read_parquet(new_files[outlines]),
                                       old_correct="correct_outlines", scores=False))
-    rows += compare_hu_levy(Path(old_root), new_files)
+    rows += compare_hu_levy(Path(old_root), new_files, matched)
     table = pd.DataFrame(rows)
     with pd.option_context("display.max_rows", None, "display.width", 200):
         print(table.to_string(index=False))
     failed = table[~table["ok"].astype(bool)]
-    unmatched = sorted(set(new_files) - {(d, m, renames.get(me, me), te, tuple(x.replace(me, renames.get(me, me))
-                                                                          for x in ta))
-                                         for d, m, me, te, ta in old_files})
+    unmatched = set(new_files) - matched
     print(f"\n{len(table)} comparisons, {len(failed)} failed; largest score difference "
           f"{table['max_abs_diff'].max():.3g} (relative {table['max_rel_diff'].max():.3g}); "
           f"decisions changed: {int(table['decisions_changed'].fillna(0).sum())}; "

@@ -23,7 +23,7 @@ import numpy as np
 from . import model_checks
 from .encoding import Encoded, Encoder
 from .executor import Executor
-from .interface import (OptionReadout, Request, Scored, ScoresRequests, Share, checked_options, checked_share,
+from .interface import (OptionReadout, Request, Scored, ScoresRequests, Share, checked_answers, checked_share,
                         option_readouts)
 from .plan import Node, build_tree
 from ..models import LoadedModel
@@ -173,7 +173,7 @@ class CausalScorer(ScoresRequests):
         decoder generates at. Multi-token options are summed. One-token options cost no
         extra forward pass: they are read from the prompt's last position.
         """
-        options = checked_options(options)
+        options = checked_answers(options)
         requests = [Request(p, o, separate) for p in prompts for o in options]
         return option_readouts(len(prompts), options, self.score(requests, desc=desc))
 

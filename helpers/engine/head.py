@@ -49,11 +49,11 @@ def logprobs_at(project: Callable[[torch.Tensor], torch.Tensor], vocab: int, hid
 
 
 def halving_on_oom(batch: Sequence[T], run: Callable[[Sequence[T]], None], *, shrink: Callable[[], None],
-                   partial: bool = False, budget: Callable[[], int] = lambda: 0) -> None:
+                   partial: bool, budget: Callable[[], int]) -> None:
     """``run(batch)``; on CUDA out-of-memory, ``shrink()`` (halve the token budget for good) and
     run each half the same way. A batch of one that does not fit is the error itself; a partial
     run (a shard) refuses, since smaller batches would no longer be the whole run's, nor its
-    numbers."""
+    numbers. ``budget()`` is the token budget now, named in that refusal."""
     try:
         run(batch)
     except torch.cuda.OutOfMemoryError:

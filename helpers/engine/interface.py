@@ -137,7 +137,7 @@ def checked_share(share) -> str:
     return share
 
 
-def checked_options(options: Sequence[str]) -> list[str]:
+def checked_answers(options: Sequence[str]) -> list[str]:
     """The answer options of a next-token readout, each a non-empty string."""
     options = list(options)
     if not options:

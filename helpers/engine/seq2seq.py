@@ -31,7 +31,7 @@ import numpy as np
 import torch
 
 from .head import halving_on_oom, logprobs_at
-from .interface import (OptionReadout, Request, Scored, ScoresRequests, check_text, checked_options, checked_share,
+from .interface import (OptionReadout, Request, Scored, ScoresRequests, check_text, checked_answers, checked_share,
                         option_readouts)
 from .seq2seq_encoding import (NEXT_SENTINEL, SENTINEL, SHAPES, Encoded2, Seq2SeqEncoder, Seq2SeqRequest, answer_request,
                                span_request)
@@ -127,7 +127,7 @@ class Seq2SeqScorer(ScoresRequests):
                    desc: str = "readout") -> list[OptionReadout]:
         """Log-prob of each option after each prompt, the prompt read in the scorer's prompt
         shape (``answer``: the prompt as source; ``span``: a sentinel after the prompt)."""
-        options = checked_options(options)
+        options = checked_answers(options)
         shaped = span_request if self.prompts == "span" else answer_request
         scored = self.score([shaped(p, o) for p in prompts for o in options], desc=desc)
         return option_readouts(len(prompts), options, scored)
