@@ -5,6 +5,8 @@
     python -m helpers score --model gpt2 --context "Answer:" --json " Yes" " No"
     python -m helpers score --model llama3-8b --quant 4bit --max-memory 0=20GiB,cpu=60GiB "The cat sees a dog."
     python -m helpers sweep --notebooks 02 --models gpt2 opt-125m --datasets blimp climp
+    python -m helpers sweep --notebooks 02 03 --models qwen2 --share none --start auto
+    python -m helpers precision --model demo-en --dataset blimp --limit 20
     python -m helpers demo
 """
 from __future__ import annotations
@@ -18,10 +20,9 @@ import yaml
 
 from . import sweep
 from .demo import main as demo_main
-from .engine.encoding import START_CONVENTIONS
 from .models import ModelNotFoundError, QuantizationUnavailableError, load_options, registry_table
+from .runs.switches import AUTO, SWITCHES, Switches
 from .engine.interface import Request
-from .engine.kinds import scorer_for
 from .zoo.demo_training import Recipe, train
 from .zoo.model_card import write_card
 
@@ -33,8 +34,11 @@ def _cmd_models(args) -> int:
 
 def _cmd_score(args) -> int:
     try:
-        scorer = scorer_for(args.model, progress=False, minicons=args.minicons, start=args.start, **load_options(
-            args.quant, args.dtype, args.device_map, args.max_memory, args.offload_folder))
+        switches = Switches(**{name: getattr(args, name) for name in SCORE_SWITCHES})
+        placement = load_options(device_map=args.device_map, max_memory=args.max_memory,
+                                 offload_folder=args.offload_folder)
+        scorer = switches.scorer(args.model, progress=False, minicons=args.minicons,
+                                 **{k: placement[k] for k in ("device_map", "max_memory", "offload_folder")})
     except (ModelNotFoundError, QuantizationUnavailableError, TypeError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -54,6 +58,22 @@ def _cmd_score(args) -> int:
             print(f"  {token!r:>20}  {value:10.4f}")
         print(f"  {'sum':>20}  {s.total:10.4f}  ({s.n_tokens} tokens)")
     return 0
+
+
+# the switches of `score` (answer orders belong to runs of Hu & Levy's methods: the sweep's notebooks)
+SCORE_SWITCHES = [name for name in SWITCHES if name != "order_average"]
+
+
+def _switch_arguments(parser, names, default) -> None:
+    """One option per switch, named as the notebooks' parameter (``--token-budget`` or
+    ``--token_budget``), with its values from helpers.runs.switches."""
+    for name in names:
+        values, auto, recorded = SWITCHES[name]
+        flags = [f"--{name.replace('_', '-')}"] + ([f"--{name}"] if "_" in name else [])
+        choices = None if isinstance(values, str) else [AUTO, *values]
+        parser.add_argument(*flags, dest=name, default=default, choices=choices,
+                            help=(f"'auto' or {values}; " if isinstance(values, str) else "")
+                            + f"'auto': {auto}; recorded as {recorded}")
 
 
 def _parameters(pairs: list[str]) -> dict:
@@ -76,7 +96,9 @@ def _cmd_sweep(args) -> int:
     from .sweep.status import format_status, status
 
     try:
-        jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param), args.shards)
+        given = {name: getattr(args, name) for name in SWITCHES if getattr(args, name) is not None}
+        jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param), args.shards,
+                          switches=given)
         if args.status:
             print(format_status(status(jobs)))
             return 0
@@ -103,6 +125,39 @@ def _cmd_model_card(args) -> int:
     return 0
 
 
+def _cmd_precision(args) -> int:
+    import platform
+    import time
+
+    import torch
+
+    from .zoo.precision import markdown, precision_report, summary
+    from .zoo.precision_card import update_card_precision
+
+    templates = None if args.templates is None else [int(t) if t.isdigit() else t for t in args.templates]
+    start = time.perf_counter()
+    try:
+        report = precision_report(args.model, args.dataset, args.methods, args.limit, args.precisions, templates,
+                                  args.root)
+    except (ModelNotFoundError, QuantizationUnavailableError, FileNotFoundError, KeyError, TypeError,
+            ValueError) as err:
+        print(f"error: {err.args[0] if isinstance(err, KeyError) and err.args else err}", file=sys.stderr)
+        return 2
+    print(markdown(report.table))
+    print(summary(report.table, "nf4"))
+    print(f"wrote {report.csv} and {report.markdown.name} ({time.perf_counter() - start:.0f} s)")
+    if args.card:
+        machine = (f"{platform.machine()}, {torch.get_num_threads()} CPU thread(s), torch {torch.__version__}"
+                   + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""))
+        settings = {"model": args.model, "dataset": args.dataset, "machine": machine, "why_subset": args.why_subset}
+        try:
+            print(f"wrote {update_card_precision(args.model, report.table, settings)}")
+        except FileNotFoundError as err:
+            print(f"error: {err} (the table above is kept in {report.csv})", file=sys.stderr)
+            return 2
+    return 0
+
+
 def _cmd_demo(args) -> int:
     return demo_main()
 
@@ -117,12 +172,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--context", default="", help="text before each target (not scored)")
     s.add_argument("--json", action="store_true", help="one JSON object per line")
     s.add_argument("--minicons", action="store_true", help="minicons mode: no start token, first token unscored")
-    s.add_argument("--start", choices=list(START_CONVENTIONS), default=None,
-                   help="start-token convention (default: the model's own, bos-else-eos for most)")
-    s.add_argument("--quant", default="auto", choices=["auto", "none", "4bit", "8bit"],
-                   help="auto: the registry's (4-bit NF4 from 30B up); 4bit/8bit run on CUDA or the CPU")
-    s.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "float16"],
-                   help="auto: bfloat16 on CUDA, float32 on the CPU (bfloat16 compute for 4-bit)")
+    _switch_arguments(s, SCORE_SWITCHES, AUTO)  # --start, --share, --quant, --dtype, --token-budget, --revision
     s.add_argument("--device-map", default="auto", help="accelerate placement: auto, balanced, sequential, none")
     s.add_argument("--max-memory", metavar="DEVICE=SIZE,...",
                    help="cap per device for the placement, e.g. 0=20GiB,1=20GiB,cpu=60GiB (disk=...: offload)")
@@ -142,6 +192,8 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--status", action="store_true", help="show each job: done, running, pending or failed "
                    "(with the failing cell's error and the job's log) and exit")
     w.add_argument("--wait", action="store_true", help="slurm: return when the submitted jobs have left the queue")
+    _switch_arguments(w.add_argument_group("switches (the notebook parameters of the same names; default: the "
+                                           "notebooks' own, 'auto')"), list(SWITCHES), None)
     r = w.add_argument_group("Slurm resources (over the profile's)")
     r.add_argument("--profile", help="a name in profiles/ or a YAML file (default: slurm-gpu, one GPU per task)")
     for name, kind in SLURM_FLAGS.items():
@@ -163,6 +215,20 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--model", required=True)
     c.add_argument("--dataset", required=True)
     c.set_defaults(run=_cmd_model_card)
+    q = sub.add_parser("precision", help="what bfloat16, 4-bit NF4 and 8-bit cost each method, against float32")
+    q.add_argument("--model", required=True, help="registry name, local folder or Hugging Face id")
+    q.add_argument("--dataset", required=True, help="a dataset of minimal pairs, or a Hu & Levy stimulus set")
+    q.add_argument("--methods", nargs="+", default=None, help="registry names (default: lp intemplate_lp yesno ab "
+                   "on minimal pairs, and Hu & Levy's tasks on their stimulus sets)")
+    q.add_argument("--limit", type=int, default=None, help="items per paradigm, the first ones (default: all)")
+    q.add_argument("--templates", nargs="+", default=None,
+                   help="template ids (1 to 5) and Hu & Levy prompt types (default: all)")
+    q.add_argument("--precisions", nargs="+", default="all", choices=["float32", "bfloat16", "nf4", "int8"],
+                   help="default: all four (float32, the reference, is always scored)")
+    q.add_argument("--root", default=None, help="score store and tables (default: outputs/precision)")
+    q.add_argument("--card", action="store_true", help="record the table in the demo model's card")
+    q.add_argument("--why-subset", default=None, help="with --limit and --card: why not every pair (in the card)")
+    q.set_defaults(run=_cmd_precision)
     return p
 
 

@@ -152,10 +152,14 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     "accuracy", the paper's, or "logprob") and ``unigram_corpus`` (SLOR and BF-unigram).
     Every score file records the scorer's start-token convention, the few-shot k, source and
     seed, ``order_average`` (None where there are no orders) and ``unigram_source`` (None for
-    methods without a unigram table).
+    methods without a unigram table) in its configuration, and the engine's ``share`` mode and
+    ``token_budget`` beside it (a file of another share mode or budget is reused: they agree within
+    float32 rounding). A method that needs a scorer feature this scorer lacks is an error before
+    anything runs (:func:`helpers.methods.applicable` splits a list).
     """
     store, setup = store or ScoreStore(), setup or RunSetup()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
+    registry.refuse_not_applicable(chosen, scorer)  # a method needing what this scorer lacks: before any work
     families = _groups(chosen)
     values = checked_options(options, chosen, registry.families())
     language, sides = selection.language, sides_of(selection.frame)
@@ -181,6 +185,8 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     base = {**loaded.provenance(), "start_token": scorer.start_policy, "start_convention": scorer.start_convention,
             **selection.config(), "methods_version": METHODS_VERSION, "context": context_config,
             **runtime.fewshot.config(), "order_average": None, **setup.configuration}
+    # how the engine ran (recorded, not part of the configuration: results agree across them)
+    engine = {"share": scorer.share, "token_budget": scorer.token_budget}
     written: list[Path] = []
     for family, group in families.items():
         run = family.runtime_for(group, runtime)
@@ -198,5 +204,5 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             for m in todo:
                 frame = method_frame(info, table, m, sides, this)
                 written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
-                                           configs[m.name], tag=store_tag, shard=selection.shard))
+                                           configs[m.name], engine, tag=store_tag, shard=selection.shard))
     return written

@@ -43,6 +43,13 @@ template = 1  # Ide et al. template (1 to 5) of in-template LP and Yes/No
 dataset = "blimp"  # the paradigm browser's dataset: blimp (English) or climp (Chinese: use model demo-zh)
 paradigm = "regular_plural_subject_verb_agreement_1"  # a paradigm of the dataset; None means its first
 pairs = 10  # pairs of the paradigm to judge
+start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
+order_average = "auto"  # Hu & Levy's answer orders (recorded; no method here has orders): "auto", "accuracy", "logprob"
+share = "auto"  # shared input run once: "auto" (tree), "none", "context" or "prefix"
+quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
+dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
+token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
+revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
 
 # %%
 from IPython.display import display
@@ -50,9 +57,12 @@ from IPython.display import display
 from helpers.explain import view as explain_view
 from helpers.explain.scorers import Scorers
 from helpers.reporting.notebook import NotebookReport
+from helpers.runs.switches import Switches
 from helpers.store import safe_name
 
-config = {"good": good, "bad": bad, "model": model, "method": method, "template": template}
+switches = Switches(start=start, order_average=order_average, share=share, quant=quant, dtype=dtype,
+                    token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+config = {"good": good, "bad": bad, "model": model, "method": method, "template": template, **switches.record()}
 report = NotebookReport("00_quickstart", config, safe_name(model), sources=[])
 
 # %% [markdown]
@@ -63,7 +73,7 @@ report = NotebookReport("00_quickstart", config, safe_name(model), sources=[])
 # gives each method's scores and the sentence it prefers (a tie counts as wrong).
 
 # %%
-scorers = Scorers()  # the models this notebook keeps loaded (switching back costs no reload)
+scorers = Scorers(switches=switches)  # the models this notebook keeps loaded (switching back costs no reload)
 explanation = explain_view.show_pair(good, bad, model, method, template, scorers=scorers)
 
 # %% [markdown]

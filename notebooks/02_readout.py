@@ -23,6 +23,10 @@
 # | `intemplate_lp`, `_meanlp`, `_penlp` | the sentence inside each of 5 templates ("The following sentence is grammatically acceptable.\n\n{sentence}") | the measure over the **whole input** (as Ide et al. report); the target-only measure is stored too |
 # | `comparative_lp` | a template with the target in slot A and the other sentence in slot B | LP of the whole input |
 #
+# The switches (`start`, `order_average`, `share`, `quant`, `dtype`, `token_budget`, `revision`) take
+# the same names in the sweep and `python -m helpers score`; "auto" is the model's registry
+# default (the paper's setup), and every score file records them.
+#
 # A tie counts as an error. Scores go to the results store (`outputs/scores/`), so later
 # notebooks analyse them without the model; a rerun skips finished files.
 
@@ -33,10 +37,19 @@ methods = "all"  # readout methods: a list, a comma-separated string, or "all"
 templates = [1, 2, 3, 4, 5]  # template ids (1 to 5) for the in-template and comparative methods
 limit = None  # pairs per paradigm (the first ones); None means all pairs
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
-quant = "auto"  # "auto" (the registry default: 4-bit from 30B up), None, "4bit" or "8bit"
+start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
+order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
+share = "auto"  # shared input run once: "auto" (tree), "none" (plain LP on a GPU runs fastest so), "context", "prefix"
+quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
+dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
+token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
+revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
 unigram_corpus = None  # text file for the SLOR and Bayes-factor unigram model; None means the mirror corpora
 shards = 1  # split the pairs into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; the store reads complete shards as one run
+precision_check = False  # True: the last section scores the model in float32, bfloat16, NF4 and int8 and compares
+precision_limit = 10  # pairs per paradigm the precision check scores (None: all; it loads the model four times)
+precision_methods = "default"  # "default" (lp, intemplate_lp, yesno, ab) or methods as above, for the precision check
 
 # %%
 from IPython.display import display
@@ -48,15 +61,19 @@ from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import select
 from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.engine import scorer_for
+from helpers.runs.switches import Switches
 from helpers.selection_parser import parse_selection
 
+switches = Switches(start=start, order_average=order_average, share=share, quant=quant, dtype=dtype,
+                    token_budget=token_budget, revision=revision)  # checked: a bad value stops here
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
-method_list = method_registry.method_names(methods, method_registry.READOUT_METHODS)
+scorer = switches.scorer(model, batch_size=None if batch_size == "auto" else int(batch_size))
+# the methods this kind of model can run; the others are listed with the reason in Table 3
+method_list, not_applicable = method_registry.applicable(
+    method_registry.method_names(methods, method_registry.READOUT_METHODS), scorer)
 selection = select(dataset, limit).sharded(shard, shards)
-scorer = scorer_for(model, quant=quant, batch_size=None if batch_size == "auto" else int(batch_size))
 config = {"model": model, "dataset": dataset, "methods": method_list,
-          "templates": template_list, "limit": limit, "unigram_corpus": unigram_corpus}
+          "templates": template_list, "limit": limit, "unigram_corpus": unigram_corpus, **switches.record()}
 tag = f"{scorer.loaded.name}__{dataset}" + (f"__{selection.shard.tag}" if selection.shard else "")  # tables of a shard: its pairs
 report = NotebookReport("02_readout", config, tag)
 print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
@@ -66,15 +83,19 @@ print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms
 # ## Score (or reuse finished score files)
 
 # %%
-files = run_methods(scorer, selection, method_list, {"templates": template_list, "unigram_corpus": unigram_corpus})
+files = run_methods(scorer, selection, method_list, {"templates": template_list, "unigram_corpus": unigram_corpus,
+                                                     **switches.method_options()})
 scores = report.sources = load_files(files)
 print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls}")
 
 # %% [markdown]
 # ## Table 3: accuracy per method (mean ± sd over templates), best template, ties
+#
+# A method the model's kind cannot run (it needs a scorer feature this model's scorer lacks) is
+# listed with the reason instead of a number.
 
 # %%
-t3 = accuracy.table3(scores)
+t3 = accuracy.with_not_applicable(accuracy.table3(scores), not_applicable)
 display(accuracy.format_table3(t3))
 report.table(t3, "readout")
 
@@ -107,3 +128,33 @@ report.figure(fig, "readout_phenomena")
 
 # %%
 report.paper_check(scores)
+
+# %% [markdown]
+# ## What a lower precision costs each method (`precision_check=True`)
+#
+# Ide et al. ran their 30B+ models in 4-bit NF4. With `precision_check=True` this section loads the
+# model in float32, bfloat16, 4-bit NF4 (bfloat16 compute) and 8-bit LLM.int8 in turn, scores LP,
+# in-template LP, Yes/No and A/B (the templates above; `precision_methods` to choose) on the first
+# `precision_limit` pairs of every paradigm, and compares each precision with float32 pair by pair:
+# decision flips (count and share; a tie is an error), accuracy and its change with McNemar's exact
+# p, the mean absolute change of a score (in the method's units) and the size of the loaded weights.
+# Off by default: it costs four model loads and four scoring passes. Scores go to
+# `outputs/precision/` (a rerun reuses them); `python -m helpers precision --model ... --dataset ...`
+# runs the same from the command line, and `data/models/demo-en/README.md` holds demo-en's table on BLiMP.
+
+# %%
+from IPython.display import Markdown
+
+from helpers.zoo.precision import markdown as precision_markdown
+from helpers.zoo.precision import precision_report, summary as precision_summary
+
+if precision_check:
+    check = precision_report(model, dataset, None if precision_methods == "default" else
+                             method_registry.method_names(precision_methods), precision_limit,
+                             templates=template_list, options=switches.method_options(), **switches.scorer_options(),
+                             **{k: v for k, v in switches.load_options().items() if k == "revision"})
+    report.table(check.table, "readout_precision", sources=[str(f) for f in check.score_files])
+    display(Markdown(precision_markdown(check.table)))
+    print(precision_summary(check.table, "nf4"))
+else:
+    print("precision check skipped (precision_check=False)")

@@ -29,6 +29,10 @@
 #   paper's way). `ab_logit` decides the same prompts by comparing the two answer tokens'
 #   log-probs (the fast path); their agreement is shown below.
 #
+# On an encoder-decoder (Flan-T5) each prompt is the encoder's source and the answer is read from
+# the decoder's start, as Hu & Levy ran their prompts; `ab` is not applicable there (Table 3 says
+# why) and `ab_logit` decides the A/B prompts.
+#
 # **Few-shot (beyond both papers; Ide et al. name it as future work)**: k solved examples
 # before each item, for in-template LP (acceptable sentences in the template) and Yes/No
 # (question-answer turns), with the accuracy against k.
@@ -55,7 +59,13 @@ hu_levy_prompts = "all"  # Hu and Levy prompt types: direct, metaQuestionSimple,
 hu_levy_limit = None  # items per paradigm of each Hu and Levy stimulus set; None means all
 hu_levy_models = None  # models of the Hu and Levy part and its cross-model tables (list or comma-separated); None: model
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
-quant = "auto"  # "auto" (the registry default), None, "4bit" or "8bit"
+start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
+order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
+share = "auto"  # shared input run once: "auto" (tree), "none", "context" or "prefix"
+quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
+dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
+token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
+revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
 
 # %%
 from IPython.display import display
@@ -73,29 +83,34 @@ from helpers.methods.hu_levy import TASKS, default_sets
 from helpers.methods.hu_levy_requests import PROMPT_TYPES
 from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.engine import scorer_for
+from helpers.runs.switches import Switches
 from helpers.selection_parser import parse_selection
 
+switches = Switches(start=start, order_average=order_average, share=share, quant=quant, dtype=dtype,
+                    token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+hl_models = [model] if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
+switches.check(hl_models)  # every model of Part 2 too, before anything is scored
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 k_list = fewshot_ks_of(fewshot_ks)
-fewshot_list = method_registry.method_names(fewshot_methods, [m for m, spec in method_registry.METHODS.items()
-                                                              if spec.family.takes_fewshot]) if k_list else []
-method_list = method_registry.method_names(methods, method_registry.PROMPT_METHODS)
+scorer = switches.scorer(model, batch_size=None if batch_size == "auto" else int(batch_size))
+# the methods this kind of model can run; the others are listed with the reason in Table 3
+fewshot_list = method_registry.applicable(method_registry.method_names(fewshot_methods, [
+    m for m, spec in method_registry.METHODS.items() if spec.family.takes_fewshot]), scorer)[0] if k_list else []
+method_list, not_applicable = method_registry.applicable(
+    method_registry.method_names(methods, method_registry.PROMPT_METHODS), scorer)
 if not use_outlines and "ab" in method_list:
     method_list.remove("ab")  # "ab" is the constrained-decoding decision; ab_logit stays
 selection = select(dataset, limit)
-scorer = scorer_for(model, quant=quant, batch_size=None if batch_size == "auto" else int(batch_size))
 hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
            else parse_selection(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
 hl_prompts = parse_selection(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
-hl_models = [model] if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
 instruct = scorer.loaded.is_instruct
 config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "limit": limit, "seed": seed, "use_outlines": use_outlines,
           "hu_levy_sets": hl_sets, "hu_levy_prompts": hl_prompts, "hu_levy_limit": hu_levy_limit,
           "hu_levy_models": hl_models,
           "fewshot_ks": k_list, "fewshot_methods": fewshot_list, "fewshot_source": fewshot_source,
-          "fewshot_seed": fewshot_seed}
+          "fewshot_seed": fewshot_seed, **switches.record()}
 tag = f"{scorer.loaded.name}__{dataset}"
 report = NotebookReport("03_prompting", config, tag)
 print(f"{len(selection):,} pairs of {dataset}; {model} is {'an instruct' if instruct else 'a base'} model: "
@@ -106,16 +121,19 @@ print(f"{len(selection):,} pairs of {dataset}; {model} is {'an instruct' if inst
 
 # %%
 files = run_methods(scorer, selection, method_list,
-                    {"templates": template_list, "seed": seed, "use_outlines": use_outlines})
+                    {"templates": template_list, "seed": seed, "use_outlines": use_outlines,
+                     **switches.method_options()})
 scores = report.sources = load_files(files)
 first = scores.iloc[0]
 print("rendered prompt of the first item (exactly as scored):\n" + repr(first.get("prompt_good", first.get("prompt"))))
 
 # %% [markdown]
-# Table 3 rows: accuracy (mean ± sd over templates), the best template and ties.
+# Table 3 rows: accuracy (mean ± sd over templates), the best template and ties; a method the
+# model's kind cannot run is listed with the reason (e.g. `ab` on an encoder-decoder: outlines'
+# constrained decoding continues a causal LM's prompt; `ab_logit` decides the same prompts).
 
 # %%
-t3 = accuracy.table3(scores)
+t3 = accuracy.with_not_applicable(accuracy.table3(scores), not_applicable)
 display(accuracy.format_table3(t3))
 report.table(t3, "prompting")
 
@@ -156,7 +174,8 @@ if k_list and fewshot_list:
     for k in k_list:
         shot_files += run_methods(scorer, selection, fewshot_list,
                                   {"templates": template_list, "seed": seed, "use_outlines": False,
-                                   "fewshot": FewShot(k, fewshot_source, fewshot_seed)})
+                                   "fewshot": FewShot(k, fewshot_source, fewshot_seed),
+                                   **switches.method_options()})
     shot_scores = fewshot_tables.scores_by_k(shot_files)
     for method, text in fewshot_tables.first_inputs(shot_scores, max(k_list), template_list[0]).items():
         print(f"{method}, k = {max(k_list)}, template {template_list[0]}: the first item (acceptable sentence) "
@@ -179,7 +198,8 @@ if k_list and fewshot_list:
 # the prompts as source and answer, and Direct sentences in its decoder (`helpers.engine.seq2seq`).
 
 # %%
-hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer, quant=quant,
+hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer,
+                                     options=switches.method_options(), **switches.scorer_kwargs(),
                                      batch_size=None if batch_size == "auto" else int(batch_size))
 hl_tag = cross_model.models_tag(hl_models)
 if hl_files:

@@ -39,6 +39,13 @@ unigram_corpus = None  # SLOR / BF-unigram corpus: None (the mirror), a text fil
 limit = None  # items per paradigm of each dataset; None means all
 bins = 10  # equal-size cosine-distance bins
 seed = 0  # seed of the bootstrap intervals
+start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
+order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
+share = "auto"  # shared input run once: "auto" (tree), "none", "context" or "prefix"
+quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
+dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
+token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
+revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
 
 # %%
 import pandas as pd
@@ -52,9 +59,11 @@ from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import HU2025, select
 from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.engine import scorer_for
+from helpers.runs.switches import Switches
 from helpers.selection_parser import parse_selection
 
+switches = Switches(start=start, order_average=order_average, share=share, quant=quant, dtype=dtype,
+                    token_budget=token_budget, revision=revision)  # checked: a bad value stops here
 dataset_list = parse_selection(datasets, [name for name, _ in HU2025.values()], what="dataset")
 metric_list = parse_selection(metrics, list(sep.METRICS), what="metric")
 extras = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
@@ -62,10 +71,14 @@ extras = parse_selection(extra_methods, method_registry.READOUT_METHODS + method
 selections = {name: select(name, limit, prepared_only=True) for name in dataset_list}
 if "cola" in dataset_list:
     selections["cola_dev"] = select("cola_dev", limit, prepared_only=True)
-scorer = scorer_for(model)
+scorer = switches.scorer(model)
+if extras:  # those this kind of model can run; the others are named with the reason
+    extras, not_applicable = method_registry.applicable(extras, scorer)
+    for reason in not_applicable.not_applicable:
+        print(f"not applicable: {reason}")
 config = {"model": model, "datasets": dataset_list, "metrics": metric_list,
           "extra_methods": extras, "embedding_model": embedding_model, "unigram_corpus": unigram_corpus,
-          "limit": limit, "bins": bins, "seed": seed}
+          "limit": limit, "bins": bins, "seed": seed, **switches.record()}
 tag = scorer.loaded.name
 report = NotebookReport("07_separability", config, tag)
 display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} for n, s in selections.items()]))
@@ -78,7 +91,7 @@ files = []
 for name, selection in selections.items():
     language_extras = [m for m in extras if selection.language == "en" or not m.startswith("intemplate")]
     files += run_methods(scorer, selection, ["lp", "meanlp", "slor", "bf_uniform", "bf_unigram"] + language_extras,
-                         {"templates": [1], "unigram_corpus": unigram_corpus})
+                         {"templates": [1], "unigram_corpus": unigram_corpus, **switches.method_options()})
 scores = report.sources = load_files(files, token_columns=False)
 readouts = scores[scores.method.isin(sep.METRICS)]
 table = sep.metrics_table(readouts, metric_list)

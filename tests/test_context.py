@@ -28,11 +28,14 @@ def logsoftmax(model, ids):
 
 
 def tokens_after(model, tok, start_id, text: str, from_char: int) -> tuple[float, list[int]]:
-    """Sum of log p over the tokens of ``text`` ending after ``from_char``, and their ids."""
+    """Sum of log p over the tokens of ``text`` ending after ``from_char`` or lying in the
+    spaces just before it (a context's trailing spaces are scored with the target), and their ids."""
     enc = tok(text, add_special_tokens=False, return_offsets_mapping=True)
     ids = [start_id] + enc["input_ids"]
     lp, _ = logsoftmax(model, ids)
-    picked = [i + 1 for i, (_, end) in enumerate(enc["offset_mapping"]) if end > from_char]
+    spaces_from = len(text[:from_char].rstrip(" "))
+    picked = [i + 1 for i, (begin, end) in enumerate(enc["offset_mapping"])
+              if end > from_char or begin >= spaces_from]
     return float(sum(lp[i - 1, ids[i]] for i in picked)), [ids[i] for i in picked]
 
 

@@ -19,8 +19,10 @@ def test_every_option_belongs_to_the_families_that_declare_it():
     assert owners["fewshot"] == ["single", "yesno"]
     assert owners["unigram_corpus"] == ["sentence"]
     assert owners["order_average"] == sorted(m.family.name for m in map(registry.get, registry.HU_LEVY_METHODS))
+    assert owners["syntaxgym_pass"] == ["syntaxgym", "syntaxgym_word"]
     table = registry.option_table()
-    for name in ("templates", "instruct", "seed", "use_outlines", "fewshot", "order_average", "unigram_corpus"):
+    for name in ("templates", "instruct", "seed", "use_outlines", "fewshot", "order_average", "unigram_corpus",
+                 "syntaxgym_pass"):
         assert table.count(f"\n{name}=") + table.startswith(f"{name}=") == 1, name
 
 
@@ -36,6 +38,7 @@ def test_values_are_checked_and_defaults_filled():
 @pytest.mark.parametrize("options,said", [
     ({"sede": 7}, r"unknown option 'sede'; the options \(and the methods that take them\) are: .*seed \(ab\)"),
     ({"order_average": "mean"}, "order_average must be 'accuracy'.*or 'logprob'"),
+    ({"syntaxgym_pass": "all"}, "syntaxgym_pass must be 'directional'.*or 'strict'"),
     ({"seed": "7"}, "seed must be a whole number"),
     ({"use_outlines": "yes"}, "use_outlines must be True or False"),
     ({"fewshot": -1}, "whole number >= 0"),

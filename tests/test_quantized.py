@@ -1,7 +1,7 @@
 """4-bit NF4, 8-bit and bfloat16 on the CPU: bitsandbytes' backend probed, the demo model
 really quantized (Linear4bit / Linear8bitLt layers holding packed integer weights), its LP
 scores through the runner close to float32's with the same decisions on BLiMP pairs, and
-the precision recorded in the score files and in the model card."""
+the precision recorded in the score files (the precision check itself: tests/test_precision.py)."""
 from __future__ import annotations
 
 import sys
@@ -12,14 +12,12 @@ import pandas as pd
 import pytest
 import torch
 
-from helpers import paths
 from helpers.data.selection import select
 from helpers.models import QuantizationUnavailableError, load, quantization_probe
 from helpers.store import ScoreStore, read_metadata
 from helpers.runner import run_methods
 from helpers.engine import CausalScorer
-from helpers.zoo.model_card import PRECISION_HEADING, card_text, lp_accuracy, precision_text, update_card_precision
-from helpers.zoo.precision import PRECISIONS, PrecisionRun, compare, decisions
+from helpers.runs.precision import PRECISIONS
 
 PER_PARADIGM = 3  # 67 BLiMP paradigms x 3 = 201 pairs, 402 sentences
 QUANTIZED = {"transformer.h.{}.attn.c_attn": (256, 768), "transformer.h.{}.attn.c_proj": (256, 256),
@@ -38,6 +36,11 @@ def runs(tmp_path_factory):
         (path,) = run_methods(CausalScorer(lm, progress=False), selection, ["lp"], store=ScoreStore(root / name))
         out[name] = (lm, pd.read_parquet(path), path)
     return out
+
+
+def decisions(scores: pd.DataFrame) -> np.ndarray:
+    """+1 where the good sentence has the higher LP, -1 where the bad one has, 0 on a tie."""
+    return np.sign(scores["score_good"].to_numpy(float) - scores["score_bad"].to_numpy(float)).astype(int)
 
 
 def sentence_lps(frame: pd.DataFrame) -> np.ndarray:
@@ -162,58 +165,3 @@ def test_8bit_loads_and_scores_on_the_cpu():
     n = len(selection.frame)
     assert 0.005 < np.abs(got - ref).mean() < 0.2
     assert np.mean(np.sign(got[:n] - got[n:]) == np.sign(ref[:n] - ref[n:])) >= 0.95
-
-
-def run_of(name: str, good, bad, seconds=1.0) -> PrecisionRun:
-    frame = pd.DataFrame({"paradigm": "p", "pair_id": range(len(good)), "score_good": good, "score_bad": bad})
-    frame = frame.assign(correct=frame.score_good > frame.score_bad, tie=frame.score_good == frame.score_bad)
-    return PrecisionRun(name, frame, 1000, "x", None, seconds)
-
-
-def test_precision_comparison_counts_flips_pair_by_pair():
-    ref = run_of("float32", [-1.0, -2.0, -3.0, -4.0], [-2.0, -1.0, -3.5, -4.0])  # right, wrong, right, tie
-    low = run_of("nf4", [-1.5, -1.5, -3.75, -4.0], [-2.0, -1.0, -3.5, -4.5], seconds=0.5)  # right, wrong, wrong, right
-    table = compare([ref, low]).set_index("precision")
-    assert table.loc["float32", ["accuracy", "agreement", "to_wrong", "to_right", "ties"]].tolist() == [50, 100, 0, 0, 1]
-    row = table.loc["nf4"]
-    assert (row.accuracy, row.agreement, row.to_wrong, row.to_right, row.ties) == (50, 50, 1, 1, 0)
-    assert row.mcnemar_p == 1.0 and row.time_ratio == 0.5
-    assert row.mean_abs_dlp == pytest.approx((0.5 + 0.5 + 0.75 + 0.5) / 8) and row.max_abs_dlp == 0.75
-    with pytest.raises(ValueError, match="other pairs"):
-        compare([ref, run_of("nf4", [-1.0], [-2.0])])
-
-
-def test_the_card_states_the_recorded_precision_table(tmp_path):
-    """The section written into a copy of demo-en's card shows the recorded numbers, replaces
-    an earlier one, and card_text renders the same section from training.json."""
-    import shutil
-
-    folder = tmp_path / "demo-en"
-    shutil.copytree(paths.MODELS / "demo-en", folder)
-    ref = run_of("float32", [-1.0, -2.0, -3.0, -4.0], [-2.0, -1.0, -3.5, -4.0])
-    low = run_of("nf4", [-1.5, -1.5, -3.75, -4.0], [-2.0, -1.0, -3.5, -4.5], seconds=0.5)
-    before = (folder / "README.md").read_text()
-    for _ in range(2):  # written twice: one section
-        update_card_precision(str(folder), compare([ref, low]), {"dataset": "blimp", "limit": None, "machine": "m"})
-    card = (folder / "README.md").read_text()
-    assert card.count(PRECISION_HEADING) == 1 and card.startswith(before.split(PRECISION_HEADING)[0].rstrip("\n"))
-    table = card[card.index(PRECISION_HEADING):].splitlines()
-    rows = [[c.strip() for c in line.strip("|").split("|")] for line in table if line.startswith("|")]
-    header, nf4 = rows[0], dict(zip(rows[0], rows[3]))
-    assert header[0] == "precision" and nf4["precision"] == "nf4"
-    assert (nf4["LP accuracy %"], nf4["same decision as float32 %"], nf4["turned wrong / right"]) == ("50.00", "50.00", "1 / 1")
-    assert "(all pairs: 4 pairs; ties are errors)" in card and "A subset" not in card
-    assert ("nf4 changes the decision on 50.00% of the pairs (1 turned wrong, 1 right: accuracy +0.00 points, "
-            "McNemar p = 1).") in card
-    update_card_precision(str(folder), compare([ref, low]), {"model": "demo-en", "dataset": "blimp", "limit": 3,
-                                                             "machine": "m", "why_subset": "no time"})
-    card = (folder / "README.md").read_text()
-    assert card.count(PRECISION_HEADING) == 1 and "(the first 3 pairs of every paradigm: 4 pairs;" in card
-    assert ("**A subset, not all of BLIMP**: no time. `python scripts/precision_table.py --model demo-en "
-            "--dataset blimp --card` (no `--limit`) measures every pair.") in card
-    import json
-
-    record = json.loads((folder / "training.json").read_text())
-    assert record["precision"]["rows"][1]["to_wrong"] == 1
-    scores = pd.DataFrame({"method": "lp", "dataset": "blimp", "phenomenon": ["a"], "correct": [True], "tie": [False]})
-    assert precision_text(record) in card_text("demo-en", "data/models/demo-en", record, lp_accuracy(scores))

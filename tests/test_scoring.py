@@ -364,7 +364,7 @@ def test_executor_results_do_not_depend_on_batching_or_budgets(tiny, share):
 
     def run(**options):
         settings = dict(token_budget=base.token_budget, kv_budget_bytes=base.kv_budget_bytes, batch_size=None)
-        executor = Executor(base.body, base.head, device=base.device, pad_id=base.pad_id,
+        executor = Executor(base.body, base.project, device=base.device, pad_id=base.pad_id,
                             kv_bytes_per_token=base.kv_bytes_per_token, **{**settings, **options})
         return executor.run(roots, len(encoded)), executor.forward_calls
 

@@ -33,6 +33,19 @@ def table3(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie") -> 
     return pd.DataFrame(rows)
 
 
+def with_not_applicable(table: pd.DataFrame, not_applicable: pd.DataFrame | None) -> pd.DataFrame:
+    """``table`` (one row per model and method) with a row for each method that could not run on
+    the model (``not_applicable``: model, method and the reason, from
+    :func:`helpers.methods.applicable`), its numbers empty; the column ``not_applicable`` holds
+    the reason (empty for the methods that ran)."""
+    table = table.assign(not_applicable="")
+    if not_applicable is None or not len(not_applicable):
+        return table
+    out = pd.concat([table, not_applicable[["model", "method", "not_applicable"]]], ignore_index=True)
+    counts = [c for c in ("templates", "pairs", "ties") if c in out]
+    return out.astype({c: "Int64" for c in counts})  # whole numbers, empty for the methods that did not run
+
+
 def best_templates(scores: pd.DataFrame) -> dict[tuple[str, str], str]:
     """(model, method) -> the template with the highest accuracy."""
     t = table3(scores)
@@ -67,13 +80,19 @@ def phenomenon_matrix(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def format_table3(t: pd.DataFrame) -> pd.DataFrame:
-    """Table 3 as text: "mean ± sd" in percent, best template, ties."""
+    """Table 3 as text: "mean ± sd" in percent, best template, ties (and why a method did not run,
+    after :func:`with_not_applicable`)."""
     def cell(r):
+        if pd.isna(r.accuracy_mean):
+            return "not applicable"
         sd = "" if pd.isna(r.accuracy_sd) else f" ± {100 * r.accuracy_sd:.1f}"
         return f"{100 * r.accuracy_mean:.1f}{sd}"
-    return pd.DataFrame({"model": t["model"], "method": t["method"], "accuracy (%)": [cell(r) for r in t.itertuples()],
-                         "best template": t["best_template"],
-                         "best (%)": (100 * t["best_accuracy"]).round(1), "ties": t["ties"], "pairs": t["pairs"]})
+    out = pd.DataFrame({"model": t["model"], "method": t["method"], "accuracy (%)": [cell(r) for r in t.itertuples()],
+                        "best template": t["best_template"],
+                        "best (%)": (100 * t["best_accuracy"]).round(1), "ties": t["ties"], "pairs": t["pairs"]})
+    if "not_applicable" in t and t["not_applicable"].astype(bool).any():  # the reason a method did not run
+        out["why not applicable"] = t["not_applicable"]
+    return out
 
 
 def table3_target_only(scores: pd.DataFrame) -> pd.DataFrame:

@@ -26,10 +26,24 @@ def with_targets(scores: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
 
 
 def suite_pass_rates(scores: pd.DataFrame) -> pd.DataFrame:
-    """SyntaxGym: share of items passing every prediction, per suite (rows) and method (columns),
-    with the number of items."""
-    table = scores.pivot_table(index="suite", columns="method", values="score", aggfunc="mean")
-    return table.assign(items=scores.groupby("suite")["item"].nunique()).reset_index()
+    """SyntaxGym per suite (rows): each method's share of items passing (column named by the
+    method) and beside it the share of items holding each prediction (``<method> p<i>``, empty
+    past the suite's count), the number of items and the predictions that decide a pass
+    (``counted``, e.g. "1": fgd_hierarchy's second, a null "=" prediction, is reported but not
+    counted under the default ``syntaxgym_pass``)."""
+    predictions = sorted((c for c in scores.columns if c.startswith("prediction_")), key=lambda c: int(c[11:]))
+    rates = scores.groupby(["suite", "method"])[["score", *predictions]].mean()
+    columns = {}
+    for method in sorted(scores["method"].unique()):
+        of = rates.xs(method, level="method")
+        columns[method] = of["score"]
+        for c in predictions:
+            if of[c].notna().any():
+                columns[f"{method} p{c[11:]}"] = of[c]
+    table = pd.DataFrame(columns).assign(items=scores.groupby("suite")["item"].nunique())
+    if "counted_predictions" in scores:
+        table["counted"] = scores.groupby("suite")["counted_predictions"].agg(lambda s: " / ".join(sorted(set(s))))
+    return table.rename_axis("suite").reset_index()
 
 
 def verdict_changes(scores: pd.DataFrame, a: str = "syntaxgym", b: str = "syntaxgym_word") -> pd.DataFrame:

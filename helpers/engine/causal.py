@@ -23,8 +23,10 @@ import numpy as np
 from . import model_checks
 from .encoding import Encoded, Encoder
 from .executor import Executor
-from .interface import (OptionReadout, Request, Scored, ScoresRequests, Share, checked_answers, checked_share,
-                        option_readouts)
+from .attention_layout import AttentionLayout
+from .interface import (SCORER_FEATURES, OptionReadout, Request, Scored, ScoresRequests, Share, checked_answers,
+                        checked_share, option_readouts)
+from .logit_transform import LogitTransform, Projection
 from .plan import Node, build_tree
 from ..models import LoadedModel
 from ..progress import bar as progress_bar
@@ -57,6 +59,8 @@ class CausalScorer(ScoresRequests):
     (not measured there yet). Results agree across modes within float32 rounding.
     """
 
+    features = frozenset(SCORER_FEATURES)  # constrained decoding (outlines) and token mass (word boundaries)
+
     def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
                  share: Share = "tree", token_budget: int | None = None, batch_size: int | None = None,
                  progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None,
@@ -81,20 +85,34 @@ class CausalScorer(ScoresRequests):
         # (a model split by a device map; its first weight may wait on the disk, as "meta")
         self.device, self.output_device = loaded.input_device, loaded.output_device
         head, body = model.get_output_embeddings(), model.base_model
-        if not model_checks.logits_split_at_head(model, head, body, self.start_id or 0, self.device):
+        # logits as the model computes them: the output embedding, then any scale or soft-cap
+        # its configuration names; a start-up probe refuses a model whose forward does more
+        self.logit_transform = LogitTransform.of(model.config)
+        project = Projection(head, self.logit_transform)
+        diff, tol = model_checks.head_disagreement(model, project, body, self.start_id or 0, self.device)
+        if not diff <= tol:
             raise NotImplementedError(
-                f"{type(model).__name__} transforms its logits after the output embedding (scaling or "
-                "soft-capping); the engine computes logits as lm_head(hidden) only and would be wrong here")
-        self.can_share_cache = model_checks.can_share_cache(model)
+                f"{type(model).__name__}'s own log-probs differ from the engine's by {diff:.3g} nats on a probe "
+                f"input (tolerance {tol:.3g}): its forward changes the logits after the output embedding in a way "
+                f"its configuration does not name (from the configuration: {self.logit_transform.describe()}), "
+                "so its scores would be wrong. Add the transform to helpers/engine/logit_transform.py "
+                "and the architecture to the conformance test (tests/test_conformance.py)")
+        # sliding windows (applied by position in every 4D mask) and the form of mask the
+        # attention takes (probed with two branches packed after a shared stem)
+        self.layout = AttentionLayout.of(model.config)
+        mask_form = model_checks.tree_mask_kind(body, self.start_id or 0, self.device) \
+            if pack or self.layout.slides else None
+        self.can_share_cache = model_checks.can_share_cache(model, self.layout, mask_form)
         # shared subtrees packed in one row (tree attention) where the attention takes a custom mask
-        self.pack = model_checks.tree_mask_kind(body, self.start_id or 0, self.device) if pack else None
+        self.pack = mask_form if pack and self.can_share_cache else None
         on_gpu = self.device.type == "cuda"
-        # packed rows attend segment by segment (no masked pairs computed) where SDPA allows it;
-        # by default on CPU only, where it was measured (benchmarks/bench_scoring.py)
-        segmented = self.pack == "bool" and (not on_gpu if segments is None else segments) \
+        # packed rows attend segment by segment (no masked pairs computed) where SDPA allows it
+        # and no layer slides (segments know no windows); by default on CPU only, where it was
+        # measured (benchmarks/bench_scoring.py)
+        segmented = self.pack == "bool" and not self.layout.slides and (not on_gpu if segments is None else segments) \
             and model_checks.segments_work(body, self.start_id or 0, self.device)
         self.executor = Executor(
-            body, head, device=self.device, pad_id=tokenizer.pad_token_id or 0,
+            body, project, device=self.device, layout=self.layout, mask_form=mask_form, pad_id=tokenizer.pad_token_id or 0,
             # tokens per forward: on CPU mid-sized batches run fastest (benchmarks/bench_scoring.py)
             token_budget=token_budget or (32768 if on_gpu else 2048), batch_size=batch_size,
             # cached keys/values held at once (shared prefixes waiting for their continuations)

@@ -1,12 +1,28 @@
 """Text to token ids: each request becomes one sequence that starts with exactly one
 document-start token (under the default convention; see :data:`START_CONVENTIONS`), and the
-index of its first scored (target) token."""
+index of its first scored (target) token.
+
+Where the target begins (:func:`target_start`): a context's trailing spaces belong to the
+target, as in lm-evaluation-harness (which moves a context's trailing whitespace to the
+start of the continuation). A tokenizer attaches a word's leading space to the word (" icing",
+"▁icing"), so a context ending in a space usually has its space scored inside the target's
+first token; where the vocabulary lacks that token and the space tokenizes alone (a bare "Ġ"
+or "▁" before "icing", before digits in Llama's vocabulary...), the bare space token is
+scored with the target too, so a target's score never depends on whether its first word
+merged with the space. Line breaks stay in the context (a prompt's "\n\n" before "Yes" is
+not part of the answer; tokenizers do not attach them to the next word), and so do
+whitespace characters before a line break. ``Request(..., separate=True)`` is exempt: its
+context is the exact prompt a constrained decoder is given, trailing space token included.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Sequence
 
 from .interface import Request, check_text
+
+# Characters at which str.splitlines() breaks: whitespace of these kinds stays in the context.
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,28 @@ def resolve_start(tokenizer, start: str, minicons: bool) -> tuple[int | None, st
     return token_id, f"token:{start}"
 
 
+def target_start(request: Request) -> int:
+    """Where the scored text begins in ``context + target`` (a character index): before the
+    context's trailing whitespace other than line breaks (spaces, tabs, no-break spaces),
+    which belongs to the target; at the end of the context for a ``separate`` request."""
+    end = len(request.context)
+    if request.separate:
+        return end
+    while end and request.context[end - 1].isspace() and request.context[end - 1] not in LINE_BREAKS:
+        end -= 1
+    return end
+
+
+def first_target_token(offsets, request: Request) -> int | None:
+    """Index of the first target token among tokens with these character ``offsets`` in
+    context+target: the first that ends past the context (a token straddling the boundary
+    belongs to the target) or lies in the context's trailing spaces (:func:`target_start`);
+    None when no token does. Tokens with empty spans (added special tokens) are never first."""
+    start_at, context_end = target_start(request), len(request.context)
+    return next((i for i, (start, end) in enumerate(offsets)
+                 if end > context_end or (end > start and start >= start_at)), None)
+
+
 class Encoder:
     """Tokenizes requests for one tokenizer and start-token policy (see :func:`resolve_start`).
 
@@ -82,7 +120,8 @@ class Encoder:
         """Token ids of each context+target with one start token, and where its target begins.
 
         A token that straddles the context/target boundary (e.g. " word" after a context
-        ending in a space) belongs to the target.
+        ending in a space) belongs to the target, and so does a token made of the context's
+        trailing spaces (a bare " " before "icing"; see :func:`target_start`).
         """
         for i, r in enumerate(requests):
             if not isinstance(r, Request):
@@ -105,7 +144,7 @@ class Encoder:
     def _finish(self, request: Request, ids: list[int], offsets) -> Encoded:
         """Add the start token and find the first target token from the character offsets."""
         offsets = [tuple(o) for o in offsets]
-        first = next((i for i, (_, end) in enumerate(offsets) if end > len(request.context)), None)
+        first = first_target_token(offsets, request)
         if first is None:
             raise ValueError(f"target {request.target!r} tokenizes to no tokens after context "
                              f"{request.context[-40:]!r}")

@@ -34,7 +34,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from .forward import ForwardPass
+from .attention_layout import AttentionLayout
+from .forward import ForwardPass, cache_argument
 from .head import halving_on_oom
 from .plan import Node
 from .readout import LogprobReading
@@ -47,18 +48,26 @@ BLOCK_REQUESTS = 1024
 
 
 class Executor(Scheduling, ForwardPass, LogprobReading):
-    """Runs plans with a model split into ``body`` (to the last hidden state) and ``head``
-    (the output embedding). ``token_budget`` bounds the tokens of one forward pass (halved
-    for good on out-of-memory), ``kv_budget_bytes`` the cached keys and values held at once."""
+    """Runs plans with a model split into ``body`` (to the last hidden state) and ``project``
+    (the output embedding and the model's logit transform:
+    :class:`helpers.engine.logit_transform.Projection`). ``token_budget`` bounds the tokens of
+    one forward pass (halved for good on out-of-memory), ``kv_budget_bytes`` the cached keys
+    and values held at once. ``layout`` says which layers slide (their windows are applied in
+    every 4D mask), ``mask_form`` the form of 4D mask the attention takes ("bool" for SDPA,
+    "additive" for eager; default: ``pack``)."""
 
-    def __init__(self, body, head, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
+    def __init__(self, body, project, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
                  kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None,
-                 pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0, segmented: bool = False):
-        self.body, self.head, self.device, self.pad_id = body, head, device, pad_id
+                 pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0, segmented: bool = False,
+                 layout: AttentionLayout | None = None, mask_form: str | None = None):
+        self.body, self.project, self.device, self.pad_id = body, project, device, pad_id
+        self.layout = layout or AttentionLayout()
+        self.cache_argument = cache_argument(body)
         # where the head computes (a device map may put it apart from the input embedding)
         self.output_device = output_device if output_device is not None else device
         # packed subtrees need a custom 4D mask: "bool" (SDPA) or "additive" (eager); None: off
         self.pack, self.pack_waste = pack, pack_waste
+        self.mask_form = mask_form or pack
         self.pack_min_stem = pack_min_stem  # shorter shared parts run from the cache (packing them costs more)
         self.segmented = segmented  # packed rows attend segment by segment (helpers.engine.segment_attention)
         self.token_budget, self.batch_size = int(token_budget), batch_size

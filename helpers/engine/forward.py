@@ -1,9 +1,11 @@
 """One forward pass of the executor: a batch of rows as input ids and positions, the
-attention mask of its rows (padding, a tree mask for packed rows, or segment attention), the
-cached keys and values of the rows' parents gathered by index, and the caches kept for the
-children that run next."""
+attention mask of its rows (padding, a tree mask for packed rows, or segment attention; with
+sliding windows applied where the model has them, :mod:`.attention_layout`), the cached keys
+and values of the rows' parents gathered by index into a transformers ``Cache``, and the
+caches kept for the children that run next."""
 from __future__ import annotations
 
+import inspect
 import time
 from contextlib import nullcontext
 
@@ -14,6 +16,27 @@ from transformers import DynamicCache
 from . import segment_attention
 from .plan import Node
 from .rows import KV, CachedKV, RunState, Unit, fed
+
+
+def cache_argument(body) -> str:
+    """The keyword ``body.forward`` takes its key/value cache by: ``cache`` (transformers 5.24
+    on; ``past_key_values`` is deprecated there) or ``past_key_values`` (older or remote code)."""
+    return "cache" if "cache" in inspect.signature(body.forward).parameters else "past_key_values"
+
+
+def returned_cache(out):
+    """The cache a forward pass returned, under either name."""
+    cache = getattr(out, "cache", None)
+    return cache if cache is not None else out.past_key_values
+
+
+def filled_cache(layers) -> DynamicCache:
+    """A ``DynamicCache`` holding ``layers`` (per layer (keys, values)); empty for none. Every
+    layer is a full one: the engine applies sliding windows in its masks, by position."""
+    cache = DynamicCache()
+    for i, (keys, values) in enumerate(layers or ()):
+        cache.update(keys, values, i)
+    return cache
 
 
 def _take(t: torch.Tensor, src: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
@@ -46,23 +69,25 @@ class ForwardPass:
             if self.segmented and any(u.packed for u in batch) else None
         if segments is not None:  # the attention reads the segments; transformers takes a 4D mask as it is
             mask = torch.ones((1, 1, 1, 1), dtype=torch.bool, device=dev).expand(rows, 1, seg, past + seg)
-        elif any(u.packed for u in batch):
-            mask = self._tree_mask(batch, past, seg)
-        else:
+        elif any(u.packed for u in batch) or (past and self.layout.slides):
+            mask = self._mask_4d(batch, past, seg, positions)
+        else:  # transformers builds the causal (and any sliding) mask: columns are positions here
             mask = self._pad_mask(batch, past, seg)
-        cache = None
-        if past:
-            cache = DynamicCache(ddp_cache_data=self._gather_cache([u.root for u in batch], past, state))
         keep = any(u.cached for u in batch)
+        cache = filled_cache(self._gather_cache([u.root for u in batch], past, state) if past else None) \
+            if past or keep else None
         self.forward_calls += 1
         self.tokens_run += sum(u.length for u in batch)
         extra = {"segments": segments} if segments is not None else {}
+        if cache is not None:
+            extra[self.cache_argument] = cache
+        mask = {k: m.to(dev) for k, m in mask.items()} if isinstance(mask, dict) else mask.to(dev)
         with segment_attention.switched(self.body.config) if segments is not None else nullcontext():
-            out = self.body(input_ids=input_ids.to(dev), attention_mask=mask.to(dev), position_ids=positions.to(dev),
-                            past_key_values=cache, use_cache=keep or cache is not None, **extra)
+            out = self.body(input_ids=input_ids.to(dev), attention_mask=mask, position_ids=positions.to(dev),
+                            use_cache=cache is not None, **extra)
         if keep:
             # per layer [rows, kv_heads, past + seg, head_dim]
-            kv = [(layer.keys, layer.values) for layer in out.past_key_values.layers]
+            kv = [(layer.keys, layer.values) for layer in returned_cache(out).layers]
             cached = [r for r, u in enumerate(batch) if u.cached]
             width = past + max(len(batch[r].root.ids) for r in cached)  # a cached root runs alone, from column 0
             if len(cached) < rows or width < kv[0][0].shape[2]:
@@ -98,19 +123,28 @@ class ForwardPass:
             mask[r, past:past + u.length] = 1
         return mask
 
-    def _tree_mask(self, batch: list[Unit], past: int, seg: int) -> torch.Tensor:
-        """[rows, 1, seg, past + seg] attention mask of packed rows, in the form the model's
-        attention takes: bool (True = attend) or additive (0 or the dtype's minimum)."""
+    def _mask_4d(self, batch: list[Unit], past: int, seg: int, positions: torch.Tensor):
+        """[rows, 1, seg, past + seg] attention mask of the batch (each row's cached positions,
+        then its members along their paths: a tree for packed rows, causal otherwise), with
+        any sliding window applied by position (a dict by layer kind where kinds mix), in the
+        form the model's attention takes: bool (True = attend) or additive (0 or the dtype's
+        minimum)."""
         allowed = torch.zeros((len(batch), 1, seg, past + seg), dtype=torch.bool)
         for r, u in enumerate(batch):
             allowed[r, 0, :u.length, :u.root.offset] = True
             allowed[r, 0, :u.length, past:past + u.length] = u.tree_mask()
             pad = torch.arange(u.length, seg)
             allowed[r, 0, pad, past + pad] = True  # padding attends to itself (no empty row)
-        if self.pack == "bool":
-            return allowed
+        key_pos = torch.cat([torch.arange(past).expand(len(batch), -1), positions], dim=1)  # cached columns: 0, 1, ...
+        masks = self.layout.masks(allowed, positions, key_pos)
+        if self.mask_form == "bool":
+            return masks
         dtype = self.body.get_input_embeddings().weight.dtype
-        return torch.zeros(allowed.shape, dtype=dtype).masked_fill_(~allowed, torch.finfo(dtype).min)
+
+        def additive(m: torch.Tensor) -> torch.Tensor:
+            return torch.zeros(m.shape, dtype=dtype).masked_fill_(~m, torch.finfo(dtype).min)
+
+        return {k: additive(m) for k, m in masks.items()} if isinstance(masks, dict) else additive(masks)
 
     def _gather_cache(self, parents_of: list[Node], past: int, state: RunState) -> KV:
         """Each row's parent cache, right-padded to ``past``: per layer [rows, kv_heads, past,

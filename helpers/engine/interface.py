@@ -17,15 +17,29 @@ import numpy as np
 SHARE_MODES = ("none", "context", "prefix", "tree")
 Share = Literal["none", "context", "prefix", "tree"]
 
+# What a scorer may offer beyond score() and next_token(), which some methods need (a
+# method's ``needs``); each scorer class lists what it offers in ``features``.
+SCORER_FEATURES = {
+    "outlines": "constrained decoding with outlines continuing the prompt exactly as the engine encodes it (a "
+                "causal LM; an encoder-decoder starts its answer with a word-initial token such as '▁A', which "
+                "outlines' answer strings exclude)",
+    "token_mass": "the probability mass of a class of tokens at any position of the engine's own token ids, from "
+                  "a causal LM's body (the word-boundary correction)",
+}
+
 
 @dataclass(frozen=True)
 class Request:
     """Score ``target`` given ``context`` (the context may be empty, the target not).
 
     By default context+target is tokenized as one text (a token may straddle the
-    boundary). ``separate=True`` tokenizes them apart and joins the ids: the target is
+    boundary, and belongs to the target), and the context's trailing spaces are scored
+    with the target: "...spread the " + "icing" scores " icing" whole, also where the space
+    tokenizes alone (:func:`helpers.engine.encoding.target_start`; line breaks stay in the
+    context). ``separate=True`` tokenizes them apart and joins the ids: the target is
     read exactly at the position after the context's own tokens (a prompt ending in a
-    space keeps its space token), as a constrained decoder sees it.
+    space keeps its space token, unscored), as a constrained decoder sees it; the
+    boundary rule does not apply, so the logit path and the decoder see the same input.
     """
 
     context: str
@@ -77,6 +91,9 @@ class Scorer(Protocol):
     tokenizer: object
     start_policy: str  # recorded with every result, e.g. "bos:<s>"
     start_convention: str  # "bos-else-eos", "none", "minicons", "token" or "decoder-start"
+    share: str  # one of SHARE_MODES: how much of a run's input runs once and is reused
+    token_budget: int  # tokens per forward pass (recorded with every score file)
+    features: frozenset  # what it offers of SCORER_FEATURES
     progress: bool
     minicons: bool
     max_positions: int | None  # the model's position limit (None: none known)

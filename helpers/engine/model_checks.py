@@ -1,6 +1,7 @@
 """What the engine must know about a model before running it: its position limit, whether
-its logits are the output embedding of its last hidden state, whether its key/value cache
-can be shared across sequences, and how many bytes that cache takes per token."""
+its own logits are what the engine computes (the output embedding and the configuration's
+logit transform), whether its key/value cache can be shared across sequences, and how many
+bytes that cache takes per token."""
 from __future__ import annotations
 
 import torch
@@ -17,14 +18,27 @@ def max_positions(model) -> int | None:
     return None
 
 
+PROBE_IDS = (5, 9, 14, 3, 27, 8, 11, 2)  # after the start token: any ids of the vocabulary
+
+
 @torch.no_grad()
-def logits_split_at_head(model, head, body, first_id: int, device) -> bool:
-    """Whether ``head(body(x))`` equals the model's logits, so that the engine may compute
-    logits only at the positions it scores (false for models that scale or soft-cap)."""
-    ids = torch.tensor([[first_id, 1, 2, 3]], device=device)  # [1, 4]
-    full = model(input_ids=ids).logits.float()  # [1, 4, vocab]
-    split = head(body(input_ids=ids).last_hidden_state).float()  # [1, 4, vocab]
-    return full.shape == split.shape and torch.allclose(full, split, atol=1e-3, rtol=1e-3)
+def head_disagreement(model, project, body, first_id: int, device) -> tuple[float, float]:
+    """(largest difference, tolerance) between the engine's log-probs, ``log_softmax(
+    project(body(x)))``, and those of the model's own forward on a probe input ``x``. The
+    tolerance is 1e-3 nats in float32 and float64; in a half-precision dtype, whose logits the
+    model rounds before its own transform while the engine transforms in float32, two units in
+    the last place of the largest logit."""
+    vocab = project.vocab
+    ids = torch.tensor([[first_id, *(i % vocab for i in PROBE_IDS)]], device=device)  # [1, 9]
+    own = model(input_ids=ids).logits[0].float()  # [9, vocab]
+    ours = project(body(input_ids=ids).last_hidden_state[0])  # [9, vocab]
+    if own.shape != ours.shape:
+        return float("inf"), 0.0
+    diff = float((torch.log_softmax(own.to(ours.device), -1) - torch.log_softmax(ours, -1)).abs().max())
+    dtype = body.get_input_embeddings().weight.dtype
+    tol = 1e-3 if dtype in (torch.float32, torch.float64) else \
+        max(1e-3, 2 * torch.finfo(dtype).eps * float(own.abs().max()))
+    return diff, tol
 
 
 def agrees(candidate: torch.Tensor, reference: torch.Tensor, wrong: torch.Tensor, dtype: torch.dtype,
@@ -40,13 +54,16 @@ def agrees(candidate: torch.Tensor, reference: torch.Tensor, wrong: torch.Tensor
     return off > 0 and err <= 0.1 * off
 
 
-def can_share_cache(model) -> bool:
-    """Key/value reuse needs full (not sliding-window) caches."""
+def can_share_cache(model, layout, mask_form: str | None) -> bool:
+    """Key/value reuse needs transformers' cache classes, and for a model with sliding windows
+    (``layout``, :class:`helpers.engine.attention_layout.AttentionLayout`) layer kinds the
+    engine knows and an attention that takes its 4D masks (``mask_form``), which carry the
+    windows counted by position."""
     try:
-        cache = DynamicCache(config=model.config)
-        return not any(getattr(cache, "is_sliding", []) or [])
+        DynamicCache(config=model.config)
     except Exception:  # noqa: BLE001 - a model without cache classes: plain path only
         return False
+    return layout.known and (not layout.slides or mask_form is not None)
 
 
 def hidden_size(model) -> int:

@@ -11,8 +11,8 @@ from .rows import RunState, Unit
 
 
 class LogprobReading:
-    """The reading half of :class:`helpers.engine.executor.Executor` (its head and output
-    device are the executor's attributes)."""
+    """The reading half of :class:`helpers.engine.executor.Executor` (its projection and
+    output device are the executor's attributes)."""
 
     def _read_logprobs(self, batch: list[Unit], hidden: torch.Tensor, state: RunState) -> None:
         """Log-probs at the needed positions: each member's own tokens, and the first token
@@ -35,7 +35,7 @@ class LogprobReading:
         where, which = np.unique(np.concatenate(rows) * hidden.shape[1] + np.concatenate(cols), return_inverse=True)
         selected = hidden.reshape(-1, hidden.shape[-1])[torch.from_numpy(where).to(hidden.device)]  # [positions, hidden]
         flat_targets = np.fromiter((t for ts in targets for t in ts), dtype=np.int64)
-        values, raw = logprobs_at(self.head, self.head.weight.shape[0], selected.to(self.output_device),
+        values, raw = logprobs_at(self.project, self.project.vocab, selected.to(self.output_device),
                                   which.reshape(-1), flat_targets)  # [needed]
         k = 0
         for node, j, count in sinks:

@@ -53,6 +53,7 @@ class Seq2SeqScorer(ScoresRequests):
     """
 
     is_seq2seq = True
+    features = frozenset()  # of SCORER_FEATURES: neither outlines' answers nor the causal body's token mass
 
     def __init__(self, loaded: LoadedModel, *, source: str = "", prompts: Literal["answer", "span"] = "answer",
                  span_end: bool = True, start: str | None = None, minicons: bool = False, share: str = "prefix",
@@ -77,8 +78,9 @@ class Seq2SeqScorer(ScoresRequests):
         self.encoding = Seq2SeqEncoder(tokenizer, source, self.span_end)
         self.progress, self.minicons, self.max_positions = progress, False, None
         if start in ("none", "minicons"):
-            raise ValueError(f"start={start!r} is a causal-model convention (first token unscored); an "
-                             "encoder-decoder's decoder always starts with its decoder start token")
+            raise ValueError(f"start={start!r} is a causal-model convention (first token unscored); {loaded.name} is "
+                             "an encoder-decoder, whose decoder always starts with its decoder start token: use "
+                             "start='auto'")
         if start in (None, "auto", "bos-else-eos"):
             self.start_id = model.config.decoder_start_token_id
             if self.start_id is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
+from .encoding import first_target_token
 from .interface import Request, check_text
 
 SENTINEL, NEXT_SENTINEL = "<extra_id_0>", "<extra_id_1>"
@@ -18,8 +19,9 @@ class Seq2SeqRequest:
     """One request to an encoder-decoder (see the module docstring for the shapes).
 
     ``source`` goes to the encoder (for ``span`` it holds ``<extra_id_0>`` once);
-    ``context`` is decoder text before the target (``decoder`` shape only); ``separate``
-    tokenizes the decoder context and target apart, as :class:`Request` does.
+    ``context`` is decoder text before the target (``decoder`` shape only; its trailing
+    spaces are scored with the target, as :func:`helpers.engine.encoding.target_start` says);
+    ``separate`` tokenizes the decoder context and target apart, as :class:`Request` does.
     """
 
     shape: Shape
@@ -99,7 +101,8 @@ class Seq2SeqEncoder:
                             tuple([(0, 0)] * len(ctx) + [(a + at, b + at) for a, b in offsets]), "decoder")
         enc = self.tokenizer(r.context + r.target, add_special_tokens=False, return_offsets_mapping=True)
         offsets = [tuple(o) for o in enc["offset_mapping"]]
-        first = next((j for j, (_, end) in enumerate(offsets) if end > len(r.context)), None)
+        # the causal encoder's boundary: the context's trailing spaces are scored with the target
+        first = first_target_token(offsets, Request(r.context, r.target))
         if first is None:
             raise ValueError(f"target {r.target!r} tokenizes to no tokens after context {r.context[-40:]!r}")
         return Encoded2(source, tuple(enc["input_ids"]), first, len(offsets), tuple(offsets), "decoder")

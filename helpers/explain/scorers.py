@@ -10,8 +10,8 @@ import difflib
 from collections import OrderedDict
 
 from ..engine.interface import Scorer
-from ..engine.kinds import scorer_for
 from ..models import REGISTRY, ModelNotFoundError
+from ..runs.switches import Switches
 
 
 class ExplainError(ValueError):
@@ -25,10 +25,11 @@ def model_choices() -> list[str]:
 
 
 class Scorers:
-    """Scorers by model name, the ``keep`` most recently used kept loaded."""
+    """Scorers by model name, the ``keep`` most recently used kept loaded, each built under
+    ``switches`` (:class:`helpers.runs.switches.Switches`; default: every switch "auto")."""
 
-    def __init__(self, keep: int = 2):
-        self.keep = keep
+    def __init__(self, keep: int = 2, switches: Switches | None = None):
+        self.keep, self.switches = keep, switches or Switches()
         self._loaded: OrderedDict[str, Scorer] = OrderedDict()
 
     def __contains__(self, name) -> bool:
@@ -43,16 +44,16 @@ class Scorers:
         if name in self._loaded:
             self._loaded.move_to_end(name)
             return self._loaded[name]
-        scorer = _load(name)
+        scorer = _load(name, self.switches)
         self._loaded[name] = scorer
         while len(self._loaded) > self.keep:
             self._loaded.popitem(last=False)
         return scorer
 
 
-def _load(name: str) -> Scorer:
+def _load(name: str, switches: Switches) -> Scorer:
     try:
-        return scorer_for(name, progress=False)
+        return switches.scorer(name, progress=False)
     except ModelNotFoundError as err:
         if name in REGISTRY:  # registered, but its weights are not here (offline, not cached)
             raise ExplainError(f"Model {name!r} cannot be loaded on this machine: {err} "

@@ -3,7 +3,10 @@ tasks. A new method is one :class:`Method` (with an existing or a new :class:`Fa
 passed to :func:`register`; the runner needs no change."""
 from __future__ import annotations
 
+import pandas as pd
+
 from ..selection_parser import parse_selection
+from .applicability import refuse_not_applicable, split
 from .base import METHODS_VERSION, Family, Method, Runtime
 from .options import declared, owners
 from .hu_levy import HU_LEVY
@@ -53,6 +56,12 @@ def option_table() -> str:
     return "\n".join(f"{name}={o.default!r}: {o.help} ({', '.join(takers[name])})" for name, o in found.items())
 
 
+def applicable(methods, scorer) -> tuple[list[str], pd.DataFrame]:
+    """The names among ``methods`` (a list, "a,b" or "all") that ``scorer`` can run, and a frame
+    (model, method, not_applicable) of the others with the reason (a scorer feature they need)."""
+    return split(method_names(methods), scorer, get)
+
+
 def method_names(selection, all_of: list[str] | None = None) -> list[str]:
     """Method names from "all" (of ``all_of``, default every method), "lp,meanlp" or a list."""
     return parse_selection(selection, list(all_of or METHODS) if selection == "all" else list(METHODS),
@@ -60,4 +69,5 @@ def method_names(selection, all_of: list[str] | None = None) -> list[str]:
 
 
 __all__ = ["HU_LEVY_METHODS", "METHODS", "METHODS_VERSION", "PROMPT_METHODS", "READOUT_METHODS", "Family", "Method",
-           "Runtime", "families", "get", "method_names", "option_table", "register", "unregister"]
+           "Runtime", "applicable", "families", "get", "method_names", "option_table", "refuse_not_applicable",
+           "register", "unregister"]

@@ -16,10 +16,11 @@ import pandas as pd
 
 from .fewshot import FEWSHOT, NO_SHOTS, FewShot
 from .options import Option
-from ..engine.interface import Request, Scored
+from ..engine.interface import SCORER_FEATURES, Request, Scored
 
 # Bump when a method's computation changes: it is part of every score file's configuration.
-METHODS_VERSION = "2"
+# 3: a context's trailing spaces are scored with the target (engine.encoding.target_start).
+METHODS_VERSION = "3"
 
 Item = Mapping[str, object]  # one row of a dataset selection's frame
 Score = Callable[[pd.DataFrame, str], pd.Series]  # (basis table, side) -> scores
@@ -30,7 +31,7 @@ class Runtime:
     """What a family may need besides the scored requests: the run's scorer, language and
     sides, a unigram table where one is counted, and the checked value of every method option
     (:mod:`helpers.methods.options`: instruct, seed, use_outlines, fewshot, order_average,
-    templates and unigram_corpus are fields of the same name)."""
+    templates, unigram_corpus and syntaxgym_pass are fields of the same name)."""
 
     scorer: object
     language: str
@@ -46,6 +47,7 @@ class Runtime:
     templates: tuple = (1, 2, 3, 4, 5)  # Ide et al. template ids and Hu & Levy prompt types
     unigram_corpus: object = None  # SLOR / BF-unigram corpus: None (the mirror), a file or a Hub dataset
     unigram_source: str | None = None  # what the unigram table was counted over (recorded)
+    syntaxgym_pass: str = "directional"  # SyntaxGym items: which predictions decide (methods.syntaxgym_pass)
 
     def __post_init__(self):
         if self.instruct is None:
@@ -129,10 +131,22 @@ class Method:
     # the per-pair credit (0..1; None: score_good > score_bad), e.g. averaged over answer orders
     decision: Callable[[pd.DataFrame, Runtime], pd.Series | None] | None = None
     options: dict = field(default_factory=dict, hash=False, compare=False)  # recorded in the configuration
+    # what it needs of a scorer beyond score() (names of helpers.engine.interface.SCORER_FEATURES)
+    needs: tuple[str, ...] = ()
 
     @property
     def templated(self) -> bool:
         return self.family.template_set is not None
+
+    def not_applicable(self, scorer) -> str | None:
+        """Why this method cannot run on ``scorer`` (a feature it needs that the scorer lacks), or
+        None when it can."""
+        missing = [f for f in self.needs if f not in scorer.features]
+        if not missing:
+            return None
+        loaded = getattr(scorer, "loaded", None)
+        what = f"{type(scorer).__name__}" + (f" of {loaded.name}" if loaded is not None else "")
+        return f"{self.name} needs {'; and '.join(SCORER_FEATURES[f] for f in missing)}, which the {what} lacks"
 
     def config(self, runtime: Runtime) -> dict:
         """What a score file of this method records beside the run's and the template's entries:

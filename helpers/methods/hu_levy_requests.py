@@ -17,11 +17,12 @@ def is_seq2seq(scorer) -> bool:
 
 
 def adapt(requests: list[Request], scorer, shape: Literal["span", "prompt"]) -> list:
-    """Hu & Levy's requests for ``scorer``: unchanged for a causal scorer; for an
+    """A task's requests for ``scorer``: unchanged for a causal scorer; for an
     encoder-decoder, each (context, target) becomes a sentinel span after the context
-    (``"span"``: word prediction and comparison), or a prompt and its answer in the
-    scorer's prompt shape (``"prompt"``: ``answer`` unless the scorer was built with
-    ``prompts="span"``, Hu & Levy's own formulation)."""
+    (``"span"``: Hu & Levy's word prediction and comparison), or a prompt and its answer in the
+    scorer's prompt shape (``"prompt"``: Hu & Levy's metalinguistic prompts and Ide et al.'s
+    Yes/No and A/B prompts; ``answer`` unless the scorer was built with ``prompts="span"``,
+    Hu & Levy's own formulation)."""
     if not is_seq2seq(scorer):
         return requests
     if shape not in ("span", "prompt"):

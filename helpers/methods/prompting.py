@@ -6,9 +6,14 @@ outlines path see the same input. Prompts are rendered by :mod:`helpers.methods.
 priming context goes before the prompt (base models) or opens the first user message (chat).
 Few-shot Yes/No (``runtime.fewshot``) puts k solved question-answer turns before the item
 (:mod:`helpers.methods.fewshot`): "...Answer: Yes" lines for base models, user and assistant
-messages for chat models.
+messages for chat models. On an encoder-decoder the prompt is the encoder's source and the
+answer is read from the decoder's start (the scorer's prompt shape, recorded as ``prompt_shape``,
+as Hu & Levy's metalinguistic prompts run on Flan-T5); method ``ab`` needs constrained decoding,
+which only causal scorers offer, and is not applicable there (``ab_logit`` decides the same prompts).
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -17,6 +22,7 @@ from . import answers, constrained, fewshot
 from ..engine.interface import Request
 from .base import Family, Method
 from .fewshot import FEWSHOT
+from .hu_levy_requests import adapt, is_seq2seq
 from .options import Option
 from .prompt_text import render
 from .templates import ide_templates
@@ -53,8 +59,11 @@ class PromptFamily(Family):
         return [t for t in ide_templates(self.template_set, language, style) if t.id in selected]
 
     def template_config(self, template, runtime):
-        return {"template_id": template.id, "template_text": template.user, "system": template.system,
-                "prompt_style": template.style}
+        config = {"template_id": template.id, "template_text": template.user, "system": template.system,
+                  "prompt_style": template.style}
+        if is_seq2seq(runtime.scorer):  # the prompt is the encoder's source ("answer") or holds a sentinel ("span")
+            config["prompt_shape"] = runtime.scorer.prompts
+        return config
 
 
 class YesNo(PromptFamily):
@@ -74,7 +83,8 @@ class YesNo(PromptFamily):
 
     def requests(self, item, template, context, runtime, state):
         yes, no = answers.yes_no(template.language)
-        return [Request(state[side], answer, separate=True) for side in runtime.sides for answer in (yes, no)]
+        return adapt([Request(state[side], answer, separate=True) for side in runtime.sides for answer in (yes, no)],
+                     runtime.scorer, "prompt")
 
     def table(self, items, template, contexts, scored, runtime, states):
         table = {}
@@ -103,6 +113,13 @@ class AB(PromptFamily):
 
     name, template_set, options = "ab", "ab", (SEED, USE_OUTLINES)
 
+    def runtime_for(self, methods, runtime):
+        """Without constrained decoding on this scorer (method 'ab' is then not applicable), the
+        pass reads the letters' log-probs only (recorded: outlines False)."""
+        if runtime.use_outlines and "outlines" not in runtime.scorer.features:
+            return replace(runtime, use_outlines=False)
+        return runtime
+
     def prepare(self, items, template, contexts, runtime):
         """Each pair's (slot of the acceptable sentence, prompt), the prompt rendered once."""
         if runtime.sides != ("good", "bad"):
@@ -119,7 +136,7 @@ class AB(PromptFamily):
         return render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
 
     def requests(self, item, template, context, runtime, state):
-        return [Request(state[1], letter, separate=True) for letter in answers.AB]
+        return adapt([Request(state[1], letter, separate=True) for letter in answers.AB], runtime.scorer, "prompt")
 
     def table(self, items, template, contexts, scored, runtime, states):
         slots, prompts = [s for s, _ in states], [p for _, p in states]
@@ -182,7 +199,7 @@ PROMPTS = [
            "logit(Yes) / (logit(Yes) + logit(No)) of the RAW logits, as Ide et al.'s released code computes it",
            _released),
     Method("ab", AB_FAMILY, "A/B prompting decided by greedy decoding constrained to 'A' or 'B' (outlines), "
-           "as Ide et al.; the letters' log-probs are stored beside it", _ab_outlines),
+           "as Ide et al.; the letters' log-probs are stored beside it", _ab_outlines, needs=("outlines",)),
     Method("ab_logit", AB_FAMILY, "A/B prompting decided by the log-probs of 'A' and 'B' at the answer position",
            _ab_logit),
 ]

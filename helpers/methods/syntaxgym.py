@@ -7,8 +7,11 @@ regions, one space apart). A region's surprisal is the sum of ``-log2 p`` over t
 character offsets: a token belongs to the region of its first non-space character, a
 whitespace-only token to the region after it, so a word's leading space counts with the word
 as in SyntaxGym's aligner; an empty region has surprisal 0. Units are bits (SyntaxGym's; all 34
-suites use the metric "sum"). An item passes when every prediction of its suite holds (``=``
-within SyntaxGym's tolerance, see :mod:`helpers.data.syntaxgym_formulas`).
+suites use the metric "sum"). An item passes when every prediction of its suite that states a
+direction holds (``runtime.syntaxgym_pass``: "directional", the reading of Hu et al. 2020's
+released results, or "strict": every prediction, ``=`` ones too, which fgd_hierarchy's second
+prediction makes practically impossible; :mod:`.syntaxgym_pass`). ``=`` holds within
+SyntaxGym's tolerance (:mod:`helpers.data.syntaxgym_formulas`).
 
 - ``syntaxgym``: the plain sum over a region's tokens, as the papers computed it.
 - ``syntaxgym_word``: the corrected region surprisal of Pimentel & Meister (2024) and Oh &
@@ -16,9 +19,11 @@ within SyntaxGym's tolerance, see :mod:`helpers.data.syntaxgym_formulas`).
   gains the probability that a word starts after it and loses the one that a word started
   where it begins. For other tokenizers it equals the plain sum (column ``word_boundary``).
 
-Score files hold ``score`` (1.0 pass, 0.0 fail), ``prediction_<i>`` per formula (NaN past the
-suite's count), ``region_surprisal`` (JSON {condition: {region: bits}}, enough to recompute
-every verdict) and ``sentences`` (JSON {condition: text}).
+Score files hold ``score`` (1.0 pass, 0.0 fail), ``prediction_<i>`` per formula (1.0 holds, 0.0
+not; NaN past the suite's count), ``counted_predictions`` (the numbers of those that decide the
+pass, e.g. "1"; the configuration records ``syntaxgym_pass``), ``region_surprisal`` (JSON
+{condition: {region: bits}}, enough to recompute every verdict) and ``sentences`` (JSON
+{condition: text}).
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ from ..data.syntaxgym_formulas import Prediction, parse
 from .prompt_text import with_context
 from ..engine.interface import Request, Scored
 from .base import Family, Method
+from .syntaxgym_pass import SYNTAXGYM_PASS, counted, item_passes
 from .word_boundary import boundary_logmass, bow_mask
 
 LN2 = math.log(2.0)
@@ -78,9 +84,13 @@ class SyntaxGymFamily(Family):
     """Region surprisals of every condition of an item, and its suite's predictions."""
 
     template_set = None
+    options = (SYNTAXGYM_PASS,)
 
     def __init__(self, name: str, corrected: bool):
         self.name, self.corrected = name, corrected
+
+    def template_config(self, template, runtime):
+        return {"template_id": None, "template_text": None, "syntaxgym_pass": runtime.syntaxgym_pass}
 
     def score_sides(self, sides):
         return ("item",)
@@ -108,8 +118,11 @@ class SyntaxGymFamily(Family):
                         shift = edges.get(idx[-1] + 1, 0.0) - edges.get(idx[0], 0.0) if idx else 0.0
                         corrected[key] = plain[key] - shift / LN2
             surprisal = corrected if boundary is not None else plain
-            verdicts = [parsed.setdefault(f, parse(f)).holds(surprisal) for f in json.loads(item["predictions"])]
-            row = {"pass": all(verdicts), "n_predictions": len(verdicts),
+            predictions = [parsed.setdefault(f, parse(f)) for f in json.loads(item["predictions"])]
+            verdicts = [p.holds(surprisal) for p in predictions]
+            decisive = counted(predictions, runtime.syntaxgym_pass)
+            row = {"pass": item_passes(verdicts, decisive), "n_predictions": len(verdicts),
+                   "counted_predictions": ",".join(str(i + 1) for i in decisive),
                    **{f"prediction_{i + 1}": float(v) for i, v in enumerate(verdicts)},
                    "region_surprisal": _as_json(surprisal),
                    "sentences": json.dumps({c.cond["condition"]: c.sentence for c in plan}),
@@ -185,11 +198,12 @@ PLAIN, WORD = SyntaxGymFamily("syntaxgym", corrected=False), SyntaxGymFamily("sy
 _COMMON = {"unit": "bits", "metric": "sum", "token_to_region": "first non-space character (leading space with the word)",
            "equality": "|a-b| <= 1e-3 + 1e-5|b| (SyntaxGym)"}
 SYNTAXGYM = [
-    Method("syntaxgym", PLAIN, "SyntaxGym: an item passes when every prediction of its suite holds "
-           "(region surprisal = sum of its tokens' surprisals, in bits)", _passed,
+    Method("syntaxgym", PLAIN, "SyntaxGym: an item passes when its suite's predictions hold (those with < or > by "
+           "default; option syntaxgym_pass) (region surprisal = sum of its tokens' surprisals, in bits)", _passed,
            options={**_COMMON, "surprisal": "plain"}),
     Method("syntaxgym_word", WORD, "SyntaxGym with corrected region surprisal (word-boundary probability moved "
            "to the word it ends; Pimentel & Meister 2024, Oh & Schuler 2024)", _passed,
            options={**_COMMON, "surprisal": "word", "correction": "bow: + log B(end) - log B(start); "
-                    "B = mass of word-initial tokens (and eos after the text); B = 1 at the text start"}),
+                    "B = mass of word-initial tokens (and eos after the text); B = 1 at the text start"},
+           needs=("token_mass",)),
 ]

@@ -52,9 +52,11 @@ def _locate(spec: ModelSpec) -> tuple[str, bool]:
         return spec.hf_id, offline
     if offline or not _hub_reachable():
         why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face Hub cannot be reached"
+        at = f" at revision {spec.revision!r}" if spec.revision else ""
+        get = f" --revision {spec.revision}" if spec.revision else ""
         raise ModelNotFoundError(
-            f"{spec.name!r} ({spec.hf_id}) is not in the local Hugging Face cache and {why}. "
-            f"Download it where the Hub is reachable (huggingface-cli download {spec.hf_id}), "
+            f"{spec.name!r} ({spec.hf_id}){at} is not in the local Hugging Face cache and {why}. "
+            f"Download it where the Hub is reachable (huggingface-cli download {spec.hf_id}{get}), "
             "copy the cache here (HF_HOME), or pass a local folder written by save_pretrained.")
     return spec.hf_id, False
 
@@ -125,6 +127,26 @@ class LoadedModel:
                 "weights": self.weights, "quant": self.quant, "dtype": self.dtype}
 
 
+def check_loadable(name_or_path, quant: Quant | Literal["auto"] = "auto", revision: str | None = None
+                   ) -> tuple[ModelSpec, str, bool, Quant]:
+    """What :func:`load` checks before it reads any weights: the model's spec (with ``revision``),
+    where it loads from and whether offline, and the quantization (``"auto"``: the spec's),
+    probed on this machine. A clear error for an unknown model, a revision of a local model, a
+    model or revision that is not in the local cache offline, and a quantization that does not
+    run here."""
+    spec = resolve(name_or_path)
+    if revision:
+        if spec.local:
+            raise ModelNotFoundError(f"revision {revision!r} names a commit, branch or tag on the Hugging Face Hub, "
+                                     f"but {spec.name!r} is a local model without revisions: leave the revision out")
+        spec = replace(spec, revision=revision)
+    source, offline = _locate(spec)
+    quant = spec.default_quant if quant == "auto" else quant
+    if quant is not None:
+        quantization_probe(quant, "cuda" if torch.cuda.is_available() else "cpu")
+    return spec, source, offline, quant
+
+
 def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, device_map="auto",
          max_memory: dict | None = None, offload_folder: str | os.PathLike | None = None,
          trust_remote_code: bool = False, revision: str | None = None) -> LoadedModel:
@@ -139,14 +161,8 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     device ({0: "20GiB", 1: "20GiB", "cpu": "60GiB", "disk": "200GiB"}): what does not fit
     goes to the next device, the CPU, then the disk (``offload_folder``).
     """
-    spec = resolve(name_or_path)
-    if revision:
-        spec = replace(spec, revision=revision)
     max_memory = check_placement(device_map, max_memory, offload_folder)
-    source, offline = _locate(spec)
-    quant = spec.default_quant if quant == "auto" else quant
-    if quant is not None:
-        quantization_probe(quant, "cuda" if torch.cuda.is_available() else "cpu")
+    spec, source, offline, quant = check_loadable(name_or_path, quant, revision)
     dtype = dtype or default_dtype(quant)
     kwargs = dict(revision=spec.revision, trust_remote_code=trust_remote_code, local_files_only=offline)
     tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
@@ -166,5 +182,12 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     model = (AutoModelForSeq2SeqLM if is_seq2seq else AutoModelForCausalLM).from_pretrained(source, **model_kwargs)
     model.eval()
     model.requires_grad_(False)
-    return LoadedModel(spec, model, tokenizer, quant,
-                       weights_fingerprint(source, getattr(model.config, "_commit_hash", None)))
+    return LoadedModel(spec, model, tokenizer, quant, weights_fingerprint(source, _hub_commit(spec)))
+
+
+def _hub_commit(spec: ModelSpec) -> str | None:
+    """The Hub commit whose files were loaded (the cached snapshot's name), None for local models."""
+    if spec.local:
+        return None
+    cached = try_to_load_from_cache(spec.hf_id, "config.json", revision=spec.revision)
+    return Path(cached).parent.name if isinstance(cached, str) else None

@@ -22,7 +22,8 @@ class ModelSpec:
     kind: Literal["base", "instruct"] = "base"
     languages: tuple[str, ...] = ("en",)
     billions: float = 0.0
-    # "auto": the tokenizer's BOS, else its EOS; or a literal token string.
+    # the start-token convention by default: "auto" (the tokenizer's BOS, else its EOS), "none",
+    # "minicons" (helpers.engine.encoding.START_CONVENTIONS) or a literal token string
     start_token: str = "auto"
     revision: str | None = None
     local: bool = False  # hf_id is a folder (relative to the repo root) or a tiny model
@@ -30,6 +31,8 @@ class ModelSpec:
     notes: str = ""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
     architecture: Literal["causal", "seq2seq"] = "causal"  # seq2seq: scored by helpers.engine.seq2seq
+    # the papers that evaluate it (its defaults follow their stated setups: see the note above _SPECS)
+    papers: tuple[str, ...] = ()
 
     @property
     def default_quant(self) -> Quant:
@@ -44,32 +47,38 @@ def _spec(name, hf_id, kind="base", languages=("en",), billions=0.0, **kw) -> Mo
     return ModelSpec(name=name, hf_id=hf_id, kind=kind, languages=tuple(languages), billions=billions, **kw)
 
 
+# The papers' setups are the defaults of their models: Ide et al. (2024) load every model in 4-bit
+# with bitsandbytes (the size rule above gives it) and score Qwen2 without a start token (it has
+# no BOS); Sinha et al. (2023) score OPT through minicons; Hu et al. (2025) and Hu & Levy (2023)
+# state neither, so their models keep the project's defaults (full precision, one BOS else EOS;
+# GPT-2 is Hu et al. 2025's too, so it keeps them: run Sinha et al.'s GPT-2 with start="minicons").
+IDE, HU2025, HULEVY, SINHA = ("ide2024",), ("hu2025",), ("hulevy2023",), ("sinha2023",)
 _SPECS = [
-    _spec("llama3", "meta-llama/Meta-Llama-3-70B", billions=70.6),
-    _spec("llama3-instruct", "meta-llama/Meta-Llama-3-70B-Instruct", "instruct", billions=70.6),
+    _spec("llama3", "meta-llama/Meta-Llama-3-70B", billions=70.6, papers=IDE + HU2025),
+    _spec("llama3-instruct", "meta-llama/Meta-Llama-3-70B-Instruct", "instruct", billions=70.6, papers=IDE),
     _spec("llama3-8b", "meta-llama/Meta-Llama-3-8B", billions=8.0),
     _spec("llama3-8b-instruct", "meta-llama/Meta-Llama-3-8B-Instruct", "instruct", billions=8.0),
-    _spec("mixtral", "mistralai/Mixtral-8x7B-v0.1", billions=46.7),
-    _spec("mixtral-instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1", "instruct", billions=46.7,
+    _spec("mixtral", "mistralai/Mixtral-8x7B-v0.1", billions=46.7, papers=IDE),
+    _spec("mixtral-instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1", "instruct", billions=46.7, papers=IDE,
           notes="chat template has no system role: the system text goes in front of the user message"),
-    _spec("qwen2", "Qwen/Qwen2-57B-A14B", languages=("en", "zh"), billions=57.4,
-          notes="tokenizer has no BOS: sequences start with <|endoftext|>"),
-    _spec("qwen2-instruct", "Qwen/Qwen2-57B-A14B-Instruct", "instruct", ("en", "zh"), 57.4),
+    _spec("qwen2", "Qwen/Qwen2-57B-A14B", languages=("en", "zh"), billions=57.4, start_token="none", papers=IDE,
+          notes="tokenizer has no BOS: scored without a start token, as Ide et al.'s released code"),
+    _spec("qwen2-instruct", "Qwen/Qwen2-57B-A14B-Instruct", "instruct", ("en", "zh"), 57.4, start_token="none",
+          papers=IDE, notes="tokenizer has no BOS: scored without a start token, as Ide et al.'s released code"),
     _spec("qwen2-7b", "Qwen/Qwen2-7B", languages=("en", "zh"), billions=7.6),
     _spec("qwen2-7b-instruct", "Qwen/Qwen2-7B-Instruct", "instruct", ("en", "zh"), 7.6),
-    _spec("gpt2", "openai-community/gpt2", billions=0.124),
+    _spec("gpt2", "openai-community/gpt2", billions=0.124, papers=HU2025 + SINHA),
     _spec("gpt2-xl", "openai-community/gpt2-xl", billions=1.56),
-    _spec("opt-125m", "facebook/opt-125m", billions=0.125),
-    _spec("opt-350m", "facebook/opt-350m", billions=0.35),
-    _spec("opt-1.3b", "facebook/opt-1.3b", billions=1.3),
-    _spec("opt-2.7b", "facebook/opt-2.7b", billions=2.7),
-    _spec("opt-6.7b", "facebook/opt-6.7b", billions=6.7),
-    _spec("gpt2-chinese", "uer/gpt2-chinese-cluecorpussmall", languages=("zh",), billions=0.102,
-          start_token="[CLS]", notes="BERT-style tokenizer without BOS/EOS; sequences start with [CLS] as its authors do"),
-    _spec("llama3-chinese-8b", "hfl/llama-3-chinese-8b", languages=("zh", "en"), billions=8.0),
+    *(_spec(f"opt-{size}", f"facebook/opt-{size}", billions=b, start_token="minicons", papers=SINHA,
+            notes="scored as minicons does (Sinha et al.): the tokenizer's own </s> first, every word scored")
+      for size, b in (("125m", 0.125), ("350m", 0.35), ("1.3b", 1.3), ("2.7b", 2.7), ("6.7b", 6.7))),
+    _spec("gpt2-chinese", "uer/gpt2-chinese-cluecorpussmall", languages=("zh",), billions=0.102, papers=HU2025,
+          start_token="[CLS]",
+          notes="BERT-style tokenizer without BOS/EOS; sequences start with [CLS] as its authors do"),
+    _spec("llama3-chinese-8b", "hfl/llama-3-chinese-8b", languages=("zh", "en"), billions=8.0, papers=HU2025),
 ]
 # Hu & Levy (2023)'s encoder-decoders; instruction-tuned but without a chat template: base-model prompts.
-_SPECS += [_spec(f"flan-t5-{size}", f"google/flan-t5-{size}", billions=b, architecture="seq2seq",
+_SPECS += [_spec(f"flan-t5-{size}", f"google/flan-t5-{size}", billions=b, architecture="seq2seq", papers=HULEVY,
                  notes="encoder-decoder (helpers.engine.seq2seq): Hu & Levy 2023's Flan-T5")
            for size, b in (("small", 0.077), ("large", 0.783), ("xl", 2.85))]
 # The project's own small models, trained offline from the mirror's corpora (helpers.zoo.demo_training).
@@ -98,9 +107,10 @@ class ModelNotFoundError(LookupError):
 
 def registry_table() -> str:
     """The registry as aligned text lines (for errors and the CLI)."""
-    lines = [f"{'name':<24}{'kind':<10}{'lang':<8}{'quant':<7}hf id"]
+    lines = [f"{'name':<24}{'kind':<10}{'lang':<8}{'quant':<7}{'start':<10}{'papers':<20}hf id"]
     for s in REGISTRY.values():
-        lines.append(f"{s.name:<24}{s.kind:<10}{','.join(s.languages):<8}{s.default_quant or '-':<7}{s.hf_id}")
+        lines.append(f"{s.name:<24}{s.kind:<10}{','.join(s.languages):<8}{s.default_quant or '-':<7}"
+                     f"{s.start_token:<10}{','.join(s.papers) or '-':<20}{s.hf_id}")
     return "\n".join(lines)
 
 

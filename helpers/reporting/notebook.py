@@ -36,10 +36,11 @@ class NotebookReport:
         self.checked: pd.DataFrame | None = None  # the last paper check
 
     def name(self, what: str, tag: str | None = None) -> str:
-        """The file name (without extension) of output ``what``: ``<NN>_<what>__<tag>``."""
+        """The file name (without extension) of output ``what``: ``<NN>_<what>__<tag>`` (a "/" of
+        the tag, as in a Hugging Face id, written "_")."""
         if not what or "/" in what:
             raise ValueError(f"an output's name must be a short word such as 'phenomena', got {what!r}")
-        return f"{self.number}_{what}__{tag or self.tag}"
+        return f"{self.number}_{what}__{(tag or self.tag).replace('/', '_')}"  # a Hub id's "/" is no folder
 
     def _sources(self, sources):
         sources = self.sources if sources is None else sources

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import torch
 
@@ -17,11 +17,11 @@ from ..selection_parser import parse_selection
 
 
 def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int | None = None, *, scorer=None,
-                 **scorer_kwargs) -> list[Path]:
+                 options: Mapping | None = None, **scorer_kwargs) -> list[Path]:
     """The score files of every task of every stimulus set in ``sets`` for every model of
-    ``models`` (a name, a list or "a,b"), with the prompt types ``prompts``. ``scorer``, an
-    already loaded scorer, serves its own model; others are loaded with ``scorer_kwargs``
-    (see :func:`helpers.engine.kinds.scorer_for`)."""
+    ``models`` (a name, a list or "a,b"), with the prompt types ``prompts`` and the method
+    ``options`` (e.g. ``order_average``). ``scorer``, an already loaded scorer, serves its own
+    model; others are loaded with ``scorer_kwargs`` (see :func:`helpers.engine.kinds.scorer_for`)."""
     unknown = [s for s in sets if s not in TASKS]
     if unknown:
         raise ValueError(f"unknown Hu & Levy stimulus sets {unknown}; choose from: {', '.join(TASKS)}")
@@ -30,7 +30,8 @@ def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int
         own = scorer is not None and name in (scorer.loaded.name, scorer.loaded.spec.hf_id)
         current = scorer if own else scorer_for(name, **scorer_kwargs)
         for stimuli in sets:
-            files += run_methods(current, select(stimuli, limit), TASKS[stimuli], {"templates": list(prompts)})
+            files += run_methods(current, select(stimuli, limit), TASKS[stimuli],
+                                 {**(options or {}), "templates": list(prompts)})
         if not own:
             del current
             gc.collect()

@@ -21,6 +21,7 @@ from pathlib import Path
 import papermill as pm
 
 from .. import paths
+from ..runs.switches import SWITCHES, Switches
 from ..store import safe_name
 from ..data.shards import check as check_shards
 
@@ -135,13 +136,34 @@ def parameters_for(notebook: Path, parameters: dict) -> dict:
     return out
 
 
+def with_switches(found: dict[str, Path], parameters: dict, switches: dict | None) -> dict:
+    """``parameters`` with each switch of ``switches`` (helpers.runs.switches: start, share, quant,
+    ...) for every notebook of the sweep that takes it (those that score); an error before
+    anything runs for a switch value that does not exist (given here or as a parameter) or a
+    switch that no notebook of the sweep takes."""
+    parameters = dict(parameters)
+    for name, value in (switches or {}).items():
+        takers = [path for path in found.values() if name in declared_parameters(path)]
+        if not takers:
+            raise ValueError(f"no notebook of this sweep ({', '.join(found)}) takes the switch {name}: it applies "
+                             "to the notebooks that score (00, 02, 03, 06, 07)")
+        parameters.update({f"{path.stem}:{name}": value for path in takers})
+    for key, value in parameters.items():
+        name = key.rpartition(":")[2]
+        if name in SWITCHES:
+            Switches(**{name: value})  # a one-line error naming the values
+    return parameters
+
+
 def plan(notebooks: list[str], models: list[str], datasets: list[str], parameters: dict | None = None,
-         shards: int = 1) -> list[Job]:
+         shards: int = 1, switches: dict | None = None) -> list[Job]:
     """Every (notebook, model, dataset[, shard]) job; an error before anything runs when a
-    notebook lacks a parameter that its job would inject. ``parameters`` keys may name their
-    notebook (``"02:methods"``); ``shards`` > 1 gives each combination that many jobs."""
-    parameters = parameters or {}
+    notebook lacks a parameter that its job would inject or a switch value does not exist.
+    ``parameters`` keys may name their notebook (``"02:methods"``); ``switches`` (start, share,
+    quant, ...) go to every notebook that takes them; ``shards`` > 1 gives each combination that
+    many jobs."""
     found = {nb: find_notebook(nb) for nb in notebooks}
+    parameters = with_switches(found, parameters or {}, switches)
     for key in parameters:
         prefix, sep, _ = key.rpartition(":")
         if sep and not any(path.name.startswith(prefix) for path in found.values()):

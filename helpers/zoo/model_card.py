@@ -1,6 +1,7 @@
 """Model cards for the demo models: data and licenses, the recipe of every training stage,
 the loss curve, wall time, LP accuracy read from the score store, and what lower precisions
-(bfloat16, 4-bit NF4, 8-bit) cost (``scripts/precision_table.py``).
+(bfloat16, 4-bit NF4, 8-bit) cost each method (``python -m helpers precision ... --card``,
+:mod:`helpers.zoo.precision_card`).
 
     papermill notebooks/02_readout.ipynb outputs/notebooks/02_readout__demo-en__blimp_lp.ipynb \\
         -p model demo-en -p dataset blimp -p methods lp
@@ -24,7 +25,7 @@ from ..models import resolve
 from ..engine.interface import Scorer
 from ..engine.kinds import scorer_for
 from .demo_training import Recipe
-from .precision import markdown as precision_markdown
+from .precision_card import precision_text
 
 # The fixed sample a test pins the card to: the first 50 pairs of every agreement paradigm.
 AGREEMENT = {"blimp": ["anaphor_agreement", "determiner_noun_agreement", "subject_verb_agreement"],
@@ -166,62 +167,6 @@ LP accuracy on {dataset.upper() if dataset == 'blimp' else dataset} ({accuracy.p
 Fixed sample pinned by `tests/test_demo_models.py` (first {sample['pairs_per_paradigm']} pairs of every paradigm of
 {', '.join(sample['phenomena'])}): LP accuracy {100 * sample['lp_accuracy']:.1f}%.
 {precision}{status}"""
-
-
-PRECISION_HEADING = "## Precision: what bfloat16, 4-bit NF4 and 8-bit cost"
-
-
-def precision_text(record: dict) -> str:
-    """The card's precision section, from the table ``scripts/precision_table.py`` recorded."""
-    p = record["precision"]
-    table = pd.DataFrame(p["rows"])
-    pairs, dataset = int(table.pairs.iloc[0]), p["dataset"]
-    which = "all pairs" if p.get("limit") is None else f"the first {p['limit']} pairs of every paradigm"
-    subset = "" if p.get("limit") is None else (
-        f"\n\n**A subset, not all of {dataset.upper() if dataset == 'blimp' else dataset}**"
-        f"{': ' + p['why_subset'] if p.get('why_subset') else ''}. `python scripts/precision_table.py "
-        f"--model {p.get('model', '<model>')} --dataset {dataset} --card` (no `--limit`) measures every pair.")
-    ref = table.iloc[0]
-    summary = " ".join(
-        f"{row.precision} changes the decision on {100 - row.agreement:.2f}% of the pairs ({row.to_wrong} turned "
-        f"wrong, {row.to_right} right: accuracy {row.accuracy - ref.accuracy:+.2f} points, McNemar p = "
-        f"{row.mcnemar_p:.2g})." for row in table.iloc[1:].itertuples())
-    return f"""{PRECISION_HEADING}
-
-LP on {dataset.upper() if dataset == 'blimp' else dataset} ({which}: {pairs:,} pairs; ties are errors), scored by the
-runner of `notebooks/02_readout.ipynb` with the model loaded by `helpers.models.load(name, quant=..., dtype=...)`,
-measured by `scripts/precision_table.py` on {p['machine']}. Every precision is compared pair by pair
-with float32: the pairs with the same decision, those that turned wrong or right (with the exact McNemar
-test of those flips), and how far a sentence's LP moved (nats). 4-bit NF4 with bfloat16 compute is how
-Ide et al. (2024) ran their 30B+ models; 8-bit is LLM.int8 (bitsandbytes computes its products in float16).
-Weights MB is the model's memory footprint; times are relative to float32 within the same run (shared
-CPU cores, under load).{subset}
-
-{precision_markdown(table)}
-
-{summary}
-"""
-
-
-def update_card_precision(model: str, table: pd.DataFrame, settings: dict) -> Path:
-    """Record a precision table (``helpers.zoo.precision.compare``) in demo model ``model``'s
-    training.json and put its section in the card in place of the previous one."""
-    folder = paths.ROOT / resolve(model).hf_id
-    record = json.loads((folder / "training.json").read_text())
-    record["precision"] = {**settings, "rows": json.loads(table.to_json(orient="records"))}
-    write_text(folder / "training.json", json.dumps(record, indent=1, ensure_ascii=False))
-    card = (folder / "README.md").read_text()
-    section = precision_text(record)
-    if PRECISION_HEADING in card:
-        start = card.index(PRECISION_HEADING)
-        end = card.find("\n## ", start)
-        card = card[:start] + section + (card[end:] if end >= 0 else "")
-    elif "\n## Status" in card:
-        at = card.index("\n## Status")
-        card = card[:at] + "\n" + section + card[at:]
-    else:
-        card = card.rstrip("\n") + "\n\n" + section
-    return write_text(folder / "README.md", card)
 
 
 def write_card(model: str, dataset: str, scores_root: str | Path | None = None,

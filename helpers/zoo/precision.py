@@ -1,133 +1,99 @@
-"""What a lower precision costs: one model's LP decisions on a dataset in float32, bfloat16,
-4-bit NF4 (bfloat16 compute, as Ide et al. ran their large models) and 8-bit LLM.int8,
-scored by the project's runner and compared pair by pair with float32.
+"""What a lower precision costs each method: one model's methods on a dataset in float32,
+bfloat16, 4-bit NF4 (bfloat16 compute, as Ide et al. ran their large models) and 8-bit
+LLM.int8, scored by the runner (:mod:`helpers.runs.precision`) and compared item by item with
+float32 (:mod:`helpers.analysis.precision`).
 
-    python scripts/precision_table.py --model demo-en --dataset blimp
+    python -m helpers precision --model demo-en --dataset blimp --limit 20
+    python -m helpers precision --model demo-en --dataset hl_blimp          # Hu & Levy's tasks too
+
+Score files and tables go to outputs/precision/<dataset>/<model>/ (a rerun reuses the files).
 """
 from __future__ import annotations
 
-import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
-import torch
-from scipy.stats import binomtest
 
-from ..data.selection import select
+from ..analysis.precision import REFERENCE, precision_table
 from ..files import write_text
-from ..models import load
+from ..runs.precision import PRECISIONS, default_methods, score_precisions, store_root
 from ..store import ScoreStore
-from ..runner import run_methods
-from ..engine.causal import CausalScorer
 
-
-@dataclass(frozen=True)
-class Precision:
-    """A way to load the model: its label and the arguments of :func:`helpers.models.load`."""
-
-    name: str
-    quant: str | None
-    dtype: torch.dtype
-
-    def load(self, model: str):
-        return load(model, quant=self.quant, dtype=self.dtype)
-
-
-PRECISIONS = {p.name: p for p in (
-    Precision("float32", None, torch.float32),
-    Precision("bfloat16", None, torch.bfloat16),
-    Precision("nf4", "4bit", torch.bfloat16),  # NF4 weights, bfloat16 compute (Ide et al.)
-    Precision("int8", "8bit", torch.float32),  # LLM.int8 weights; bitsandbytes computes in float16
-)}
-REFERENCE = "float32"
+__all__ = ["PRECISIONS", "REFERENCE", "PrecisionReport", "markdown", "precision_report", "summary"]
 
 
 @dataclass
-class PrecisionRun:
-    """LP scores of one precision: the score frame (one row per pair), how the model was held
-    (weight bytes, compute dtype) and the wall time of scoring."""
+class PrecisionReport:
+    """A precision check: its table (``helpers.analysis.precision.COLUMNS``), the score files
+    it was computed from, and where the table was written (CSV and markdown)."""
 
-    precision: str
-    scores: pd.DataFrame
-    weight_bytes: int
-    dtype: str
-    quant: str | None
-    seconds: float
+    table: pd.DataFrame
+    score_files: list[Path]
+    csv: Path
+    markdown: Path
 
 
-def run_precision(model: str, dataset: str, precision: str, store_root: str | Path,
-                  limit: int | None = None) -> PrecisionRun:
-    """LP on the first ``limit`` pairs per paradigm (all with None) of ``dataset`` with ``model``
-    loaded in ``precision``, through the runner into a store of its own (found files are reused,
-    with the scoring time recorded when they were written)."""
-    spec = PRECISIONS[precision]
-    lm = spec.load(model)
-    selection = select(dataset, limit)
-    scorer = CausalScorer(lm, progress=False)
-    scorer.score_texts(list(selection.frame["good"].iloc[:16]))  # warm-up: first calls set up kernels
-    store = Path(store_root) / precision
-    timings = store / "seconds.json"  # scoring time of each finished selection, for reruns that reuse it
-    known = json.loads(timings.read_text()) if timings.is_file() else {}
-    calls, start = scorer.forward_calls, time.perf_counter()
-    (path,) = run_methods(scorer, selection, ["lp"], store=ScoreStore(store))
-    seconds = time.perf_counter() - start
-    if scorer.forward_calls > calls:  # scored now, not found in the store
-        write_text(timings, json.dumps({**known, str(limit): seconds}))
-    elif str(limit) in known:
-        seconds = known[str(limit)]
-    provenance = lm.provenance()
-    return PrecisionRun(precision, pd.read_parquet(path), int(lm.model.get_memory_footprint()),
-                        provenance["dtype"], provenance["quant"], seconds)
+def table_stem(limit: int | None) -> str:
+    return "precision__all" if limit is None else f"precision__limit{limit}"
 
 
-def decisions(scores: pd.DataFrame) -> np.ndarray:
-    """+1 where the good sentence has the higher LP, -1 where the bad one has, 0 on a tie."""
-    return np.sign(scores["score_good"].to_numpy(float) - scores["score_bad"].to_numpy(float)).astype(int)
+def precision_report(model: str, dataset: str, methods=None, limit: int | None = None, precisions="all",
+                     templates=None, root: str | Path | None = None, options: dict | None = None,
+                     **scorer_kwargs) -> PrecisionReport:
+    """Score ``methods`` (default :func:`helpers.runs.precision.default_methods`) on the first
+    ``limit`` items per paradigm of ``dataset`` in every precision of ``precisions`` (float32
+    first), with the ``templates`` (default all) and other method ``options``, compare them
+    with float32 and write the table beside the score files under ``root`` (default
+    outputs/precision). ``scorer_kwargs``: see :func:`helpers.runs.precision.score_precision`."""
+    store = ScoreStore(root or store_root())
+    options = {**(options or {}), **({} if templates is None else {"templates": list(templates)})} or None
+    runs = score_precisions(model, dataset, methods if methods is not None else default_methods(dataset), limit,
+                            precisions, options, store, **scorer_kwargs)
+    files = [f for run in runs for f in run.files]
+    table = precision_table(files, {run.precision: run.weight_bytes for run in runs})
+    folder = Path(files[0]).parent
+    stem = table_stem(limit)
+    table.to_csv(folder / f"{stem}.csv", index=False)
+    md = write_text(folder / f"{stem}.md", markdown(table) + "\n")
+    return PrecisionReport(table, files, folder / f"{stem}.csv", md)
 
 
-def compare(runs: list[PrecisionRun], reference: str = REFERENCE) -> pd.DataFrame:
-    """One row per precision: LP accuracy (ties are errors), ties, the share of pairs whose
-    decision equals the reference's, the pairs that turned wrong or right against it and the
-    exact McNemar p-value of those flips, the mean and largest change of a sentence's LP,
-    the weight bytes and the scoring time relative to the reference."""
-    by_name = {r.precision: r for r in runs}
-    ref = by_name[reference]
-    keys = ["paradigm", "pair_id"] if "pair_id" in ref.scores else ["paradigm"]
-    rows = []
-    for run in runs:
-        if not run.scores[keys].reset_index(drop=True).equals(ref.scores[keys].reset_index(drop=True)):
-            raise ValueError(f"{run.precision} scored other pairs than {reference}: run both on the same selection")
-        same = decisions(run.scores) == decisions(ref.scores)
-        ref_right, right = ref.scores["correct"].to_numpy(bool), run.scores["correct"].to_numpy(bool)
-        to_wrong, to_right = int(np.sum(ref_right & ~right)), int(np.sum(~ref_right & right))
-        delta = np.abs(np.r_[run.scores["score_good"] - ref.scores["score_good"],
-                             run.scores["score_bad"] - ref.scores["score_bad"]])
-        flips = to_wrong + to_right
-        rows.append({
-            "precision": run.precision, "quant": run.quant or "-", "dtype": run.dtype,
-            "pairs": len(run.scores), "accuracy": 100 * float(right.mean()), "ties": int(run.scores["tie"].sum()),
-            "agreement": 100 * float(same.mean()), "to_wrong": to_wrong, "to_right": to_right,
-            "mcnemar_p": float(binomtest(to_wrong, flips).pvalue) if flips else 1.0,
-            "mean_abs_dlp": float(delta.mean()), "max_abs_dlp": float(delta.max()),
-            "weight_mb": run.weight_bytes / 1e6, "time_ratio": run.seconds / ref.seconds,
-        })
-    return pd.DataFrame(rows)
+def _number(value, fmt: str) -> str:
+    return "–" if pd.isna(value) else format(value, fmt)
 
 
 def markdown(table: pd.DataFrame) -> str:
-    """The comparison as the markdown table of the model card."""
-    shown = table.assign(
-        accuracy=table.accuracy.map("{:.2f}".format), agreement=table.agreement.map("{:.2f}".format),
-        flips=[f"{w} / {r}" for w, r in zip(table.to_wrong, table.to_right)],
-        mcnemar_p=table.mcnemar_p.map("{:.2g}".format), mean_abs_dlp=table.mean_abs_dlp.map("{:.4f}".format),
-        max_abs_dlp=table.max_abs_dlp.map("{:.3f}".format), weight_mb=table.weight_mb.map("{:.1f}".format),
-        time_ratio=table.time_ratio.map("{:.2f}".format))
-    shown = shown[["precision", "quant", "dtype", "pairs", "accuracy", "ties", "agreement", "flips", "mcnemar_p",
-                   "mean_abs_dlp", "max_abs_dlp", "weight_mb", "time_ratio"]]
-    shown.columns = ["precision", "quant", "compute dtype", "pairs", "LP accuracy %", "ties",
-                     f"same decision as {REFERENCE} %", "turned wrong / right", "McNemar p",
-                     "mean abs. change of a sentence LP", "largest change", "weights MB", "time vs float32"]
+    """The table as markdown: one row per method, template and precision."""
+    shown = pd.DataFrame({
+        "method": table.method, "template": table.template, "precision": table.precision,
+        "quant": table.quant, "compute dtype": table.dtype,
+        "items": table["items"].map("{:,}".format), "ties": [_number(v, ",.0f") for v in table.ties],
+        "accuracy %": [_number(v, ".2f") for v in table.accuracy],
+        "change (points)": [_number(v, "+.2f") for v in table.accuracy_change],
+        "flips": ["–" if pd.isna(f) else f"{int(f):,} ({s:.2f}%)" for f, s in zip(table.flips, table.flip_share)],
+        "to wrong / right": ["–" if pd.isna(w) else f"{int(w):,} / {int(r):,}" for w, r in zip(table.to_wrong,
+                                                                                                table.to_right)],
+        "McNemar p": [_number(v, ".2g") for v in table.mcnemar_p],
+        "mean abs. score change": [_number(v, ".4f") for v in table.mean_abs_score_change],
+        "weights MB": [_number(v / 1e6, ".1f") for v in table.weight_bytes]})
     return shown.to_markdown(index=False, disable_numparse=True)
+
+
+def _method_sentence(method: str, rows: pd.DataFrame, precision: str) -> str:
+    flips, items = int(rows.flips.sum()), int(rows["items"].sum())
+    head = f"{method}: {precision} flips {flips:,} of {items:,} decisions ({100 * flips / items:.2f}%; " \
+           f"{int(rows.to_wrong.sum()):,} to wrong, {int(rows.to_right.sum()):,} to right)"
+    if len(rows) == 1:
+        r = rows.iloc[0]
+        return f"{head}, accuracy {r.accuracy_change:+.2f} points (McNemar p = {r.mcnemar_p:.2g})."
+    low, high = rows.accuracy_change.min(), rows.accuracy_change.max()
+    significant = int((rows.mcnemar_p < 0.05).sum())
+    return (f"{head} over {len(rows)} templates, accuracy {low:+.2f} to {high:+.2f} points "
+            f"(McNemar p < 0.05 in {significant} of {len(rows)}).")
+
+
+def summary(table: pd.DataFrame, precision: str = "nf4") -> str:
+    """One sentence per method (its templates together) on what ``precision`` did against float32."""
+    rows = table[(table.precision == precision) & table.flips.notna()]
+    return " ".join(_method_sentence(m, r, precision) for m, r in rows.groupby("method", sort=False))

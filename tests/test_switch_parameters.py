@@ -1,0 +1,241 @@
+"""Every switch (start, order_average, share, quant, dtype, token_budget, revision) under one
+name: a parameter of every scoring notebook, an option of the sweep and of `python -m helpers
+score`, "auto" the registry's default (the papers' setups), recorded in every score file;
+a value that does not exist, a quantization this machine cannot run and a revision that is not
+here are one-line errors before anything is loaded or computed."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+import numpy as np
+import papermill as pm
+import pytest
+import torch
+
+from helpers import paths, sweep
+from helpers.cli import main
+from helpers.data import load
+from helpers.data.selection import DatasetSelection, first_per_paradigm
+from helpers.engine import CausalScorer, Request
+from helpers.models import REGISTRY, LoadedModel, ModelNotFoundError, QuantizationUnavailableError, quantization_probe
+from helpers.models import tiny as tiny_models
+from helpers.runner import run_methods
+from helpers.runs.switches import SWITCHES, Switches
+from helpers.store import ScoreStore, read_metadata
+
+SCORING = ("00", "02", "03", "06", "07")
+
+
+def blimp_pairs(paradigms: int = 2, per: int = 1) -> DatasetSelection:
+    df = load("blimp")
+    keep = df.paradigm.drop_duplicates().iloc[:paradigms]
+    return DatasetSelection("blimp", first_per_paradigm(df[df.paradigm.isin(keep)], per), limit=per)
+
+
+@pytest.mark.parametrize("name,value,names", [
+    ("start", "bos", "'auto', 'bos-else-eos', 'none', 'minicons'"),
+    ("order_average", "orders", "'auto', 'accuracy', 'logprob'"),
+    ("share", "all", "'auto', 'none', 'context', 'prefix', 'tree'"),
+    ("quant", "2bit", "'auto', 'none', '4bit', '8bit'"),
+    ("dtype", "fp16", "'auto', 'float32', 'bfloat16', 'float16'"),
+])
+def test_a_switch_value_that_does_not_exist_is_a_one_line_error_naming_the_values(name, value, names):
+    with pytest.raises(ValueError) as err:
+        Switches(**{name: value})
+    assert str(err.value).startswith(f"{name}={value!r} does not exist: use one of {names} ('auto': ")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("name,value", [("token_budget", 0), ("token_budget", "many"), ("token_budget", True),
+                                        ("revision", ""), ("revision", " v1"), ("revision", 3)])
+def test_free_valued_switches_refuse_what_is_no_value(name, value):
+    with pytest.raises(ValueError, match=rf"^{name}={value!r} is not a") as err:
+        Switches(**{name: value})
+    assert "\n" not in str(err.value)
+
+
+def test_switches_become_load_scorer_and_method_options():
+    auto = Switches()
+    assert auto.record() == {name: "auto" for name in SWITCHES}
+    assert auto.load_options() == {} and auto.scorer_options() == {"start": None}
+    assert auto.method_options() == {"order_average": "accuracy"}
+    given = Switches(start="none", order_average="logprob", share="none", quant=None, dtype="bfloat16",
+                     token_budget="512", revision="v1")
+    assert given.record() == {"start": "none", "order_average": "logprob", "share": "none", "quant": "none",
+                              "dtype": "bfloat16", "token_budget": 512, "revision": "v1"}
+    assert given.load_options() == {"quant": None, "dtype": torch.bfloat16, "revision": "v1"}
+    assert given.scorer_options() == {"start": "none", "share": "none", "token_budget": 512}
+    assert given.method_options() == {"order_average": "logprob"}
+    assert Switches(quant="4bit").load_options() == {"quant": "4bit"}
+
+
+def test_the_registry_carries_each_papers_precision_and_start_convention():
+    ide = ["llama3", "llama3-instruct", "mixtral", "mixtral-instruct", "qwen2", "qwen2-instruct"]
+    for name in ide:  # "we perform 4-bit quantization using bitsandbytes"; Qwen2 without a start token
+        spec = REGISTRY[name]
+        assert "ide2024" in spec.papers and spec.default_quant == "4bit", name
+        assert spec.start_token == ("none" if name.startswith("qwen2") else "auto"), name
+    for name in ("opt-125m", "opt-350m", "opt-1.3b", "opt-2.7b", "opt-6.7b"):  # Sinha et al., through minicons
+        assert REGISTRY[name].papers == ("sinha2023",) and REGISTRY[name].start_token == "minicons"
+        assert REGISTRY[name].default_quant is None
+    hu2025 = {"gpt2": "auto", "llama3": "auto", "gpt2-chinese": "[CLS]", "llama3-chinese-8b": "auto"}
+    for name, start in hu2025.items():
+        assert "hu2025" in REGISTRY[name].papers and REGISTRY[name].start_token == start, name
+    for size in ("small", "large", "xl"):
+        spec = REGISTRY[f"flan-t5-{size}"]
+        assert (spec.papers, spec.architecture, spec.default_quant, spec.start_token) == (
+            ("hulevy2023",), "seq2seq", None, "auto")
+    assert [n for n, s in REGISTRY.items() if s.default_quant] == ide  # no other model loads quantized by default
+
+
+def test_auto_start_is_the_registry_default_and_a_given_start_overrides_it(tiny):
+    lm = tiny("tiny-qwen2")
+    as_ide = LoadedModel.wrap(lm.model, lm.tokenizer, dataclasses.replace(lm.spec, start_token="none"))
+    text = "The cat sees a dog."
+    auto = Switches().scorer(as_ide, progress=False)
+    assert (auto.start_convention, auto.start_policy) == ("none", "none")
+    words = lm.tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert auto.score_texts([text])[0].token_ids == words[1:]  # the first token is unscored
+    given = Switches(start="bos-else-eos").scorer(as_ide, progress=False)
+    assert given.start_convention == "bos-else-eos" and given.score_texts([text])[0].token_ids == words
+    assert Switches().scorer(lm, progress=False).start_convention == "bos-else-eos"  # the tiny model's own default
+    with pytest.raises(ValueError, match="quant apply to loading, but tiny-qwen2 is loaded already"):
+        Switches(quant="none").scorer(lm)
+
+
+def test_bad_models_revisions_quantizations_and_starts_fail_before_loading(tiny, monkeypatch):
+    with pytest.raises(ModelNotFoundError, match=r"^revision 'v1' names a commit.*'tiny-gpt2' is a local model "
+                                                 "without revisions: leave the revision out$"):
+        Switches(revision="v1").check("tiny-gpt2")
+    with pytest.raises(ModelNotFoundError, match=r"^'gpt2' \(openai-community/gpt2\) at revision 'no-such-tag' is "
+                                                 r"not in the local Hugging Face cache and HF_HUB_OFFLINE is set\. .*"
+                                                 r"huggingface-cli download openai-community/gpt2 --revision no-such"):
+        Switches(revision="no-such-tag").check("gpt2")
+    with pytest.raises(ValueError, match=r"^start='none' is a causal-model convention .* tiny-t5 is an "
+                                         r"encoder-decoder.*use start='auto'$"):
+        Switches(start="none").check(["tiny-gpt2", "tiny-t5"])  # every model of a list is checked
+    monkeypatch.setitem(sys.modules, "bitsandbytes", None)  # as on a machine without the package
+    quantization_probe.cache_clear()
+    try:
+        with pytest.raises(QuantizationUnavailableError, match=r"^4bit quantization needs bitsandbytes"):
+            Switches(quant="4bit").scorer("tiny-gpt2")
+        Switches(quant="none").check("tiny-gpt2")  # full precision needs no backend
+    finally:
+        quantization_probe.cache_clear()
+
+
+def test_the_runner_records_share_and_token_budget_and_reuses_files_across_them(tiny, tmp_path):
+    lm, store = tiny("tiny-gpt2"), ScoreStore(tmp_path)
+    plain = run_methods(CausalScorer(lm, progress=False, share="none", token_budget=300), blimp_pairs(), ["lp"],
+                        store=store)
+    meta = read_metadata(plain[0])
+    assert (meta["share"], meta["token_budget"]) == ("none", 300)
+    again = run_methods(CausalScorer(lm, progress=False, share="tree"), blimp_pairs(), ["lp"], store=store)
+    assert again == plain and store.writes == 1  # the same configuration: found, not scored again
+
+
+def test_every_scoring_notebook_takes_every_switch_with_auto_as_its_default():
+    for path in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
+        parameters = pm.inspect_notebook(str(path))
+        if path.name[:2] in SCORING:
+            assert {name: parameters[name]["default"] for name in SWITCHES} == \
+                {name: '"auto"' for name in SWITCHES}, path.name
+        else:
+            assert not set(SWITCHES) & set(parameters), path.name
+
+
+def test_the_sweep_gives_switches_to_the_notebooks_that_score_and_checks_them(capsys, monkeypatch):
+    jobs = sweep.plan(["02", "04"], ["tiny-gpt2"], ["blimp"], switches={"share": "none", "token_budget": 512})
+    scoring, reading = (job.papermill_parameters() for job in jobs)
+    assert scoring == {"share": "none", "token_budget": 512, "model": "tiny-gpt2", "dataset": "blimp"}
+    assert reading == {"model": "tiny-gpt2", "dataset": "blimp"}  # 04 reads the store: no switches
+    assert jobs[0].output.name == "02_readout__tiny-gpt2__blimp__share-none__token_budget-512.ipynb"
+    with pytest.raises(ValueError, match=r"^share='all' does not exist: use one of"):
+        sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], switches={"share": "all"})
+    with pytest.raises(ValueError, match=r"^start='bos' does not exist"):
+        sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], {"02:start": "bos"})  # given as a parameter too
+    with pytest.raises(ValueError, match="no notebook of this sweep \\(01\\) takes the switch start"):
+        sweep.plan(["01"], ["none"], ["blimp"], switches={"start": "none"})
+    with pytest.raises(SystemExit):  # argparse names the choices
+        main(["sweep", "--notebooks", "02", "--models", "tiny-gpt2", "--quant", "2bit", "--status"])
+    assert "invalid choice: '2bit' (choose from 'auto', 'none', '4bit', '8bit')" in capsys.readouterr().err
+    assert main(["sweep", "--notebooks", "02", "--models", "tiny-gpt2", "--token-budget", "0", "--status"]) == 2
+    assert "error: token_budget=0 is not a number of tokens" in capsys.readouterr().err
+    ran = []
+    monkeypatch.setattr(sweep, "run", lambda jobs, **kw: ran.extend(jobs))
+    assert main(["sweep", "--notebooks", "03", "04", "--models", "tiny-gpt2", "--order-average", "logprob",
+                 "--revision", "v1"]) == 0
+    assert [job.papermill_parameters() for job in ran] == [
+        {"order_average": "logprob", "revision": "v1", "model": "tiny-gpt2", "dataset": "blimp"},
+        {"model": "tiny-gpt2", "dataset": "blimp"}]
+
+
+def test_the_command_line_takes_the_switches_under_their_names(tiny, capsys):
+    text = "The cat sees a dog."
+    assert main(["score", "--model", "tiny-gpt2", "--json", "--start", "none", "--share", "none",
+                 "--token-budget", "64", text]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = CausalScorer(tiny("tiny-gpt2"), progress=False, start="none").score([Request("", text)])[0]
+    assert out["start_token"] == "none" and out["tokens"] == expected.tokens
+    np.testing.assert_allclose(out["logprobs"], expected.logprobs, atol=1e-5)
+    assert main(["score", "--model", "tiny-gpt2", "--revision", "v1", text]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: revision 'v1' names a commit") and err.count("\n") == 1
+    assert main(["score", "--model", "tiny-t5", "--start", "minicons", text]) == 2
+    assert "tiny-t5 is an encoder-decoder" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- notebook parameters
+COMMITS = {"main": "a" * 40, "v1": "b" * 40}
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """A Hugging Face cache holding "lab/tiny-llama" at two revisions (other weights), read by the
+    notebook kernels (they inherit the environment)."""
+    repo = tmp_path / "hub" / "models--lab--tiny-llama"
+    for seed, (ref, commit) in enumerate(COMMITS.items()):
+        tiny_models.build("llama", repo / "snapshots" / commit, seed=seed)
+        (repo / "refs").mkdir(parents=True, exist_ok=True)
+        (repo / "refs" / ref).write_text(commit)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
+    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_every_switch_reaches_the_score_files_from_the_notebook_parameters(hub_cache):
+    switches = dict(start="none", order_average="logprob", share="none", quant="4bit", dtype="float32",
+                    token_budget=256, revision="v1")
+    params = dict(model="lab/tiny-llama", methods="ab_logit", use_outlines=False, templates=[1], limit=1,
+                  fewshot_ks=[], hu_levy_sets="hl_blimp", hu_levy_prompts="direct,metaQuestionSimple", hu_levy_limit=1)
+    nb = paths.NOTEBOOKS / "03_prompting.ipynb"
+    pm.execute_notebook(str(nb), str(hub_cache / "03.ipynb"), parameters={**params, **switches},
+                        cwd=str(paths.NOTEBOOKS), progress_bar=False, kernel_name="python3")
+    files = sorted((hub_cache / "outputs" / "scores").rglob("*.parquet"))
+    assert [f"{f.parent.parent.name}/{f.name}" for f in files] == [
+        "blimp/ab_logit__t1.parquet", "hl_blimp/hl_sentence_comparison__tdirect.parquet",
+        "hl_blimp/hl_sentence_comparison__tmetaQuestionSimple.parquet",
+        "hl_blimp/hl_sentence_judgment__tdirect.parquet", "hl_blimp/hl_sentence_judgment__tmetaQuestionSimple.parquet"]
+    for f in files:
+        meta = read_metadata(f)
+        assert (meta["start_convention"], meta["start_token"]) == ("none", "none"), f.name
+        assert (meta["share"], meta["token_budget"]) == ("none", 256), f.name
+        assert (meta["quant"], meta["dtype"]) == ("4bit", "float32"), f.name
+        assert (meta["revision"], meta["weights"]) == ("v1", COMMITS["v1"]), f.name  # the v1 snapshot's weights
+        ordered = f.name == "hl_sentence_comparison__tmetaQuestionSimple.parquet"
+        assert meta["order_average"] == ("logprob" if ordered else None), f.name
+    tables = hub_cache / "outputs" / "tables"  # a Hub id's "/" is "_" in file names
+    sidecar = json.loads((tables / "03_prompting__lab_tiny-llama__blimp.csv.json").read_text())
+    assert {k: sidecar["config"][k] for k in switches} == switches
+    # a revision that is not here: a one-line error before anything is scored; nothing written is lost
+    written = {f: f.stat().st_mtime_ns for f in files}
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        pm.execute_notebook(str(nb), str(hub_cache / "03b.ipynb"), parameters={**params, **switches, "revision": "v2"},
+                            cwd=str(paths.NOTEBOOKS), progress_bar=False, kernel_name="python3")
+    assert err.value.ename == "ModelNotFoundError" and "\n" not in err.value.evalue
+    assert err.value.evalue.startswith("'lab/tiny-llama' (lab/tiny-llama) at revision 'v2' is not in the local")
+    assert {f: f.stat().st_mtime_ns for f in sorted((hub_cache / "outputs" / "scores").rglob("*.parquet"))} == written
