@@ -21,7 +21,7 @@ import yaml
 from . import sweep
 from .demo import main as demo_main
 from .models import ModelNotFoundError, QuantizationUnavailableError, load_options, registry_table
-from .runs.switches import AUTO, SWITCHES, Switches
+from .runs.switches import AUTO, METHOD_SWITCHES, SWITCHES, Switches
 from .engine.interface import Request
 from .zoo.demo_training import Recipe, train
 from .zoo.model_card import write_card
@@ -61,7 +61,7 @@ def _cmd_score(args) -> int:
 
 
 # the switches of `score` (answer orders belong to runs of Hu & Levy's methods: the sweep's notebooks)
-SCORE_SWITCHES = [name for name in SWITCHES if name != "order_average"]
+SCORE_SWITCHES = [name for name in SWITCHES if name not in METHOD_SWITCHES]
 
 
 def _switch_arguments(parser, names, default) -> None:

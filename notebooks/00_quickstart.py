@@ -45,6 +45,7 @@ paradigm = "regular_plural_subject_verb_agreement_1"  # a paradigm of the datase
 pairs = 10  # pairs of the paradigm to judge
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's answer orders (recorded; no method here has orders): "auto", "accuracy", "logprob"
+syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
 share = "auto"  # shared input run once: "auto" (tree), "none", "context" or "prefix"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
@@ -60,8 +61,8 @@ from helpers.reporting.notebook import NotebookReport
 from helpers.runs.switches import Switches
 from helpers.store import safe_name
 
-switches = Switches(start=start, order_average=order_average, share=share, quant=quant, dtype=dtype,
-                    token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
+                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
 config = {"good": good, "bad": bad, "model": model, "method": method, "template": template, **switches.record()}
 report = NotebookReport("00_quickstart", config, safe_name(model), sources=[])
 

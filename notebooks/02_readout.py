@@ -23,7 +23,7 @@
 # | `intemplate_lp`, `_meanlp`, `_penlp` | the sentence inside each of 5 templates ("The following sentence is grammatically acceptable.\n\n{sentence}") | the measure over the **whole input** (as Ide et al. report); the target-only measure is stored too |
 # | `comparative_lp` | a template with the target in slot A and the other sentence in slot B | LP of the whole input |
 #
-# The switches (`start`, `order_average`, `share`, `quant`, `dtype`, `token_budget`, `revision`) take
+# The switches (`start`, `order_average`, `syntaxgym_pass`, `share`, `quant`, `dtype`, `token_budget`, `revision`) take
 # the same names in the sweep and `python -m helpers score`; "auto" is the model's registry
 # default (the paper's setup), and every score file records them.
 #
@@ -39,6 +39,7 @@ limit = None  # pairs per paradigm (the first ones); None means all pairs
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
+syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
 share = "auto"  # shared input run once: "auto" (tree), "none" (plain LP on a GPU runs fastest so), "context", "prefix"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
@@ -64,8 +65,8 @@ from helpers.runner import run_methods
 from helpers.runs.switches import Switches
 from helpers.selection_parser import parse_selection
 
-switches = Switches(start=start, order_average=order_average, share=share, quant=quant, dtype=dtype,
-                    token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
+                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 scorer = switches.scorer(model, batch_size=None if batch_size == "auto" else int(batch_size))
 # the methods this kind of model can run; the others are listed with the reason in Table 3

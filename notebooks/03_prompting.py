@@ -61,6 +61,7 @@ hu_levy_models = None  # models of the Hu and Levy part and its cross-model tabl
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
+syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
 share = "auto"  # shared input run once: "auto" (tree), "none", "context" or "prefix"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
@@ -86,8 +87,8 @@ from helpers.runner import run_methods
 from helpers.runs.switches import Switches
 from helpers.selection_parser import parse_selection
 
-switches = Switches(start=start, order_average=order_average, share=share, quant=quant, dtype=dtype,
-                    token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
+                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
 hl_models = [model] if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
 switches.check(hl_models)  # every model of Part 2 too, before anything is scored
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)

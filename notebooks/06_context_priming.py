@@ -43,6 +43,7 @@ parser = "spacy"  # dependency parser for the similarity analysis: "spacy" or "n
 syntaxgym_regions = True  # dataset syntaxgym: region-based pass rates per suite (plain and word-corrected surprisal)
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
+syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
 share = "auto"  # shared input run once: "auto" (tree), "none", "context" or "prefix"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
@@ -67,8 +68,8 @@ from helpers.selection_parser import parse_selection
 
 if dataset not in ("blimp", "syntaxgym"):
     raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
-switches = Switches(start=start, order_average=order_average, share=share, quant=quant, dtype=dtype,
-                    token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
+                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
 scorer = switches.scorer(model)
 # the methods this kind of model can run (the others are named with the reason)
 method_list, not_applicable = method_registry.applicable(

@@ -41,6 +41,7 @@ bins = 10  # equal-size cosine-distance bins
 seed = 0  # seed of the bootstrap intervals
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
+syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
 share = "auto"  # shared input run once: "auto" (tree), "none", "context" or "prefix"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
@@ -62,8 +63,8 @@ from helpers.runner import run_methods
 from helpers.runs.switches import Switches
 from helpers.selection_parser import parse_selection
 
-switches = Switches(start=start, order_average=order_average, share=share, quant=quant, dtype=dtype,
-                    token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
+                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
 dataset_list = parse_selection(datasets, [name for name, _ in HU2025.values()], what="dataset")
 metric_list = parse_selection(metrics, list(sep.METRICS), what="metric")
 extras = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,

@@ -1,4 +1,4 @@
-"""Every switch (start, order_average, share, quant, dtype, token_budget, revision) under one
+"""Every switch (start, order_average, syntaxgym_pass, share, quant, dtype, token_budget, revision) under one
 name: a parameter of every scoring notebook, an option of the sweep and of `python -m helpers
 score`, "auto" the registry's default (the papers' setups), recorded in every score file;
 a value that does not exist, a quantization this machine cannot run and a revision that is not
@@ -37,6 +37,7 @@ def blimp_pairs(paradigms: int = 2, per: int = 1) -> DatasetSelection:
 @pytest.mark.parametrize("name,value,names", [
     ("start", "bos", "'auto', 'bos-else-eos', 'none', 'minicons'"),
     ("order_average", "orders", "'auto', 'accuracy', 'logprob'"),
+    ("syntaxgym_pass", "lenient", "'auto', 'directional', 'strict'"),
     ("share", "all", "'auto', 'none', 'context', 'prefix', 'tree'"),
     ("quant", "2bit", "'auto', 'none', '4bit', '8bit'"),
     ("dtype", "fp16", "'auto', 'float32', 'bfloat16', 'float16'"),
@@ -60,14 +61,15 @@ def test_switches_become_load_scorer_and_method_options():
     auto = Switches()
     assert auto.record() == {name: "auto" for name in SWITCHES}
     assert auto.load_options() == {} and auto.scorer_options() == {"start": None}
-    assert auto.method_options() == {"order_average": "accuracy"}
-    given = Switches(start="none", order_average="logprob", share="none", quant=None, dtype="bfloat16",
-                     token_budget="512", revision="v1")
-    assert given.record() == {"start": "none", "order_average": "logprob", "share": "none", "quant": "none",
+    assert auto.method_options() == {"order_average": "accuracy", "syntaxgym_pass": "directional"}
+    given = Switches(start="none", order_average="logprob", syntaxgym_pass="strict", share="none", quant=None,
+                     dtype="bfloat16", token_budget="512", revision="v1")
+    assert given.record() == {"start": "none", "order_average": "logprob", "syntaxgym_pass": "strict",
+                              "share": "none", "quant": "none",
                               "dtype": "bfloat16", "token_budget": 512, "revision": "v1"}
     assert given.load_options() == {"quant": None, "dtype": torch.bfloat16, "revision": "v1"}
     assert given.scorer_options() == {"start": "none", "share": "none", "token_budget": 512}
-    assert given.method_options() == {"order_average": "logprob"}
+    assert given.method_options() == {"order_average": "logprob", "syntaxgym_pass": "strict"}
     assert Switches(quant="4bit").load_options() == {"quant": "4bit"}
 
 

@@ -151,8 +151,10 @@ class CausalScorer(ScoresRequests):
     def encode(self, request: Request) -> Encoded:
         """Token ids of context+target with one start token, and where the target begins.
 
-        A token that straddles the context/target boundary (e.g. " word" after a context
-        ending in a space) belongs to the target.
+        A context's trailing spaces and tabs are scored with the target (a bare space token
+        before the target's first word is part of what is scored, as lm-evaluation-harness
+        does; line breaks stay in the context), and a token that straddles the boundary
+        belongs to the target. ``separate`` requests keep the prompt's own tokens.
         """
         return self.encode_many([request])[0]
 

@@ -18,17 +18,21 @@ from ..engine.encoding import START_CONVENTIONS
 from ..engine.interface import SHARE_MODES, Scorer
 from ..engine.kinds import scorer_for
 from ..methods.hu_levy import ORDER_AVERAGES
+from ..methods.syntaxgym_pass import PASS_RULES
 from ..models import LoadedModel, check_loadable
 from ..models.placement import DTYPES
 from ..selection_parser import parse_selection
 
 AUTO = "auto"
+METHOD_SWITCHES = ("order_average", "syntaxgym_pass")  # method options; the others load and score
 QUANTS = ("none", "4bit", "8bit")
 # name -> (its values besides "auto", or what a value is; what "auto" is; what the score files record)
 SWITCHES: dict[str, tuple[tuple | str, str, str]] = {
     "start": (tuple(START_CONVENTIONS), "the model's registry default (bos-else-eos; none for Qwen2, minicons "
               "for OPT, as the papers scored them)", "start_convention, start_token"),
     "order_average": (ORDER_AVERAGES, "accuracy (Hu & Levy's)", "order_average (None where a task has one order)"),
+    "syntaxgym_pass": (tuple(PASS_RULES), "directional (predictions with < or > decide, as the released results)",
+                       "syntaxgym_pass (SyntaxGym methods)"),
     "share": (SHARE_MODES, "tree (prefix on an encoder-decoder)", "share"),
     "quant": (QUANTS, "the registry's (4bit for Ide et al.'s models)", "quant"),
     "dtype": (tuple(DTYPES), "bfloat16 on CUDA, float32 on the CPU", "dtype"),
@@ -74,6 +78,7 @@ class Switches:
 
     start: str = AUTO
     order_average: str = AUTO
+    syntaxgym_pass: str = AUTO
     share: str = AUTO
     quant: str | None = AUTO
     dtype: str = AUTO
@@ -81,7 +86,7 @@ class Switches:
     revision: str | None = AUTO
 
     def __post_init__(self):
-        for name in ("start", "order_average", "share", "quant", "dtype"):
+        for name in ("start", *METHOD_SWITCHES, "share", "quant", "dtype"):
             object.__setattr__(self, name, _choice(name, getattr(self, name)))
         object.__setattr__(self, "token_budget", _budget(self.token_budget))
         object.__setattr__(self, "revision", _revision(self.revision))
@@ -110,7 +115,8 @@ class Switches:
 
     def method_options(self) -> dict:
         """The method options of the switches (``run_methods``' ``options``)."""
-        return {"order_average": ORDER_AVERAGES[0] if self.order_average == AUTO else self.order_average}
+        return {"order_average": ORDER_AVERAGES[0] if self.order_average == AUTO else self.order_average,
+                "syntaxgym_pass": next(iter(PASS_RULES)) if self.syntaxgym_pass == AUTO else self.syntaxgym_pass}
 
     def check(self, models) -> None:
         """For each model (a name, a list or "a,b"): the errors loading would give, before any
@@ -149,4 +155,4 @@ def describe() -> str:
                      f"recorded as {rec})" for name, (values, auto, rec) in SWITCHES.items())
 
 
-__all__ = ["AUTO", "SWITCHES", "Switches", "describe"]
+__all__ = ["AUTO", "METHOD_SWITCHES", "SWITCHES", "Switches", "describe"]
