@@ -12,6 +12,7 @@ method's business.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -24,6 +25,7 @@ from .data.selection import DatasetSelection
 from .engine.interface import Scorer
 from .methods.base import METHODS_VERSION, Family, Method, Runtime
 from .methods.options import checked_options
+from .models import REGISTRY
 from .store import ScoreStore
 
 INFO_COLUMNS = ["dataset", "paradigm", "phenomenon", "field", "pair_id", "item_id", "word_shuffle",
@@ -137,6 +139,18 @@ class RunSetup:
     tag: str | None = None  # names the files of a kind of run apart: lp__primed.parquet
 
 
+def warn_language(scorer: Scorer, selection: DatasetSelection) -> None:
+    """A warning when the model's registry entry names languages and not the selection's: the
+    scores are computed (a test may want them) but are no judgement of the model's grammar."""
+    spec = getattr(scorer.loaded, "spec", None)
+    registered = spec is not None and REGISTRY.get(spec.name) == spec  # an unregistered model's languages are unknown
+    if registered and selection.language not in spec.languages:
+        warnings.warn(f"{spec.name} is registered for {', '.join(spec.languages)} text, not {selection.language!r} "
+                      f"({selection.name}): its scores there say nothing about the language; choose a model "
+                      f"trained on {selection.language!r} text (a registry name, folder or Hugging Face id)",
+                      stacklevel=3)
+
+
 def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[str] | str,
                 options: Mapping | None = None, *, setup: RunSetup | None = None,
                 store: ScoreStore | None = None) -> list[Path]:
@@ -163,6 +177,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     families = _groups(chosen)
     values = checked_options(options, chosen, registry.families())
     language, sides = selection.language, sides_of(selection.frame)
+    warn_language(scorer, selection)
     runtime = Runtime(scorer, language, progress=scorer.progress, sides=sides, **values)
     store_tag = setup.tag
     if runtime.fewshot.k:  # few-shot files are named apart: yesno__t1__4shot.parquet

@@ -28,12 +28,23 @@
 # al. (2025) count; `sling_hu2025` and `li_hu2025` are the SLING and LI selections of Hu et al.,
 # `cola_dev` CoLA's in-domain dev split. Notebook 07 reads only prepared variants: prepare them
 # here (`datasets="blimp_hu2025,sling_hu2025,li_hu2025,cola_dev"`, or "all").
+#
+# Beyond English and Chinese: **RuBLiMP** (`rublimp`, Russian, Taktasheva et al. 2024: 45
+# paradigms x 1,000 pairs built by perturbing corpus sentences, with each pair's `domain`
+# (librusec, wikipedia, wikinews), `tree_depth` and changed words) and **JBLiMP** (`jblimp`,
+# Japanese, Someya & Oseki 2023: the 331 human-validated pairs from linguistics articles, or the
+# 367 before validation with `jblimp_subset="raw"`; `type` and `phenomenon_2` kept). Score them
+# with a model trained on the language: the offline demo models know English or Chinese only,
+# and Ide et al.'s templates and the mirror's unigram corpora exist for English and Chinese only,
+# so the template-free readouts (lp, meanlp, penlp, bf_uniform) are the ones that run on them
+# (SLOR and BF-unigram given a `unigram_corpus` of the language).
 
 # %% tags=["parameters"]
 datasets = "all"  # dataset names: a list, a comma-separated string, or "all"
 source = "mirror"  # "mirror", or "download" to fetch missing files into data/raw/ (needs network)
 climp_add_period = True  # CLiMP: append "。" to every sentence, as Ide et al. (2024) do
 sling_include_small = False  # SLING: also the 14 small paradigms of 40 pairs
+jblimp_subset = "validated"  # JBLiMP: "validated" (the paper's 331 pairs) or "raw" (the 367 before validation)
 cola_split = "in_domain_train"  # CoLA split: in_domain_train, in_domain_dev, out_of_domain_dev
 examples = 2  # example pairs shown per dataset
 
@@ -51,6 +62,7 @@ names = data.dataset_names(datasets)
 options = {  # the base datasets' options (a variant's are fixed by its name); the file records them
     "climp": {"add_period": climp_add_period},
     "sling": {"include_small": sling_include_small},
+    "jblimp": {"subset": jblimp_subset},
     "cola": {"split": cola_split},
 }
 pd.set_option("display.max_colwidth", 80)

@@ -26,7 +26,7 @@ import pandas as pd
 from .. import paths
 from ..files import atomic_path
 from ..selection_parser import parse_selection
-from . import blimp, chinese, climp, english, hu_levy, syntaxgym
+from . import blimp, chinese, climp, english, hu_levy, jblimp, rublimp, syntaxgym
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
 from .sources import ChecksumError, DataNotFoundError, DataSource
 
@@ -54,6 +54,9 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in [
             "SLING, 40 main paradigms x 1,000 (options: include_small, drop_identical)"),
     Dataset("sling_hu2025", "zh", "pairs", partial(chinese.load_sling, drop_identical=True),
             "SLING main set without its 24 identical pairs, 39,976 (Hu et al. 2025)", base="sling"),
+    Dataset("rublimp", "ru", "pairs", rublimp.load, "RuBLiMP (Russian), 45 paradigms x 1,000"),
+    Dataset("jblimp", "ja", "pairs", jblimp.load,
+            "JBLiMP (Japanese), 331 human-validated pairs (options: subset='raw' for the 367 before validation)"),
     Dataset("scamp_plausible", "en", "pairs", partial(english.load_scamp, "plausible"), "SCaMP plausible, 67 x 1,000"),
     Dataset("scamp_implausible", "en", "pairs", partial(english.load_scamp, "implausible"), "SCaMP implausible, 67 x 1,000"),
     Dataset("li", "en", "pairs", english.load_li,

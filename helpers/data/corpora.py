@@ -183,6 +183,11 @@ def language_documents(language: str, source: DataSource | None = None) -> Itera
 def corpus_text_file(language: str, source: DataSource | None = None) -> Path:
     """The corpora of ``language`` as one cached text file (a document per line), e.g. for
     unigram tables with a model's tokenizer. Built once into data/cache/ from ``source``."""
+    languages = sorted({c.language for c in ENGLISH + CHINESE})
+    if language not in languages:
+        raise ValueError(f"the mirror has no corpora of language {language!r} (only {', '.join(languages)}): "
+                         f"pass unigram_corpus= a text file of {language!r} text (a document per line) "
+                         "or a Hugging Face dataset name")
     path = paths.CACHE / f"corpus_{language}.txt"
     if path.is_file():
         return path

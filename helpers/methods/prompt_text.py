@@ -22,8 +22,8 @@ EXAMPLE_SEPARATOR = "\n\n"  # between few-shot examples, and between the last on
 
 
 def separator(language: str) -> str:
-    """What joins two texts: a space in English, nothing in Chinese."""
-    return "" if language == "zh" else " "
+    """What joins two texts: a space in English (and Russian), nothing in Chinese or Japanese."""
+    return "" if language in ("zh", "ja") else " "
 
 
 def with_context(context: str, text: str, language: str = "en") -> str:

@@ -88,7 +88,9 @@ def ide_templates(method: str, language: str = "en", style: str = "base",
     """The 5 Ide et al. templates of ``method`` for ``language`` ("en" or "zh"), read from ``source``
     (default: the mirror)."""
     if language not in _LANG_SET:
-        raise ValueError(f"language must be 'en' or 'zh', got {language!r}")
+        raise ValueError(f"language must be 'en' or 'zh', got {language!r}: Ide et al. released templates in "
+                         "English and Chinese only; score other languages with the template-free methods "
+                         "(lp, meanlp, penlp, bf_uniform; slor and bf_unigram given a unigram_corpus of that language)")
     if method == "yn-en" and language != "zh":
         raise ValueError("'yn-en' (English Yes/No prompts for Chinese data) exists for language 'zh' only")
     ds = _LANG_SET[language]
