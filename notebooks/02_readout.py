@@ -32,7 +32,7 @@
 
 # %% tags=["parameters"]
 model = "demo-en"  # registry name (python -m helpers models), local folder or Hugging Face id
-dataset = "blimp"  # a pairs dataset of 01_data_prep: blimp, climp, zhoblimp, sling, syntaxgym, li, ...
+dataset = "blimp"  # a pairs dataset of 01_data_prep: blimp, climp, zhoblimp, sling, syntaxgym, li, rublimp (ru), jblimp (ja), ...
 methods = "all"  # readout methods: a list, a comma-separated string, or "all"
 templates = [1, 2, 3, 4, 5]  # template ids (1 to 5) for the in-template and comparative methods
 limit = None  # pairs per paradigm (the first ones); None means all pairs

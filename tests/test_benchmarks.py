@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import bench_gpu  # noqa: E402
+import bench_masked  # noqa: E402
 import bench_plan  # noqa: E402
 
 
@@ -44,3 +45,12 @@ def test_bench_gpu_says_it_needs_cuda_and_exits_0_without_one(capsys, monkeypatc
     monkeypatch.setattr(bench_gpu.torch.cuda, "is_available", lambda: False)
     out = run(bench_gpu, ["--shape", "llama3-1b"], capsys, monkeypatch)
     assert out == "bench_gpu needs a CUDA GPU; none is visible here (nothing measured)\n"
+
+
+def test_bench_masked_runs_both_scorers_and_they_agree(capsys, monkeypatch):
+    out = run(bench_masked, ["--n", "20", "--layers", "2", "--width", "64", "--l2r-n", "10", "--ref-n", "5"], capsys,
+              monkeypatch)
+    assert re.search(r"^random BERT 2 layers x 64, .* 20 BLiMP sentences, \d+ masked copies$", out, re.M)
+    differences = [float(x) for x in re.findall(r"(\d\.\d\de-\d\d)(?: nats)?", out)]
+    assert len(differences) == 4 and max(differences) < 1e-3, out  # float32 rounding only, both variants
+    assert re.search(r"engine [\d.]+ s \(\d+ forward passes\), minicons [\d.]+ s: [\d.]+x faster", out)

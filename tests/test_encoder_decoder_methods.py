@@ -37,8 +37,8 @@ def t5(tiny):
 
 def test_methods_needing_what_a_scorer_lacks_are_not_applicable_with_the_reason(t5, tiny):
     causal, seq2seq = CausalScorer(tiny("tiny-gpt2"), progress=False), Seq2SeqScorer(t5, progress=False)
-    assert causal.features == frozenset(SCORER_FEATURES) == {"outlines", "token_mass"}
-    assert seq2seq.features == frozenset()
+    assert causal.features == frozenset(SCORER_FEATURES) == {"continuation", "outlines", "token_mass"}
+    assert seq2seq.features == {"continuation"}
     everything = list(registry.METHODS)
     runs, refused = registry.applicable(everything, seq2seq)
     assert list(refused.method) == ["ab", "syntaxgym_word"]

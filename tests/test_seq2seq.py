@@ -253,11 +253,11 @@ def test_hu_levy_tasks_run_on_the_tiny_t5(t5, tmp_path, monkeypatch):
 
 
 def test_each_kind_of_model_gets_its_scorer_and_both_follow_the_protocol(t5, tiny):
-    from helpers.engine import SCORER_KINDS, CausalScorer, Scorer, scorer_for
+    from helpers.engine import SCORER_KINDS, CausalScorer, MaskedScorer, Scorer, scorer_for
 
     causal = tiny("tiny-gpt2")
     assert (causal.kind, t5.kind) == ("causal", "seq2seq")
-    assert SCORER_KINDS == {"causal": CausalScorer, "seq2seq": Seq2SeqScorer}
+    assert SCORER_KINDS == {"causal": CausalScorer, "seq2seq": Seq2SeqScorer, "masked": MaskedScorer}
     made = {lm.kind: scorer_for(lm, progress=False) for lm in (causal, t5)}  # a LoadedModel, not loaded again
     assert isinstance(made["causal"], CausalScorer) and isinstance(made["seq2seq"], Seq2SeqScorer)
     for scorer in made.values():

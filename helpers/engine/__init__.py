@@ -7,7 +7,8 @@
   batches with key/value cache reuse, log-probs read at the needed positions only;
 - :mod:`.head`: the vocabulary head (chunked float32 log-softmax) and out-of-memory halving
   that every scorer shares;
-- :mod:`.causal` and :mod:`.seq2seq`: the scorers of decoder-only and encoder-decoder models;
+- :mod:`.causal`, :mod:`.seq2seq` and :mod:`.masked`: the scorers of decoder-only, encoder-decoder
+  and masked models (pseudo-log-likelihood);
 - :mod:`.kinds`: which scorer a model gets (:func:`scorer_for`).
 
 The public names are importable from here: ``from helpers.engine import Request, scorer_for``.
@@ -15,7 +16,8 @@ The public names are importable from here: ``from helpers.engine import Request,
 from .causal import CausalScorer
 from .interface import SHARE_MODES, OptionReadout, Request, Scored, Scorer
 from .kinds import SCORER_KINDS, scorer_for
+from .masked import MaskedScorer
 from .seq2seq import Seq2SeqScorer
 
-__all__ = ["SHARE_MODES", "SCORER_KINDS", "CausalScorer", "OptionReadout", "Request", "Scored", "Scorer",
-           "Seq2SeqScorer", "scorer_for"]
+__all__ = ["SHARE_MODES", "SCORER_KINDS", "CausalScorer", "MaskedScorer", "OptionReadout", "Request", "Scored",
+           "Scorer", "Seq2SeqScorer", "scorer_for"]

@@ -72,6 +72,9 @@ class CausalScorer(ScoresRequests):
         if loaded.is_seq2seq:
             raise TypeError(f"{loaded.name} is an encoder-decoder: score it with helpers.engine.seq2seq.Seq2SeqScorer "
                             "(helpers.engine.kinds.scorer_for picks it)")
+        if loaded.kind == "masked":
+            raise TypeError(f"{loaded.name} is a masked LM: score it with helpers.engine.masked.MaskedScorer "
+                            "(helpers.engine.kinds.scorer_for picks it)")
         model, tokenizer = loaded.model, loaded.tokenizer
         self._encode_seconds = self._plan_seconds = 0.0  # see :attr:`seconds`
         self.loaded, self.model, self.tokenizer = loaded, model, tokenizer

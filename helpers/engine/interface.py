@@ -3,8 +3,9 @@
 A :class:`Request` asks for the log-probs of a target given a context; a :class:`Scored` is
 its answer (one log-prob per target token, float64) and an :class:`OptionReadout` the answer
 of a next-token readout (each option's log-prob after one prompt). :class:`Scorer` is the
-protocol the methods and the runner use; the causal scorer (:mod:`.causal`) and the
-encoder-decoder scorer (:mod:`.seq2seq`) implement it, and :mod:`.kinds` picks one for a model.
+protocol the methods and the runner use; the causal scorer (:mod:`.causal`), the
+encoder-decoder scorer (:mod:`.seq2seq`) and the masked-LM scorer (:mod:`.masked`) implement
+it, and :mod:`.kinds` picks one for a model.
 """
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ Share = Literal["none", "context", "prefix", "tree"]
 # What a scorer may offer beyond score() and next_token(), which some methods need (a
 # method's ``needs``); each scorer class lists what it offers in ``features``.
 SCORER_FEATURES = {
+    "continuation": "the log-probs of a target continuing a context left to right (a prompt's answer, a prefix's "
+                    "next word, a region after the ones before it: a causal LM or an encoder-decoder's decoder; a "
+                    "masked LM's pseudo-log-likelihood scores whole sentences)",
     "outlines": "constrained decoding with outlines continuing the prompt exactly as the engine encodes it (a "
                 "causal LM; an encoder-decoder starts its answer with a word-initial token such as '▁A', which "
                 "outlines' answer strings exclude)",
@@ -90,7 +94,7 @@ class Scorer(Protocol):
     loaded: object  # helpers.models.LoadedModel
     tokenizer: object
     start_policy: str  # recorded with every result, e.g. "bos:<s>"
-    start_convention: str  # "bos-else-eos", "none", "minicons", "token" or "decoder-start"
+    start_convention: str  # "bos-else-eos", "none", "minicons", "token", "decoder-start" or "special-tokens"
     share: str  # one of SHARE_MODES: how much of a run's input runs once and is reused
     token_budget: int  # tokens per forward pass (recorded with every score file)
     features: frozenset  # what it offers of SCORER_FEATURES

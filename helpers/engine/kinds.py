@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from .causal import CausalScorer
 from .interface import Scorer
+from .masked import MaskedScorer
 from .seq2seq import Seq2SeqScorer
 from ..models import LoadedModel, load
 
 SCORER_KINDS: dict[str, type] = {
     "causal": CausalScorer,  # decoder-only LMs (GPT-2, Llama, Qwen, Mixtral, ...)
     "seq2seq": Seq2SeqScorer,  # encoder-decoders (T5, Flan-T5)
+    "masked": MaskedScorer,  # masked LMs (BERT, RoBERTa, DeBERTa, LTG-BERT): pseudo-log-likelihood
 }
 
 LOAD_OPTIONS = ("quant", "dtype", "device_map", "max_memory", "offload_folder", "revision")

@@ -53,7 +53,9 @@ class Seq2SeqScorer(ScoresRequests):
     """
 
     is_seq2seq = True
-    features = frozenset()  # of SCORER_FEATURES: neither outlines' answers nor the causal body's token mass
+    # of SCORER_FEATURES: continuations (the decoder reads left to right), neither outlines' answers nor the
+    # causal body's token mass
+    features = frozenset({"continuation"})
 
     def __init__(self, loaded: LoadedModel, *, source: str = "", prompts: Literal["answer", "span"] = "answer",
                  span_end: bool = True, start: str | None = None, minicons: bool = False, share: str = "prefix",

@@ -226,15 +226,16 @@ def _sentence_orders(t, runtime):
 
 HU_LEVY = [
     Method("hl_word_prediction", WORD_PREDICTION, "log p(true final word) after the prefix, directly or in a prompt",
-           _word),
+           _word, needs=("continuation",)),
     Method("hl_word_comparison", WORD_COMPARISON,
            "log p(word) after the prefix; prompts list both words, both orders averaged", _compared_word,
-           decision=_word_orders),
+           decision=_word_orders, needs=("continuation",)),
     Method("hl_sentence_judgment", SENTENCE_JUDGMENT,
-           "Direct: LP of each sentence; prompts: log p(Yes) for each sentence (log p(No) beside it)", _judged),
+           "Direct: LP of each sentence; prompts: log p(Yes) for each sentence (log p(No) beside it)", _judged,
+           needs=("continuation",)),
     Method("hl_sentence_comparison", SENTENCE_COMPARISON,
            "Direct: LP of each sentence; prompts: log p(the sentence's number), both orders averaged",
-           _compared_sentence, decision=_sentence_orders),
+           _compared_sentence, decision=_sentence_orders, needs=("continuation",)),
 ]
 # Which tasks each Hu & Levy stimulus set takes.
 TASKS = {"hl_p18": ["hl_word_prediction"], "hl_news": ["hl_word_prediction"], "hl_dtfit": ["hl_word_comparison"],

@@ -194,12 +194,12 @@ def _ab_outlines(t: pd.DataFrame, side: str) -> pd.Series:
 
 PROMPTS = [
     Method("yesno", YESNO_FAMILY, "P(Yes) / (P(Yes) + P(No)) at the answer position (softmax probabilities)",
-           _yes_probability),
+           _yes_probability, needs=("continuation",)),
     Method("yesno_released", YESNO_FAMILY,
            "logit(Yes) / (logit(Yes) + logit(No)) of the RAW logits, as Ide et al.'s released code computes it",
-           _released),
+           _released, needs=("continuation",)),
     Method("ab", AB_FAMILY, "A/B prompting decided by greedy decoding constrained to 'A' or 'B' (outlines), "
-           "as Ide et al.; the letters' log-probs are stored beside it", _ab_outlines, needs=("outlines",)),
+           "as Ide et al.; the letters' log-probs are stored beside it", _ab_outlines, needs=("continuation", "outlines")),
     Method("ab_logit", AB_FAMILY, "A/B prompting decided by the log-probs of 'A' and 'B' at the answer position",
-           _ab_logit),
+           _ab_logit, needs=("continuation",)),
 ]

@@ -200,10 +200,10 @@ _COMMON = {"unit": "bits", "metric": "sum", "token_to_region": "first non-space 
 SYNTAXGYM = [
     Method("syntaxgym", PLAIN, "SyntaxGym: an item passes when its suite's predictions hold (those with < or > by "
            "default; option syntaxgym_pass) (region surprisal = sum of its tokens' surprisals, in bits)", _passed,
-           options={**_COMMON, "surprisal": "plain"}),
+           options={**_COMMON, "surprisal": "plain"}, needs=("continuation",)),
     Method("syntaxgym_word", WORD, "SyntaxGym with corrected region surprisal (word-boundary probability moved "
            "to the word it ends; Pimentel & Meister 2024, Oh & Schuler 2024)", _passed,
            options={**_COMMON, "surprisal": "word", "correction": "bow: + log B(end) - log B(start); "
                     "B = mass of word-initial tokens (and eos after the text); B = 1 at the text start"},
-           needs=("token_mass",)),
+           needs=("continuation", "token_mass")),
 ]

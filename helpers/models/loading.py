@@ -16,7 +16,7 @@ from typing import Literal
 
 import torch
 from huggingface_hub import try_to_load_from_cache
-from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
 from ..paths import ROOT, hub_offline
 from .fingerprint import weights_fingerprint
@@ -108,8 +108,12 @@ class LoadedModel:
 
     @property
     def kind(self) -> str:
-        """The kind of model, which picks its scorer (helpers.engine.kinds): "causal" or "seq2seq"."""
-        return "seq2seq" if self.is_seq2seq else "causal"
+        """The kind of model, which picks its scorer (helpers.engine.kinds): "causal", "seq2seq" or
+        "masked" (a masked LM: the registry says so, or its configuration, see :func:`is_masked_lm`)."""
+        if self.is_seq2seq:
+            return "seq2seq"
+        masked = self.spec.architecture == "masked" or is_masked_lm(self.model.config)
+        return "masked" if masked or type(self.model).__name__.endswith("ForMaskedLM") else "causal"
 
     @property
     def input_device(self) -> torch.device:
@@ -125,6 +129,14 @@ class LoadedModel:
         """What a score file records about the model that produced it."""
         return {"model_name": self.spec.name, "model_id": self.spec.hf_id, "revision": self.spec.revision,
                 "weights": self.weights, "quant": self.quant, "dtype": self.dtype}
+
+
+def is_masked_lm(config) -> bool:
+    """A masked LM's configuration: not a decoder (``is_decoder`` False), not an encoder-decoder, and
+    saved from a ``...ForMaskedLM`` class (BERT, RoBERTa, DeBERTa, LTG-BERT)."""
+    if getattr(config, "is_decoder", False) or getattr(config, "is_encoder_decoder", False):
+        return False
+    return any(str(a).endswith("ForMaskedLM") for a in (getattr(config, "architectures", None) or ()))
 
 
 def check_loadable(name_or_path, quant: Quant | Literal["auto"] = "auto", revision: str | None = None
@@ -164,7 +176,9 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     max_memory = check_placement(device_map, max_memory, offload_folder)
     spec, source, offline, quant = check_loadable(name_or_path, quant, revision)
     dtype = dtype or default_dtype(quant)
-    kwargs = dict(revision=spec.revision, trust_remote_code=trust_remote_code, local_files_only=offline)
+    # code from a model's Hub repository runs only where its registry spec says so (or the caller asks)
+    kwargs = dict(revision=spec.revision, trust_remote_code=trust_remote_code or spec.trust_remote_code,
+                  local_files_only=offline)
     tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
     if not getattr(tokenizer, "is_fast", False):
         raise TypeError(f"{spec.name}: the engine needs a fast tokenizer (character offsets); "
@@ -178,8 +192,14 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
         model_kwargs.update(device_map=device_map, max_memory=max_memory)
         if offload_folder is not None:
             model_kwargs["offload_folder"] = str(offload_folder)
-    is_seq2seq = getattr(AutoConfig.from_pretrained(source, **kwargs), "is_encoder_decoder", False)
-    model = (AutoModelForSeq2SeqLM if is_seq2seq else AutoModelForCausalLM).from_pretrained(source, **model_kwargs)
+    config = AutoConfig.from_pretrained(source, **kwargs)
+    if getattr(config, "is_encoder_decoder", False):
+        auto = AutoModelForSeq2SeqLM
+    elif spec.architecture == "masked" or is_masked_lm(config):
+        auto = AutoModelForMaskedLM
+    else:
+        auto = AutoModelForCausalLM
+    model = auto.from_pretrained(source, **model_kwargs)
     model.eval()
     model.requires_grad_(False)
     return LoadedModel(spec, model, tokenizer, quant, weights_fingerprint(source, _hub_commit(spec)))

@@ -30,7 +30,9 @@ class ModelSpec:
     tiny: bool = False  # built on demand by helpers.models.tiny
     notes: str = ""
     extra: dict = field(default_factory=dict, compare=False, hash=False)
-    architecture: Literal["causal", "seq2seq"] = "causal"  # seq2seq: scored by helpers.engine.seq2seq
+    # seq2seq: scored by helpers.engine.seq2seq; masked (BERT-style): by helpers.engine.masked
+    architecture: Literal["causal", "seq2seq", "masked"] = "causal"
+    trust_remote_code: bool = False  # its modelling code lives in its Hub repository (loaded only for such specs)
     # the papers that evaluate it (its defaults follow their stated setups: see the note above _SPECS)
     papers: tuple[str, ...] = ()
 
@@ -81,6 +83,16 @@ _SPECS = [
 _SPECS += [_spec(f"flan-t5-{size}", f"google/flan-t5-{size}", billions=b, architecture="seq2seq", papers=HULEVY,
                  notes="encoder-decoder (helpers.engine.seq2seq): Hu & Levy 2023's Flan-T5")
            for size, b in (("small", 0.077), ("large", 0.783), ("xl", 2.85))]
+# Masked LMs, scored by pseudo-log-likelihood (helpers.engine.masked: Salazar et al. 2020; Kauf & Ivanova 2023).
+_MASKED = "masked LM (helpers.engine.masked): pseudo-log-likelihood; prompt methods do not apply"
+_SPECS += [
+    _spec("bert-base-cased", "google-bert/bert-base-cased", billions=0.108, architecture="masked", notes=_MASKED),
+    _spec("roberta-base", "FacebookAI/roberta-base", billions=0.125, architecture="masked", notes=_MASKED),
+    _spec("deberta-v3-base", "microsoft/deberta-v3-base", billions=0.184, architecture="masked", notes=_MASKED),
+    _spec("ltg-bert-babylm", "ltg/ltg-bert-babylm", billions=0.098, architecture="masked", trust_remote_code=True,
+          notes=_MASKED + "; the BabyLM LTG-BERT baseline, whose modelling code is in its Hub repository: loaded "
+                "with trust_remote_code"),
+]
 # The project's own small models, trained offline from the mirror's corpora (helpers.zoo.demo_training).
 _SPECS += [
     _spec("demo-en", "data/models/demo-en", languages=("en",), billions=0.0055, local=True,

@@ -133,6 +133,9 @@ class Switches:
                 raise ValueError(f"start={self.start!r} is a causal-model convention (first token unscored); "
                                  f"{spec.name} is an encoder-decoder, whose decoder always starts with its decoder "
                                  "start token: use start='auto'")
+            if spec.architecture == "masked" and self.start in ("none", "minicons"):
+                raise ValueError(f"start={self.start!r} is a causal-model convention; {spec.name} is a masked LM, "
+                                 "scored with its tokenizer's special tokens around the text: use start='auto'")
 
     def scorer(self, model, **kwargs) -> Scorer:
         """The scorer of ``model`` (a name, folder or Hugging Face id, or a LoadedModel) under these

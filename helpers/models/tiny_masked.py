@@ -1,0 +1,74 @@
+"""Tiny random masked LMs (BERT with a WordPiece tokenizer, RoBERTa with a byte-level BPE one),
+built offline in seconds for the masked scorer's tests and benchmark.
+
+The output embedding is untied and scaled up (:data:`OUTPUT_SCALE`) so that the log-probs are
+peaked (several nats apart): a wrong mask or position shows in the numbers. The WordPiece
+vocabulary is small, so that words split into several pieces (the within-word variant bites).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+import transformers
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+
+from .tiny import corpus_sentences
+from .tokenizer import train_bpe
+
+OUTPUT_SCALE = 4.0
+MASKED_ARCHITECTURES = ("bert", "roberta")
+BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+
+
+def wordpiece_tokenizer(vocab_size: int = 400) -> PreTrainedTokenizerFast:
+    """A cased WordPiece tokenizer ([CLS] text [SEP]) trained on the tiny models' sentences."""
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=False)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok.train_from_iterator(corpus_sentences(), trainer=trainers.WordPieceTrainer(
+        vocab_size=vocab_size, special_tokens=BERT_SPECIALS, show_progress=False))
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+                                   pad_token="[PAD]", mask_token="[MASK]", model_max_length=512)
+
+
+def bpe_tokenizer(vocab_size: int = 900) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer (<s> text </s>, RoBERTa's special tokens)."""
+    bpe = train_bpe(corpus_sentences(), vocab_size, ROBERTA_SPECIALS)
+    bpe.post_processor = processors.Sequence([processors.ByteLevel(trim_offsets=False), processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[(t, bpe.token_to_id(t)) for t in ("<s>", "</s>")])])
+    return PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", cls_token="<s>",
+                                   sep_token="</s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>",
+                                   model_max_length=512)
+
+
+def build(name: str, out_dir: str | Path, seed: int = 0, layers: int = 2, width: int = 64) -> Path:
+    """Build the tiny masked LM ``name`` ("bert" or "roberta") into ``out_dir``, with ``layers``
+    layers of ``width`` (4 heads, feed-forward twice the width)."""
+    if name not in MASKED_ARCHITECTURES:
+        raise ValueError(f"unknown masked architecture {name!r}; choose from {', '.join(MASKED_ARCHITECTURES)}")
+    tok = wordpiece_tokenizer() if name == "bert" else bpe_tokenizer()
+    shape = dict(vocab_size=len(tok), hidden_size=width, intermediate_size=2 * width, num_hidden_layers=layers,
+                 num_attention_heads=4, max_position_embeddings=514, pad_token_id=tok.pad_token_id,
+                 initializer_range=0.2, tie_word_embeddings=False, hidden_dropout_prob=0.0,
+                 attention_probs_dropout_prob=0.0)
+    if name == "roberta":
+        shape.update(bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, type_vocab_size=1)
+    config = (transformers.BertConfig if name == "bert" else transformers.RobertaConfig)(**shape)
+    torch.manual_seed(seed)
+    model = transformers.AutoModelForMaskedLM.from_config(config).float().eval()
+    with torch.no_grad():
+        model.get_output_embeddings().weight.mul_(OUTPUT_SCALE)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    (out / "BUILD").write_text(json.dumps({"architecture": name, "seed": seed, "layers": layers, "width": width}))
+    return out
