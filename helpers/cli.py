@@ -149,7 +149,8 @@ def _cmd_precision(args) -> int:
     if args.card:
         machine = (f"{platform.machine()}, {torch.get_num_threads()} CPU thread(s), torch {torch.__version__}"
                    + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""))
-        settings = {"model": args.model, "dataset": args.dataset, "machine": machine, "why_subset": args.why_subset}
+        settings = {"model": args.model, "dataset": args.dataset, "machine": machine, "why_subset": args.why_subset,
+                    "note": args.note}
         try:
             print(f"wrote {update_card_precision(args.model, report.table, settings)}")
         except FileNotFoundError as err:
@@ -228,6 +229,7 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--root", default=None, help="score store and tables (default: outputs/precision)")
     q.add_argument("--card", action="store_true", help="record the table in the demo model's card")
     q.add_argument("--why-subset", default=None, help="with --limit and --card: why not every pair (in the card)")
+    q.add_argument("--note", default=None, help="with --card: what these methods' rows show (in the card)")
     q.set_defaults(run=_cmd_precision)
     return p
 

@@ -194,10 +194,13 @@ def test_a_hand_made_comparison_and_other_items_refused():
 def test_the_card_section_merges_methods_and_states_subsets(check, tmp_path):
     folder = tmp_path / "demo-en"
     shutil.copytree(paths.MODELS / "demo-en", folder)
+    record = json.loads((folder / "training.json").read_text())
+    record.pop("precision", None)  # a card without a recorded table (its old section, if any, is replaced)
+    (folder / "training.json").write_text(json.dumps(record))
     table = check["table"]
     settings = {"model": "demo-en", "dataset": "blimp", "machine": "m"}
     for _ in range(2):  # written twice: one section
-        update_card_precision(str(folder), table[table.method == "lp"], settings)
+        update_card_precision(str(folder), table[table.method == "lp"], {**settings, "note": "LP moves."})
     update_card_precision(str(folder), table[table.method != "lp"], {**settings, "why_subset": "time"})
     card = (folder / "README.md").read_text()
     assert card.count("## Precision") == 1 and card.count(PRECISION_HEADING) == 1
@@ -205,14 +208,19 @@ def test_the_card_section_merges_methods_and_states_subsets(check, tmp_path):
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in section.splitlines() if line.startswith("|")]
     assert rows[0][:3] == ["method", "template", "precision"] and len(rows) == 2 + 16
     assert [r[0] for r in rows[2:6]] == ["lp"] * 4  # kept from the first call
+    update_card_precision(str(folder), table[table.method == "lp"], {**settings, "note": "LP moves."})
+    again = (folder / "README.md").read_text()
+    assert again == card  # a method written again keeps its place (and the others theirs)
     nf4 = table[(table.method == "yesno") & (table.precision == "nf4")].iloc[0]
     shown = dict(zip(rows[0], next(r for r in rows if r[:3] == ["yesno", "1", "nf4"])))
     assert shown["flips"] == f"{int(nf4.flips):,} ({nf4.flip_share:.2f}%)"
     assert shown["McNemar p"] == f"{nf4.mcnemar_p:.2g}"
-    assert f"- `yesno` (template 1): the first {LIMIT} pairs of every paradigm, 134 pairs; a subset: time" in section
-    assert f"- `lp`: the first {LIMIT} pairs of every paradigm, 134 pairs\n" in section
+    assert f"- `yesno` (template 1): the first {LIMIT} pairs of every paradigm, 134 pairs\n" in section
+    assert "\nA subset for `intemplate_lp`, `yesno`, `ab`: time.\n" in section
+    assert f"- `lp`: the first {LIMIT} pairs of every paradigm, 134 pairs. LP moves.\n" in section  # kept
     record = json.loads((folder / "training.json").read_text())
     assert record["precision"]["why_subset"] == {m: "time" for m in METHODS[1:]}
+    assert record["precision"]["notes"] == {"lp": "LP moves."}
     assert len(record["precision"]["rows"]) == 16
     scores = pd.DataFrame({"method": "lp", "dataset": "blimp", "phenomenon": ["a"], "correct": [True], "tie": [False]})
     assert precision_text(record) == section.rstrip("\n") + "\n"  # the card as model_card renders it, too
@@ -241,7 +249,7 @@ def test_02_readout_shows_the_precision_table_the_cli_reproduces(tmp_path, monke
     assert main(["precision", "--model", "tiny-llama", "--dataset", "blimp", "--methods", "lp", "yesno",
                  "--templates", "2", "--limit", "1", "--root", str(tmp_path / "outputs" / "precision")]) == 0
     assert {p: meta_of(p)["time_ns"] for p in sorted(folder.glob("*.parquet"))} == written
-    again = pd.read_csv(folder / "precision__limit1.csv")
+    again = pd.read_csv(folder / "precision__limit1__lp+yesno.csv")  # named with its methods: not the default
     pd.testing.assert_frame_equal(shown, again)
     sidecar = json.loads((tmp_path / "outputs" / "tables" / "02_readout_precision__tiny-llama__blimp.csv.json")
                          .read_text())

@@ -6,7 +6,9 @@ float32 (:mod:`helpers.analysis.precision`).
     python -m helpers precision --model demo-en --dataset blimp --limit 20
     python -m helpers precision --model demo-en --dataset hl_blimp          # Hu & Levy's tasks too
 
-Score files and tables go to outputs/precision/<dataset>/<model>/ (a rerun reuses the files).
+Score files and tables go to outputs/precision/<dataset>/<model>/ (a rerun reuses the files):
+precision__limit<N>.csv (or precision__all.csv), named with its methods where they are not the
+default ones (precision__all__lp.csv).
 """
 from __future__ import annotations
 
@@ -34,8 +36,18 @@ class PrecisionReport:
     markdown: Path
 
 
-def table_stem(limit: int | None) -> str:
-    return "precision__all" if limit is None else f"precision__limit{limit}"
+def table_stem(limit: int | None, methods: list[str] | None = None) -> str:
+    """precision__all or precision__limit<N>, and the methods where they are not the default."""
+    stem = "precision__all" if limit is None else f"precision__limit{limit}"
+    return stem if methods is None else f"{stem}__{'+'.join(methods)}"
+
+
+def _defaults(methods: list[str] | None, dataset: str) -> bool:
+    """Whether ``methods`` are the dataset's default ones (None is)."""
+    try:
+        return methods is None or methods == default_methods(dataset)
+    except ValueError:  # a dataset without default methods
+        return False
 
 
 def precision_report(model: str, dataset: str, methods=None, limit: int | None = None, precisions="all",
@@ -53,7 +65,8 @@ def precision_report(model: str, dataset: str, methods=None, limit: int | None =
     files = [f for run in runs for f in run.files]
     table = precision_table(files, {run.precision: run.weight_bytes for run in runs})
     folder = Path(files[0]).parent
-    stem = table_stem(limit)
+    chosen = None if methods is None else list(dict.fromkeys(table.method))
+    stem = table_stem(limit, None if _defaults(chosen, dataset) else chosen)
     table.to_csv(folder / f"{stem}.csv", index=False)
     md = write_text(folder / f"{stem}.md", markdown(table) + "\n")
     return PrecisionReport(table, files, folder / f"{stem}.csv", md)

@@ -19,19 +19,22 @@ OLD_HEADINGS = ("## Precision: what bfloat16, 4-bit NF4 and 8-bit cost",)  # sec
 
 
 def _dataset_name(dataset: str) -> str:
-    return dataset.upper() if dataset in ("blimp", "climp") else dataset
+    return {"blimp": "BLiMP", "climp": "CLiMP"}.get(dataset, dataset)
 
 
 def _coverage(p: dict, table: pd.DataFrame) -> str:
     """Which pairs each method's rows cover, and why a subset where one was taken."""
-    lines = []
+    lines, subsets = [], {}
     for method, rows in table.groupby("method", sort=False):
         limit, items = rows["limit"].iloc[0], int(rows["items"].iloc[0])
-        templates = ", ".join(t for t in dict.fromkeys(rows.template) if t != "none")
+        templates = ", ".join(str(t) for t in dict.fromkeys(rows.template) if str(t) != "none")
         which = "all pairs" if pd.isna(limit) else f"the first {int(limit)} pairs of every paradigm"
-        why = (p.get("why_subset") or {}).get(method)
+        why, note = (p.get("why_subset") or {}).get(method), (p.get("notes") or {}).get(method)
         lines.append(f"- `{method}`{f' (template {templates})' if templates else ''}: {which}, {items:,} pairs"
-                     + (f"; a subset: {why}" if why and not pd.isna(limit) else ""))
+                     + (f". {note.rstrip('.')}." if note else ""))
+        if why and not pd.isna(limit):
+            subsets.setdefault(why, []).append(f"`{method}`")
+    lines += [f"\nA subset for {', '.join(methods)}: {why}." for why, methods in subsets.items()]
     return "\n".join(lines)
 
 
@@ -64,21 +67,25 @@ def _merged(old: dict | None, table: pd.DataFrame, settings: dict) -> dict:
     where the model and dataset are the same and the old rows have this table's form)."""
     rows = json.loads(table.to_json(orient="records"))
     why = {m: settings.get("why_subset") for m in table.method.unique() if settings.get("why_subset")}
+    notes = {m: settings.get("note") for m in table.method.unique() if settings.get("note")}
     same = (old and old.get("dataset") == settings["dataset"] and old.get("model") == settings["model"]
             and all("method" in r for r in old.get("rows", [])))
     if same:
         new_methods = set(table.method)
-        rows = [r for r in old["rows"] if r["method"] not in new_methods] + rows
+        order = list(dict.fromkeys([r["method"] for r in old["rows"]] + list(table.method)))  # a method keeps its place
+        by_method = {m: [r for r in (rows if m in new_methods else old["rows"]) if r["method"] == m] for m in order}
+        rows = [r for m in order for r in by_method[m]]
         why = {**{m: w for m, w in old.get("why_subset", {}).items() if m not in new_methods}, **why}
+        notes = {**{m: n for m, n in old.get("notes", {}).items() if m not in new_methods}, **notes}
     return {"model": settings["model"], "dataset": settings["dataset"], "machine": settings["machine"],
-            "why_subset": why, "rows": rows}
+            "why_subset": why, "notes": notes, "rows": rows}
 
 
 def update_card_precision(model: str, table: pd.DataFrame, settings: dict) -> Path:
     """Record a precision table (``helpers.zoo.precision.precision_report``) in demo model
     ``model``'s training.json, merged by method with what is recorded, and put its section in
     the card (README.md) in place of the previous one. ``settings``: model, dataset, machine,
-    and why_subset (why its rows cover a subset, if they do)."""
+    why_subset (why its rows cover a subset, if they do) and a note on what its rows show."""
     folder = paths.ROOT / resolve(model).hf_id
     if not (folder / "training.json").is_file():
         raise FileNotFoundError(f"{model} has no card to record in ({folder / 'training.json'} is missing): "
