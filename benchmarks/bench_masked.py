@@ -55,6 +55,7 @@ def float64_pll(lm, encoded) -> np.ndarray:
     return np.array(out)
 
 
+@torch.no_grad()  # scoring only; the decorator leaves the caller's grad mode as it was
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=2000)
@@ -71,7 +72,6 @@ def main() -> None:
     from helpers.models import load
     from helpers.models.tiny_masked import build
 
-    torch.set_grad_enabled(False)
     with tempfile.TemporaryDirectory() as tmp:
         lm = load(build("bert", Path(tmp) / "bert", layers=args.layers, width=args.width))
     texts = sentences(args.n)

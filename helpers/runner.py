@@ -173,9 +173,9 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     """
     store, setup = store or ScoreStore(), setup or RunSetup()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
-    registry.refuse_not_applicable(chosen, scorer)  # a method needing what this scorer lacks: before any work
     families = _groups(chosen)
     values = checked_options(options, chosen, registry.families())
+    registry.refuse_not_applicable(chosen, scorer)  # a method needing what this scorer lacks: before any work
     language, sides = selection.language, sides_of(selection.frame)
     warn_language(scorer, selection)
     runtime = Runtime(scorer, language, progress=scorer.progress, sides=sides, **values)
