@@ -20,6 +20,14 @@ def tiny_dir(tmp_path_factory):
     return path
 
 
+@pytest.fixture
+def scratch(tmp_path, monkeypatch):
+    """Processed data and outputs go to a scratch folder (a notebook's kernel inherits the env)."""
+    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
+    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def tiny(tiny_dir):
     """name -> LoadedModel, loaded through helpers.models.load (built once per session)."""

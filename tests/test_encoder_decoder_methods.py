@@ -9,17 +9,17 @@ import json
 
 import numpy as np
 import pandas as pd
-import papermill as pm
 import pytest
 import torch
 
-from helpers import methods as registry, paths
+from helpers import methods as registry
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
 from helpers.engine import CausalScorer, Seq2SeqScorer
 from helpers.engine.interface import SCORER_FEATURES
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, read_metadata
+from notebook_run import run_notebook
 
 TOL = 1e-4  # nats
 
@@ -106,28 +106,15 @@ def test_a_causal_models_prompt_files_keep_their_configuration(tiny, tmp_path):
     assert all("prompt_shape" not in m for m in meta) and meta[1]["outlines"] is True
 
 
-@pytest.fixture
-def scratch(tmp_path, monkeypatch):
-    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
-    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
-    return tmp_path
-
-
-def _run(name: str, out, **parameters):
-    pm.execute_notebook(str(paths.NOTEBOOKS / name), str(out), parameters=parameters,
-                        cwd=str(paths.NOTEBOOKS), progress_bar=False, kernel_name="python3")
-    return json.loads(out.read_text())
-
-
 @pytest.mark.slow
 def test_02_and_03_run_on_an_encoder_decoder_and_list_what_is_not_applicable(scratch):
-    _run("02_readout.ipynb", scratch / "02.ipynb", model="tiny-t5", limit=1, templates=[1])
+    run_notebook("02_readout.ipynb", scratch / "02.ipynb", model="tiny-t5", limit=1, templates=[1])
     tables = scratch / "outputs" / "tables"
     t02 = pd.read_csv(tables / "02_readout__tiny-t5__blimp.csv", keep_default_na=False, na_values=[""])
     assert list(t02.method) == registry.READOUT_METHODS  # every readout applies to the decoder
     assert t02.not_applicable.isna().all() and (t02.pairs == 67).all() and t02.accuracy_mean.notna().all()
 
-    nb = _run("03_prompting.ipynb", scratch / "03.ipynb", model="tiny-t5", limit=1, templates=[1],
+    nb = run_notebook("03_prompting.ipynb", scratch / "03.ipynb", model="tiny-t5", limit=1, templates=[1],
               fewshot_ks=[0, 2], hu_levy_sets="hl_blimp,hl_dtfit", hu_levy_limit=2)
     t03 = pd.read_csv(tables / "03_prompting__tiny-t5__blimp.csv").set_index("method")
     assert list(t03.index) == ["yesno", "yesno_released", "ab_logit", "ab"]

@@ -10,11 +10,10 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-import papermill as pm
 import pytest
 import torch
 
-from helpers import methods as registry, paths
+from helpers import methods as registry
 from helpers.cli import main
 from helpers.data import load as load_data
 from helpers.data.selection import DatasetSelection, first_per_paradigm
@@ -28,6 +27,7 @@ from helpers.models import loading
 from helpers.models.tiny_masked import build
 from helpers.runner import run_methods
 from helpers.store import ScoreStore
+from notebook_run import run_notebook
 
 TOL = 1e-4  # nats, against the float64 reference
 TEXTS = ["The teachers walked quickly.", "Some dogs eat the cake.", "A cat sees these birds.",
@@ -219,15 +219,11 @@ def test_the_command_line_prints_pll_terms_and_their_sum(bert, capsys):
 
 
 @pytest.mark.slow
-def test_notebook_02_runs_on_a_masked_model_and_lists_prompt_readouts_as_not_applicable(bert, tmp_path, monkeypatch):
-    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
-    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
+def test_notebook_02_runs_on_a_masked_model_and_lists_prompt_readouts_as_not_applicable(bert, scratch):
     folder = bert.model.config._name_or_path
-    pm.execute_notebook(str(paths.NOTEBOOKS / "02_readout.ipynb"), str(tmp_path / "02.ipynb"),
-                        parameters=dict(model=folder, limit=1, templates=[1]), cwd=str(paths.NOTEBOOKS),
-                        progress_bar=False, kernel_name="python3")
+    nb = run_notebook("02_readout.ipynb", scratch / "02.ipynb", model=folder, limit=1, templates=[1])
     name = bert.name
-    t02 = pd.read_csv(tmp_path / "outputs" / "tables" / f"02_readout__{name}__blimp.csv", keep_default_na=False,
+    t02 = pd.read_csv(scratch / "outputs" / "tables" / f"02_readout__{name}__blimp.csv", keep_default_na=False,
                       na_values=[""]).set_index("method")
     assert list(t02.index) == registry.READOUT_METHODS
     ran = [m for m in registry.READOUT_METHODS if m in SENTENCE_METHODS]
@@ -235,5 +231,5 @@ def test_notebook_02_runs_on_a_masked_model_and_lists_prompt_readouts_as_not_app
     refused = t02.drop(index=ran)
     assert len(refused) and refused.accuracy_mean.isna().all()
     assert refused.not_applicable.str.contains("continuing a context left to right").all()
-    shown = json.dumps(json.loads((tmp_path / "02.ipynb").read_text())["cells"])
+    shown = json.dumps(nb["cells"])
     assert "not applicable" in shown and "Traceback" not in shown

@@ -10,32 +10,18 @@ from pathlib import Path
 import jupytext
 import numpy as np
 import pandas as pd
-import papermill as pm
 import pytest
 from synthetic_scores import write_store
+from notebook_run import run_notebook
 
 from helpers import paths
 from helpers.analysis import comparisons, ensembles, length_bias
 from helpers.store import load_scores
 
 
-@pytest.fixture
-def scratch(tmp_path, monkeypatch):
-    """Processed data and outputs go to a scratch folder (the kernel inherits the env)."""
-    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
-    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
-    return tmp_path
-
-
-def run(name: str, out, **parameters):
-    pm.execute_notebook(str(paths.NOTEBOOKS / name), str(out), parameters=parameters,
-                        cwd=str(paths.NOTEBOOKS), progress_bar=False, kernel_name="python3")
-    return json.loads(out.read_text())
-
-
 @pytest.mark.slow
 def test_01_data_prep_writes_parquet(scratch):
-    nb = run("01_data_prep.ipynb", scratch / "01.ipynb",
+    nb = run_notebook("01_data_prep.ipynb", scratch / "01.ipynb",
              datasets="blimp,blimp_hu2025,climp,li,li_hu2025,cola,syntaxgym_suites")
     processed = scratch / "processed"
     assert len(pd.read_parquet(processed / "blimp.parquet")) == 67_000  # a variant beside its base
@@ -57,7 +43,7 @@ def test_01_data_prep_writes_parquet(scratch):
 def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset, methods):
     corpus = scratch / "unigram.txt"
     corpus.write_text("The cat sees a dog.\n我喜欢看书。\n")
-    nb = run("02_readout.ipynb", scratch / "02.ipynb", model=model, dataset=dataset, methods=methods,
+    nb = run_notebook("02_readout.ipynb", scratch / "02.ipynb", model=model, dataset=dataset, methods=methods,
              templates=[1, 2], limit=1, unigram_corpus=str(corpus))
     outputs = scratch / "outputs"
     files = sorted((outputs / "scores" / dataset / model).glob("*.parquet"))
@@ -123,7 +109,7 @@ def test_every_parameter_line_parses_for_papermill():
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["tiny-gpt2", "tiny-llama-instruct"])
 def test_03_prompting_runs_on_base_and_instruct(scratch, model):
-    nb = run("03_prompting.ipynb", scratch / "03.ipynb", model=model, dataset="blimp", limit=1, templates=[1],
+    nb = run_notebook("03_prompting.ipynb", scratch / "03.ipynb", model=model, dataset="blimp", limit=1, templates=[1],
              hu_levy_sets="hl_blimp,hl_dtfit", hu_levy_limit=2, fewshot_ks=[0, 2])
     outputs = scratch / "outputs"
     tables = outputs / "tables"
@@ -168,7 +154,7 @@ def _sidecar(path):
 @pytest.mark.slow
 def test_04_writes_every_table_and_figure_from_the_store(stored, scratch):
     out = scratch / "outputs"
-    run("04_ensembles.ipynb", scratch / "04.ipynb", model="m1", ab_method="ab_logit", resamples=200, trials=4)
+    run_notebook("04_ensembles.ipynb", scratch / "04.ipynb", model="m1", ab_method="ab_logit", resamples=200, trials=4)
     scores = load_scores("blimp", "m1", ["lp", "intemplate_lp", "yesno", "ab_logit"])
     used = sorted(str(f) for f in stored if f.parent.name == "m1" and not f.name.startswith("ab__"))
 
@@ -207,7 +193,7 @@ def test_04_writes_every_table_and_figure_from_the_store(stored, scratch):
 @pytest.mark.slow
 def test_05_takes_a_list_of_models(stored, scratch):
     out = scratch / "outputs"
-    run("05_length_bias.ipynb", scratch / "05.ipynb", model=["m1", "m2"], resamples=200,
+    run_notebook("05_length_bias.ipynb", scratch / "05.ipynb", model=["m1", "m2"], resamples=200,
         methods="lp,intemplate_lp,yesno,ab")
     t4 = pd.read_csv(out / "tables" / "05_point_biserial__blimp.csv", dtype={"template": str})
     assert sorted(set(zip(t4.model, t4.method))) == [(m, me) for m in ("m1", "m2")
@@ -234,13 +220,13 @@ def test_analysis_notebooks_explain_missing_scores(scratch):
     assert "The results store has no scores for" in text and "Traceback" not in text
     assert "- yesno for llama3: run notebooks/03_prompting.ipynb with model='llama3'" in text
     assert "- ab for llama3" in text
-    text = json.dumps(run("04_ensembles.ipynb", scratch / "04b.ipynb", model="llama3", ab_method=None))
+    text = json.dumps(run_notebook("04_ensembles.ipynb", scratch / "04b.ipynb", model="llama3", ab_method=None))
     assert "- yesno for llama3" in text and "- ab for" not in text  # A/B not asked for
 
 
 @pytest.mark.slow
 def test_06_context_priming_runs_on_a_small_grid(scratch):
-    run("06_context_priming.ipynb", scratch / "06.ipynb", model="tiny-gpt2", dataset="blimp", limit=1,
+    run_notebook("06_context_priming.ipynb", scratch / "06.ipynb", model="tiny-gpt2", dataset="blimp", limit=1,
         lengths=[0, 25, 50], phenomenon_sentences=2)
     tables = scratch / "outputs" / "tables"
     fig2 = pd.read_csv(tables / "06_figure2__tiny-gpt2__blimp.csv")
@@ -265,7 +251,7 @@ def test_07_separability_runs_and_a_rerun_scores_nothing(scratch):
     for name in ("blimp_hu2025", "syntaxgym", "li_hu2025", "cola", "cola_dev"):
         data.prepare(name)
     params = dict(model="tiny-gpt2", datasets="blimp_hu2025,syntaxgym,li_hu2025,cola", limit=2)
-    run("07_separability.ipynb", scratch / "07.ipynb", **params)
+    run_notebook("07_separability.ipynb", scratch / "07.ipynb", **params)
     outputs = scratch / "outputs"
     scores = sorted((outputs / "scores").rglob("*.parquet"))
     written = {p: p.stat().st_mtime_ns for p in scores}
@@ -277,5 +263,5 @@ def test_07_separability_runs_and_a_rerun_scores_nothing(scratch):
     assert set(mcc.method) == {"lp", "meanlp", "slor", "bf_uniform", "bf_unigram", "penlp", "intemplate_lp", "yesno"}
     bins = pd.read_csv(outputs / "tables" / "07_prediction1__tiny-gpt2.csv")
     assert set(bins.dataset) == {"blimp_hu2025", "syntaxgym"}
-    run("07_separability.ipynb", scratch / "07b.ipynb", **params)
+    run_notebook("07_separability.ipynb", scratch / "07b.ipynb", **params)
     assert {p: p.stat().st_mtime_ns for p in sorted((outputs / "scores").rglob("*.parquet"))} == written

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from scipy.stats import binomtest
 from statsmodels.stats.contingency_tables import mcnemar
+from notebook_run import run_notebook
 
 from helpers import paths
 from helpers.analysis.precision import COLUMNS, compare_frames, mcnemar_p, mcnemar_table, precision_table
@@ -228,18 +229,12 @@ def test_the_card_section_merges_methods_and_states_subsets(check, tmp_path):
 
 
 @pytest.mark.slow
-def test_02_readout_shows_the_precision_table_the_cli_reproduces(tmp_path, monkeypatch, tiny_dir):
+def test_02_readout_shows_the_precision_table_the_cli_reproduces(scratch, tiny_dir):
     """02's last section with precision_check=True writes the table; the CLI with the same
     settings finds every score file the notebook wrote (scores nothing) and gives the same table."""
-    import papermill as pm
-
-    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
-    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
-    pm.execute_notebook(str(paths.NOTEBOOKS / "02_readout.ipynb"), str(tmp_path / "02.ipynb"),
-                        parameters={"model": "tiny-llama", "dataset": "blimp", "methods": "lp", "templates": [2],
-                                    "limit": 1, "precision_check": True, "precision_limit": 1,
-                                    "precision_methods": "lp,yesno"},
-                        cwd=str(paths.NOTEBOOKS), progress_bar=False, kernel_name="python3")
+    tmp_path = scratch
+    run_notebook("02_readout.ipynb", tmp_path / "02.ipynb", model="tiny-llama", dataset="blimp", methods="lp",
+                 templates=[2], limit=1, precision_check=True, precision_limit=1, precision_methods="lp,yesno")
     shown = pd.read_csv(tmp_path / "outputs" / "tables" / "02_readout_precision__tiny-llama__blimp.csv")
     assert shown[["method", "template"]].drop_duplicates().values.tolist() == [["lp", "none"], ["yesno", "2"]]
     assert shown.precision.tolist() == ["float32", "bfloat16", "nf4", "int8"] * 2

@@ -26,13 +26,6 @@ from helpers.engine import Request, CausalScorer
 GOOD, BAD = "The cats annoy Tim.", "The cats annoys Tim."
 
 
-@pytest.fixture
-def scratch(tmp_path, monkeypatch):
-    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
-    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
-    return tmp_path
-
-
 def test_words_come_from_character_offsets():
     text = "Most legislatures haven't disliked children."
     assert [text[s:e] for s, e in word_view.word_spans(text)] == [
