@@ -48,9 +48,13 @@ def test_bench_gpu_says_it_needs_cuda_and_exits_0_without_one(capsys, monkeypatc
 
 
 def test_bench_masked_runs_both_scorers_and_they_agree(capsys, monkeypatch):
-    out = run(bench_masked, ["--n", "20", "--layers", "2", "--width", "64", "--l2r-n", "10", "--ref-n", "5"], capsys,
-              monkeypatch)
-    assert re.search(r"^random BERT 2 layers x 64, .* 20 BLiMP sentences, \d+ masked copies$", out, re.M)
+    out = run(bench_masked, ["--shape", "tiny", "--n", "20", "--layers", "2", "--width", "64", "--l2r-n", "10",
+                             "--ref-n", "5", "--repeats", "2", "--minicons-batches", "2,5"], capsys, monkeypatch)
+    assert re.search(r"^random bert \(tiny: 2 layers x 64, vocabulary \d+\), .* 20 BLiMP sentences, \d+ masked "
+                     r"copies \([\d.]+ a sentence\)$", out, re.M)
+    assert re.search(r"^minicons warm-up, seconds a sentence by batch size: 2: [\d.]+, 5: [\d.]+; timed with [25]$",
+                     out, re.M)
     differences = [float(x) for x in re.findall(r"(\d\.\d\de-\d\d)(?: nats)?", out)]
     assert len(differences) == 4 and max(differences) < 1e-3, out  # float32 rounding only, both variants
-    assert re.search(r"engine [\d.]+ s \(\d+ forward passes\), minicons [\d.]+ s: [\d.]+x faster", out)
+    assert re.search(r"median of 2: engine [\d.]+ s \(\d+ forward passes\), minicons [\d.]+ s: [\d.]+x faster.*"
+                     r"\(runs: engine [\d.]+, [\d.]+; minicons [\d.]+, [\d.]+\)$", out, re.M)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Iterable
 
 import torch
 import transformers
@@ -24,13 +25,14 @@ BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
 
-def wordpiece_tokenizer(vocab_size: int = 400) -> PreTrainedTokenizerFast:
-    """A cased WordPiece tokenizer ([CLS] text [SEP]) trained on the tiny models' sentences."""
+def wordpiece_tokenizer(vocab_size: int = 400, corpus: Iterable[str] | None = None) -> PreTrainedTokenizerFast:
+    """A cased WordPiece tokenizer ([CLS] text [SEP]) trained on ``corpus`` (default: the tiny
+    models' sentences)."""
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=False)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.decoder = decoders.WordPiece()
-    tok.train_from_iterator(corpus_sentences(), trainer=trainers.WordPieceTrainer(
+    tok.train_from_iterator(corpus or corpus_sentences(), trainer=trainers.WordPieceTrainer(
         vocab_size=vocab_size, special_tokens=BERT_SPECIALS, show_progress=False))
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
@@ -39,9 +41,10 @@ def wordpiece_tokenizer(vocab_size: int = 400) -> PreTrainedTokenizerFast:
                                    pad_token="[PAD]", mask_token="[MASK]", model_max_length=512)
 
 
-def bpe_tokenizer(vocab_size: int = 900) -> PreTrainedTokenizerFast:
-    """A byte-level BPE tokenizer (<s> text </s>, RoBERTa's special tokens)."""
-    bpe = train_bpe(corpus_sentences(), vocab_size, ROBERTA_SPECIALS)
+def bpe_tokenizer(vocab_size: int = 900, corpus: Iterable[str] | None = None) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer (<s> text </s>, RoBERTa's special tokens) trained on ``corpus``
+    (default: the tiny models' sentences)."""
+    bpe = train_bpe(corpus or corpus_sentences(), vocab_size, ROBERTA_SPECIALS)
     bpe.post_processor = processors.Sequence([processors.ByteLevel(trim_offsets=False), processors.TemplateProcessing(
         single="<s> $A </s>", special_tokens=[(t, bpe.token_to_id(t)) for t in ("<s>", "</s>")])])
     return PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", cls_token="<s>",
