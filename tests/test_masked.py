@@ -1,5 +1,5 @@
-"""Masked LMs scored by pseudo-log-likelihood: tiny random BERT (WordPiece) and RoBERTa (byte-level
-BPE) built offline, checked against a float64 reference written here (one masked copy at a time
+"""Masked LMs scored by pseudo-log-likelihood: tiny random BERT, DeBERTa-v3-style and ModernBERT
+(WordPiece) and RoBERTa (byte-level BPE) built offline, checked against a float64 reference written here (one masked copy at a time
 through the float64 model, the masks built from the tokenizer's own word ids), both variants,
 order and batch invariance, loading, what is not applicable, the command line and notebook 02."""
 from __future__ import annotations
@@ -35,7 +35,7 @@ TEXTS = ["The teachers walked quickly.", "Some dogs eat the cake.", "A cat sees 
 SENTENCE_METHODS = ["lp", "meanlp", "penlp", "slor", "bf_uniform", "bf_unigram"]
 
 
-@pytest.fixture(scope="module", params=["bert", "roberta"])
+@pytest.fixture(scope="module", params=["bert", "roberta", "deberta", "modernbert"])
 def masked(request, tmp_path_factory):
     folder = build(request.param, tmp_path_factory.mktemp(f"tiny-{request.param}"))
     return load(folder)
@@ -145,7 +145,7 @@ def test_loading_picks_the_masked_kind_and_trusts_remote_code_only_where_the_spe
     assert bert.kind == "masked" and type(bert.model).__name__ == "BertForMaskedLM"
     made = scorer_for(bert, progress=False)
     assert isinstance(made, MaskedScorer) and isinstance(made, Scorer)  # the protocol's attributes and methods
-    specs = {n: REGISTRY[n] for n in ("bert-base-cased", "roberta-base", "deberta-v3-base", "ltg-bert-babylm")}
+    specs = {n: REGISTRY[n] for n in ("bert-base-cased", "roberta-base", "deberta-v3-base", "modernbert-base", "ltg-bert-babylm")}
     assert all(s.architecture == "masked" for s in specs.values())
     assert [n for n, s in specs.items() if s.trust_remote_code] == ["ltg-bert-babylm"]
     assert "trust_remote_code" in specs["ltg-bert-babylm"].notes

@@ -178,6 +178,18 @@ class MaskedScorer(ScoresRequests):
                 values[u][0][p], values[u][1][p] = lp[k], raw[k]
 
 
+def _head_candidates(model):
+    """Modules that may map the encoder's hidden states to the MLM logits: a named head, or a
+    named transform head followed by the output embeddings (ModernBERT's ``head`` + ``decoder``)."""
+    out = model.get_output_embeddings()
+    for name in HEAD_NAMES:
+        head = getattr(model, name, None)
+        if isinstance(head, torch.nn.Module):
+            yield head
+            if isinstance(out, torch.nn.Module) and out is not head:
+                yield torch.nn.Sequential(head, out)
+
+
 @torch.no_grad()
 def _split_head(model, tokenizer, device):
     """(the encoder, the MLM head) when head(encoder(ids)) is the model's own logits on a probe,
@@ -189,13 +201,11 @@ def _split_head(model, tokenizer, device):
     ids[0, 2] = tokenizer.mask_token_id
     full = model(input_ids=ids).logits.float()
     hidden = base(input_ids=ids)[0]
-    for name in HEAD_NAMES:
-        head = getattr(model, name, None)
-        if isinstance(head, torch.nn.Module):
-            try:
-                split = head(hidden).float()
-            except (TypeError, RuntimeError):
-                continue
-            if split.shape == full.shape and torch.allclose(split, full, atol=1e-4, rtol=1e-4):
-                return base, head
+    for head in _head_candidates(model):
+        try:
+            split = head(hidden).float()
+        except (TypeError, RuntimeError):
+            continue
+        if split.shape == full.shape and torch.allclose(split, full, atol=1e-4, rtol=1e-4):
+            return base, head
     return None, None

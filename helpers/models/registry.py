@@ -89,6 +89,8 @@ _SPECS += [
     _spec("bert-base-cased", "google-bert/bert-base-cased", billions=0.108, architecture="masked", notes=_MASKED),
     _spec("roberta-base", "FacebookAI/roberta-base", billions=0.125, architecture="masked", notes=_MASKED),
     _spec("deberta-v3-base", "microsoft/deberta-v3-base", billions=0.184, architecture="masked", notes=_MASKED),
+    _spec("modernbert-base", "answerdotai/ModernBERT-base", billions=0.149, architecture="masked",
+          notes=_MASKED + "; local attention windows in two of every three layers (the model's own)"),
     _spec("ltg-bert-babylm", "ltg/ltg-bert-babylm", billions=0.098, architecture="masked", trust_remote_code=True,
           notes=_MASKED + "; the BabyLM LTG-BERT baseline, whose modelling code is in its Hub repository: loaded "
                 "with trust_remote_code"),

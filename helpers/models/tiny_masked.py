@@ -1,5 +1,6 @@
-"""Tiny random masked LMs (BERT with a WordPiece tokenizer, RoBERTa with a byte-level BPE one),
-built offline in seconds for the masked scorer's tests and benchmark.
+"""Tiny random masked LMs (BERT, DeBERTa-v2/v3 with relative attention and ModernBERT with local
+attention windows, each with a WordPiece tokenizer; RoBERTa with a byte-level BPE one), built
+offline in seconds for the masked scorer's tests and benchmark.
 
 The output embedding is untied and scaled up (:data:`OUTPUT_SCALE`) so that the log-probs are
 peaked (several nats apart): a wrong mask or position shows in the numbers. The WordPiece
@@ -20,7 +21,7 @@ from .tiny import corpus_sentences
 from .tokenizer import train_bpe
 
 OUTPUT_SCALE = 4.0
-MASKED_ARCHITECTURES = ("bert", "roberta")
+MASKED_ARCHITECTURES = ("bert", "roberta", "deberta", "modernbert")
 BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
@@ -52,19 +53,34 @@ def bpe_tokenizer(vocab_size: int = 900, corpus: Iterable[str] | None = None) ->
                                    model_max_length=512)
 
 
+def _config(name: str, tok, layers: int, width: int):
+    """The architecture's configuration: ``layers`` x ``width``, 4 heads, feed-forward 2 x width."""
+    shape = dict(vocab_size=len(tok), hidden_size=width, intermediate_size=2 * width, num_hidden_layers=layers,
+                 num_attention_heads=4, pad_token_id=tok.pad_token_id, initializer_range=0.2,
+                 tie_word_embeddings=False)
+    dropout = dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    if name == "bert":
+        return transformers.BertConfig(max_position_embeddings=514, **dropout, **shape)
+    if name == "roberta":
+        return transformers.RobertaConfig(max_position_embeddings=514, bos_token_id=tok.bos_token_id,
+                                          eos_token_id=tok.eos_token_id, type_vocab_size=1, **dropout, **shape)
+    if name == "deberta":  # DeBERTa-v3's attention: relative positions (buckets), no absolute ones
+        return transformers.DebertaV2Config(max_position_embeddings=512, relative_attention=True, position_buckets=32,
+                                            pos_att_type=["p2c", "c2p"], position_biased_input=False,
+                                            norm_rel_ebd="layer_norm", share_att_key=True, **dropout, **shape)
+    # ModernBERT: rotary positions, local attention (8 tokens) in two of every three layers
+    return transformers.ModernBertConfig(global_attn_every_n_layers=3, local_attention=8,
+                                         cls_token_id=tok.cls_token_id, sep_token_id=tok.sep_token_id,
+                                         bos_token_id=tok.cls_token_id, eos_token_id=tok.sep_token_id, **shape)
+
+
 def build(name: str, out_dir: str | Path, seed: int = 0, layers: int = 2, width: int = 64) -> Path:
-    """Build the tiny masked LM ``name`` ("bert" or "roberta") into ``out_dir``, with ``layers``
+    """Build the tiny masked LM ``name`` (one of :data:`MASKED_ARCHITECTURES`) into ``out_dir``, with ``layers``
     layers of ``width`` (4 heads, feed-forward twice the width)."""
     if name not in MASKED_ARCHITECTURES:
         raise ValueError(f"unknown masked architecture {name!r}; choose from {', '.join(MASKED_ARCHITECTURES)}")
-    tok = wordpiece_tokenizer() if name == "bert" else bpe_tokenizer()
-    shape = dict(vocab_size=len(tok), hidden_size=width, intermediate_size=2 * width, num_hidden_layers=layers,
-                 num_attention_heads=4, max_position_embeddings=514, pad_token_id=tok.pad_token_id,
-                 initializer_range=0.2, tie_word_embeddings=False, hidden_dropout_prob=0.0,
-                 attention_probs_dropout_prob=0.0)
-    if name == "roberta":
-        shape.update(bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, type_vocab_size=1)
-    config = (transformers.BertConfig if name == "bert" else transformers.RobertaConfig)(**shape)
+    tok = bpe_tokenizer() if name == "roberta" else wordpiece_tokenizer()
+    config = _config(name, tok, layers, width)
     torch.manual_seed(seed)
     model = transformers.AutoModelForMaskedLM.from_config(config).float().eval()
     with torch.no_grad():
