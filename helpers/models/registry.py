@@ -79,6 +79,15 @@ _SPECS = [
           notes="BERT-style tokenizer without BOS/EOS; sequences start with [CLS] as its authors do"),
     _spec("llama3-chinese-8b", "hfl/llama-3-chinese-8b", languages=("zh", "en"), billions=8.0, papers=HU2025),
 ]
+# Russian and Japanese models for RuBLiMP and JBLiMP (and multilingual ones that cover both).
+_SPECS += [
+    _spec("rugpt3-large", "ai-forever/rugpt3large_based_on_gpt2", languages=("ru",), billions=0.76,
+          notes="Russian GPT-3-style model of ai-forever (GPT-2 architecture, byte-level BPE)"),
+    _spec("llm-jp-3-1.8b", "llm-jp/llm-jp-3-1.8b", languages=("ja", "en"), billions=1.87,
+          notes="Japanese-English base model of the LLM-jp project"),
+    _spec("qwen2.5-7b", "Qwen/Qwen2.5-7B", languages=("en", "zh", "ru", "ja"), billions=7.6,
+          notes="multilingual base model (its card lists Russian and Japanese among 29 languages)"),
+]
 # Hu & Levy (2023)'s encoder-decoders; instruction-tuned but without a chat template: base-model prompts.
 _SPECS += [_spec(f"flan-t5-{size}", f"google/flan-t5-{size}", billions=b, architecture="seq2seq", papers=HULEVY,
                  notes="encoder-decoder (helpers.engine.seq2seq): Hu & Levy 2023's Flan-T5")
