@@ -123,10 +123,14 @@ print(f"{len(selection):,} pairs of {dataset}; {model} is {'an instruct' if inst
 # %%
 files = run_methods(scorer, selection, method_list,
                     {"templates": template_list, "seed": seed, "use_outlines": use_outlines,
-                     **switches.method_options()})
+                     **switches.method_options()}) if method_list else []
 scores = report.sources = load_files(files)
-first = scores.iloc[0]
-print("rendered prompt of the first item (exactly as scored):\n" + repr(first.get("prompt_good", first.get("prompt"))))
+if len(scores):
+    first = scores.iloc[0]
+    print("rendered prompt of the first item (exactly as scored):\n"
+          + repr(first.get("prompt_good", first.get("prompt"))))
+else:  # e.g. a masked LM: no prompt is continued left to right
+    print(f"no prompting method applies to {scorer.loaded.name}; Table 3 lists each with the reason")
 
 # %% [markdown]
 # Table 3 rows: accuracy (mean ± sd over templates), the best template and ties; a method the
@@ -134,7 +138,7 @@ print("rendered prompt of the first item (exactly as scored):\n" + repr(first.ge
 # constrained decoding continues a causal LM's prompt; `ab_logit` decides the same prompts).
 
 # %%
-t3 = accuracy.with_not_applicable(accuracy.table3(scores), not_applicable)
+t3 = accuracy.with_not_applicable(accuracy.table3(scores) if len(scores) else accuracy.empty_table3(), not_applicable)
 display(accuracy.format_table3(t3))
 report.table(t3, "prompting")
 

@@ -233,3 +233,16 @@ def test_notebook_02_runs_on_a_masked_model_and_lists_prompt_readouts_as_not_app
     assert refused.not_applicable.str.contains("continuing a context left to right").all()
     shown = json.dumps(nb["cells"])
     assert "not applicable" in shown and "Traceback" not in shown
+
+
+@pytest.mark.slow
+def test_notebook_03_runs_on_a_masked_model_and_lists_every_prompt_method_as_not_applicable(bert, scratch):
+    folder = bert.model.config._name_or_path
+    nb = run_notebook("03_prompting.ipynb", scratch / "03.ipynb", model=folder, limit=1)
+    t3 = pd.read_csv(scratch / "outputs" / "tables" / f"03_prompting__{bert.name}__blimp.csv", keep_default_na=False,
+                     na_values=[""]).set_index("method")
+    assert list(t3.index) == registry.PROMPT_METHODS and t3.accuracy_mean.isna().all()
+    assert t3.not_applicable.str.contains("continuing a context left to right").all()
+    shown = json.dumps(nb["cells"])
+    assert f"no prompting method applies to {bert.name}" in shown and "Traceback" not in shown
+    assert "Hu & Levy's hl_word_prediction on hl_p18 left out" in shown  # Part 2: each task left out, with the reason

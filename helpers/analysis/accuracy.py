@@ -33,6 +33,12 @@ def table3(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie") -> 
     return pd.DataFrame(rows)
 
 
+def empty_table3() -> pd.DataFrame:
+    """:func:`table3`'s columns without rows: the table of a model no method of the list applies to."""
+    return pd.DataFrame(columns=["model", "method", "templates", "accuracy_mean", "accuracy_sd", "best_template",
+                                 "best_accuracy", "pairs", "ties"])
+
+
 def with_not_applicable(table: pd.DataFrame, not_applicable: pd.DataFrame | None) -> pd.DataFrame:
     """``table`` (one row per model and method) with a row for each method that could not run on
     the model (``not_applicable``: model, method and the reason, from

@@ -4,12 +4,14 @@ configuration) are found and skipped, so a model scored before costs nothing."""
 from __future__ import annotations
 
 import gc
+import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
 
 import torch
 
 from ..data.selection import select
+from ..methods import applicable
 from ..methods.hu_levy import TASKS
 from ..runner import run_methods
 from ..engine.kinds import scorer_for
@@ -21,7 +23,9 @@ def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int
     """The score files of every task of every stimulus set in ``sets`` for every model of
     ``models`` (a name, a list or "a,b"), with the prompt types ``prompts`` and the method
     ``options`` (e.g. ``order_average``). ``scorer``, an already loaded scorer, serves its own
-    model; others are loaded with ``scorer_kwargs`` (see :func:`helpers.engine.kinds.scorer_for`)."""
+    model; others are loaded with ``scorer_kwargs`` (see :func:`helpers.engine.kinds.scorer_for`).
+    A task the model's kind cannot run (every Hu & Levy task on a masked LM: their prompts are
+    continued left to right) is left out with a warning that gives the reason."""
     unknown = [s for s in sets if s not in TASKS]
     if unknown:
         raise ValueError(f"unknown Hu & Levy stimulus sets {unknown}; choose from: {', '.join(TASKS)}")
@@ -30,8 +34,13 @@ def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int
         own = scorer is not None and name in (scorer.loaded.name, scorer.loaded.spec.hf_id)
         current = scorer if own else scorer_for(name, **scorer_kwargs)
         for stimuli in sets:
-            files += run_methods(current, select(stimuli, limit), TASKS[stimuli],
-                                 {**(options or {}), "templates": list(prompts)})
+            tasks, refused = applicable(TASKS[stimuli], current)
+            if len(refused):
+                warnings.warn(f"{current.loaded.name}: Hu & Levy's {', '.join(refused.method)} on {stimuli} left out: "
+                              f"{refused.not_applicable.iloc[0]}", stacklevel=2)
+            if tasks:
+                files += run_methods(current, select(stimuli, limit), tasks,
+                                     {**(options or {}), "templates": list(prompts)})
         if not own:
             del current
             gc.collect()
