@@ -7,12 +7,14 @@
     python -m helpers sweep --notebooks 02 --models gpt2 opt-125m --datasets blimp climp
     python -m helpers sweep --notebooks 02 03 --models qwen2 --share none --start auto
     python -m helpers precision --model demo-en --dataset blimp --limit 20
+    python -m helpers embed --datasets blimp_hu2025 syntaxgym li_hu2025
     python -m helpers demo
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import fields
 
@@ -23,6 +25,7 @@ from .demo import main as demo_main
 from .models import ModelNotFoundError, QuantizationUnavailableError, load_options, registry_table
 from .runs.switches import AUTO, METHOD_SWITCHES, SWITCHES, Switches
 from .engine.interface import Request
+from .provenance import REUSE_STALE_ENV
 from .zoo.demo_training import Recipe, train
 from .zoo.model_card import write_card
 
@@ -102,6 +105,8 @@ def _cmd_sweep(args) -> int:
         if args.status:
             print(format_status(status(jobs)))
             return 0
+        if args.reuse_stale:  # the jobs (local, or Slurm's exported environment) inherit it
+            os.environ[REUSE_STALE_ENV] = "1"
         res = None
         if args.executor == "slurm":
             res = resources(args.profile, **{k: getattr(args, k) for k in SLURM_FLAGS})
@@ -159,6 +164,28 @@ def _cmd_precision(args) -> int:
     return 0
 
 
+def _cmd_embed(args) -> int:
+    import time
+
+    from .analysis import embedding_store, embeddings
+    from .data import DATASETS, DataNotPreparedError
+
+    for name in args.datasets:
+        try:
+            if name not in DATASETS:
+                raise ValueError(f"unknown dataset {name!r}; choose from: {', '.join(DATASETS)}")
+            model = args.model or embeddings.default_model(DATASETS[name].language)
+            start = time.perf_counter()
+            path = embedding_store.precompute(name, model, batch_size=args.batch_size)
+        except (DataNotPreparedError, ImportError, OSError, ValueError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        record = embedding_store.provenance(model, name)
+        print(f"{name}: {record['texts']:,} sentences with {record['embedding_model_id']} in {path} "
+              f"({time.perf_counter() - start:.0f} s now, {record['seconds']:.0f} s computing in all)")
+    return 0
+
+
 def _cmd_demo(args) -> int:
     return demo_main()
 
@@ -192,6 +219,9 @@ def parser() -> argparse.ArgumentParser:
                    help="split each dataset run's pairs into K jobs (by paradigm, then position)")
     w.add_argument("--status", action="store_true", help="show each job: done, running, pending or failed "
                    "(with the failing cell's error and the job's log) and exit")
+    w.add_argument("--reuse-stale", dest="reuse_stale", action="store_true",
+                   help="reuse score files written by another engine numerics version or torch/transformers "
+                        "major.minor (stale: recomputed by default), with a warning")
     w.add_argument("--wait", action="store_true", help="slurm: return when the submitted jobs have left the queue")
     _switch_arguments(w.add_argument_group("switches (the notebook parameters of the same names; default: the "
                                            "notebooks' own, 'auto')"), list(SWITCHES), None)
@@ -200,6 +230,12 @@ def parser() -> argparse.ArgumentParser:
     for name, kind in SLURM_FLAGS.items():
         r.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind)
     w.set_defaults(run=_cmd_sweep)
+    e = sub.add_parser("embed", help="sentence embeddings of whole datasets, once (07 reuses them for every model)")
+    e.add_argument("--datasets", nargs="+", required=True, help="prepared datasets, e.g. blimp_hu2025 syntaxgym")
+    e.add_argument("--model", default=None, help="embedding model (default: the paper's per language, or "
+                   "offline the packaged stand-in: helpers.analysis.embeddings.default_model)")
+    e.add_argument("--batch-size", dest="batch_size", type=int, default=512, help="sentences per encoder call")
+    e.set_defaults(run=_cmd_embed)
     sub.add_parser("demo", help="the main job on the offline default").set_defaults(run=_cmd_demo)
     t = sub.add_parser("train-demo", help="train a small demo LM from the mirror's corpora")
     t.add_argument("--out", required=True, help="folder to save the model to")

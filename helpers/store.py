@@ -5,14 +5,20 @@ pair (both scores, decision, tie flag, token counts, and the token log-probs and
 needed to recompute every measure without the model). The file's metadata carries the
 configuration (model id and revision, quantization, dtype, document-start policy,
 template text, dataset options, limit) and its hash, library versions, git commit and
-time. Writes are atomic; a rerun with the same configuration finds the finished file and
-skips it; a different configuration is written alongside as ``...__<hash>.parquet`` and
-never over the existing file.
+time, and the numerics key (the engine's numerics version, torch's and transformers'
+major.minor). Writes are atomic; a rerun with the same configuration and numerics key finds the
+finished file and skips it; a different configuration is written alongside as
+``...__<hash>.parquet`` and never over the existing file. A file of the same configuration
+under another numerics key is *stale*: it is recomputed (unless ``reuse_stale``, or
+``HELPERS_REUSE_STALE=1``, asks to reuse it, with a warning), and the stale file, like a file
+that cannot be read (truncated, damaged), is moved to ``<folder>/set_aside/`` before the new
+one is written: kept, never read.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import time
 import warnings
@@ -24,7 +30,7 @@ import pyarrow.parquet as pq
 
 from . import paths
 from .files import atomic_path
-from .provenance import git_commit, library_versions
+from .provenance import REUSE_STALE_ENV, describe_numerics, git_commit, library_versions, numerics
 from .data.shards import Shard, file_tag, group_runs, merge, run_key
 
 META_KEY = b"helpers"
@@ -51,12 +57,39 @@ def read_metadata(path: str | Path) -> dict:
     return json.loads(meta[META_KEY])
 
 
-class ScoreStore:
-    """Score files under ``root`` (default outputs/scores)."""
+def is_stale(meta: dict) -> bool:
+    """Whether a score file was written under another numerics key than this process's."""
+    return meta.get("numerics") != numerics()
 
-    def __init__(self, root: str | Path | None = None):
+
+def stale_reason(meta: dict) -> str:
+    return f"computed under {describe_numerics(meta.get('numerics'))}; now {describe_numerics(numerics())}"
+
+
+def reuse_stale_default() -> bool:
+    return os.environ.get(REUSE_STALE_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+class ScoreStore:
+    """Score files under ``root`` (default outputs/scores). ``reuse_stale`` (default: the
+    ``HELPERS_REUSE_STALE`` environment variable) reuses a stale file instead of recomputing it."""
+
+    SET_ASIDE = "set_aside"
+
+    def __init__(self, root: str | Path | None = None, reuse_stale: bool | None = None):
         self.root = Path(root) if root else paths.scores()
+        self.reuse_stale = reuse_stale_default() if reuse_stale is None else reuse_stale
         self.writes = 0
+
+    def _usable(self, path: Path, meta: dict) -> bool:
+        """A finished file of the asked configuration is used when fresh, or stale and reuse asked."""
+        if not is_stale(meta):
+            return True
+        if self.reuse_stale:
+            warnings.warn(f"{path} is stale ({stale_reason(meta)}): reused as asked ({REUSE_STALE_ENV}=1 or "
+                          "reuse_stale=True); unset it to recompute")
+            return True
+        return False
 
     def folder(self, dataset: str, model: str) -> Path:
         return self.root / safe_name(dataset) / safe_name(model)
@@ -74,10 +107,11 @@ class ScoreStore:
         for candidate in (folder / f"{stem}.parquet", folder / f"{stem}__{h}.parquet"):
             if candidate.is_file():
                 try:
-                    if read_metadata(candidate).get("config_hash") == h:
-                        return candidate
+                    meta = read_metadata(candidate)
                 except (ValueError, OSError, pa.ArrowInvalid):
                     continue
+                if meta.get("config_hash") == h and self._usable(candidate, meta):
+                    return candidate
         return None
 
     def find_run(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None,
@@ -98,7 +132,7 @@ class ScoreStore:
                 meta = read_metadata(candidate) if pattern.fullmatch(candidate.name) else {}
             except (ValueError, OSError, pa.ArrowInvalid):
                 continue
-            if meta.get("config_hash") == h and meta.get("shard"):
+            if meta.get("config_hash") == h and meta.get("shard") and self._usable(candidate, meta):
                 metas.append((candidate, meta))
         runs, _ = group_runs(metas)
         return list(runs[0][0]) if runs else []
@@ -112,9 +146,31 @@ class ScoreStore:
         found = self.find(dataset, model, method, template, config, tag)
         if found is not None:
             return found
-        alongside = folder / f"{stem}__{config_hash(config)}.parquet"
+        h = config_hash(config)
+        alongside = folder / f"{stem}__{h}.parquet"
+        for candidate in (plain, alongside):
+            if candidate.exists() and self._set_aside_if_replaceable(candidate, h):
+                return candidate
         warnings.warn(f"{plain} holds scores of a different configuration; writing {alongside.name} alongside")
         return alongside
+
+    def _set_aside_if_replaceable(self, path: Path, h: str) -> bool:
+        """Move ``path`` to the folder's set_aside/ when it cannot be read or holds this
+        configuration (hash ``h``) under another numerics key; whether it was moved."""
+        try:
+            meta = read_metadata(path)
+        except (ValueError, OSError, pa.ArrowInvalid) as err:
+            why, reason = "unreadable", f"is not a readable score file ({type(err).__name__}: {err}); truncated " \
+                                        "or damaged"
+        else:
+            if meta.get("config_hash") != h or not is_stale(meta):
+                return False
+            why, reason = "stale", f"is stale ({stale_reason(meta)})"
+        dest = path.parent / self.SET_ASIDE / f"{path.stem}__{why}-{time.time_ns()}{path.suffix}"
+        dest.parent.mkdir(exist_ok=True)
+        os.replace(path, dest)
+        warnings.warn(f"{path} {reason}: moved to {dest} (kept, never read) and recomputed")
+        return True
 
     def write(self, frame: pd.DataFrame, dataset: str, model: str, method: str, template, config: dict,
               extra_meta: dict | None = None, tag: str | None = None, shard: Shard | None = None) -> Path:
@@ -130,7 +186,7 @@ class ScoreStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         meta = {**config, "config_hash": config_hash(config), "n_pairs": int(len(frame)),
                 "accuracy": float(frame["correct"].mean()) if len(frame) and "correct" in frame else None,
-                "library_versions": library_versions(), "git_commit": git_commit(),
+                "library_versions": library_versions(), "numerics": numerics(), "git_commit": git_commit(),
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "time_ns": time.time_ns(), **(extra_meta or {})}
         table = pa.Table.from_pandas(frame, preserve_index=False)
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
@@ -225,4 +281,8 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
     for (ds, name), n in stale.items():
         warnings.warn(f"left out {n} score file(s) of {name} on {ds} from earlier weights than its newest "
                       f"({newest[(ds, name)][1]}); rerun the notebooks for the methods they covered")
+    old = [(run[0], meta) for _, run in chosen.values() for meta in [read_metadata(run[0])] if is_stale(meta)]
+    if old:
+        warnings.warn(f"{len(old)} of the score files read are stale ({old[0][0]} {stale_reason(old[0][1])}): "
+                      "rerun the scoring notebooks to recompute them (a stale file is recomputed, not reused)")
     return load_files(sorted(p for _, run in chosen.values() for p in run), token_columns)

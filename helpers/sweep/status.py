@@ -4,7 +4,8 @@ Read from three places: the executed notebook (done when papermill finished it w
 exception; the cell error of a failed run is in its ``.running.ipynb``), Slurm (squeue while
 queued or running, sacct/scontrol for how an ended job ended) with submitit's folder (the
 task's log and result pickle), and the score store (how many score files of the job's
-dataset and model are there, and temporary files that a killed writer left).
+dataset and model are there, how many of them are stale: written under another numerics key,
+so a rerun recomputes them, and temporary files that a killed writer left).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tabulate import tabulate
 from .. import paths
 from . import jobs as sweep
 from . import slurm as sweep_slurm
-from ..store import safe_name
+from ..store import is_stale, read_metadata, safe_name
 
 LOG_MARKERS = re.compile(r"CANCELLED|DUE TO TIME LIMIT|NODE FAIL|PREEMPT|oom|Out Of Memory|Killed|Error|error")
 
@@ -33,6 +34,7 @@ class JobStatus:
     error: str | None = None
     score_files: int = 0
     temp_files: int = 0
+    stale_files: int = 0
 
 
 def cell_error(notebook: Path) -> str | None:
@@ -75,18 +77,25 @@ def log_error(log: str | None) -> str | None:
     return marked[-1][:300] if marked else None
 
 
-def store_counts(job: sweep.Job) -> tuple[int, int]:
-    """Score files (of the job's shard, for a sharded job) and temporary files in the store
-    folder of the job's dataset and model."""
+def _stale(path: Path) -> bool:
+    try:
+        return is_stale(read_metadata(path))
+    except (ValueError, OSError):
+        return False  # unreadable: a rerun sets it aside; not a stale file
+
+
+def store_counts(job: sweep.Job) -> tuple[int, int, int]:
+    """Score files (of the job's shard, for a sharded job), temporary files and stale score
+    files in the store folder of the job's dataset and model."""
     if job.model == sweep.NO_MODEL:
-        return 0, 0
+        return 0, 0, 0
     folder = paths.scores() / safe_name(job.dataset) / safe_name(job.model)
     if not folder.is_dir():
-        return 0, 0
+        return 0, 0, 0
     scores = [p for p in folder.glob("*.parquet") if not p.name.startswith(".")]
     if job.shards > 1:
         scores = [p for p in scores if f"__shard{job.shard}of{job.shards}" in p.name]
-    return len(scores), len(list(folder.glob(".*.tmp")))
+    return len(scores), len(list(folder.glob(".*.tmp"))), sum(_stale(p) for p in scores)
 
 
 def status(jobs: list[sweep.Job]) -> list[JobStatus]:
@@ -96,7 +105,7 @@ def status(jobs: list[sweep.Job]) -> list[JobStatus]:
     for job in jobs:
         rec = sweep_slurm.read_record(job)
         row = JobStatus(job, "not run", rec.job_id if rec else None, rec.stderr if rec else None)
-        row.score_files, row.temp_files = store_counts(job)
+        row.score_files, row.temp_files, row.stale_files = store_counts(job)
         if sweep.finished(job.output):
             row.state = "done"
         elif rec is None:
@@ -144,15 +153,20 @@ def format_status(rows: list[JobStatus]) -> str:
             return path
 
     table = [[r.job.notebook.stem, r.job.model, r.job.dataset, f"{r.job.shard}/{r.job.shards}" if r.job.shards > 1
-              else "", r.state, r.job_id or "", r.score_files, short(r.log), (r.error or "")[:200]] for r in rows]
+              else "", r.state, r.job_id or "", r.score_files, r.stale_files or "", short(r.log), (r.error or "")[:200]]
+             for r in rows]
     counts = {}
     for r in rows:
         counts[r.state] = counts.get(r.state, 0) + 1
-    text = tabulate(table, headers=["notebook", "model", "dataset", "shard", "state", "job", "score files", "log",
-                                    "error"], tablefmt="simple")
+    text = tabulate(table, headers=["notebook", "model", "dataset", "shard", "state", "job", "score files", "stale",
+                                    "log", "error"], tablefmt="simple")
     summary = f"{len(rows)} jobs: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
     temp = sum(r.temp_files for r in {(r.job.dataset, r.job.model): r for r in rows}.values())
     if temp:
         summary += f"; {temp} temporary file(s) of killed writers in the store (never read; removed when a run " \
                    "finishes their file)"
+    stale = sum(r.stale_files for r in {(r.job.dataset, r.job.model): r for r in rows}.values())
+    if stale:
+        summary += f"; {stale} stale score file(s), written by another engine numerics version or torch/transformers: " \
+                   "the next run of their jobs recomputes them (HELPERS_REUSE_STALE=1 reuses them instead)"
     return f"{text}\n{summary}"
