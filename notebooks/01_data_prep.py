@@ -38,6 +38,18 @@
 # and Ide et al.'s templates and the mirror's unigram corpora exist for English and Chinese only,
 # so the template-free readouts (lp, meanlp, penlp, bf_uniform) are the ones that run on them
 # (SLOR and BF-unigram given a `unigram_corpus` of the language).
+#
+# Three benchmarks live on the **Hugging Face Hub**: **MultiBLiMP 1.0** (`multiblimp`, Jumelet et
+# al., TACL 2026: subject-verb and subject-participle agreement in 101 languages, 121,305 pairs;
+# `multiblimp_languages` picks ISO 639-3 codes such as "rus,pol", default "all": the benchmark as
+# published; `paradigm` is "<iso>/<phenomenon>", `language` the language's code), **BLiMP-NL**
+# (`blimp_nl`, Dutch, Suijkerbuijk et al. 2025: 84 paradigms x 100) and **TurBLiMP** (`turblimp`,
+# Turkish, Başar et al. 2025: 16 phenomena x 1,000). They are downloaded once, on a machine that
+# reaches the Hub, with `python -m helpers.data --download multiblimp --languages rus,pol` (or
+# `blimp_nl`, `turblimp`) into `data/raw/hub/`, at MultiBLiMP's pinned revision (the others' is
+# recorded at first download), and every file is checked against the `hub-lock.yaml` written
+# then. With `datasets="all"` the ones not downloaded are listed below with the command and left
+# out, so that `make data` runs offline; named on their own they must be there.
 
 # %% tags=["parameters"]
 datasets = "all"  # dataset names: a list, a comma-separated string, or "all"
@@ -45,6 +57,7 @@ source = "mirror"  # "mirror", or "download" to fetch missing files into data/ra
 climp_add_period = True  # CLiMP: append "。" to every sentence, as Ide et al. (2024) do
 sling_include_small = False  # SLING: also the 14 small paradigms of 40 pairs
 jblimp_subset = "validated"  # JBLiMP: "validated" (the paper's 331 pairs) or "raw" (the 367 before validation)
+multiblimp_languages = "all"  # MultiBLiMP: "all" (101 languages) or ISO 639-3 codes, e.g. "rus,pol"
 cola_split = "in_domain_train"  # CoLA split: in_domain_train, in_domain_dev, out_of_domain_dev
 examples = 2  # example pairs shown per dataset
 
@@ -54,17 +67,21 @@ import pandas as pd
 from helpers import data
 from helpers.methods import templates
 from helpers.data import DataSource, blimp
+from helpers.data.hub_status import prepare_plan
 from helpers.data.selection import HU2025
 
 data_source = DataSource.default(mode=source)  # the mirror, then data/raw/ (downloads go there)
 print(f"mirror: {data_source.mirror}; downloads: {data_source.raw_dir}; mode: {data_source.mode}")
-names = data.dataset_names(datasets)
 options = {  # the base datasets' options (a variant's are fixed by its name); the file records them
     "climp": {"add_period": climp_add_period},
     "sling": {"include_small": sling_include_small},
     "jblimp": {"subset": jblimp_subset},
+    "multiblimp": {"languages": multiblimp_languages},
     "cola": {"split": cola_split},
 }
+names, hub_status = prepare_plan(datasets, data_source, options)  # "all": the Hub datasets not downloaded left out
+for name, status in hub_status.items():
+    print(f"{name} (Hugging Face Hub): {status}")
 pd.set_option("display.max_colwidth", 80)
 
 # %% [markdown]
@@ -103,6 +120,23 @@ if "blimp" in tables:
     print(f"pairs with identical sentences: {int(tables['blimp'].identical.sum())}")
     display_cols = ["paradigm", "word_shuffle", "lexically_identical"]
     print(report.loc[~report.agrees, display_cols].to_string(index=False))
+
+# %% [markdown]
+# ## MultiBLiMP: pairs per language
+#
+# The pairs read here per language beside the count of the dataset card (the table of
+# `helpers/data/multiblimp_languages.py`), when MultiBLiMP was prepared.
+
+# %%
+if "multiblimp" in tables:
+    from helpers.data.multiblimp_languages import LANGUAGES
+
+    counts = tables["multiblimp"].groupby("lang").size()
+    per_language = pd.DataFrame([{"iso": code, "language": LANGUAGES[code][0], "card": LANGUAGES[code][1],
+                                  "here": int(n)} for code, n in counts.items()])
+    print(f"{len(per_language)} languages; pairs differing from the card: "
+          f"{int((per_language.card != per_language.here).sum())}")
+    print(per_language.to_string(index=False))
 
 # %% [markdown]
 # ## Hu et al. (2025), Table 1

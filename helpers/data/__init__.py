@@ -9,6 +9,9 @@
 Every reader takes ``source`` (a :class:`DataSource`); None means ``DataSource.default()``,
 the mirror that ``MINIMAL_PAIRS_DATA`` names when the reader runs.
 
+MultiBLiMP, BLiMP-NL and TurBLiMP come from the Hugging Face Hub (``hub.py``: downloaded once,
+locked, checked at every read; ``python -m helpers.data --download NAME``).
+
 A *variant* (``Dataset.base`` set) is a fixed selection from another dataset under its own
 name, so its processed file and score folder never mix with the base's: ``blimp_hu2025``
 is BLiMP as Hu et al. (2025) count it (66,993), ``blimp`` the full 67,000 of Ide et al.
@@ -26,7 +29,9 @@ import pandas as pd
 from .. import paths
 from ..files import atomic_path
 from ..selection_parser import parse_selection
-from . import blimp, chinese, climp, english, hu_levy, jblimp, rublimp, syntaxgym
+from . import blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multiblimp, rublimp, syntaxgym
+from .hub_catalog import HUB
+from .multiblimp_languages import canonical as canonical_languages
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
 from .sources import ChecksumError, DataNotFoundError, DataSource
 
@@ -39,6 +44,11 @@ class Dataset:
     loader: Callable[..., pd.DataFrame]
     description: str
     base: str | None = None  # a variant: the dataset its loader (a partial with fixed options) reads
+    canonical: Callable[[dict], dict] | None = None  # one spelling of equivalent options (recorded_options)
+
+
+def _languages_option(options: dict) -> dict:
+    return {**options, "languages": canonical_languages(options["languages"])} if "languages" in options else options
 
 
 DATASETS: dict[str, Dataset] = {d.name: d for d in [
@@ -57,6 +67,11 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in [
     Dataset("rublimp", "ru", "pairs", rublimp.load, "RuBLiMP (Russian), 45 paradigms x 1,000"),
     Dataset("jblimp", "ja", "pairs", jblimp.load,
             "JBLiMP (Japanese), 331 human-validated pairs (options: subset='raw' for the 367 before validation)"),
+    Dataset("multiblimp", "mul", "pairs", multiblimp.load,
+            "MultiBLiMP 1.0 (Hub), agreement pairs in 101 languages, 121,305 (options: languages, default 'all'; "
+            "ISO 639-3 codes such as 'rus,pol')", canonical=_languages_option),
+    Dataset("blimp_nl", "nl", "pairs", hub_pairs.load_blimp_nl, "BLiMP-NL (Hub, Dutch), 84 paradigms x 100"),
+    Dataset("turblimp", "tr", "pairs", hub_pairs.load_turblimp, "TurBLiMP (Hub, Turkish), 16 phenomena x 1,000"),
     Dataset("scamp_plausible", "en", "pairs", partial(english.load_scamp, "plausible"), "SCaMP plausible, 67 x 1,000"),
     Dataset("scamp_implausible", "en", "pairs", partial(english.load_scamp, "implausible"), "SCaMP implausible, 67 x 1,000"),
     Dataset("li", "en", "pairs", english.load_li,
@@ -99,6 +114,7 @@ def recorded_options(name: str, options: dict) -> dict:
     """``options`` less those equal to the loader's defaults: what identifies the table read.
     Unknown options, and options that undo a variant's fixed ones, are errors."""
     ds = _lookup(name)
+    options = ds.canonical(options) if ds.canonical else options
     params = {k: v for k, v in inspect.signature(ds.loader).parameters.items() if k != "source"}
     unknown = sorted(set(options) - set(params))
     if unknown:
@@ -197,6 +213,6 @@ def summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-__all__ = ["DATASETS", "ChecksumError", "Dataset", "DataFormatError", "DataNotFoundError", "DataNotPreparedError",
+__all__ = ["DATASETS", "HUB", "ChecksumError", "Dataset", "DataFormatError", "DataNotFoundError", "DataNotPreparedError",
            "DataSource", "PAIR_COLUMNS", "SENTENCE_COLUMNS", "load", "load_processed", "prepare", "recorded_options",
            "save_processed", "summary", "variant_for"]

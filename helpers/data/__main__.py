@@ -1,25 +1,56 @@
-"""Check the data mirror against data/sources.yaml, or rewrite the manifest.
+"""Check the data mirror against data/sources.yaml, rewrite the manifest, or get a Hub dataset.
 
     python -m helpers.data          # check every file of the mirror against the manifest
     python -m helpers.data --write  # (maintainers) rewrite the manifest from the mirror
+    python -m helpers.data --download multiblimp --languages rus,pol  # a Hub dataset, into data/raw/hub/
+    python -m helpers.data --hub-lock multiblimp  # commit its lock: data/hub_locks/multiblimp.yaml
 """
 from __future__ import annotations
 
 import argparse
+import sys
 
 import yaml
 
 from ..files import write_text
-from .sources import MANIFEST, DataSource, build, read_manifest
+from . import hub
+from .hub_catalog import HUB
+from .multiblimp_languages import language_codes
+from .sources import MANIFEST, ChecksumError, DataNotFoundError, DataSource, build, read_manifest
 
 HEADER = ("# Data sources: origin, commit, license and sha256 of every file the readers use.\n"
           "# Written by `python -m helpers.data --write`; checked on every read.\n")
 
 
+def _hub(args) -> int:
+    if args.languages and args.download != "multiblimp":
+        print("error: --languages selects MultiBLiMP's languages: use it with --download multiblimp", file=sys.stderr)
+        return 2
+    try:
+        if args.hub_lock:
+            print(f"wrote {hub.commit_lock(args.hub_lock)}")
+            return 0
+        configs = language_codes(args.languages) if args.languages else None
+        folder = hub.download(args.download, configs)
+    except ValueError as err:  # an unknown language code
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except (DataNotFoundError, ChecksumError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(f"{args.download}: downloaded and locked in {folder}")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--write", action="store_true", help="rewrite data/sources.yaml from the mirror")
+    ap.add_argument("--download", choices=list(HUB), help="download a Hub dataset into data/raw/hub/ (needs the Hub)")
+    ap.add_argument("--languages", help="with --download multiblimp: ISO 639-3 codes (rus,pol) or all (default)")
+    ap.add_argument("--hub-lock", choices=list(HUB), help="copy a downloaded Hub dataset's lock to data/hub_locks/")
     args = ap.parse_args(argv)
+    if args.download or args.hub_lock or args.languages:
+        return _hub(args)
     source = DataSource.default()
     if args.write:
         write_text(MANIFEST, HEADER + yaml.safe_dump(build(source.root()), sort_keys=True, allow_unicode=True,

@@ -59,9 +59,16 @@ class DatasetSelection:
 
     @property
     def language(self) -> str:
+        """The one language of the items, or the dataset's ("mul" for MultiBLiMP) when they hold several."""
+        found = self.languages
+        return found[0] if len(found) == 1 else DATASETS[self.name].language
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """Every language of the items (the ``language`` column), sorted."""
         if "language" in self.frame:
-            return str(self.frame["language"].iloc[0])
-        return DATASETS[self.name].language
+            return tuple(sorted(self.frame["language"].astype(str).unique()))
+        return (DATASETS[self.name].language,)
 
     @property
     def kind(self) -> str:

@@ -1,0 +1,121 @@
+"""Which files of a Hugging Face dataset repository hold a config's split, and how to read them.
+
+The Hub's documented convention: the dataset card (README.md) may declare, in its YAML front
+matter, ``configs:`` entries ``{config_name, data_files}`` where ``data_files`` is a glob, a
+list of globs, or a list of ``{split, path}`` (``path`` a glob or a list of globs); a glob
+without a split is the split "train". A config the card does not declare is found by folder:
+its data files are those under ``<config>/`` (for MultiBLiMP, ``<iso>/data.tsv``). One code path
+reads every Hub dataset: the card where it speaks, the folder where it does not.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from .schema import DataFormatError
+
+CARD = "README.md"
+DATA_SUFFIXES = (".parquet", ".tsv", ".csv", ".jsonl", ".json")
+
+
+def front_matter(card: Path) -> dict:
+    """The YAML between the card's leading ``---`` lines ({} for a card without one, or no card)."""
+    if not card.is_file():
+        return {}
+    lines = card.read_text(encoding="utf-8").splitlines()
+    if not lines or lines[0].strip() != "---":
+        return {}
+    end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
+    if end is None:
+        raise DataFormatError(f"{card}: the front matter opened by '---' on line 1 is never closed")
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as err:
+        raise DataFormatError(f"{card}: the front matter is not valid YAML ({err})") from None
+    if not isinstance(meta, dict):
+        raise DataFormatError(f"{card}: the front matter is not a mapping of keys to values")
+    return meta
+
+
+def _globs(value, where: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise DataFormatError(f"{where}: expected a glob or a list of globs, got {value!r}")
+
+
+def card_configs(card: Path) -> dict[str, dict[str, list[str]]]:
+    """config name -> {split: [glob, ...]} as the card's ``configs:`` declares them ({} if it does not)."""
+    entries = front_matter(card).get("configs") or []
+    if not isinstance(entries, list):
+        raise DataFormatError(f"{card}: 'configs' must be a list of entries with config_name and data_files")
+    out: dict[str, dict[str, list[str]]] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or "config_name" not in entry:
+            raise DataFormatError(f"{card}: a 'configs' entry without config_name: {entry!r}")
+        name, files = str(entry["config_name"]), entry.get("data_files")
+        where = f"{card}, config {name}"
+        if files is None:
+            continue  # the Hub finds such a config's files by folder, as for an undeclared one
+        if isinstance(files, list) and files and all(isinstance(f, dict) for f in files):
+            splits: dict[str, list[str]] = {}
+            for f in files:
+                if "split" not in f or "path" not in f:
+                    raise DataFormatError(f"{where}: a data_files entry needs split and path, got {f!r}")
+                splits.setdefault(str(f["split"]), []).extend(_globs(f["path"], where))
+            out[name] = splits
+        else:
+            out[name] = {"train": _globs(files, where)}
+    return out
+
+
+def split_globs(declared: dict[str, dict[str, list[str]]], config: str, split: str) -> list[str]:
+    """The globs of ``config``'s ``split`` (a config with one split is read whatever its name);
+    an undeclared config's folder, ``<config>/**/*``."""
+    if config not in declared:
+        return [f"{config}/**/*"]
+    splits = declared[config]
+    if split in splits:
+        return splits[split]
+    if len(splits) == 1:
+        return next(iter(splits.values()))
+    raise DataFormatError(f"config {config} declares the splits {sorted(splits)}, not {split!r}")
+
+
+def download_patterns(declared: dict[str, dict[str, list[str]]], config: str) -> list[str]:
+    """What to fetch of ``config`` (huggingface_hub's ``allow_patterns``: ``*`` crosses folders)."""
+    if config not in declared:
+        return [f"{config}/*"]
+    return sorted({g for globs in declared[config].values() for g in globs})
+
+
+def config_files(folder: Path, declared: dict[str, dict[str, list[str]]], config: str, split: str) -> list[Path]:
+    """The data files of ``config``'s ``split`` in a local copy, sorted ([] when none are there);
+    in an undeclared config's folder, the files named by the split if any are, else all."""
+    found = sorted({p for g in split_globs(declared, config, split) for p in folder.glob(g)
+                    if p.is_file() and p.suffix in DATA_SUFFIXES})
+    if config not in declared:
+        named = [p for p in found if split in p.stem]
+        return named or found
+    return found
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """A data file as strings (parquet keeps its types), by suffix."""
+    try:
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
+        if path.suffix in (".tsv", ".csv"):
+            return pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str,
+                               keep_default_na=False, encoding="utf-8")
+        if path.suffix == ".jsonl":
+            return pd.read_json(path, lines=True, dtype=False)
+        try:  # a .json file holds one array of records, or (as the Hub also reads them) one record a line
+            return pd.read_json(path, dtype=False)
+        except ValueError:
+            return pd.read_json(path, lines=True, dtype=False)
+    except (ValueError, OSError, UnicodeDecodeError) as err:
+        raise DataFormatError(f"{path}: not a readable {path.suffix[1:]} file ({type(err).__name__}: {err})") from None

@@ -1,0 +1,72 @@
+"""BLiMP-NL (Dutch) and TurBLiMP (Turkish): Hub datasets with one config per paradigm, read
+into the canonical table; and the handling of a release's own columns that all Hub readers share."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from . import hub
+from .hub_catalog import HubDataset, spec_of
+from .hub_layout import read_table
+from .schema import PAIR_COLUMNS, DataFormatError, finalize_pairs
+from .sources import DataSource
+
+RESERVED = {*PAIR_COLUMNS, "identical"}
+
+
+def read_files(files: list[Path], required: tuple[str, ...], what: str) -> pd.DataFrame:
+    """The rows of a config's files in order, with the ``required`` columns checked."""
+    frames = []
+    for path in files:
+        df = read_table(path)
+        missing = [c for c in required if c not in df.columns]
+        if missing:
+            raise DataFormatError(f"{path}: missing columns {missing}; {what} needs {list(required)} "
+                                  f"(the file has {list(df.columns)})")
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def release_columns(df: pd.DataFrame, used: set[str]) -> pd.DataFrame:
+    """The release's other columns, kept: strings as ``string``, a name that would shadow a
+    canonical column prefixed with ``release_``."""
+    kept = df[[c for c in df.columns if c not in used]].copy()
+    for col in kept.columns:
+        values = kept[col]
+        if values.dtype == object and values.map(lambda v: v is None or isinstance(v, str)).all():
+            kept[col] = values.astype("string")
+    return kept.rename(columns={c: f"release_{c}" for c in kept.columns if c in RESERVED})
+
+
+def paradigm_table(spec: HubDataset, config: str, files: list[Path], language: str,
+                   phenomenon: str) -> pd.DataFrame:
+    """One config as canonical rows: ``pair_id`` the row's position in the config's files."""
+    raw = read_files(files, (spec.good, spec.bad), spec.name)
+    table = pd.DataFrame({"dataset": spec.name, "language": language, "paradigm": config, "phenomenon": phenomenon,
+                          "field": "", "pair_id": range(len(raw)), "good": raw[spec.good], "bad": raw[spec.bad]})
+    return pd.concat([table, release_columns(raw, {spec.good, spec.bad})], axis=1)
+
+
+def load_paradigms(name: str, language: str, phenomenon_of: Callable[[str], str],
+                   source: DataSource | None = None) -> pd.DataFrame:
+    """Every config of Hub dataset ``name`` as one canonical table, in the manifest's order."""
+    spec = spec_of(name)
+    found = hub.find(name, None, source)
+    frames = [paradigm_table(spec, config, found[config], language, phenomenon_of(config)) for config in spec.configs]
+    where = str(found[spec.configs[0]][0].parent)
+    return finalize_pairs(pd.concat(frames, ignore_index=True), where)
+
+
+def load_blimp_nl(source: DataSource | None = None) -> pd.DataFrame:
+    """BLiMP-NL (Suijkerbuijk et al. 2025): 84 paradigms x 100 Dutch pairs (8,400); ``paradigm``
+    is the Hub config (``wh_movement__stranding_1``), ``phenomenon`` its part before "__" (22);
+    the release's other columns are kept."""
+    return load_paradigms("blimp_nl", "nl", lambda config: config.split("__")[0], source)
+
+
+def load_turblimp(source: DataSource | None = None) -> pd.DataFrame:
+    """TurBLiMP (Başar et al. 2025): 16 phenomena x 1,000 Turkish pairs (16,000); ``paradigm``
+    and ``phenomenon`` are the Hub config (``binding``); the release's other columns are kept."""
+    return load_paradigms("turblimp", "tr", lambda config: config, source)
