@@ -23,6 +23,7 @@ import pandas as pd
 from . import methods as registry
 from .data.selection import DatasetSelection
 from .engine.interface import Scorer
+from .engine.unknown_tokens import warn_unknown_tokens
 from .methods.base import METHODS_VERSION, Family, Method, Runtime
 from .methods.options import checked_options
 from .models import REGISTRY
@@ -140,14 +141,16 @@ class RunSetup:
 
 
 def warn_language(scorer: Scorer, selection: DatasetSelection) -> None:
-    """A warning when the model's registry entry names languages and not the selection's: the
-    scores are computed (a test may want them) but are no judgement of the model's grammar."""
+    """A warning when the model's registry entry names languages and not all of the selection's
+    (a MultiBLiMP selection holds several): the scores are computed (a test may want them) but
+    are no judgement of the model's grammar in those languages."""
     spec = getattr(scorer.loaded, "spec", None)
     registered = spec is not None and REGISTRY.get(spec.name) == spec  # an unregistered model's languages are unknown
-    if registered and selection.language not in spec.languages:
-        warnings.warn(f"{spec.name} is registered for {', '.join(spec.languages)} text, not {selection.language!r} "
+    missing = ", ".join(repr(lang) for lang in selection.languages if lang not in spec.languages) if registered else ""
+    if missing:
+        warnings.warn(f"{spec.name} is registered for {', '.join(spec.languages)} text, not {missing} "
                       f"({selection.name}): its scores there say nothing about the language; choose a model "
-                      f"trained on {selection.language!r} text (a registry name, folder or Hugging Face id)",
+                      f"trained on {missing} text (a registry name, folder or Hugging Face id)",
                       stacklevel=3)
 
 
@@ -178,6 +181,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     registry.refuse_not_applicable(chosen, scorer)  # a method needing what this scorer lacks: before any work
     language, sides = selection.language, sides_of(selection.frame)
     warn_language(scorer, selection)
+    unknown = warn_unknown_tokens(scorer, selection)  # words its tokenizer cannot spell: a warning
     runtime = Runtime(scorer, language, progress=scorer.progress, sides=sides, **values)
     store_tag = setup.tag
     if runtime.fewshot.k:  # few-shot files are named apart: yesno__t1__4shot.parquet
@@ -200,8 +204,10 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     base = {**loaded.provenance(), "start_token": scorer.start_policy, "start_convention": scorer.start_convention,
             **selection.config(), "methods_version": METHODS_VERSION, "context": context_config,
             **runtime.fewshot.config(), "order_average": None, **setup.configuration}
-    # how the engine ran (recorded, not part of the configuration: results agree across them)
-    engine = {"share": scorer.share, "token_budget": scorer.token_budget}
+    # how the engine ran (recorded, not part of the configuration: results agree across them), and the
+    # share of the data's characters its tokenizer made unknown (recorded, not part of the configuration)
+    engine = {"share": scorer.share, "token_budget": scorer.token_budget,
+              "unknown_tokens": unknown.meta() if unknown else None}
     written: list[Path] = []
     for family, group in families.items():
         run = family.runtime_for(group, runtime)

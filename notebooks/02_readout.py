@@ -60,6 +60,7 @@ from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import select
+from helpers.engine.unknown_tokens import selection_texts, unknown_share
 from helpers.store import load_files
 from helpers.runner import run_methods
 from helpers.runs.switches import Switches
@@ -79,6 +80,10 @@ tag = f"{scorer.loaded.name}__{dataset}" + (f"__{selection.shard.tag}" if select
 report = NotebookReport("02_readout", config, tag)
 print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
       f"{scorer.loaded.name} ({scorer.loaded.dtype}, start token {scorer.start_policy}); methods: {', '.join(method_list)}")
+unknown = unknown_share(scorer.tokenizer, selection_texts(selection.frame))  # run_methods warns above 1%
+print(f"characters the tokenizer makes unknown ({unknown.unk_token or 'it has no unknown token'}): {unknown.share:.2%} "
+      f"of {unknown.characters:,} in {unknown.texts:,} of {unknown.of_texts:,} sentences"
+      + (f", e.g. {', '.join(unknown.examples)}" if unknown.examples else ""))
 
 # %% [markdown]
 # ## Score (or reuse finished score files)

@@ -9,7 +9,9 @@
   that every scorer shares;
 - :mod:`.causal`, :mod:`.seq2seq` and :mod:`.masked`: the scorers of decoder-only, encoder-decoder
   and masked models (pseudo-log-likelihood);
-- :mod:`.kinds`: which scorer a model gets (:func:`scorer_for`).
+- :mod:`.kinds`: which scorer a model gets (:func:`scorer_for`);
+- :mod:`.unknown_tokens`: how much of a dataset's text a tokenizer makes its unknown token
+  (:func:`~.unknown_tokens.unknown_share`), and the runner's warning when it is much.
 
 The public names are importable from here: ``from helpers.engine import Request, scorer_for``.
 """
