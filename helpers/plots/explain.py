@@ -2,30 +2,22 @@
 lined up, the differing ones highlighted) and per token."""
 from __future__ import annotations
 
-from functools import lru_cache
-
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib import font_manager
+
+from .style import FONTS
 
 
 GOOD, BAD, HIGHLIGHT = "#3b75af", "#e1812c", "#fff2b3"
-CJK_FONTS = ("Noto Sans CJK SC", "Noto Sans CJK JP", "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback",
-             "AR PL UMing CN", "SimHei")
+CJK_LANGUAGES = ("zh", "ja")
 
 
-@lru_cache(maxsize=1)
-def cjk_font() -> str | None:
-    """An installed font with Chinese characters, or None."""
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    return next((name for name in CJK_FONTS if name in installed), None)
-
-
-def _labels(texts: list[str], chinese: bool) -> tuple[list[str], str | None]:
-    """Tick labels, and a note when Chinese cannot be drawn (no font): then labels are positions."""
-    if chinese and cjk_font() is None:
-        return [f"#{i + 1}" for i in range(len(texts))], "no Chinese font installed (Debian: fonts-noto-cjk): " \
-                                                         "ticks show positions"
+def _labels(texts: list[str], cjk: bool) -> tuple[list[str], str | None]:
+    """Tick labels, and a note when Chinese or Japanese cannot be drawn (no CJK font among the
+    figures' fonts, :data:`helpers.plots.style.FONTS`): then labels are positions."""
+    if cjk and len(FONTS) == 1:
+        return [f"#{i + 1}" for i in range(len(texts))], "no CJK font installed (Debian: fonts-wqy-microhei, " \
+                                                         "`make system-deps`): ticks show positions"
     return texts, None
 
 
@@ -33,13 +25,12 @@ def pair_figure(ex, headline: str = "lp"):
     """Three panels of ``ex`` (a :class:`helpers.explain.pair.PairExplanation`): per-word
     surprisal of both sentences on aligned columns (differing words shaded), then per-token
     surprisal of the acceptable and of the unacceptable sentence."""
-    chinese = ex.language == "zh"
+    chinese = ex.language in CJK_LANGUAGES
     cols = ex.columns
     good_tokens = ex.tokens[ex.tokens.side == "good"]
     bad_tokens = ex.tokens[ex.tokens.side == "bad"]
     width = max(7.0, 0.55 * max(len(cols), len(good_tokens), len(bad_tokens)) + 2)
     fig, axes = plt.subplots(3, 1, figsize=(width, 7.2), gridspec_kw={"height_ratios": [1.2, 1, 1]})
-    font = {"fontfamily": cjk_font()} if chinese and cjk_font() else {}
     notes = []
 
     ax = axes[0]
@@ -52,7 +43,7 @@ def pair_figure(ex, headline: str = "lp"):
     texts = [g if not d else f"{g or '–'}\n{b or '–'}" for g, b, d in zip(cols.good_text, cols.bad_text, cols.differs)]
     labels, note = _labels(texts, chinese)
     notes += [note] if note else []
-    ax.set_xticks(x, labels, **font)
+    ax.set_xticks(x, labels)
     for tick, differs in zip(ax.get_xticklabels(), cols.differs):
         tick.set_fontweight("bold" if differs else "normal")
     ax.set_ylabel("surprisal (bits)")
@@ -66,8 +57,7 @@ def pair_figure(ex, headline: str = "lp"):
                 ax.axvspan(i - 0.5, i + 0.5, color=HIGHLIGHT, zorder=0)
         ax.bar(x, tokens.surprisal, 0.7, color=color)
         labels, _ = _labels([t.strip() or "␣" for t in tokens.text], chinese)  # a token of spaces: ␣
-        ax.set_xticks(x, labels, rotation=45 if len(tokens) > 12 else 0, ha="right" if len(tokens) > 12 else "center",
-                      **font)
+        ax.set_xticks(x, labels, rotation=45 if len(tokens) > 12 else 0, ha="right" if len(tokens) > 12 else "center")
         total = tokens.surprisal.sum()
         ax.set_title(f"per token, {side}: {total:.1f} bits in {len(tokens)} tokens (LP {tokens.logprob.sum():.2f})",
                      fontsize=10, loc="left")
