@@ -16,7 +16,8 @@
 #
 # Does a method prefer the shorter (or longer) sentence? For every stored decision, the
 # token-length difference is |acceptable| − |unacceptable| (the sentences alone, in the
-# model's tokens). Reads the results store only: run `02_readout` and `03_prompting` first.
+# model's tokens). Reads the results store only: run `02_readout` and `03_prompting` first (with
+# nothing stored, the first cell stops with an error naming what to run).
 #
 # - accuracy against the length difference, with 95% Wilson bands (Figure 2);
 # - the point-biserial correlation between success and length difference per method and
@@ -42,51 +43,47 @@ from IPython.display import display
 from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy, cross_model, length_bias
 from helpers.reporting.notebook import NotebookReport
-from helpers.reporting.outputs import stored_scores
+from helpers.reporting.outputs import required_scores
 from helpers.selection_parser import parse_selection
 
 config = dict(model=model, dataset=dataset, methods=methods, gap=gap, clip=clip,
               seed=seed, resamples=resamples)
 method_list, gap_pair = parse_selection(methods, what="method"), parse_selection(gap, what="method")
-scores, missing = stored_scores(model, dataset, method_list + gap_pair)
+scores = required_scores(model, dataset, method_list + gap_pair)  # an error naming what to run when missing
 report = NotebookReport("05_length_bias", config, dataset, sources=scores)
-ready = not missing
-print(missing or f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")
+print(f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")
 
 # %% [markdown]
 # ## Figure 2: accuracy against the token-length difference
 
 # %%
-if ready:
-    best = accuracy.at_best_template(scores, method_list)
-    by_length = length_bias.accuracy_by_length(best, clip)
-    report.table(by_length, "accuracy_by_length")
-    fig = plots.accuracy_by_length(by_length, f"accuracy by length difference on {dataset}")
-    report.figure(fig, "accuracy_by_length")
+best = accuracy.at_best_template(scores, method_list)
+by_length = length_bias.accuracy_by_length(best, clip)
+report.table(by_length, "accuracy_by_length")
+fig = plots.accuracy_by_length(by_length, f"accuracy by length difference on {dataset}")
+report.figure(fig, "accuracy_by_length")
 
 # %% [markdown]
 # ## Table 4: point-biserial r between success and length difference (best templates), with
 # bootstrap 95% CIs of each accuracy; below it, Table 4 averaged over the models
 
 # %%
-if ready:
-    table4 = length_bias.table4(best, resamples, seed)
-    display(table4.round(3))
-    report.table(table4, "point_biserial")
-    table4_mean = cross_model.table4_mean(table4)  # averaged over the models (with one model: its values)
-    display(table4_mean.round(3))
-    report.table(table4_mean, "point_biserial_mean")
+table4 = length_bias.table4(best, resamples, seed)
+display(table4.round(3))
+report.table(table4, "point_biserial")
+table4_mean = cross_model.table4_mean(table4)  # averaged over the models (with one model: its values)
+display(table4_mean.round(3))
+report.table(table4_mean, "point_biserial_mean")
 
 # %% [markdown]
 # ## Figure 6: per-paradigm accuracy gap against mean length difference
 
 # %%
-if ready:
-    gaps = length_bias.paradigm_gaps(scores, *gap_pair)
-    display(length_bias.gap_correlations(gaps).round(3))
-    report.table(gaps, "paradigm_gap")
-    fig = plots.gap_scatter(gaps, f"{gap_pair[0]} minus {gap_pair[1]} per paradigm on {dataset}")
-    report.figure(fig, "paradigm_gap")
+gaps = length_bias.paradigm_gaps(scores, *gap_pair)
+display(length_bias.gap_correlations(gaps).round(3))
+report.table(gaps, "paradigm_gap")
+fig = plots.gap_scatter(gaps, f"{gap_pair[0]} minus {gap_pair[1]} per paradigm on {dataset}")
+report.figure(fig, "paradigm_gap")
 
 # %% [markdown]
 # ## Paper check

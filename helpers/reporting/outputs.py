@@ -39,6 +39,21 @@ def stored_scores(model, dataset: str, methods) -> tuple[pd.DataFrame, str]:
     return scores, message
 
 
+class MissingScoresError(RuntimeError):
+    """An analysis asked for stored scores that no scoring notebook has written yet."""
+
+
+def required_scores(model, dataset: str, methods) -> pd.DataFrame:
+    """:func:`stored_scores`, or a :class:`MissingScoresError` naming every missing (model,
+    method) and the notebook that scores it: an analysis with nothing to read stops, so a sweep
+    marks it failed (and reruns it) instead of calling it done."""
+    scores, missing = stored_scores(model, dataset, methods)
+    if missing:
+        raise MissingScoresError(f"{missing}\nThis analysis reads stored scores only: run those notebooks first, "
+                                 "then this one (a sweep with both submits it after them).")
+    return scores
+
+
 def score_files(sources) -> list[str]:
     """The score files behind ``sources``: a frame from the store (its ``attrs["score_files"]``)
     or a list of paths."""
