@@ -41,9 +41,15 @@
 # MetaQuestionComplex prompts on word prediction, word comparison, sentence judgment and
 # sentence comparison, with internal consistency (Pearson r of each prompt's differential
 # with the Direct one).
+#
+# **Introspection (Song, Hu & Mahowald 2025)**, when `model` is a list (each model runs Part 1 in
+# turn, with its Direct `lp` of the same pairs) or `hu_levy_models` holds several: does a model's
+# prompted answer predict its own string probabilities better than another model's? The model x
+# model matrix of item-level correlations and the paper's comparison, which controls for how
+# similar two models' probabilities are.
 
 # %% tags=["parameters"]
-model = "demo-en"  # registry name, local folder or Hugging Face id (instruct models use chat templates)
+model = "demo-en"  # registry name, local folder or Hugging Face id (instruct: chat templates); a list: each in turn, compared
 dataset = "blimp"  # a pairs dataset of 01_data_prep (English or Chinese)
 methods = "all"  # prompting methods: yesno, yesno_released, ab, ab_logit (a list, comma-separated, or "all")
 templates = [1, 2, 3, 4, 5]  # prompt template ids
@@ -58,6 +64,7 @@ hu_levy_sets = "default"  # Hu and Levy stimulus sets (list or comma-separated);
 hu_levy_prompts = "all"  # Hu and Levy prompt types: direct, metaQuestionSimple, metaInstruct, metaQuestionComplex
 hu_levy_limit = None  # items per paradigm of each Hu and Levy stimulus set; None means all
 hu_levy_models = None  # models of the Hu and Levy part and its cross-model tables (list or comma-separated); None: model
+introspection_disagree = 0.05  # introspection: pair items kept where this share of models disagree (the paper's 0.05; 0: all)
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
@@ -73,34 +80,35 @@ from IPython.display import display
 
 from helpers import methods as method_registry
 from helpers.plots import fewshot as plots_fewshot
-from helpers.runs import hu_levy as hu_levy_runs
-from helpers.plots import cross_model as plots_cross_model
+from helpers.runs import hu_levy as hu_levy_runs, model_list
+from helpers.plots import cross_model as plots_cross_model, introspection as plots_introspection
 from helpers.analysis import accuracy, fewshot as fewshot_tables, hu_levy, prompting as prompting_tables
 from helpers.reporting.notebook import NotebookReport
-from helpers.analysis import cross_model
+from helpers.analysis import cross_model, introspection, introspection_comparison
 from helpers.data.selection import select
 from helpers.methods.fewshot import FewShot, k_values as fewshot_ks_of
 from helpers.methods.hu_levy import TASKS, default_sets
 from helpers.methods.hu_levy_requests import PROMPT_TYPES
 from helpers.store import load_files
-from helpers.runner import run_methods
 from helpers.runs.switches import Switches
 from helpers.selection_parser import parse_selection
 
 switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
                     quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
-hl_models = [model] if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
-switches.check(hl_models)  # every model of Part 2 too, before anything is scored
+models = parse_selection(model, what="model")  # one model, or a list: Part 1 for each, loaded in turn
+hl_models = models if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
+switches.check(list(dict.fromkeys(models + hl_models)))  # every model of both parts, before anything is scored
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 k_list = fewshot_ks_of(fewshot_ks)
-scorer = switches.scorer(model, batch_size=None if batch_size == "auto" else int(batch_size))
-# the methods this kind of model can run; the others are listed with the reason in Table 3
-fewshot_list = method_registry.applicable(method_registry.method_names(fewshot_methods, [
-    m for m, spec in method_registry.METHODS.items() if spec.family.takes_fewshot]), scorer)[0] if k_list else []
-method_list, not_applicable = method_registry.applicable(
-    method_registry.method_names(methods, method_registry.PROMPT_METHODS), scorer)
-if not use_outlines and "ab" in method_list:
-    method_list.remove("ab")  # "ab" is the constrained-decoding decision; ab_logit stays
+batch = None if batch_size == "auto" else int(batch_size)
+scorer = switches.scorer(models[0], batch_size=batch)  # the first model; the others of a list load in turn below
+# the methods asked for; each model runs those its kind can run, the others are listed with the reason in Table 3
+fewshot_asked = method_registry.method_names(fewshot_methods, [
+    m for m, spec in method_registry.METHODS.items() if spec.family.takes_fewshot]) if k_list else []
+methods_asked = [m for m in method_registry.method_names(methods, method_registry.PROMPT_METHODS)
+                 if use_outlines or m != "ab"]  # "ab" is the constrained-decoding decision; ab_logit stays
+fewshot_list = method_registry.applicable(fewshot_asked, scorer)[0] if fewshot_asked else []
+method_list = method_registry.applicable(methods_asked, scorer)[0] if methods_asked else []
 selection = select(dataset, limit)
 hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
            else parse_selection(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
@@ -112,25 +120,35 @@ config = {"model": model, "dataset": dataset, "methods": method_list,
           "hu_levy_models": hl_models,
           "fewshot_ks": k_list, "fewshot_methods": fewshot_list, "fewshot_source": fewshot_source,
           "fewshot_seed": fewshot_seed, **switches.record()}
-tag = f"{scorer.loaded.name}__{dataset}"
+tag = f"{scorer.loaded.name if len(models) == 1 else cross_model.models_tag(models)}__{dataset}"
 report = NotebookReport("03_prompting", config, tag)
-print(f"{len(selection):,} pairs of {dataset}; {model} is {'an instruct' if instruct else 'a base'} model: "
-      f"{'chat' if instruct else 'base'} templates; methods: {', '.join(method_list)}")
+print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if instruct else 'a base'} model: "
+      f"{'chat' if instruct else 'base'} templates; methods: {', '.join(method_list)}"
+      + (f"; then {', '.join(models[1:])}, each loaded in turn" if len(models) > 1 else ""))
 
 # %% [markdown]
 # ## Part 1 · Yes/No and A/B prompting
 
 # %%
-files = run_methods(scorer, selection, method_list,
-                    {"templates": template_list, "seed": seed, "use_outlines": use_outlines,
-                     **switches.method_options()}) if method_list else []
+runs = [(methods_asked, {"templates": template_list, "seed": seed, "use_outlines": use_outlines,
+                         **switches.method_options()})]
+shot_ks = k_list if fewshot_asked else []
+runs += [(fewshot_asked, {"templates": template_list, "seed": seed, "use_outlines": False,
+                          "fewshot": FewShot(k, fewshot_source, fewshot_seed), **switches.method_options()})
+         for k in shot_ks]
+if len(models) > 1:  # the Direct measure of the same pairs, for the introspection section
+    runs.append((["lp"], switches.method_options()))
+done = model_list.run_each(models, selection, runs, scorer=scorer, **switches.scorer_kwargs(), batch_size=batch)
+(files, not_applicable), shot_files = done[0], [f for run in done[1:1 + len(shot_ks)] for f in run[0]]
+direct_files = done[-1][0] if len(models) > 1 else []
 scores = report.sources = load_files(files)
 if len(scores):
     first = scores.iloc[0]
     print("rendered prompt of the first item (exactly as scored):\n"
           + repr(first.get("prompt_good", first.get("prompt"))))
 else:  # e.g. a masked LM: no prompt is continued left to right
-    print(f"no prompting method applies to {scorer.loaded.name}; Table 3 lists each with the reason")
+    print(f"no prompting method applies to {scorer.loaded.name if len(models) == 1 else ', '.join(models)}; "
+          "Table 3 lists each with the reason")
 
 # %% [markdown]
 # Table 3 rows: accuracy (mean ± sd over templates), the best template and ties; a method the
@@ -148,7 +166,7 @@ report.table(t3, "prompting")
 # logit decision (`ab_logit`), and the pairs where they differ.
 
 # %%
-ab_methods = [m for m in ("ab", "ab_logit") if m in method_list]
+ab_methods = [m for m in ("ab", "ab_logit") if len(scores) and m in set(scores["method"])]
 if ab_methods:
     ab = prompting_tables.ab_answers(scores, ab_methods)
     display(ab.round(3))
@@ -174,13 +192,7 @@ if len(ab_methods) == 2:
 # k = 0 files are the zero-shot files of Part 1 and 02 (the same configuration).
 
 # %%
-if k_list and fewshot_list:
-    shot_files = []
-    for k in k_list:
-        shot_files += run_methods(scorer, selection, fewshot_list,
-                                  {"templates": template_list, "seed": seed, "use_outlines": False,
-                                   "fewshot": FewShot(k, fewshot_source, fewshot_seed),
-                                   **switches.method_options()})
+if shot_files:  # scored with Part 1 above (each model loaded once)
     shot_scores = fewshot_tables.scores_by_k(shot_files)
     for method, text in fewshot_tables.first_inputs(shot_scores, max(k_list), template_list[0]).items():
         print(f"{method}, k = {max(k_list)}, template {template_list[0]}: the first item (acceptable sentence) "
@@ -204,8 +216,7 @@ if k_list and fewshot_list:
 
 # %%
 hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer,
-                                     options=switches.method_options(), **switches.scorer_kwargs(),
-                                     batch_size=None if batch_size == "auto" else int(batch_size))
+                                     options=switches.method_options(), **switches.scorer_kwargs(), batch_size=batch)
 hl_tag = cross_model.models_tag(hl_models)
 if hl_files:
     hl_scores = load_files(hl_files)
@@ -248,6 +259,49 @@ if hl_files:
     for task, stimuli, rows in cross_model.scatter_groups(points):
         fig = plots_cross_model.direct_meta_scatter(rows, f"Direct vs prompts: {task} on {stimuli} (Figures 7-10)")
         report.figure(fig, f"hl_scatter_{task}_{stimuli}", sources=hl_scores, tag=hl_tag)
+
+# %% [markdown]
+# ## Introspection (Song, Hu & Mahowald 2025)
+#
+# With several models (`model` a list: Part 1's Yes/No and A/B prompts against `lp` of the same
+# pairs; `hu_levy_models`: Hu & Levy's prompts against their Direct prompt), each item gets a Meta
+# differential (Yes/No: the log-odds of Yes for the acceptable sentence minus for the unacceptable
+# one; choices: the log-prob of the acceptable option's answer minus the other's; word prediction:
+# log p of the word in the prompt) and a Direct one (LP(acceptable) - LP(unacceptable); log p of the
+# word). The matrix: Pearson r over items of the row model's Meta with the column model's Direct,
+# the mean over prompts (the paper's; each prompt in the table), bootstrap 95% CIs over items, on the
+# pair items the models disagree on (`introspection_disagree`, the paper's filter). A model that
+# introspects predicts its own probabilities (the diagonal) better than another's: the self table
+# gives its own r minus the best other model's, with a bootstrap CI over items. The paper's
+# comparison controls for how similar two models are: r(Meta_A, Direct_B) ~ r(Direct_A, Direct_B)
+# + relation, self the reference, so a relation's coefficient below 0 would be introspection (the
+# paper finds none); it needs at least 3 models.
+
+# %%
+intro_models = list(dict.fromkeys((models if len(models) > 1 else []) + (hl_models if len(hl_models) > 1 else [])))
+intro_files = (files + direct_files if len(models) > 1 else []) + (hl_files if len(hl_models) > 1 else [])
+if intro_files:
+    intro_tag = cross_model.models_tag(intro_models) + (f"__{dataset}" if len(models) > 1 else "")
+    intro_scores = load_files(intro_files)
+    intro_items = introspection.disagreeing(introspection.item_measures(intro_scores), introspection_disagree)
+    intro = introspection_comparison.with_relations(introspection.matrix(intro_items, seed=seed))
+    display(introspection.wide(intro).round(2))
+    report.table(intro, "introspection", sources=intro_scores, tag=intro_tag)
+    fig = plots_introspection.matrix_heatmaps(intro, "r(Meta of the row model, Direct of the column model)")
+    report.figure(fig, "introspection", sources=intro_scores, tag=intro_tag)
+    own = introspection.self_vs_others(intro_items, seed=seed)
+    display(own.round(3))
+    report.table(own, "introspection_self", sources=intro_scores, tag=intro_tag)
+    paper = introspection_comparison.comparison(intro)
+    if len(paper):
+        display(paper.round(4))
+        report.table(paper, "introspection_comparison", sources=intro_scores, tag=intro_tag)
+        fig = plots_introspection.similarity_scatter(intro, "r(Meta_A, Direct_B) against model similarity")
+        report.figure(fig, "introspection_similarity", sources=intro_scores, tag=intro_tag)
+    else:
+        print("the paper's comparison needs at least 3 models of a measure: give `model` or `hu_levy_models` more")
+else:
+    print("introspection compares models: give `model` (or `hu_levy_models`) as a list of two or more")
 
 # %% [markdown]
 # ## Paper check

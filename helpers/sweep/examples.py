@@ -1,5 +1,6 @@
 """Executed examples a reader can see: notebooks 00-07 run headlessly on one model with small
-limits (papermill) and rendered to HTML (nbconvert), with an index page linking them.
+limits (papermill; 03 with two tiny models beside it, for its introspection section) and
+rendered to HTML (nbconvert), with an index page linking them.
 
 Everything goes under one folder (``outputs/report`` by default): ``notebooks/`` (executed),
 ``html/`` (one page per notebook), ``results/`` (the scores, tables and figures of these runs,
@@ -30,6 +31,8 @@ SMALL = [
     ("06", {"limit": 1, "lengths": [0, 25, 50], "phenomenon_sentences": 2}),
     ("07", {"datasets": "blimp_hu2025,syntaxgym,li_hu2025,cola", "limit": 2}),
 ]
+# notebooks that compare models run the report's model beside these (03's introspection section)
+BESIDE = {"03": ["tiny-gpt2", "tiny-llama"]}
 
 
 @dataclass
@@ -55,7 +58,7 @@ def plan(model: str = "demo-en", only: list[str] | None = None, out: Path | None
         notebook = find_notebook(prefix)
         params = dict(params)
         if "model" in declared_parameters(notebook):
-            params["model"] = model
+            params["model"] = list(dict.fromkeys([model, *BESIDE[prefix]])) if prefix in BESIDE else model
         unknown = sorted(set(params) - declared_parameters(notebook))
         if unknown:
             raise ValueError(f"{notebook.name} has no parameter {', '.join(unknown)}")
