@@ -17,7 +17,7 @@ def test_the_plan_runs_00_to_07_on_one_model(tmp_path):
         None if p.notebook.name.startswith("01") else ["demo-en", *examples.BESIDE["03"]]
         if p.notebook.name.startswith("03") else "demo-en" for p in pages]
     assert examples.plan("tiny-gpt2", ["03"], tmp_path)[0].parameters["model"] == ["tiny-gpt2", "tiny-llama"]
-    assert pages[2].parameters == {"limit": 1, "model": "demo-en"}
+    assert pages[2].parameters == {"limit": 2, "model": "demo-en"}
     assert pages[0].page == tmp_path / "html" / "00_quickstart.html"
     assert [p.notebook.name[:2] for p in examples.plan("m", ["02", "00"], tmp_path)] == ["00", "02"]
     with pytest.raises(ValueError, match="--only 09: choose among 00, 01"):
@@ -52,7 +52,7 @@ def test_pages_render_outputs_and_the_index_links_them(tmp_path):
     index = examples.index_html(pages, "demo-en", 99)
     assert '<a href="html/00_quickstart.html">00_quickstart</a>' in index
     assert "02_readout</td>" in index and "failed: KeyError: &#x27;lp&#x27;" in index  # no page: no link
-    assert "<td>12 s</td>" in index and "limit=1" in index and "99 s in all" in index
+    assert "<td>12 s</td>" in index and "limit=2" in index and "99 s in all" in index
 
 
 def test_environment_changes_are_restored_also_on_an_error(monkeypatch):

@@ -24,8 +24,8 @@ from .jobs import declared_parameters, find_notebook
 SMALL = [
     ("00", {}),
     ("01", {"datasets": "blimp,blimp_hu2025,syntaxgym,li_hu2025,cola,cola_dev,hl_blimp"}),
-    ("02", {"limit": 1}),
-    ("03", {"limit": 1, "hu_levy_sets": "hl_blimp", "hu_levy_limit": 2}),
+    ("02", {"limit": 2}),  # two pairs a paradigm: 04's split-half reliability needs two halves
+    ("03", {"limit": 2, "hu_levy_sets": "hl_blimp", "hu_levy_limit": 2}),
     ("04", {"resamples": 200, "trials": 4}),
     ("05", {"resamples": 200}),
     ("06", {"limit": 1, "lengths": [0, 25, 50], "phenomenon_sentences": 2}),
