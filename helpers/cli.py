@@ -115,6 +115,9 @@ def _cmd_sweep(args) -> int:
     except (FileNotFoundError, ValueError, SlurmUnavailableError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except sweep.SweepFailed as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -176,7 +179,7 @@ def _cmd_embed(args) -> int:
                 raise ValueError(f"unknown dataset {name!r}; choose from: {', '.join(DATASETS)}")
             model = args.model or embeddings.default_model(DATASETS[name].language)
             start = time.perf_counter()
-            path = embedding_store.precompute(name, model, batch_size=args.batch_size)
+            path = embedding_store.precompute(name, model, batch_size=args.batch_size, threads=args.threads)
         except (DataNotPreparedError, ImportError, OSError, ValueError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
@@ -214,11 +217,13 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--param", "-p", action="append", default=[], metavar="[NB:]KEY=VALUE",
                    help="extra notebook parameter (NB: only for the notebooks starting with NB, e.g. 02:methods=lp)")
     w.add_argument("--executor", choices=["local", "slurm"], default="local",
-                   help="slurm: the unfinished jobs as one job array (not those already queued or running)")
+                   help="slurm: the unfinished jobs as one job array, the analyses (04, 05) after the scoring tasks "
+                        "they read (afterok); not those already queued or running")
     w.add_argument("--shards", type=int, default=1, metavar="K",
                    help="split each dataset run's pairs into K jobs (by paradigm, then position)")
-    w.add_argument("--status", action="store_true", help="show each job: done, running, pending or failed "
-                   "(with the failing cell's error and the job's log) and exit")
+    w.add_argument("--status", action="store_true", help="show each job: done, running, pending, waiting (on "
+                   "the scoring jobs it reads), failed or cancelled (with the failing cell's error and the job's log) "
+                   "and exit")
     w.add_argument("--reuse-stale", dest="reuse_stale", action="store_true",
                    help="reuse score files written by another engine numerics version or torch/transformers "
                         "major.minor (stale: recomputed by default), with a warning")
@@ -235,6 +240,8 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--model", default=None, help="embedding model (default: the paper's per language, or "
                    "offline the packaged stand-in: helpers.analysis.embeddings.default_model)")
     e.add_argument("--batch-size", dest="batch_size", type=int, default=512, help="sentences per encoder call")
+    e.add_argument("--threads", type=int, default=None, help="torch CPU threads while embedding (default: torch's; "
+                   "1 is faster when other processes keep the cores busy)")
     e.set_defaults(run=_cmd_embed)
     sub.add_parser("demo", help="the main job on the offline default").set_defaults(run=_cmd_demo)
     t = sub.add_parser("train-demo", help="train a small demo LM from the mirror's corpora")

@@ -7,7 +7,9 @@ one Slurm job array through submitit (:mod:`helpers.sweep.slurm`), and
 :mod:`helpers.sweep.status` tells what each combination is doing. Every parameter a job
 injects must be declared in the notebook's parameters cell (papermill itself would only warn
 and run the defaults). ``shards`` > 1 splits each dataset run's pairs into that many jobs
-(:mod:`helpers.data.shards`); the score store reads their files as one run.
+(:mod:`helpers.data.shards`); the score store reads their files as one run, and the analyses
+of the sweep (``ANALYSES``) run once per model and dataset, after every shard
+(:mod:`helpers.sweep.dependencies`).
 """
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ from ..store import safe_name
 from ..data.shards import check as check_shards
 
 NO_MODEL = "none"  # notebooks that take no model (01_data_prep)
+# analysis notebooks -> their parameters naming the methods whose stored scores they read (whole runs)
+ANALYSES = {"04_ensembles": ("baseline", "l_method", "p_method", "ab_method"),
+            "05_length_bias": ("methods", "gap")}
 # a temporary file of helpers.files.atomic_path: ".<target>-<pid>-<8 hex>.tmp"
 TEMP_FILE = re.compile(r"^\.(?P<target>.+)-\d+-[0-9a-f]{8}\.tmp$")
 
@@ -161,7 +166,8 @@ def plan(notebooks: list[str], models: list[str], datasets: list[str], parameter
     notebook lacks a parameter that its job would inject or a switch value does not exist.
     ``parameters`` keys may name their notebook (``"02:methods"``); ``switches`` (start, share,
     quant, ...) go to every notebook that takes them; ``shards`` > 1 gives each combination that
-    many jobs."""
+    many jobs, except the analyses (``ANALYSES``) of a sweep with notebooks that score: one job
+    each, reading the whole run."""
     found = {nb: find_notebook(nb) for nb in notebooks}
     parameters = with_switches(found, parameters or {}, switches)
     for key in parameters:
@@ -170,9 +176,15 @@ def plan(notebooks: list[str], models: list[str], datasets: list[str], parameter
             raise ValueError(f"parameter {key!r} is for notebook {prefix!r}, which is not in this sweep "
                              f"({', '.join(notebooks)})")
     check_shards(None if shards == 1 else 1, shards)  # a clear error for shards < 1 or not a number
-    shard_list = [None] if shards == 1 else list(range(1, shards + 1))
-    jobs = [Job(found[nb], m, d, parameters_for(found[nb], parameters), s, shards)
-            for nb, m, d, s in itertools.product(notebooks, models, datasets, shard_list)]
+    scoring = any(path.stem not in ANALYSES for path in found.values())
+
+    def cuts(nb: str) -> list[tuple[int | None, int]]:
+        if shards == 1 or (scoring and found[nb].stem in ANALYSES):
+            return [(None, 1)]
+        return [(s, shards) for s in range(1, shards + 1)]
+
+    jobs = [Job(found[nb], m, d, parameters_for(found[nb], parameters), s, n)
+            for nb, m, d in itertools.product(notebooks, models, datasets) for s, n in cuts(nb)]
     for job in jobs:
         job.papermill_parameters()
     return jobs

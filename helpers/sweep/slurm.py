@@ -1,11 +1,15 @@
-"""A sweep on Slurm: resource profiles, one submitit job array per submission, task records,
+"""A sweep on Slurm: resource profiles, submitit job arrays (the analyses after their scoring), task records,
 and job states read from Slurm itself.
 
 Resources come from a small YAML profile (``profiles/<name>.yaml`` or a path; the default,
-``slurm-gpu``, asks for one GPU per task) with command-line values over it. Each submission
-is one job array whose tasks are the unfinished (notebook, model, dataset, shard) jobs; the
-job id of each task is recorded in ``outputs/slurm/tasks/<executed notebook's name>.json``,
-and submitit keeps its pickles and logs in ``outputs/slurm/<job id>/``. States come from
+``slurm-gpu``, asks for one GPU per task) with command-line values over it. A submission
+is one job array whose tasks are the unfinished (notebook, model, dataset, shard) jobs that
+wait on nothing, then, for the analyses that read their scores, one job array per set of
+scoring tasks they wait on (``--dependency=afterok:<array>_<task>...`` and
+``--kill-on-invalid-dep=yes``: a failed scoring task cancels them;
+:mod:`helpers.sweep.dependencies`). The job id of each task, and those it waits on, are
+recorded in ``outputs/slurm/tasks/<executed notebook's name>.json``; submitit keeps its
+pickles and logs in ``outputs/slurm/<job id>/``. States come from
 ``squeue`` while a job is queued or running and from ``sacct`` (where the cluster keeps
 accounting) or ``scontrol`` (recent jobs) after it ended; no database is needed.
 """
@@ -25,6 +29,7 @@ import yaml
 
 from .. import paths
 from ..files import write_text
+from .dependencies import submit_in_waves
 from .jobs import run_job
 
 PROFILES = paths.ROOT / "profiles"
@@ -142,6 +147,7 @@ class Record:
     stderr: str
     resources: dict = field(default_factory=dict)
     earlier: list = field(default_factory=list)  # job ids of earlier submissions
+    waits_on: dict = field(default_factory=dict)  # job id -> executed notebook's stem, of the jobs it runs after
 
 
 def record_path(job) -> Path:
@@ -155,11 +161,12 @@ def read_record(job) -> Record | None:
     return Record(**json.loads(path.read_text()))
 
 
-def _write_record(job, handle, res: dict) -> Record:
+def _write_record(job, handle, res: dict, after: dict | None = None) -> Record:
     old = read_record(job)
     rec = Record(str(handle.job_id), time.strftime("%Y-%m-%dT%H:%M:%S%z"), str(handle.paths.folder),
                  str(handle.paths.stdout), str(handle.paths.stderr), res,
-                 (old.earlier + [old.job_id]) if old else [])
+                 (old.earlier + [old.job_id]) if old else [],
+                 {i: d.output.stem for i, d in (after or {}).items()})
     write_text(record_path(job), json.dumps(asdict(rec), indent=1))
     return rec
 
@@ -175,23 +182,31 @@ def _command(args: list[str], timeout: float = 60) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def live_states() -> dict[str, str] | None:
-    """Job id (array tasks as ``<array>_<task>``) -> state of this user's queued and running
-    jobs (squeue), or None where squeue does not answer."""
-    out = _command(["squeue", "-h", "-r", "-u", getpass.getuser(), "-o", "%i|%T"])
+def queue() -> dict[str, tuple[str, str]] | None:
+    """Job id (array tasks as ``<array>_<task>``) -> (state, reason) of this user's queued and
+    running jobs (squeue; reason "Dependency": waiting on another job), or None where squeue
+    does not answer."""
+    out = _command(["squeue", "-h", "-r", "-u", getpass.getuser(), "-o", "%i|%T|%r"])
     if out is None:
         return None
-    return dict(line.split("|", 1) for line in out.split() if "|" in line)
+    rows = [(line.split("|") + ["", ""])[:3] for line in out.splitlines() if "|" in line]
+    return {jid.strip(): (state.strip(), reason.strip()) for jid, state, reason in rows}
+
+
+def live_states() -> dict[str, str] | None:
+    """Job id -> state of this user's queued and running jobs (:func:`queue`), or None."""
+    found = queue()
+    return None if found is None else {jid: state for jid, (state, _) in found.items()}
 
 
 def final_state(job_id: str) -> str | None:
     """How an ended job ended (e.g. "CANCELLED", "TIMEOUT", "NODE_FAIL", "FAILED (NonZeroExitCode)"):
     sacct where the cluster keeps accounting, else scontrol while Slurm remembers the job."""
-    out = _command(["sacct", "-X", "-n", "-P", "-o", "JobID,State,ExitCode", "-j", job_id])
+    out = _command(["sacct", "-X", "-n", "-P", "-o", "JobID,State,ExitCode,Reason", "-j", job_id])
     for line in (out or "").splitlines():
-        jid, state, _ = (line.split("|") + ["", ""])[:3]
+        jid, state, _, reason = (line.split("|") + ["", "", ""])[:4]
         if jid == job_id and state:
-            return state.split()[0]
+            return state.split()[0] + (f" ({reason})" if reason and reason != "None" else "")
     out = _command(["scontrol", "show", "job", "-o", job_id])
     match = re.search(r"JobState=(\S+)(?:.*? Reason=(\S+))?", out or "")
     if not match:
@@ -200,19 +215,24 @@ def final_state(job_id: str) -> str | None:
     return match.group(1) + (f" ({reason})" if reason and reason != "None" else "")
 
 
-def submit(jobs: list, res: dict, wait: bool = False) -> list:
-    """Submit the jobs that are not queued or running already as one job array; their records
-    are written; ``wait`` blocks until they leave the queue. Returns the submitit jobs."""
+def submit(jobs: list, res: dict, wait: bool = False, waits: dict | None = None) -> list:
+    """Submit the jobs that are not queued or running already: those that wait on nothing as
+    one job array, then those that wait on scoring jobs (``waits``: job output -> the jobs it
+    reads, :func:`helpers.sweep.dependencies.waits_on`) as one array per set of scoring tasks,
+    each with ``afterok`` on exactly those tasks (submitted now, or already queued or running;
+    a finished one is not waited on) and ``kill-on-invalid-dep``. Their records are written;
+    ``wait`` blocks until they leave the queue. Returns the submitit jobs."""
     if shutil.which("sbatch") is None:
         raise SlurmUnavailableError("no Slurm on this machine (sbatch not found): submit from the cluster's login "
                                     "node, or start the test cluster (tests/slurm/cluster.sh start)")
     params = executor_parameters(res)
     live = live_states() or {}
-    todo = []
+    todo, queued = [], {}
     for job in jobs:
         rec = read_record(job)
         if rec and rec.job_id in live:
             print(f"already {live[rec.job_id].lower()}: {job.label} (job {rec.job_id})")
+            queued[job.output] = rec.job_id
         else:
             todo.append(job)
     if not todo:
@@ -221,15 +241,23 @@ def submit(jobs: list, res: dict, wait: bool = False) -> list:
     import submitit
 
     ex = submitit.AutoExecutor(folder=str(paths.outputs() / "slurm" / "%j"), cluster="slurm")
-    ex.update_parameters(**params)
+    handles = []
 
-    with ex.batch():
-        handles = [ex.submit(run_job, job) for job in todo]
-    for job, handle in zip(todo, handles):
-        _write_record(job, handle, res)
-        print(f"submitted: {job.label} (job {handle.job_id})")
-    array = str(handles[0].job_id).split("_")[0]
-    print(f"submitted {len(todo)} task(s) as Slurm job {array}; logs in {paths.outputs() / 'slurm'}")
+    def array(group: list, after: dict) -> list[str]:  # one job array, after the jobs ``after`` names
+        extra = {"dependency": "afterok:" + ":".join(after), "kill_on_invalid_dep": "yes"} if after else None
+        ex.update_parameters(**params, slurm_additional_parameters=extra)
+        with ex.batch():
+            submitted = [ex.submit(run_job, job) for job in group]
+        for job, handle in zip(group, submitted):
+            _write_record(job, handle, res, after)
+            print(f"submitted: {job.label} (job {handle.job_id})")
+        then = f", to start after {', '.join(after)} (afterok)" if after else ""
+        print(f"submitted {len(group)} task(s) as Slurm job {str(submitted[0].job_id).split('_')[0]}{then}")
+        handles.extend(submitted)
+        return [str(h.job_id) for h in submitted]
+
+    submit_in_waves(todo, waits or {}, queued, array)
+    print(f"logs in {paths.outputs() / 'slurm'}")
     if wait:
         wait_for([str(h.job_id) for h in handles])
     return handles

@@ -1,11 +1,14 @@
-"""What each job of a sweep is doing: done, running, pending, failed (or not run yet).
+"""What each job of a sweep is doing: done, running, pending, waiting (on the scoring jobs it
+reads), failed, cancelled (its scoring job failed), or not run yet.
 
 Read from three places: the executed notebook (done when papermill finished it without an
 exception; the cell error of a failed run is in its ``.running.ipynb``), Slurm (squeue while
 queued or running, sacct/scontrol for how an ended job ended) with submitit's folder (the
 task's log and result pickle), and the score store (how many score files of the job's
 dataset and model are there, how many of them are stale: written under another numerics key,
-so a rerun recomputes them, and temporary files that a killed writer left).
+so a rerun recomputes them, and temporary files that a killed writer left). An analysis also
+shows the scoring jobs it waits on (:mod:`helpers.sweep.dependencies`), with the Slurm job ids
+it was submitted after.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from tabulate import tabulate
 from .. import paths
 from . import jobs as sweep
 from . import slurm as sweep_slurm
+from .dependencies import waits_on
 from ..store import is_stale, read_metadata, safe_name
 
 LOG_MARKERS = re.compile(r"CANCELLED|DUE TO TIME LIMIT|NODE FAIL|PREEMPT|oom|Out Of Memory|Killed|Error|error")
@@ -28,13 +32,14 @@ LOG_MARKERS = re.compile(r"CANCELLED|DUE TO TIME LIMIT|NODE FAIL|PREEMPT|oom|Out
 @dataclass
 class JobStatus:
     job: sweep.Job
-    state: str  # done, running, pending, failed, not run, unknown
+    state: str  # done, running, pending, waiting, failed, cancelled, not run, unknown
     job_id: str | None = None
     log: str | None = None
     error: str | None = None
     score_files: int = 0
     temp_files: int = 0
     stale_files: int = 0
+    waits_on: str = ""  # the scoring jobs it reads, with the job ids it was submitted after
 
 
 def cell_error(notebook: Path) -> str | None:
@@ -100,12 +105,14 @@ def store_counts(job: sweep.Job) -> tuple[int, int, int]:
 
 def status(jobs: list[sweep.Job]) -> list[JobStatus]:
     """The state of every job (see the module's docstring)."""
-    live = sweep_slurm.live_states()
-    rows = []
+    live = sweep_slurm.queue()
+    waits = waits_on(jobs)
+    rows = {}
     for job in jobs:
         rec = sweep_slurm.read_record(job)
         row = JobStatus(job, "not run", rec.job_id if rec else None, rec.stderr if rec else None)
         row.score_files, row.temp_files, row.stale_files = store_counts(job)
+        row.waits_on = waits_text(waits[job.output], job, rec)
         if sweep.finished(job.output):
             row.state = "done"
         elif rec is None:
@@ -115,14 +122,55 @@ def status(jobs: list[sweep.Job]) -> list[JobStatus]:
         elif live is None:
             row.state, row.error = "unknown", "squeue does not answer here: run --status where Slurm is"
         elif rec.job_id in live:
-            row.state = "running" if live[rec.job_id] in sweep_slurm.RUNNING else "pending"
-            if row.state == "pending" and live[rec.job_id] != "PENDING":
-                row.error = live[rec.job_id]
+            row.state, row.error = queued_state(*live[rec.job_id], rec.job_id)
         else:
             row.state = "failed"
             row.error = failure(job, rec)
-        rows.append(row)
-    return rows
+            if "DependencyNeverSatisfied" in row.error:  # Slurm cancelled it: a job it ran after failed
+                row.state, row.error = "cancelled", scoring_failed(rec)
+        rows[job.output] = row
+    for row in rows.values():
+        if row.state == "not run":
+            row.error = blocked_by([rows[d.output] for d in waits[row.job.output]])
+    return list(rows.values())
+
+
+def queued_state(state: str, reason: str, job_id: str) -> tuple[str, str | None]:
+    """The state of a job in squeue, and a note: pending on a dependency is "waiting"."""
+    if state in sweep_slurm.RUNNING:
+        return "running", None
+    if reason == "Dependency":
+        return "waiting", None
+    if reason == "DependencyNeverSatisfied":  # submitted without kill-on-invalid-dep elsewhere
+        return "waiting", f"never starts: a job it waits on failed; scancel {job_id}, then resubmit"
+    return "pending", None if state == "PENDING" else state
+
+
+def waits_text(scoring: list[sweep.Job], job: sweep.Job, rec: sweep_slurm.Record | None) -> str:
+    """The scoring jobs an analysis reads, each with the Slurm job id it was submitted after."""
+    after = {stem: jid for jid, stem in (rec.waits_on if rec else {}).items()}
+    parts = []
+    for d in scoring:
+        name = d.notebook.stem + (f" {d.model}" if d.model != job.model else "") + \
+            (f" {d.shard}/{d.shards}" if d.shards > 1 else "")
+        parts.append(f"{name} ({after[d.output.stem]})" if d.output.stem in after else name)
+    return ", ".join(parts)
+
+
+def blocked_by(scoring: list[JobStatus]) -> str | None:
+    """Why an analysis that did not run did not: "waiting for <job> which failed"."""
+    for row in scoring:
+        if row.state in ("failed", "cancelled"):
+            return f"waiting for {row.job.label} which {row.state}"
+    return None
+
+
+def scoring_failed(rec: sweep_slurm.Record) -> str:
+    """Why Slurm cancelled a job: which of the jobs it ran after (afterok) did not complete."""
+    ended = {jid: sweep_slurm.final_state(jid) for jid in rec.waits_on}
+    failed = [f"{stem} (job {jid}: {ended[jid]})" for jid, stem in rec.waits_on.items()
+              if ended[jid] and not ended[jid].startswith("COMPLETED")]
+    return "its scoring job failed: " + (", ".join(failed) or "Slurm: DependencyNeverSatisfied")
 
 
 def failure(job: sweep.Job, rec: sweep_slurm.Record) -> str:
@@ -153,13 +201,13 @@ def format_status(rows: list[JobStatus]) -> str:
             return path
 
     table = [[r.job.notebook.stem, r.job.model, r.job.dataset, f"{r.job.shard}/{r.job.shards}" if r.job.shards > 1
-              else "", r.state, r.job_id or "", r.score_files, r.stale_files or "", short(r.log), (r.error or "")[:200]]
-             for r in rows]
+              else "", r.state, r.job_id or "", r.waits_on, r.score_files, r.stale_files or "", short(r.log),
+              (r.error or "")[:200]] for r in rows]
     counts = {}
     for r in rows:
         counts[r.state] = counts.get(r.state, 0) + 1
-    text = tabulate(table, headers=["notebook", "model", "dataset", "shard", "state", "job", "score files", "stale",
-                                    "log", "error"], tablefmt="simple")
+    text = tabulate(table, headers=["notebook", "model", "dataset", "shard", "state", "job", "waits on",
+                                    "score files", "stale", "log", "error"], tablefmt="simple")
     summary = f"{len(rows)} jobs: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
     temp = sum(r.temp_files for r in {(r.job.dataset, r.job.model): r for r in rows}.values())
     if temp:
