@@ -48,7 +48,7 @@ data: setup ## build data/processed/ from the mirror with 01_data_prep
 
 SWEEP = $(PY) -m helpers sweep --notebooks $(NOTEBOOKS) --models $(MODELS) --datasets $(DATASETS) --shards $(SHARDS)
 
-sweep: setup ## papermill over NOTEBOOKS x MODELS x DATASETS (EXECUTOR=slurm: one job array; PROFILE=, SHARDS=)
+sweep: setup ## papermill over NOTEBOOKS x MODELS x DATASETS (EXECUTOR=slurm: a job array, analyses afterok their scoring; PROFILE=, SHARDS=)
 	$(SWEEP) --executor $(EXECUTOR) $(if $(PROFILE),--profile $(PROFILE)) $(SWEEP_ARGS)
 
 sweep-status: setup ## done / running / pending / failed of each job of that sweep (same variables)
