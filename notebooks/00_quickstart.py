@@ -69,7 +69,10 @@ report = NotebookReport("00_quickstart", config, safe_name(model), sources=[])
 # %% [markdown]
 # ## One pair, token by token
 #
-# Top: surprisal per word, the two sentences' words lined up (shaded: the words that differ).
+# Top: surprisal per word, the two sentences' words lined up (shaded: the words that differ). A
+# word's tokens carry the space before it, so their sum leaves out the probability that the word
+# ends where it does and counts the one that the word before it ended: the bars move both to the
+# word they belong to (Pimentel & Meister 2024), the black ticks show the plain sum of its tokens.
 # Below: surprisal per token of each sentence, the tokens of the differing words shaded. The table
 # gives each method's scores and the sentence it prefers (a tie counts as wrong).
 
@@ -80,7 +83,8 @@ explanation = explain_view.show_pair(good, bad, model, method, template, scorers
 # %% [markdown]
 # The numbers behind the bars for the pair of the parameters cell (log-probs in nats, surprisal
 # in bits; `word` numbers the words of each sentence). `python -m helpers score --model demo-en
-# --json "The cats annoy Tim." "The cats annoys Tim."` prints the same log-probs.
+# --json "The cats annoy Tim." "The cats annoys Tim."` prints the same log-probs, and with `--words`
+# each word's surprisal, plain and corrected.
 
 # %%
 tokens = explain_view.tokens_table(explanation)

@@ -27,6 +27,8 @@ from helpers.methods.syntaxgym_pass import counted, item_passes
 from helpers.store import ScoreStore, read_metadata
 from helpers.runner import RunSetup, run_methods
 from helpers.engine import CausalScorer
+from helpers.models import LoadedModel
+from two_pass_boundary import two_pass_region_surprisal
 
 CONTEXT = "The old teacher sees a small bird. Some happy children like the green garden."
 
@@ -249,7 +251,7 @@ def test_malformed_suite_formula_names_the_suite(tmp_path):
                                                    {"region_number": 2, "content": v}]}
                  for c, v in (("match", "barks"), ("mismatch", "bark"))]}]}
     (folder / "number_test.json").write_text(json.dumps(suite))
-    source = DataSource(tmp_path / "mirror", tmp_path / "raw")
+    source = DataSource(tmp_path / "mirror", tmp_path / "raw", manifest_file=None)  # your own suite: unchecked
     with pytest.raises(DataFormatError, match=r"suite number_test: invalid SyntaxGym formula .* position 14"):
         syntaxgym.load_items(source)
     suite["predictions"][0]["formula"] = "(3;%match%) < (2;%mismatch%)"
@@ -330,7 +332,11 @@ def test_word_corrected_surprisal_equals_reference(tiny, gpt2_64, items, tmp_pat
         expected = reference_surprisals(gpt2_64, item, context, corrected=True)
         got = stored_surprisals(row)
         assert max(abs(got[k] - expected[k]) for k in got) < 1e-4
-        assert row["region_surprisal_plain"] == base["region_surprisal"]
+        # its own pass's plain sums (the texts with the word-boundary probe: another plan of the same
+        # tokens, float32 rounding apart; bit for bit under float64 weights, see the one-pass test below)
+        unshifted = stored_surprisals({"region_surprisal": row["region_surprisal_plain"]})
+        alone = stored_surprisals(base)
+        assert unshifted.keys() == alone.keys() and max(abs(unshifted[k] - alone[k]) for k in alone) < 1e-4
         assert row["score"] == float(reference_pass(json.loads(item["predictions"]), expected))
         before = {(c, int(r)): v for c, rs in json.loads(base["region_surprisal"]).items() for r, v in rs.items()}
         assert any(abs(got[k] - before[k]) > 1e-3 for k in got)  # the correction moves the regions
@@ -356,6 +362,33 @@ def test_corrected_regions_telescope(tiny, gpt2_64, items, tmp_path):
             end_bits = -np.logaddexp.reduce(dist[-1][bow]) / math.log(2)
             total = sum(v for (c, _), v in plain.items() if c == cond)
             assert sum(v for (c, _), v in corrected.items() if c == cond) == pytest.approx(total + end_bits, abs=1e-4)
+
+
+def test_one_pass_equals_the_two_pass_correction_on_every_suite(tiny, items, tmp_path):
+    """syntaxgym_word reads the word-boundary masses in its scoring pass; before, a second run of
+    the model read them (tests/two_pass_boundary.py). On all 842 items of the 34 suites, with the
+    tiny model's weights in float64 (the engine's head is float32 either way): the plain region
+    sums are equal bit for bit, the corrected ones within 1e-6 nats (the float32 log-sum-exp of the
+    same logits, reduced over other shapes), and every prediction's verdict is the same."""
+    loaded = tiny("tiny-gpt2")
+    wide = LoadedModel.wrap(copy.deepcopy(loaded.model).double().eval(), loaded.tokenizer, name="tiny-gpt2-float64")
+    scorer = CausalScorer(wide, progress=False)
+    word = run(wide, items, "syntaxgym_word", tmp_path)
+    before = scorer.forward_calls
+    plain, corrected = two_pass_region_surprisal(scorer, items.to_dict("records"))
+    assert scorer.forward_calls > before  # the reference ran the model twice over
+    assert len(word) == 842 and word.suite.nunique() == 34 and set(word.word_boundary) == {"bow"}
+    worst, moved = 0.0, 0
+    for row, item, old_plain, old in zip(word.to_dict("records"), items.to_dict("records"), plain, corrected):
+        got = stored_surprisals(row)
+        assert stored_surprisals({"region_surprisal": row["region_surprisal_plain"]}) == old_plain
+        assert got.keys() == old.keys()
+        worst = max(worst, max(abs(got[k] - old[k]) for k in old) * math.log(2))
+        moved += sum(got[k] != old_plain[k] for k in old)
+        predictions = [parse(f) for f in json.loads(item["predictions"])]
+        assert [row[f"prediction_{i + 1}"] for i in range(len(predictions))] == [float(p.holds(old))
+                                                                                 for p in predictions]
+    assert worst < 1e-6 and moved > 20000  # nats; nearly every one of the 24,040 regions is corrected
 
 
 def test_wrong_items_and_registry():

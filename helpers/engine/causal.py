@@ -12,6 +12,12 @@ prefixes, priming contexts, the options after one prompt) or a common token pref
 two sentences of a minimal pair) run it once, and the executor runs the plan in batches
 with key/value cache reuse and reads log-probs at the scored positions only (float32
 log-softmax, float64 results), halving a batch on CUDA out-of-memory.
+
+A ``word_boundary`` request also gets, from the same pass, the log-mass of word-initial tokens
+(:mod:`.word_initial`) where each of its target tokens is predicted and after its last token
+(``Scored.boundary_logmass``): the encoder appends one token after the text (EOS), which is only
+predicted, never fed, so the text's last token is fed and the position after it is read; there
+the mass of word-initial tokens and of EOS (whose log-prob the appended token reads) is taken.
 """
 from __future__ import annotations
 
@@ -19,6 +25,7 @@ import time
 from typing import Sequence
 
 import numpy as np
+import torch
 
 from . import model_checks
 from .encoding import Encoded, Encoder
@@ -28,6 +35,7 @@ from .interface import (SCORER_FEATURES, OptionReadout, Request, Scored, ScoresR
                         checked_share, option_readouts)
 from .logit_transform import LogitTransform, Projection
 from .plan import Node, build_tree
+from .word_initial import check_marks_words, word_initial_mask
 from ..models import LoadedModel
 from ..progress import bar as progress_bar
 
@@ -60,6 +68,7 @@ class CausalScorer(ScoresRequests):
     """
 
     features = frozenset(SCORER_FEATURES)  # constrained decoding (outlines) and token mass (word boundaries)
+    _word_initial: np.ndarray | None = None  # found on first use (:attr:`word_initial`)
 
     def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
                  share: Share = "tree", token_budget: int | None = None, batch_size: int | None = None,
@@ -169,20 +178,41 @@ class CausalScorer(ScoresRequests):
         finally:
             self._encode_seconds += time.perf_counter() - start
 
+    @property
+    def word_initial(self) -> np.ndarray:
+        """[vocabulary] bool: the tokenizer's word-initial tokens (:mod:`.word_initial`), found
+        once per scorer."""
+        if self._word_initial is None:
+            self._word_initial = word_initial_mask(self.tokenizer, self.executor.project.vocab)
+        return self._word_initial
+
     # ---------------------------------------------------------------- scoring
-    def _scored(self, enc: Encoded, lp: np.ndarray, raw: np.ndarray, with_context: bool) -> Scored:
-        """One request's result from its sequence's log-probs and raw logits."""
-        target_ids = list(enc.ids[enc.first:])
+    def _scored(self, enc: Encoded, lp: np.ndarray, raw: np.ndarray, mass: np.ndarray | None = None, *,
+                with_context: bool) -> Scored:
+        """One request's result from its sequence's log-probs and raw logits (and the log-mass of
+        word-initial tokens, for a word_boundary request)."""
+        end = len(enc.ids) - (enc.probe is not None)  # an appended probe is no part of the text
+        target_ids = list(enc.ids[enc.first:end])
         ctx_from = 0 if self.start_id is None else 1
+        boundary = initial = None
+        if enc.probe is not None:
+            boundary = np.array(mass[enc.first:], dtype=np.float64)  # [n + 1]: the last one after the text
+            if enc.probe == self.tokenizer.eos_token_id:  # the text may end there: EOS counts too
+                boundary[-1] = np.logaddexp(boundary[-1], lp[-1])  # lp[-1]: log p(EOS | the text)
+            if all(start == stop == 0 for start, stop in enc.offsets[:enc.first]):
+                boundary[0] = 0.0  # only added tokens before the target: it begins the text, and a word
+            initial = self.word_initial[target_ids]
         return Scored(
             token_ids=target_ids,
             tokens=self.tokenizer.convert_ids_to_tokens(target_ids),
-            logprobs=lp[enc.first:],
+            logprobs=lp[enc.first:end],
             start_token=self.start_policy,
             context_logprobs=lp[max(ctx_from, 1):enc.first] if with_context else None,
             context_offsets=list(enc.offsets[max(ctx_from, 1):enc.first]) if with_context else None,
-            logits=raw[enc.first:],
-            offsets=list(enc.offsets[enc.first:]),
+            logits=raw[enc.first:end],
+            offsets=list(enc.offsets[enc.first:end]),
+            boundary_logmass=boundary,
+            word_initial=initial,
         )
 
     def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
@@ -215,15 +245,21 @@ class CausalScorer(ScoresRequests):
 
     def token_logprobs(self, encoded: Sequence[Encoded], with_context: bool = False,
                        desc: str = "scoring", only: Sequence[int] | None = None
-                       ) -> list[tuple[np.ndarray, np.ndarray] | None]:
+                       ) -> list[tuple[np.ndarray, ...] | None]:
         """For each sequence, (log p(token_i | tokens_<i), raw logit of token_i) for i >= 1 at
         the needed positions (target tokens, and context tokens if ``with_context``); index 0
         and unneeded entries are NaN. With ``only`` (indices), just those sequences, computed
-        as in the whole list's run; the others are None."""
+        as in the whole list's run; the others are None. Where a sequence ends in a word-boundary
+        probe (``Encoded.probe``), every result has a third array: the log-mass of word-initial
+        tokens where each token is predicted (from the same logits)."""
+        mass = None
+        if any(e.probe is not None for e in encoded):
+            check_marks_words(self.tokenizer, self.word_initial, self.loaded.name)
+            mass = torch.from_numpy(self.word_initial).to(self.output_device)
         roots = self.plan(encoded, with_context)
         total = len(encoded) if only is None else len(set(only))
         bar = progress_bar(total=total, desc=desc, unit="seq", disable=not self.progress, leave=False)
         try:
-            return self.executor.run(roots, len(encoded), on_result=bar.update, only=only)
+            return self.executor.run(roots, len(encoded), on_result=bar.update, only=only, mass=mass)
         finally:
             bar.close()

@@ -30,6 +30,9 @@ class Encoded:
     ids: tuple[int, ...]  # the whole sequence, start token included
     first: int  # index of the first scored target token
     offsets: tuple[tuple[int, int], ...] = ()  # character span of each id in context+target ((0, 0): added)
+    # a word_boundary request's last id: a token appended after the text (EOS where the tokenizer has
+    # one), never fed, so that the text's last token is fed and the position after it read
+    probe: int | None = None
 
 
 # The document-start conventions a Scorer can take by name (``start=``), as score files record them.
@@ -105,7 +108,9 @@ class Encoder:
     The encoder adds the start token unless the text already begins with it; in minicons
     mode it adds none and lets the tokenizer add its own special tokens; with "none" it adds
     nothing at all. ``convention`` names the policy (:func:`convention_of`). ``max_positions``
-    (the model's limit, if known) refuses longer sequences.
+    (the model's limit, if known) refuses longer sequences. A ``word_boundary`` request's
+    sequence ends in one more token, its ``probe`` (EOS, else the start token), never fed: the
+    text's last token is then fed and the position after the text read.
     """
 
     def __init__(self, tokenizer, start: str = "auto", minicons: bool = False, max_positions: int | None = None):
@@ -115,6 +120,9 @@ class Encoder:
         self.tokenizer, self.max_positions = tokenizer, max_positions
         self.minicons = self.convention == "minicons"
         self.start_id, self.start_policy = resolve_start(tokenizer, start, minicons)
+        # appended after a word_boundary request's text: EOS, whose log-prob there is the text's end
+        eos = tokenizer.eos_token_id
+        self.probe_id = eos if eos is not None else (self.start_id or 0)
 
     def encode_many(self, requests: Sequence[Request]) -> list[Encoded]:
         """Token ids of each context+target with one start token, and where its target begins.
@@ -156,4 +164,7 @@ class Encoder:
         if self.max_positions and len(ids) > self.max_positions:
             raise ValueError(f"request of {len(ids)} tokens exceeds the model's {self.max_positions} positions "
                              f"(target begins {request.target[:40]!r}); shorten the context")
+        if request.word_boundary:  # the position after the text is read too
+            end = len(request.context) + len(request.target)
+            return Encoded(tuple(ids) + (self.probe_id,), first, tuple(offsets) + ((end, end),), self.probe_id)
         return Encoded(tuple(ids), first, tuple(offsets))

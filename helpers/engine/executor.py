@@ -84,14 +84,16 @@ class Executor(Scheduling, ForwardPass, LogprobReading):
         self._partial = False  # running only some requests' batches (their batches must stay the whole run's)
 
     def run(self, roots: Sequence[Node], n_requests: int, on_result: Callable[[], object] | None = None,
-            only: Iterable[int] | None = None) -> list[tuple[np.ndarray, np.ndarray] | None]:
+            only: Iterable[int] | None = None, mass=None) -> list[tuple[np.ndarray, ...] | None]:
         """For each request of the plan, (log-prob, raw logit) of every token given those
         before it; entries that were not needed are NaN. ``on_result`` is called as each
         request finishes (a progress bar's update). With ``only`` (request indices), just the
-        batches those requests need run, formed as in the whole run; other results are None."""
+        batches those requests need run, formed as in the whole run; other results are None.
+        With ``mass`` ([vocab] bool on the output device), a third array: the log of those tokens'
+        probability mass where each token is predicted (read from the same logits)."""
         wanted = None if only is None else set(only)
         needed = None if wanted is None else self._needed_batches(list(roots), wanted)
-        state = RunState(n_requests, on_result, wanted)
+        state = RunState(n_requests, on_result, wanted, mass)
         self._partial = wanted is not None
         try:
             self._run_nodes(list(roots), state, needed)

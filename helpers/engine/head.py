@@ -2,7 +2,8 @@
 
 :func:`logprobs_at` turns hidden states at the positions read into log-probs: the output
 projection runs once per position, in chunks that bound memory at rows x vocabulary floats,
-with one fused float32 log-softmax per chunk and float64 results. :func:`halving_on_oom`
+with one fused float32 log-softmax per chunk and float64 results (and, where asked, the log of the
+probability mass of a class of tokens at each position read). :func:`halving_on_oom`
 runs a batch and, on CUDA out-of-memory, halves it and goes on (never within a partial run,
 whose batches must stay the whole run's).
 """
@@ -22,15 +23,17 @@ T = TypeVar("T")
 
 
 def logprobs_at(project: Callable[[torch.Tensor], torch.Tensor], vocab: int, hidden: torch.Tensor,
-                which: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                which: np.ndarray, targets: np.ndarray, mass: torch.Tensor | None = None) -> tuple[np.ndarray, ...]:
     """(log softmax(project(h))[t], project(h)[t]) for each entry, h = hidden[which[entry]]
     ([positions, width]) and t = targets[entry]: float32 arithmetic, float64 results, the
     projection (the output embedding, or the identity for logits already computed) run once
-    per position, in chunks of positions."""
+    per position, in chunks of positions. With ``mass`` ([vocab] bool, on the logits' device)
+    a third array: log of the probability of the ``mass`` tokens at each entry's position,
+    logsumexp(logits of the class) - logsumexp(logits), from the same logits."""
     step = max(1, LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // vocab)
     order = np.argsort(which, kind="stable")  # entries by position: a chunk's entries are contiguous
     bounds = np.searchsorted(which[order], np.arange(0, hidden.shape[0] + step, step))
-    picked, values, raw = [], [], []
+    picked, values, raw, masses = [], [], [], []
     for c, i in enumerate(range(0, hidden.shape[0], step)):
         entries = order[bounds[c]:bounds[c + 1]]
         logits = project(hidden[i:i + step]).float()  # [step, vocab]
@@ -38,14 +41,17 @@ def logprobs_at(project: Callable[[torch.Tensor], torch.Tensor], vocab: int, hid
         raw.append(logits[at])
         # one fused pass (logsumexp makes three over the vocabulary: twice the time)
         values.append(torch.log_softmax(logits, dim=-1)[at])
+        if mass is not None:
+            share = torch.logsumexp(logits.masked_fill(~mass, float("-inf")), dim=-1) - torch.logsumexp(logits, dim=-1)
+            masses.append(share[at[0]])
         picked.append(entries)
-    out_values, out_raw = np.empty(len(which)), np.empty(len(which))
+    out = [np.empty(len(which)) for _ in range(2 if mass is None else 3)]
     if not picked:
-        return out_values, out_raw
+        return tuple(out)
     entries = np.concatenate(picked)
-    out_values[entries] = torch.cat(values).double().cpu().numpy()
-    out_raw[entries] = torch.cat(raw).double().cpu().numpy()
-    return out_values, out_raw
+    for array, parts in zip(out, (values, raw, masses)):
+        array[entries] = torch.cat(parts).double().cpu().numpy()
+    return tuple(out)
 
 
 def halving_on_oom(batch: Sequence[T], run: Callable[[Sequence[T]], None], *, shrink: Callable[[], None],

@@ -27,8 +27,8 @@ SCORER_FEATURES = {
     "outlines": "constrained decoding with outlines continuing the prompt exactly as the engine encodes it (a "
                 "causal LM; an encoder-decoder starts its answer with a word-initial token such as '▁A', which "
                 "outlines' answer strings exclude)",
-    "token_mass": "the probability mass of a class of tokens at any position of the engine's own token ids, from "
-                  "a causal LM's body (the word-boundary correction)",
+    "token_mass": "the probability mass of word-initial tokens where each target token is predicted and after "
+                  "the last one, read in the scoring pass itself (a causal LM: the word-boundary correction)",
 }
 
 
@@ -44,11 +44,16 @@ class Request:
     read exactly at the position after the context's own tokens (a prompt ending in a
     space keeps its space token, unscored), as a constrained decoder sees it; the
     boundary rule does not apply, so the logit path and the decoder see the same input.
+
+    ``word_boundary=True`` also asks for the probability that a word begins at each of the
+    target's token edges, from the same pass (``Scored.boundary_logmass``; a causal LM only,
+    the feature "token_mass"): the corrected word surprisal of Pimentel & Meister (2024).
     """
 
     context: str
     target: str
     separate: bool = False
+    word_boundary: bool = False
 
 
 @dataclass
@@ -63,6 +68,11 @@ class Scored:
     context_offsets: list[tuple[int, int]] | None = None  # their character spans in context+target
     offsets: list[tuple[int, int]] | None = None  # character span of each target token in context+target
     logits: np.ndarray | None = None  # raw (unnormalised) logit of each target token
+    # word_boundary requests: log B(k) for k = 0..n_tokens, B(k) the probability mass of word-initial
+    # tokens where target token k is predicted (k = n_tokens: after the last token, word-initial tokens
+    # and EOS); B(0) = 1 where the target begins the text. And which target tokens are word-initial.
+    boundary_logmass: np.ndarray | None = None
+    word_initial: np.ndarray | None = None
 
     @property
     def n_tokens(self) -> int:
@@ -118,8 +128,9 @@ class Scorer(Protocol):
 class ScoresRequests:
     """:meth:`score` and :meth:`score_texts` of a scorer kind built from its own three steps:
     ``encode_many(requests)``, ``token_logprobs(encoded, with_context, desc, only)`` (per
-    request, the log-probs and raw logits of its positions) and ``_scored(encoded, logprobs,
-    logits, with_context)`` (one :class:`Scored`)."""
+    request, the log-probs and raw logits of its positions, and the word-boundary masses where a
+    scorer with "token_mass" reads them) and ``_scored(encoded, *those, with_context=)`` (one
+    :class:`Scored`). ``word_boundary`` requests to a scorer without "token_mass" are refused."""
 
     def score(self, requests: Sequence, with_context: bool = False, desc: str = "scoring",
               only: Sequence[int] | None = None) -> list[Scored]:
@@ -131,11 +142,14 @@ class ScoresRequests:
         requests = list(requests)
         if not requests:
             return []
+        if "token_mass" not in self.features and any(getattr(r, "word_boundary", False) for r in requests):
+            raise ValueError(f"word_boundary requests need {SCORER_FEATURES['token_mass']}; the "
+                             f"{type(self).__name__} has none: score them with a causal LM")
         encoded = self.encode_many(requests)
         only = checked_only(only, len(requests))
         values = self.token_logprobs(encoded, with_context=with_context, desc=desc, only=only)
         picked = range(len(encoded)) if only is None else only
-        return [self._scored(encoded[i], *values[i], with_context) for i in picked]
+        return [self._scored(encoded[i], *values[i], with_context=with_context) for i in picked]
 
     def score_texts(self, texts: Iterable[str], desc: str = "scoring") -> list[Scored]:
         """Score sentences on their own (an empty context)."""

@@ -1,6 +1,8 @@
 """Reading log-probs after a forward pass: each row member's own tokens, and each child's
 first token at its parent's last position, a position read for several tokens only once,
-through the shared vocabulary head (:func:`helpers.engine.head.logprobs_at`)."""
+through the shared vocabulary head (:func:`helpers.engine.head.logprobs_at`); in a run that
+reads a token class's mass (``RunState.mass``: word-initial tokens), that mass at the same
+positions from the same logits."""
 from __future__ import annotations
 
 import numpy as np
@@ -35,11 +37,10 @@ class LogprobReading:
         where, which = np.unique(np.concatenate(rows) * hidden.shape[1] + np.concatenate(cols), return_inverse=True)
         selected = hidden.reshape(-1, hidden.shape[-1])[torch.from_numpy(where).to(hidden.device)]  # [positions, hidden]
         flat_targets = np.fromiter((t for ts in targets for t in ts), dtype=np.int64)
-        values, raw = logprobs_at(self.project, self.project.vocab, selected.to(self.output_device),
-                                  which.reshape(-1), flat_targets)  # [needed]
+        read = logprobs_at(self.project, self.project.vocab, selected.to(self.output_device),
+                           which.reshape(-1), flat_targets, state.mass)  # each [needed]
         k = 0
         for node, j, count in sinks:
-            lp, logits = state.values(node)
-            lp[j:j + count] = values[k:k + count]
-            logits[j:j + count] = raw[k:k + count]
+            for array, got in zip(state.values(node), read):  # log-probs, raw logits (and log-masses)
+                array[j:j + count] = got[k:k + count]
             k += count

@@ -101,24 +101,32 @@ def batch_key(batch: list[Unit]) -> tuple:
 
 class RunState:
     """What one run reads and holds, keyed by plan node: log-probs and raw logits of each
-    node's tokens (NaN where not needed), the caches of nodes whose children wait, and each
+    node's tokens (NaN where not needed), with ``mass`` ([vocab] bool) the log-mass of those
+    tokens at each position read too, the caches of nodes whose children wait, and each
     request's result."""
 
     def __init__(self, n_requests: int, on_result: Callable[[], object] | None = None,
-                 wanted: set[int] | None = None):
+                 wanted: set[int] | None = None, mass: torch.Tensor | None = None):
         self.wanted = wanted  # the requests whose results count (None: all)
+        self.mass = mass  # the token class whose probability mass is read (None: none)
         self.logprobs: dict[Node, np.ndarray] = {}
         self.logits: dict[Node, np.ndarray] = {}
+        self.masses: dict[Node, np.ndarray] = {}
         self.kv: dict[Node, CachedKV] = {}
-        self.results: list[tuple[np.ndarray, np.ndarray] | None] = [None] * n_requests
+        self.results: list[tuple[np.ndarray, ...] | None] = [None] * n_requests
         self.on_result = on_result
 
-    def values(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
-        """(log-probs, raw logits) of ``node``'s tokens: entry j is log p(ids[j] | before)."""
+    def values(self, node: Node) -> tuple[np.ndarray, ...]:
+        """(log-probs, raw logits[, log-masses]) of ``node``'s tokens: entry j is log p(ids[j] |
+        before) (and the log-mass of ``mass`` tokens where ids[j] is predicted)."""
         if node not in self.logprobs:
             self.logprobs[node] = np.full(len(node.ids), np.nan)
             self.logits[node] = np.full(len(node.ids), np.nan)
-        return self.logprobs[node], self.logits[node]
+            if self.mass is not None:
+                self.masses[node] = np.full(len(node.ids), np.nan)
+        if self.mass is None:
+            return self.logprobs[node], self.logits[node]
+        return self.logprobs[node], self.logits[node], self.masses[node]
 
     def finish(self, node: Node) -> None:
         """Store the result of the request ending at ``node`` (if any): its whole path."""
@@ -127,7 +135,6 @@ class RunState:
         if self.results[node.request] is not None:  # a shared part repeated in several rows ends here
             return
         parts = [self.values(n) for n in node.path()]
-        self.results[node.request] = (np.concatenate([lp for lp, _ in parts]),
-                                      np.concatenate([raw for _, raw in parts]))
+        self.results[node.request] = tuple(np.concatenate(arrays) for arrays in zip(*parts))
         if self.on_result is not None:
             self.on_result()

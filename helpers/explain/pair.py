@@ -2,8 +2,9 @@
 
 :func:`explain_pair` scores both sentences once and returns their per-token and per-word
 surprisal (words found from the tokens' character offsets; the words that differ between
-the sentences marked), the sums, and the decision of LP, MeanLP, PenLP, in-template LP and
-Yes/No, each computed by the registered method (:mod:`helpers.methods`) exactly as the runner
+the sentences marked; each word's surprisal also corrected for word boundaries, Pimentel &
+Meister 2024, from the word-level LP's pass: :mod:`.word_surprisal`), the sums, and the
+decision of LP, MeanLP, PenLP, in-template LP and Yes/No, each computed by the registered method (:mod:`helpers.methods`) exactly as the runner
 computes it. :func:`browse_paradigm` judges a few pairs of a BLiMP or CLiMP paradigm and
 explains the hardest one. A wrong input (an empty sentence, one longer than the model's
 context, an unknown model) raises :class:`ExplainError`, whose message says what to do.
@@ -19,10 +20,11 @@ import pandas as pd
 
 from .. import methods as registry
 from ..data.selection import select
-from ..engine.interface import Scorer
+from ..engine.interface import Request, Scorer
 from ..methods.base import Runtime
 from ..runner import decisions as method_decisions, score_pass
 from .scorers import ExplainError
+from .word_surprisal import corrected_by_word
 from .words import align_words, group_tokens, language_of
 
 DECISION_METHODS = ("lp", "meanlp", "penlp", "intemplate_lp", "yesno")
@@ -39,9 +41,10 @@ class PairExplanation:
     model: str
     template: int
     tokens: pd.DataFrame  # side, position, token, text, start, end, word, logprob, surprisal, differs
-    words: pd.DataFrame  # side, word, text, start, end, n_tokens, logprob, surprisal, differs
-    columns: pd.DataFrame  # the aligned words: good/bad word index, text, surprisal, differs
-    sums: pd.DataFrame  # per side: LP (nats), surprisal (bits), tokens, words
+    # side, word, text, start, end, n_tokens, logprob, surprisal, corrected_logprob, corrected_surprisal, differs
+    words: pd.DataFrame
+    columns: pd.DataFrame  # the aligned words: good/bad word index, text, surprisal, corrected surprisal, differs
+    sums: pd.DataFrame  # per side: LP (nats), surprisal (bits), tokens, words, word_lp (corrected words' sum, nats)
     decisions: pd.DataFrame  # method, description, score_good, score_bad, correct, tie
     notes: list[str]
 
@@ -117,7 +120,16 @@ def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template:
 
 
 # ------------------------------------------------------------------ one pair
-def _side_tables(side: str, text: str, scored) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _word_pass(scorer: Scorer, good: str, bad: str) -> tuple[list | None, str | None]:
+    """Both sentences scored with their word-boundary masses (the word-level LP's pass), or None
+    and why not (a scorer or tokenizer without them)."""
+    try:
+        return scorer.score([Request("", good, word_boundary=True), Request("", bad, word_boundary=True)]), None
+    except ValueError as err:
+        return None, f"Per-word surprisal is not corrected for word boundaries: {err}"
+
+
+def _side_tables(side: str, text: str, scored, word_scored=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     words, of_token = group_tokens(text, scored.offsets)
     lp = np.asarray(scored.logprobs, dtype=np.float64)
     tokens = pd.DataFrame({
@@ -129,6 +141,11 @@ def _side_tables(side: str, text: str, scored) -> tuple[pd.DataFrame, pd.DataFra
                                "start": [s for s, _ in words], "end": [e for _, e in words]})
     word_frame = word_frame.join(per_word, on="word")
     word_frame["surprisal"] = -word_frame.logprob / LN2
+    corrected = np.full(len(words), np.nan)
+    if word_scored is not None:  # the same text and tokenizer: the same tokens and words
+        corrected = corrected_by_word(word_scored, group_tokens(text, word_scored.offsets)[1], len(words))
+    word_frame["corrected_logprob"] = corrected
+    word_frame["corrected_surprisal"] = -corrected / LN2
     return tokens, word_frame
 
 
@@ -136,7 +153,8 @@ def explain_pair(scorer: Scorer, good, bad, methods=DECISION_METHODS, template: 
     """Per-token and per-word surprisal of both sentences, their sums, and each method's decision.
 
     The token view comes from the LP pass (each sentence alone after the document-start token,
-    as ``python -m helpers score`` scores it)."""
+    as ``python -m helpers score`` scores it); the corrected word surprisal from the word-level
+    LP's pass (``score --words``), where the scorer offers it (else NaN, and a note)."""
     good, bad = check_sentence(good, "acceptable"), check_sentence(bad, "unacceptable")
     if good == bad:
         raise ExplainError("The two sentences are the same. A minimal pair differs in a word or two: "
@@ -146,8 +164,10 @@ def explain_pair(scorer: Scorer, good, bad, methods=DECISION_METHODS, template: 
     methods = list(dict.fromkeys(["lp", *methods]))  # the LP pass gives the token view
     decisions, scored = judge(scorer, [{"good": good, "bad": bad}], methods, template)
     (sg, sb), = scored["sentence"]
-    tg, wg = _side_tables("good", good, sg)
-    tb, wb = _side_tables("bad", bad, sb)
+    word_scored, why_not = _word_pass(scorer, good, bad)
+    wsg, wsb = word_scored or (None, None)
+    tg, wg = _side_tables("good", good, sg, wsg)
+    tb, wb = _side_tables("bad", bad, sb, wsb)
     columns = align_words(wg.text.tolist(), wb.text.tolist())
     wg["differs"] = wg.word.isin({g for g, _, d in columns if d and g is not None})
     wb["differs"] = wb.word.isin({b for _, b, d in columns if d and b is not None})
@@ -157,11 +177,15 @@ def explain_pair(scorer: Scorer, good, bad, methods=DECISION_METHODS, template: 
         [{"good_word": g, "bad_word": b, "good_text": wg.text[g] if g is not None else "",
           "bad_text": wb.text[b] if b is not None else "",
           "good_surprisal": wg.surprisal[g] if g is not None else np.nan,
-          "bad_surprisal": wb.surprisal[b] if b is not None else np.nan, "differs": d} for g, b, d in columns])
+          "bad_surprisal": wb.surprisal[b] if b is not None else np.nan,
+          "good_corrected": wg.corrected_surprisal[g] if g is not None else np.nan,
+          "bad_corrected": wb.corrected_surprisal[b] if b is not None else np.nan, "differs": d}
+         for g, b, d in columns])
     sums = pd.DataFrame([{"side": side, "sentence": text, "lp": float(t.logprob.sum()),
-                          "surprisal": float(t.surprisal.sum()), "tokens": len(t), "words": len(w)}
+                          "surprisal": float(t.surprisal.sum()), "tokens": len(t), "words": len(w),
+                          "word_lp": float(w.corrected_logprob.sum(min_count=len(w)))}
                          for side, text, t, w in (("good", good, tg, wg), ("bad", bad, tb, wb))])
-    notes = []
+    notes = [why_not] if why_not else []
     spec = scorer.loaded.spec
     if language_of(good + bad) not in spec.languages:
         notes.append(f"{spec.name} was trained on {', '.join(spec.languages)} text; these sentences look "

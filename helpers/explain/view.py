@@ -53,6 +53,8 @@ def sums_html(ex: PairExplanation, seconds: float) -> HTML:
     rows = ex.sums.set_index("side")
     parts = [f"<b>{label}</b> “{html.escape(rows.sentence[side])}”: LP {rows.lp[side]:.2f} nats = "
              f"{rows.surprisal[side]:.1f} bits over {rows.tokens[side]} tokens ({rows.words[side]} words)"
+             + ("" if pd.isna(rows.word_lp[side]) else f"; corrected words' LP {rows.word_lp[side]:.2f} nats "
+                "(LP + log-probability of a word boundary after the sentence)")
              for side, label in (("good", "acceptable"), ("bad", "unacceptable"))]
     return HTML('<div class="qs-sums">' + "<br>".join(parts) +
                 f'<br><span style="color:#666">scored by {html.escape(ex.model)} in {seconds:.2f} s</span></div>')

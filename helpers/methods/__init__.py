@@ -1,6 +1,7 @@
-"""Judgment methods as one registry: Ide et al.'s readouts and prompts, and Hu & Levy's
-tasks. A new method is one :class:`Method` (with an existing or a new :class:`Family`)
-passed to :func:`register`; the runner needs no change."""
+"""Judgment methods as one registry: Ide et al.'s readouts and prompts, Hu & Levy's tasks,
+SyntaxGym's regions and the word-level LP (corrected word surprisal). A new method is one
+:class:`Method` (with an existing or a new :class:`Family`) passed to :func:`register`; the
+runner needs no change."""
 from __future__ import annotations
 
 import pandas as pd
@@ -13,11 +14,13 @@ from .hu_levy import HU_LEVY
 from .prompting import PROMPTS
 from .readouts import READOUTS
 from .syntaxgym import SYNTAXGYM
+from .word_readouts import WORD_READOUTS
 
 METHODS: dict[str, Method] = {}
 READOUT_METHODS = [m.name for m in READOUTS]
 PROMPT_METHODS = [m.name for m in PROMPTS]
 HU_LEVY_METHODS = [m.name for m in HU_LEVY]
+WORD_METHODS = [m.name for m in WORD_READOUTS]  # by name on any dataset of sentences or pairs, like lp
 
 
 def register(method: Method, replace: bool = False) -> Method:
@@ -34,7 +37,7 @@ def unregister(name: str) -> None:
     METHODS.pop(name, None)
 
 
-for _m in READOUTS + PROMPTS + HU_LEVY + SYNTAXGYM:
+for _m in READOUTS + PROMPTS + HU_LEVY + SYNTAXGYM + WORD_READOUTS:
     register(_m)
 
 
@@ -68,6 +71,6 @@ def method_names(selection, all_of: list[str] | None = None) -> list[str]:
                            what="method")
 
 
-__all__ = ["HU_LEVY_METHODS", "METHODS", "METHODS_VERSION", "PROMPT_METHODS", "READOUT_METHODS", "Family", "Method",
-           "Runtime", "applicable", "families", "get", "method_names", "option_table", "refuse_not_applicable",
-           "register", "unregister"]
+__all__ = ["HU_LEVY_METHODS", "METHODS", "METHODS_VERSION", "PROMPT_METHODS", "READOUT_METHODS", "WORD_METHODS",
+           "Family", "Method", "Runtime", "applicable", "families", "get", "method_names", "option_table",
+           "refuse_not_applicable", "register", "unregister"]

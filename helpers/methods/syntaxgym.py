@@ -17,7 +17,8 @@ SyntaxGym's tolerance (:mod:`helpers.data.syntaxgym_formulas`).
 - ``syntaxgym_word``: the corrected region surprisal of Pimentel & Meister (2024) and Oh &
   Schuler (2024) for tokenizers that mark word beginnings (:mod:`.word_boundary`): a region
   gains the probability that a word starts after it and loses the one that a word started
-  where it begins. For other tokenizers it equals the plain sum (column ``word_boundary``).
+  where it begins, both read in the scoring pass itself (``word_boundary`` requests). For
+  other tokenizers it equals the plain sum (column ``word_boundary``: "bow" or "none").
 
 Score files hold ``score`` (1.0 pass, 0.0 fail), ``prediction_<i>`` per formula (1.0 holds, 0.0
 not; NaN past the suite's count), ``counted_predictions`` (the numbers of those that decide the
@@ -38,9 +39,10 @@ from ..data.syntaxgym import join_regions
 from ..data.syntaxgym_formulas import Prediction, parse
 from .prompt_text import with_context
 from ..engine.interface import Request, Scored
+from ..engine.word_initial import check_marks_words
 from .base import Family, Method
 from .syntaxgym_pass import SYNTAXGYM_PASS, counted, item_passes
-from .word_boundary import boundary_logmass, bow_mask
+from .word_boundary import corrected_spans
 
 LN2 = math.log(2.0)
 
@@ -64,11 +66,23 @@ def token_regions(sentence: str, spans: list, offsets, shift: int) -> tuple[list
     return out, across
 
 
-def _request(head: str, sentence: str) -> Request:
+def _request(head: str, sentence: str, word_boundary: bool = False) -> Request:
     """The context, and the space after it with the sentence: a whitespace token before the
     sentence's first word is scored with that word (as every later word's leading space is)."""
     context = head.rstrip()
-    return Request(context, head[len(context):] + sentence)
+    return Request(context, head[len(context):] + sentence, word_boundary=word_boundary)
+
+
+def marks_words(runtime) -> bool:
+    """Whether the run's tokenizer marks word beginnings (the correction applies), found once."""
+    if "marks_words" not in runtime.cache:
+        scorer = runtime.scorer
+        try:
+            check_marks_words(scorer.tokenizer, scorer.word_initial, scorer.loaded.name)
+            runtime.cache["marks_words"] = True
+        except ValueError:
+            runtime.cache["marks_words"] = False
+    return runtime.cache["marks_words"]
 
 
 def _item_conditions(item) -> list[dict]:
@@ -97,27 +111,27 @@ class SyntaxGymFamily(Family):
 
     def requests(self, item, template, context, runtime, state):
         head = with_context(context, "", runtime.language)
-        return [_request(head, join_regions([c for _, c in cond["regions"]])[0]) for cond in _item_conditions(item)]
+        boundary = self.corrected and marks_words(runtime)
+        return [_request(head, join_regions([c for _, c in cond["regions"]])[0], boundary)
+                for cond in _item_conditions(item)]
 
     def table(self, items, template, contexts, scored, runtime, states):
         plans = [[_Condition.build(cond, s, with_context(context, "", runtime.language))
                   for cond, s in zip(_item_conditions(item), results)]
                  for item, context, results in zip(items, contexts, scored)]
-        boundary, scheme = self._boundaries(plans, scored, runtime) if self.corrected else (None, None)
         parsed: dict[str, Prediction] = {}
         rows = []
-        for n, (item, plan, results) in enumerate(zip(items, plans, scored)):
+        for item, plan, results in zip(items, plans, scored):
             plain, corrected = {}, {}
-            for m, (c, s) in enumerate(zip(plan, results)):
+            for c, s in zip(plan, results):
                 bits = -np.asarray(s.logprobs, dtype=np.float64) / LN2
-                for r, (number, _) in enumerate(c.cond["regions"]):
-                    key, idx = (c.cond["condition"], int(number)), c.tokens_of(r)
+                regions = [c.tokens_of(r) for r in range(len(c.cond["regions"]))]
+                word = -corrected_spans(s, regions) / LN2 if s.boundary_logmass is not None else None
+                for r, ((number, _), idx) in enumerate(zip(c.cond["regions"], regions)):
+                    key = (c.cond["condition"], int(number))
                     plain[key] = float(bits[idx].sum()) if idx else 0.0
-                    if boundary is not None:
-                        edges = boundary[n][m]
-                        shift = edges.get(idx[-1] + 1, 0.0) - edges.get(idx[0], 0.0) if idx else 0.0
-                        corrected[key] = plain[key] - shift / LN2
-            surprisal = corrected if boundary is not None else plain
+                    corrected[key] = float(word[r]) if word is not None else plain[key]
+            surprisal = corrected if self.corrected else plain
             predictions = [parsed.setdefault(f, parse(f)) for f in json.loads(item["predictions"])]
             verdicts = [p.holds(surprisal) for p in predictions]
             decisive = counted(predictions, runtime.syntaxgym_pass)
@@ -128,39 +142,14 @@ class SyntaxGymFamily(Family):
                    "sentences": json.dumps({c.cond["condition"]: c.sentence for c in plan}),
                    "n_tokens": int(sum(r.n_tokens for r in results)),
                    "tokens_across_regions": int(sum(c.across for c in plan))}
-            if boundary is not None:
+            if self.corrected:
+                scheme = "bow" if all(s.boundary_logmass is not None for s in results) else "none"
                 row.update(region_surprisal_plain=_as_json(plain), word_boundary=scheme)
             rows.append(row)
         table = pd.DataFrame(rows)
         width = max(r["n_predictions"] for r in rows)
         return table.reindex(columns=[*[c for c in table.columns if not c.startswith("prediction_")],
                                       *[f"prediction_{i + 1}" for i in range(width)]])
-
-    def _boundaries(self, plans, scored, runtime) -> tuple[list[list[dict[int, float]]], str]:
-        """Per item and condition, {target token index: log B} at its regions' edges (nats):
-        where a word-initial token begins a region or follows its end, and after the last
-        token; none at the very start of a text without context (B = 1 there)."""
-        scorer = runtime.scorer
-        if "bow_mask" not in runtime.cache:
-            vocab = scorer.model.get_output_embeddings().weight.shape[0]
-            runtime.cache["bow_mask"] = bow_mask(scorer.tokenizer, vocab)
-        mask = runtime.cache["bow_mask"]
-        if not mask.any():
-            return [[{} for _ in plan] for plan in plans], "none"
-        requests, wanted = [], []
-        for plan, results in zip(plans, scored):
-            for c, s in zip(plan, results):
-                edges = {k for r in range(len(c.spans)) if (idx := c.tokens_of(r)) for k in (idx[0], idx[-1] + 1)}
-                n = len(s.token_ids)
-                requests.append(_request(c.head, c.sentence))
-                wanted.append(sorted(k for k in edges if k == n or (mask[s.token_ids[k]] and (k > 0 or c.head))))
-        eos = scorer.tokenizer.eos_token_id
-        values = boundary_logmass(scorer, requests, wanted, mask, [eos] if eos is not None else [])
-        out, at = [], 0
-        for plan in plans:
-            out.append([dict(zip(wanted[at + m], values[at + m].tolist())) for m in range(len(plan))])
-            at += len(plan)
-        return out, "bow"
 
 
 class _Condition(NamedTuple):

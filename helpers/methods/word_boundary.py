@@ -1,97 +1,81 @@
-"""Word-boundary probability for corrected word and region surprisal.
+"""Corrected word and region log-probabilities (Pimentel & Meister 2024, "How to compute the
+probability of a word"; Oh & Schuler 2024) from one engine pass.
 
 With a tokenizer that marks the *beginning* of a word (GPT-2's "Ġword", SentencePiece's
 "▁word"), the space before a word travels with the word's first token, so summing a word's
-(or a region's) own tokens leaves out the probability that it *ends* there and counts, in
-its first token, the probability that the word before it ended (Pimentel & Meister 2024,
-"How to compute the probability of a word"; Oh & Schuler 2024). The corrected
-log-probability of the text between word boundaries at target tokens ``i`` and ``j`` is
+(or a region's) own tokens leaves out the probability that it *ends* there and counts, in its
+first token, the probability that the word before it ended. The corrected log-probability of
+the text between token edges ``i`` and ``j`` of a target is
 
-    sum(lp[i:j]) + log B(j) - log B(i),   B(k) = sum over word-initial tokens t of p(t | tokens < k)
+    sum(lp[i:j]) + L(j) - L(i),   L(k) = log B(k) where a word may begin at edge k, else 0
 
-with B = 1 at the start of a text (it starts a word) and, after the last token, the mass of
-word-initial tokens and end-of-sequence (the text may go on with a word or end).
+with B(k) the probability mass of word-initial tokens where target token k is predicted
+(:class:`helpers.engine.interface.Scored`'s ``boundary_logmass``, read in the scoring pass of a
+``word_boundary`` request). A word may begin at an edge whose token is word-initial and after
+the last token, where B also counts EOS (the text may go on with a word or end there, as in the
+paper). At the start of a text B = 1 (a word begins there for sure). Where the token at an edge
+is not word-initial (the "." after "dog", a piece inside a word) L = 0: no correction, its
+probability stays with the tokens. Inside a text B counts word-initial tokens only, not EOS: a
+word's probability there is conditioned on the text going on with a word, which it does
+(Pimentel & Meister's released code counts EOS at every edge: each inner edge then differs by
+log(1 + p(EOS) / B); the sum over a text's words is the same).
 
-The engine returns the log-probs of the tokens asked for only; these sums need the whole
-vocabulary at a few positions, so :func:`boundary_logmass` runs the model once more over the
-same encoded sequences (the engine's own encoding), reading the logits at the asked
-positions only (float32 log-sum-exp, float64 results, as the engine does).
+Since the inner edges cancel, the corrected log-probs of a target's words (or regions, any
+partition of its tokens into runs) sum to its LP + L(n) - L(0): the plain sum, plus the
+log-probability that a word boundary (or the end) follows the text, minus the one that a word
+began where the target begins (0 at the start of a text).
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 import numpy as np
-import torch
 
-from ..engine.interface import Request
-
-TOKEN_BUDGET = 4096  # real plus padding tokens per forward pass of the boundary run
+from ..engine.interface import Scored
 
 
-def bow_mask(tokenizer, vocab_size: int) -> np.ndarray:
-    """[vocab_size] bool: tokens whose text begins with whitespace (word-initial); special
-    tokens and ids past the tokenizer's vocabulary are not. Each token is decoded after an
-    anchor token, so that decoders that drop a text's leading space keep it."""
-    anchor = tokenizer("a", add_special_tokens=False)["input_ids"][:1]
-    base = len(tokenizer.decode(anchor, clean_up_tokenization_spaces=False))
-    n = min(len(tokenizer), vocab_size)
-    texts = tokenizer.batch_decode([anchor + [i] for i in range(n)], clean_up_tokenization_spaces=False)
-    mask = np.zeros(vocab_size, dtype=bool)
-    mask[:n] = [t[base:base + 1].isspace() for t in texts]
-    mask[[i for i in tokenizer.all_special_ids if i < vocab_size]] = False
-    return mask
+def _checked(scored: Scored) -> Scored:
+    if scored.boundary_logmass is None or scored.word_initial is None:
+        raise ValueError("this result has no word-boundary mass: score it with Request(..., word_boundary=True) "
+                         "on a causal LM")
+    return scored
 
 
-def boundary_logmass(scorer, requests: Sequence[Request], wanted: Sequence[Sequence[int]], mask: np.ndarray,
-                     end_ids: Sequence[int] = ()) -> list[np.ndarray]:
-    """For each request and each target-token index ``k`` in its ``wanted`` list: log of the
-    probability mass of ``mask`` tokens at the position that predicts target token ``k``
-    (``k`` = the number of target tokens: the position after the last one, where ``end_ids``
-    count too). Sequences are encoded by the scorer's encoder, so ids and start token are
-    the engine's."""
-    encoded = scorer.encode_many(list(requests))
-    body, head, device = scorer.model.base_model, scorer.model.get_output_embeddings(), scorer.device
-    vocab = head.weight.shape[0]
-    inner = torch.zeros(vocab, dtype=torch.bool)
-    inner[:min(vocab, len(mask))] = torch.as_tensor(mask[:vocab])
-    final = inner.clone()
-    final[[i for i in end_ids if i is not None and i < vocab]] = True
-    inner, final = inner.to(scorer.output_device), final.to(scorer.output_device)  # compared with the head's logits
-    out = [np.full(len(w), np.nan) for w in wanted]
-    order = sorted((i for i, w in enumerate(wanted) if len(w)), key=lambda i: len(encoded[i].ids))
-    batch: list[int] = []
-    for i in order + [None]:
-        if i is not None and (not batch or (len(batch) + 1) * len(encoded[i].ids) <= TOKEN_BUDGET):
-            batch.append(i)
-            continue
-        if batch:
-            _run(batch, encoded, wanted, body, head, inner, final, device, out)
-        batch = [i] if i is not None else []
+def edge_logmass(scored: Scored) -> np.ndarray:
+    """[n_tokens + 1] L(k): log B at each token edge where a word may begin (a word-initial token,
+    and the end of the target), 0 at the others (see the module's docstring)."""
+    scored = _checked(scored)
+    may_begin = np.append(np.asarray(scored.word_initial, dtype=bool), True)
+    return np.where(may_begin, scored.boundary_logmass, 0.0)
+
+
+def corrected_spans(scored: Scored, spans: Sequence[Sequence[int]]) -> np.ndarray:
+    """The corrected log-prob (nats) of each span of consecutive target-token indices: the sum of
+    its tokens' log-probs + L(after its last token) - L(at its first); 0 for an empty span."""
+    edges, lp = edge_logmass(scored), np.asarray(scored.logprobs, dtype=np.float64)
+    out = np.zeros(len(spans))
+    for w, span in enumerate(spans):
+        if len(span):
+            first, last = int(span[0]), int(span[-1])
+            if list(span) != list(range(first, last + 1)):
+                raise ValueError(f"span {w} is not a run of consecutive tokens: {list(span)}")
+            out[w] = lp[first:last + 1].sum() + edges[last + 1] - edges[first]
     return out
 
 
-@torch.inference_mode()
-def _run(batch, encoded, wanted, body, head, inner, final, device, out) -> None:
-    width = max(len(encoded[i].ids) for i in batch)
-    ids = torch.zeros((len(batch), width), dtype=torch.long)  # [rows, width], right-padded
-    attention = torch.zeros((len(batch), width), dtype=torch.long)
-    for r, i in enumerate(batch):
-        ids[r, :len(encoded[i].ids)] = torch.tensor(encoded[i].ids)
-        attention[r, :len(encoded[i].ids)] = 1
-    positions = torch.arange(width).expand(len(batch), width)
-    hidden = body(input_ids=ids.to(device), attention_mask=attention.to(device),
-                  position_ids=positions.to(device)).last_hidden_state  # [rows, width, hidden]
-    rows, cols, ends, sinks = [], [], [], []
-    for r, i in enumerate(batch):
-        enc, n = encoded[i], len(encoded[i].ids) - encoded[i].first
-        for j, k in enumerate(wanted[i]):
-            if not 0 <= k <= n:
-                raise IndexError(f"target token index {k} outside 0..{n}")
-            rows.append(r), cols.append(enc.first + k - 1), ends.append(k == n), sinks.append((i, j))
-    logits = head(hidden[torch.tensor(rows, device=device), torch.tensor(cols, device=device)]).float()  # [m, vocab]
-    keep = torch.where(torch.tensor(ends, device=device)[:, None], final[None, :], inner[None, :])  # [m, vocab]
-    values = (torch.logsumexp(logits.masked_fill(~keep, float("-inf")), dim=-1)
-              - torch.logsumexp(logits, dim=-1)).double().cpu().numpy()
-    for (i, j), v in zip(sinks, values):
-        out[i][j] = v
+def word_starts(scored: Scored) -> list[int]:
+    """The target-token indices where a word begins: the first token, and every word-initial one."""
+    initial = _checked(scored).word_initial
+    return [0] + [k for k in range(1, len(initial)) if initial[k]]
+
+
+def word_spans(scored: Scored) -> list[list[int]]:
+    """The target's words as runs of token indices: each from a word-initial token (or the
+    first) to the token before the next word-initial one (the words whitespace separates)."""
+    starts = word_starts(scored) + [len(scored.token_ids)]
+    return [list(range(a, b)) for a, b in zip(starts, starts[1:])]
+
+
+def corrected_words(scored: Scored) -> np.ndarray:
+    """The corrected log-prob (nats) of each word of the target (:func:`word_spans`)."""
+    return corrected_spans(scored, word_spans(scored))

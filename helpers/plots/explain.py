@@ -1,5 +1,6 @@
 """The quickstart's figure: surprisal of one minimal pair per word (the two sentences' words
-lined up, the differing ones highlighted) and per token."""
+lined up, the differing ones highlighted; corrected for word boundaries where the model gives
+the correction, the plain sum of each word's tokens marked beside) and per token."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -38,8 +39,14 @@ def pair_figure(ex, headline: str = "lp"):
     for i, differs in enumerate(cols.differs):
         if differs:
             ax.axvspan(i - 0.5, i + 0.5, color=HIGHLIGHT, zorder=0)
-    ax.bar(x - 0.2, cols.good_surprisal.fillna(0), 0.4, color=GOOD, label="acceptable")
-    ax.bar(x + 0.2, cols.bad_surprisal.fillna(0), 0.4, color=BAD, label="unacceptable")
+    corrected = bool(cols.good_corrected.notna().any())  # NaN where the scorer gives no word boundaries
+    good_bits, bad_bits = (cols.good_corrected, cols.bad_corrected) if corrected else (cols.good_surprisal,
+                                                                                       cols.bad_surprisal)
+    ax.bar(x - 0.2, good_bits.fillna(0), 0.4, color=GOOD, label="acceptable")
+    ax.bar(x + 0.2, bad_bits.fillna(0), 0.4, color=BAD, label="unacceptable")
+    if corrected:  # the plain sum of each word's tokens, beside its corrected bar
+        ax.scatter(np.r_[x - 0.2, x + 0.2], np.r_[cols.good_surprisal, cols.bad_surprisal], marker="_", s=150,
+                   color="black", zorder=3, label="sum of its tokens")
     texts = [g if not d else f"{g or '–'}\n{b or '–'}" for g, b, d in zip(cols.good_text, cols.bad_text, cols.differs)]
     labels, note = _labels(texts, chinese)
     notes += [note] if note else []
@@ -47,7 +54,8 @@ def pair_figure(ex, headline: str = "lp"):
     for tick, differs in zip(ax.get_xticklabels(), cols.differs):
         tick.set_fontweight("bold" if differs else "normal")
     ax.set_ylabel("surprisal (bits)")
-    ax.set_title("per word (shaded: the words that differ)", fontsize=10, loc="left")
+    ax.set_title("per word, corrected for word boundaries (Pimentel & Meister 2024; shaded: the words that differ)"
+                 if corrected else "per word (shaded: the words that differ)", fontsize=10, loc="left")
     ax.legend(fontsize=8, loc="upper right")
 
     for ax, tokens, color, side in ((axes[1], good_tokens, GOOD, "acceptable"), (axes[2], bad_tokens, BAD, "unacceptable")):
