@@ -32,6 +32,6 @@ def test_corpora_read_the_source_they_are_given(tmp_path):
     folder = tmp_path / "corpora" / "zh-sophonplus"
     folder.mkdir(parents=True)
     (folder / "waimai_10k.csv").write_text("label,review\n1,很快，好吃\n0,\n0,送餐太慢了\n", encoding="utf-8")
-    source = DataSource(tmp_path, raw_dir=tmp_path / "raw", manifest_file=tmp_path / "none.yaml")
+    source = DataSource(tmp_path, raw_dir=tmp_path / "raw", manifest_file=None)
     assert list(corpora.documents("waimai_reviews", source)) == ["很快，好吃", "送餐太慢了"]
     assert next(corpora.documents("waimai_reviews")) != "很快，好吃"  # the default source is untouched

@@ -7,11 +7,14 @@ import shutil
 import pandas as pd
 import pytest
 import requests
+import yaml
 
 from helpers import data, paths
-from helpers.data import blimp, chinese, climp, english, hu_levy, sources, syntaxgym
+from helpers.data import blimp, chinese, climp, corpora, english, hu_levy, jblimp, papers, sources, syntaxgym
 from helpers.data.schema import PAIR_COLUMNS, DataFormatError
-from helpers.data.sources import ChecksumError, DataNotFoundError, DataSource
+from helpers.data.sources import ChecksumError, DataNotFoundError, DataSource, UnlistedFileError
+from helpers.methods import templates
+from helpers.reporting import paper_check, published
 
 
 @pytest.fixture(scope="module")
@@ -158,16 +161,24 @@ def test_malformed_row_names_file_and_line(tmp_path, monkeypatch):
     # the default source reads MINIMAL_PAIRS_DATA when the reader runs, not at import
     monkeypatch.setenv(paths.MIRROR_ENV, str(root))
     assert DataSource.default().mirror == root.resolve()
+    with pytest.raises(UnlistedFileError, match=r"zz_extra.jsonl: blimp/data/zz_extra.jsonl is not listed in "
+                                                r"sources.yaml"):
+        blimp.load()  # a file the manifest does not list is never read
+    listed = tmp_path / "manifest.yaml"  # a manifest that lists it: the reader reads it, and names the bad line
+    files = sources.manifest()["files"] | {"blimp/data/zz_extra.jsonl": {"sha256": sources.sha256(extra)}}
+    listed.write_text(yaml.safe_dump({"origins": {}, "files": files}))
     with pytest.raises(DataFormatError, match=r"zz_extra.jsonl, line 2: not valid JSON"):
-        blimp.load()
+        blimp.load(source=DataSource(root, manifest_file=listed))
 
 
 def test_malformed_climp_row(tmp_path):
     root = _temp_mirror(tmp_path, "climp")
     path = root / "climp" / "CLiMP_corpus" / "zz_extra_1000.csv"
     path.write_text(",0,1,2,3\n0,x,x,一个句子,1\n1,x,x,两个句子\n")
-    with pytest.raises(DataFormatError, match=r"zz_extra_1000.csv, line 3: expected 5 columns"):
+    with pytest.raises(UnlistedFileError, match=r"climp/CLiMP_corpus/zz_extra_1000.csv is not listed"):
         climp.load(source=DataSource(root))
+    with pytest.raises(DataFormatError, match=r"zz_extra_1000.csv, line 3: expected 5 columns"):
+        climp.load(source=DataSource(root, manifest_file=None))  # your own files: read unchecked
 
 
 def test_checksum_mismatch_names_the_file_and_the_fix(tmp_path):
@@ -264,12 +275,28 @@ def _no_network(*args, **kwargs):
 
 
 def test_manifest_covers_every_file_read():
-    files = sources.manifest()["files"]
-    assert len(files) >= 500
-    assert "blimp/data/adjunct_island.jsonl" in files and "li/LI_Large_pairs.csv" in files
-    assert all(len(v["sha256"]) == 64 for v in files.values())
-    with open(paths.mirror() / "li/LI_Large_pairs.csv", "rb") as f:  # an independent sha256
-        assert files["li/LI_Large_pairs.csv"]["sha256"] == hashlib.sha256(f.read()).hexdigest()
+    """data/sources.yaml is what ORIGINS' patterns find in the mirror and the papers folder now (no
+    file left out, none stale), and every file a reader names is in it. The files really opened by
+    make data and the notebooks are recorded in tests/test_data_files_read.py."""
+    manifest = sources.manifest()
+    assert manifest == sources.build(paths.mirror()) | {"papers": papers.build(paths.papers())}
+    files = manifest["files"]
+    named = [blimp.HUMAN_SUMMARY, english.LI, english.WIKITEXT, syntaxgym.PAIR_CORPUS, hu_levy.DTFIT,
+             *hu_levy.WORD_PREDICTION.values(), *hu_levy.PAIRS.values(), *jblimp.FILES.values(),
+             *(english.COLA.format(split=s) for s in ("in_domain_train", "in_domain_dev", "out_of_domain_dev")),
+             templates.HU_LEVY_PROMPTS, paper_check.BLIMP_RESULTS,
+             *(paper_check.SG_RESULTS.format(t) for t in ("gpt-2-pretrained_", "gpt-2-xl-pretrained_")),
+             *(c.path for c in corpora.CORPORA.values() if not c.pattern)]
+    assert [f for f in named if f not in files] == []
+    results_zh = [f for f in files if f.startswith(paper_check.HL_ZH + "/")]
+    assert len(results_zh) == 18 and f"{paper_check.HL_ZH}/exp1_word-prediction/news_zh_text-davinci-003_direct.json" \
+        in results_zh
+    assert sorted(manifest["papers"]["files"]) == sorted(published.FILES)
+    for relative in ("li/LI_Large_pairs.csv", "hu-levy-2023/datasets/exp1/news_zh/corpus.csv"):
+        with open(paths.mirror() / relative, "rb") as f:  # an independent sha256
+            assert files[relative]["sha256"] == hashlib.sha256(f.read()).hexdigest()
+    with open(paths.papers() / "ide2024_table3.csv", "rb") as f:
+        assert manifest["papers"]["files"]["ide2024_table3.csv"]["sha256"] == hashlib.sha256(f.read()).hexdigest()
 
 
 def test_processed_round_trip(tmp_path, monkeypatch):

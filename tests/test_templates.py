@@ -70,7 +70,7 @@ def _template_mirror(tmp_path):
 
 def test_templates_come_from_the_source_given(tmp_path):
     root = _template_mirror(tmp_path)
-    unlisted = DataSource(root, raw_dir=tmp_path / "raw", manifest_file=tmp_path / "none.yaml")
+    unlisted = DataSource(root, raw_dir=tmp_path / "raw", manifest_file=None)
     assert T.ide_templates("single", "en", source=unlisted)[0].text == "My own frame:\n{sentence}"
     assert T.ide_templates("single", "en")[0].text.startswith("The following sentence")  # default: the mirror
     with pytest.raises(ChecksumError, match="template_blimp_single_1.txt: sha256 .* differs"):

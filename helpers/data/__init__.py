@@ -4,10 +4,12 @@
     pairs = data.load("blimp")                 # read from the mirror (validated)
     pairs = data.load_processed("blimp")       # data/processed/blimp.parquet (built if missing)
     pairs = data.load_processed("blimp_hu2025", prepared_only=True)  # a variant notebook 01 must have written
-    pairs = data.load("blimp", source=data.DataSource(Path("/my/mirror")))  # another mirror
+    pairs = data.load("blimp", source=data.DataSource(Path("/my/mirror")))  # another mirror (checked)
+    pairs = data.load("blimp", source=data.DataSource(Path("/my/edit"), manifest_file=None))  # your own files
 
 Every reader takes ``source`` (a :class:`DataSource`); None means ``DataSource.default()``,
-the mirror that ``MINIMAL_PAIRS_DATA`` names when the reader runs.
+the mirror that ``MINIMAL_PAIRS_DATA`` names when the reader runs. Every file read is checked
+against data/sources.yaml; one it does not list is an ``UnlistedFileError``.
 
 MultiBLiMP, BLiMP-NL and TurBLiMP come from the Hugging Face Hub (``hub.py``: downloaded once,
 locked, checked at every read; ``python -m helpers.data --download NAME``).
@@ -33,7 +35,7 @@ from . import blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multib
 from .hub_catalog import HUB
 from .multiblimp_languages import canonical as canonical_languages
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
-from .sources import ChecksumError, DataNotFoundError, DataSource
+from .sources import ChecksumError, DataNotFoundError, DataSource, UnlistedFileError
 
 
 @dataclass(frozen=True)
@@ -215,4 +217,4 @@ def summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 __all__ = ["DATASETS", "HUB", "ChecksumError", "Dataset", "DataFormatError", "DataNotFoundError", "DataNotPreparedError",
            "DataSource", "PAIR_COLUMNS", "SENTENCE_COLUMNS", "load", "load_processed", "prepare", "recorded_options",
-           "save_processed", "summary", "variant_for"]
+           "UnlistedFileError", "save_processed", "summary", "variant_for"]

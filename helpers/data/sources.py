@@ -4,9 +4,14 @@ data/sources.yaml, and :class:`DataSource`, the checksummed lookup every reader 
 A source looks for a file in its read-only mirror (``MINIMAL_PAIRS_DATA``, default
 ../shared/data beside the repository), then in its download folder (data/raw/); in mode
 "download" a missing file is fetched from its origin at the recorded commit with pooch,
-which checks the sha256 before the file lands. Every file listed in data/sources.yaml is
-checked against its sha256; a checksum is computed once per (file, size, mtime).
-``python -m helpers.data`` checks the whole mirror (``--write`` rewrites the manifest).
+which checks the sha256 before the file lands. Every file read is checked against its sha256
+in data/sources.yaml, and a file the manifest does not list is an error
+(:class:`UnlistedFileError`): a maintainer adds its pattern to :data:`ORIGINS` and runs
+``python -m helpers.data --write``. A researcher's own files (another corpus, edited pairs) are
+read with ``DataSource(folder, manifest_file=None)``: unchecked, as they asked; a text file
+passed as ``unigram_corpus`` or a model folder never goes through a source. A checksum is
+computed once per (file, size, mtime). ``python -m helpers.data`` checks the whole mirror and
+the papers folder (``--write`` rewrites the manifest).
 """
 from __future__ import annotations
 
@@ -29,12 +34,13 @@ MODES = ("mirror", "download")
 # repository path = repo_prefix + (mirror path without the folder).
 ORIGINS = {
     "blimp": dict(url="https://github.com/alexwarstadt/blimp", commit="3e56b06", license="CC-BY 4.0",
-                  repo_prefix="", files=["data/*.jsonl", "raw_results/summary/human_validation_summary.csv"]),
+                  repo_prefix="", files=["data/*.jsonl", "raw_results/summary/human_validation_summary.csv",
+                                         "raw_results/summary/models_summary.jsonl"]),
     "climp": dict(url="https://github.com/beileixiang/CLiMP", commit="094a9e9", license="none stated",
                   repo_prefix="", files=["CLiMP_corpus/*_1000.csv"]),
     "syntaxgym/cpllab-syntactic-generalization": dict(
         url="https://github.com/cpllab/syntactic-generalization", commit="43f1f86", license="MIT",
-        repo_prefix="", files=["test_suites/json/*.json"]),
+        repo_prefix="", files=["test_suites/json/*.json", "test_suites/txt/*.txt", "data/raw/sg_results/*.csv"]),
     "zhoblimp": dict(url="https://github.com/sjtu-compling/ZhoBLiMP", commit="e840276", license="none stated",
                      repo_prefix="", files=["data/ZhoBLiMP/*.jsonl"]),
     "rublimp": dict(url="https://github.com/RussianNLP/RuBLiMP", commit="9f0d8df",
@@ -58,6 +64,14 @@ ORIGINS = {
                                 "datasets/exp2/dtfit/corpus.csv", "datasets/exp3/blimp/corpus.csv",
                                 "datasets/exp3/syntaxgym/corpus.csv", "datasets/exp3/syntaxgym/full_corpus.csv",
                                 "datasets/exp3/mandarin/corpus.csv", "PROMPTS_transcribed.md"]),
+    # Appendix D (Mandarin): files of branch chinese only; its results ship as results_zh.zip there
+    **{f"hu-levy-2023/datasets/exp1/{name}": dict(
+        url="https://github.com/jennhu/metalinguistic-prompting", commit="a8e6096", license="no license file",
+        repo_prefix=f"datasets/exp1/{name}/", note="branch chinese", files=["corpus.csv"])
+       for name in ("news_zh", "simple_zh")},
+    "hu-levy-2023/results_zh": dict(url="https://github.com/jennhu/metalinguistic-prompting", commit="a8e6096",
+                                    license="no license file", repo_prefix="", archive="results_zh.zip",
+                                    note="branch chinese: extracted from results_zh.zip", files=["*/*.json"]),
     "ide2024-templates": dict(url="https://github.com/Yusuke196/llm-acceptability", commit="0d3e480",
                               license="no license file", repo_prefix="",
                               files=["templates_ll/*.txt", "prompts/*/*.json"]),
@@ -82,6 +96,10 @@ class DataNotFoundError(FileNotFoundError):
 
 class ChecksumError(DataFormatError):
     """A data file whose sha256 differs from data/sources.yaml."""
+
+
+class UnlistedFileError(ChecksumError):
+    """A data file that data/sources.yaml does not list, so that its sha256 cannot be checked."""
 
 
 @functools.cache
@@ -115,12 +133,13 @@ def origin_of(relative: str) -> tuple[str, dict] | None:
 
 
 def download_url(relative: str) -> str | None:
-    """The raw-file URL of a mirror path at its recorded commit, if the origin is on GitHub."""
+    """The raw-file URL of a mirror path at its recorded commit, if the origin is on GitHub
+    (none for files extracted from an archive)."""
     found = origin_of(relative)
     if not found:
         return None
     folder, o = found
-    if not o["commit"]:
+    if not o["commit"] or o.get("archive"):
         return None
     repo = o["url"].removeprefix("https://github.com/")
     return f"https://raw.githubusercontent.com/{repo}/{o['commit']}/{o['repo_prefix']}{relative[len(folder) + 1:]}"
@@ -129,17 +148,22 @@ def download_url(relative: str) -> str | None:
 @dataclass(frozen=True)
 class DataSource:
     """Where data files are read: ``mirror`` (read-only, may be None), then ``raw_dir``;
-    ``mode="download"`` fetches missing files into ``raw_dir``. Files are checked against
-    ``manifest_file``."""
+    ``mode="download"`` fetches missing files into ``raw_dir``. Every file read must be listed
+    in ``manifest_file`` with its sha256; ``manifest_file=None`` reads your own files unchecked."""
 
     mirror: Path | None
     raw_dir: Path = paths.RAW
     mode: Literal["mirror", "download"] = "mirror"
-    manifest_file: Path = MANIFEST
+    manifest_file: Path | None = MANIFEST
 
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"mode must be 'mirror' or 'download', got {self.mode!r}")
+        if self.manifest_file is not None and not Path(self.manifest_file).is_file():
+            raise DataNotFoundError(
+                f"manifest {self.manifest_file} does not exist. To fix: leave manifest_file out (the project's "
+                f"{MANIFEST.relative_to(paths.ROOT)}), give a manifest file, or pass manifest_file=None to "
+                "read your own files unchecked")
 
     @classmethod
     def default(cls, mode: Literal["mirror", "download"] = "mirror") -> DataSource:
@@ -148,8 +172,8 @@ class DataSource:
 
     @property
     def checksums(self) -> dict:
-        """{relative path: {"sha256", "bytes"}}: the files the manifest lists."""
-        return read_manifest(self.manifest_file)["files"]
+        """{relative path: {"sha256", "bytes"}}: the files the manifest lists (none without one)."""
+        return read_manifest(self.manifest_file)["files"] if self.manifest_file is not None else {}
 
     def root(self) -> Path:
         """The mirror folder; a how-to error when there is none."""
@@ -162,16 +186,23 @@ class DataSource:
         return self.mirror
 
     def verify(self, path: Path, relative: str) -> Path:
-        """``path`` if its sha256 is the manifest's for ``relative`` (or it is not listed)."""
+        """``path`` if its sha256 is the manifest's for ``relative``; a file the manifest does not
+        list is an :class:`UnlistedFileError` (without a manifest nothing is checked)."""
+        if self.manifest_file is None:
+            return path
         entry = self.checksums.get(relative)
-        if entry is not None:
-            actual = sha256(path)
-            if actual != entry["sha256"]:
-                raise ChecksumError(
-                    f"{path}: sha256 {actual[:16]}... differs from {self.manifest_file.name} "
-                    f"({entry['sha256'][:16]}...); the file is not the recorded version of {relative}. "
-                    f"To fix: restore it from {download_url(relative) or 'its origin in data/sources.yaml'} "
-                    "(or delete it from the download folder and read it again with mode='download').")
+        if entry is None:
+            raise UnlistedFileError(
+                f"{path}: {relative} is not listed in {self.manifest_file.name}, so its sha256 cannot be "
+                "checked. To fix: add it to ORIGINS in helpers/data/sources.py and run python -m helpers.data "
+                "--write (or, for your own files, read them with DataSource(folder, manifest_file=None)).")
+        actual = sha256(path)
+        if actual != entry["sha256"]:
+            raise ChecksumError(
+                f"{path}: sha256 {actual[:16]}... differs from {self.manifest_file.name} "
+                f"({entry['sha256'][:16]}...); the file is not the recorded version of {relative}. "
+                f"To fix: restore it from {download_url(relative) or 'its origin in data/sources.yaml'} "
+                "(or delete it from the download folder and read it again with mode='download').")
         return path
 
     def path(self, relative: str) -> Path:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from .. import paths
+from ..data import papers
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,8 @@ class PapersMissing(FileNotFoundError):
 
 
 def read(name: str) -> pd.DataFrame:
-    """One CSV of the papers folder; :class:`PapersMissing` says what is missing and where to put it."""
+    """One CSV of the papers folder, checked against data/sources.yaml (:mod:`helpers.data.papers`);
+    :class:`PapersMissing` says what is missing and where to put it."""
     folder = paths.papers()
     path = folder / name if folder else None
     if path is None or not path.is_file():
@@ -97,7 +99,7 @@ def read(name: str) -> pd.DataFrame:
         raise PapersMissing(f"the papers' published numbers are missing: {where}. Put the folder of CSVs "
                             f"({', '.join(FILES)}, with its README.md) at {paths.DEFAULT_PAPERS}, or set "
                             f"{paths.PAPERS_ENV} to the folder that holds them")
-    return pd.read_csv(path, keep_default_na=False, dtype={"value": float})
+    return pd.read_csv(papers.verify(path), keep_default_na=False, dtype={"value": float})
 
 
 def fraction(paper: str, metric: str, value: float) -> float:
