@@ -16,8 +16,10 @@ SWEEP_ARGS ?=
 EXECUTOR ?= local
 PROFILE ?=
 SHARDS ?= 1
+PORT ?= 8000
+SCORES ?=
 
-.PHONY: help setup system-deps test demo data sweep sweep-status report bench clean
+.PHONY: help setup system-deps test demo data sweep sweep-status report explore bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -54,8 +56,11 @@ sweep: setup ## papermill over NOTEBOOKS x MODELS x DATASETS (EXECUTOR=slurm: a 
 sweep-status: setup ## done / running / pending / failed of each job of that sweep (same variables)
 	$(SWEEP) --status $(SWEEP_ARGS)
 
-report: setup ## notebooks 00-07 on the demo model with small limits, as HTML pages with an index (outputs/report/index.html)
+report: setup ## notebooks 00-07 on the demo model with small limits, as HTML pages with an index and the results explorer (outputs/report/index.html)
 	$(PY) scripts/render_examples.py
+
+explore: setup ## the results explorer over outputs/scores (SCORES= another store) at http://localhost:8000 (PORT=)
+	$(PY) -m helpers explore --serve --port $(PORT) $(if $(SCORES),--root $(SCORES))
 
 bench: setup ## engine benchmarks: vs minicons and lm-eval, shared-prefix reuse, plan scaling (about 16 minutes)
 	$(PY) -m pip install -q -e '.[bench]'

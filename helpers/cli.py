@@ -3,11 +3,13 @@
     python -m helpers models
     python -m helpers score --model tiny-gpt2 "The cat sees a dog." "The cat see a dog."
     python -m helpers score --model gpt2 --context "Answer:" --json " Yes" " No"
+    python -m helpers score --model tiny-gpt2 --words "The cat sees a dog."
     python -m helpers score --model llama3-8b --quant 4bit --max-memory 0=20GiB,cpu=60GiB "The cat sees a dog."
     python -m helpers sweep --notebooks 02 --models gpt2 opt-125m --datasets blimp climp
     python -m helpers sweep --notebooks 02 03 --models qwen2 --share none --start auto
     python -m helpers precision --model demo-en --dataset blimp --limit 20
     python -m helpers embed --datasets blimp_hu2025 syntaxgym li_hu2025
+    python -m helpers explore --serve --port 8000
     python -m helpers demo
 """
 from __future__ import annotations
@@ -22,9 +24,11 @@ import yaml
 
 from . import sweep
 from .demo import main as demo_main
+from .explore.command import add_parser as add_explore_parser
 from .models import ModelNotFoundError, QuantizationUnavailableError, load_options, registry_table
 from .runs.switches import AUTO, METHOD_SWITCHES, SWITCHES, Switches
 from .engine.interface import Request
+from .explain import word_surprisal
 from .provenance import REUSE_STALE_ENV
 from .zoo.demo_training import Recipe, train
 from .zoo.model_card import write_card
@@ -46,20 +50,23 @@ def _cmd_score(args) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     try:
-        results = scorer.score([Request(args.context, t) for t in args.texts])
+        results = scorer.score([Request(args.context, t, word_boundary=args.words) for t in args.texts])
     except (TypeError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for text, s in zip(args.texts, results):
+        words = word_surprisal.word_table(args.context + text, s) if args.words else None
         if args.json:
             print(json.dumps({"text": text, "tokens": s.tokens, "logprobs": [float(x) for x in s.logprobs],
-                              "sum": s.total, "n_tokens": s.n_tokens, "start_token": s.start_token},
-                             ensure_ascii=False))
+                              "sum": s.total, "n_tokens": s.n_tokens, "start_token": s.start_token,
+                              **(word_surprisal.word_record(words, s) if args.words else {})}, ensure_ascii=False))
             continue
         print(f"{text}\n  start token: {s.start_token}")
         for token, value in zip(s.tokens, s.logprobs):
             print(f"  {token!r:>20}  {value:10.4f}")
         print(f"  {'sum':>20}  {s.total:10.4f}  ({s.n_tokens} tokens)")
+        if args.words:
+            print("\n".join(word_surprisal.word_lines(words, s)))
     return 0
 
 
@@ -203,6 +210,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--context", default="", help="text before each target (not scored)")
     s.add_argument("--json", action="store_true", help="one JSON object per line")
     s.add_argument("--minicons", action="store_true", help="minicons mode: no start token, first token unscored")
+    s.add_argument("--words", action="store_true", help="per-word surprisal in bits, plain and corrected for word "
+                   "boundaries (Pimentel & Meister 2024), from the same pass (a causal LM)")
     _switch_arguments(s, SCORE_SWITCHES, AUTO)  # --start, --share, --quant, --dtype, --token-budget, --revision
     s.add_argument("--device-map", default="auto", help="accelerate placement: auto, balanced, sequential, none")
     s.add_argument("--max-memory", metavar="DEVICE=SIZE,...",
@@ -244,6 +253,7 @@ def parser() -> argparse.ArgumentParser:
                    "1 is faster when other processes keep the cores busy)")
     e.set_defaults(run=_cmd_embed)
     sub.add_parser("demo", help="the main job on the offline default").set_defaults(run=_cmd_demo)
+    add_explore_parser(sub)
     t = sub.add_parser("train-demo", help="train a small demo LM from the mirror's corpora")
     t.add_argument("--out", required=True, help="folder to save the model to")
     t.add_argument("--language", choices=["en", "zh"], default="en")

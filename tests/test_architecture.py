@@ -22,7 +22,7 @@ FLOORS = [
     {"runner"},
     {"analysis"},
     {"runs"},
-    {"zoo", "plots", "explain", "reporting"},
+    {"zoo", "plots", "explain", "reporting", "explore"},
     {"sweep"},
     {"cli", "demo", "__main__", "__init__"},
 ]

@@ -4,8 +4,10 @@ rendered to HTML (nbconvert), with an index page linking them.
 
 Everything goes under one folder (``outputs/report`` by default): ``notebooks/`` (executed),
 ``html/`` (one page per notebook), ``results/`` (the scores, tables and figures of these runs,
-kept apart from full runs in outputs/) and ``index.html``. A notebook that fails is rendered
-too (its error shows in the page) and marked in the index; the others still run.
+kept apart from full runs in outputs/), ``explore/`` (the results explorer over these scores,
+:mod:`helpers.explore`, with screenshots of it from headless Chromium where it is installed)
+and ``index.html``. A notebook that fails is rendered too (its error shows in the page) and
+marked in the index; the others still run.
 """
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from pathlib import Path
 import papermill as pm
 
 from .. import paths
+from ..explore import ExploreError, build as build_explorer
+from ..explore.snapshot import SnapshotUnavailable, snapshot
 from .jobs import declared_parameters, find_notebook
 
 # (notebook prefix, parameters besides the model): small limits, every table and figure still made
@@ -94,7 +98,49 @@ def run_page(page: Page) -> Page:
     return page
 
 
-def index_html(pages: list[Page], model: str, seconds: float) -> str:
+@dataclass
+class ExplorerLink:
+    """The report's explorer: its page (None when it could not be built), screenshots, and why
+    one or the other is missing."""
+
+    index: Path | None
+    shots: list[Path] = field(default_factory=list)
+    note: str | None = None
+
+
+def add_explorer(out: Path) -> ExplorerLink:
+    """The explorer over the report's scores (``results/scores``) in ``explore/``, and its
+    screenshots there; what failed is said in the link's note, nothing raised."""
+    try:
+        explorer = build_explorer(out / "results" / "scores", out / "explore")
+    except ExploreError as err:
+        return ExplorerLink(None, note=f"no explorer: {err}")
+    try:
+        shots = snapshot(explorer.index, out / "explore", stem="snapshot")
+    except (SnapshotUnavailable, TimeoutError, OSError) as err:
+        return ExplorerLink(explorer.index, note=f"no snapshot: {err}")
+    return ExplorerLink(explorer.index, shots)
+
+
+def explorer_html(link: ExplorerLink | None, out: Path) -> str:
+    """The index's section on the explorer: a link and the screenshots, or why they are missing."""
+    if link is None:
+        return ""
+    parts = ["<h2>Results explorer</h2>"]
+    if link.index is not None:
+        href = html.escape(link.index.relative_to(out).as_posix())
+        parts.append(f'<p><a href="{href}">The results explorer</a> over these scores: accuracy per model, method '
+                     "and dataset, per paradigm, and each pair with its per-token surprisal "
+                     "(<code>make explore</code> builds it over outputs/scores).</p>")
+        parts += [f'<a href="{href}"><img class="snapshot" src="{html.escape(shot.relative_to(out).as_posix())}" '
+                  f'alt="the explorer: {html.escape(shot.stem)}"></a>' for shot in link.shots]
+    if link.note:
+        parts.append(f'<p class="failed">{html.escape(link.note)}</p>')
+    return "\n".join(parts)
+
+
+def index_html(pages: list[Page], model: str, seconds: float, explorer: ExplorerLink | None = None,
+               out: Path | None = None) -> str:
     """The index page: one row per notebook with its parameters, time, status and link."""
     rows = []
     for p in pages:
@@ -107,13 +153,16 @@ def index_html(pages: list[Page], model: str, seconds: float) -> str:
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>Executed notebooks ({html.escape(model)})</title>
 <style>body{{font-family:sans-serif;max-width:70em;margin:2em auto}} td,th{{padding:4px 10px;text-align:left}}
-tr:nth-child(even){{background:#f4f4f4}} .ok{{color:#256029}} .failed{{color:#b42318}}</style></head>
+tr:nth-child(even){{background:#f4f4f4}} .ok{{color:#256029}} .failed{{color:#b42318}}
+img.snapshot{{width:32em;border:1px solid #ccc;margin:0.5em 1em 0 0;vertical-align:top}}</style></head>
 <body><h1>Executed notebooks on {html.escape(model)}</h1>
 <p>Each notebook ran headlessly (papermill) with the small limits shown, in {seconds:.0f} s in all
 ({time.strftime("%Y-%m-%d %H:%M")}). Their scores, tables and figures are in <code>results/</code>.</p>
 <table><tr><th>notebook</th><th>parameters</th><th>time</th><th>status</th></tr>
 {chr(10).join(rows)}
-</table></body></html>
+</table>
+{explorer_html(explorer, Path(out) if out else Path("."))}
+</body></html>
 """
 
 
@@ -129,6 +178,9 @@ def build(model: str = "demo-en", only: list[str] | None = None, out: Path | Non
             run_page(page)
             print(f"  {'ok' if page.error is None else 'FAILED ' + page.error} ({page.seconds:.0f} s) -> {page.page}",
                   flush=True)
+    print("explore: the results explorer over the report's scores", flush=True)
+    explorer = add_explorer(out)
+    print(f"  {explorer.note or 'ok'} -> {explorer.index}", flush=True)
     index = out / "index.html"
-    index.write_text(index_html(pages, model, time.perf_counter() - started), encoding="utf-8")
+    index.write_text(index_html(pages, model, time.perf_counter() - started, explorer, out), encoding="utf-8")
     return index, pages
