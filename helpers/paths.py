@@ -9,6 +9,8 @@ when called (tests and sweeps point them at scratch folders):
   ``../shared/papers`` beside the repository, when that folder exists);
 - ``processed()``: the canonical tables, ``HELPERS_PROCESSED_DIR`` (default data/processed);
 - ``outputs()`` and ``scores()``: results, ``HELPERS_OUTPUTS_DIR`` (default outputs/);
+- ``embeddings()``: the sentence-embedding store, ``HELPERS_EMBEDDINGS_DIR`` (default
+  data/cache/embeddings);
 - ``hub_offline()``: whether ``HF_HUB_OFFLINE`` asks for no network (read the way
   huggingface_hub reads it), the one place the project reads it.
 """
@@ -32,6 +34,7 @@ MIRROR_ENV = "MINIMAL_PAIRS_DATA"
 PAPERS_ENV = "MINIMAL_PAIRS_PAPERS"
 PROCESSED_ENV = "HELPERS_PROCESSED_DIR"
 OUTPUTS_ENV = "HELPERS_OUTPUTS_DIR"
+EMBEDDINGS_ENV = "HELPERS_EMBEDDINGS_DIR"
 
 
 def mirror() -> Path | None:
@@ -63,6 +66,11 @@ def outputs() -> Path:
 def scores() -> Path:
     """The score store, outputs()/scores."""
     return outputs() / "scores"
+
+
+def embeddings() -> Path:
+    """The store of sentence embeddings, one file per (embedding model, dataset)."""
+    return Path(os.environ.get(EMBEDDINGS_ENV) or CACHE / "embeddings")
 
 
 def hub_offline() -> bool:

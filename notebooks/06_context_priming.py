@@ -57,7 +57,7 @@ from helpers import data, methods as method_registry
 from helpers.plots import priming as plots_priming
 from helpers.plots import similarity as plots_similarity
 from helpers.data import priming
-from helpers.analysis import prefix_similarity, priming_effects, priming_tables
+from helpers.analysis import prefix_similarity, primed_separability, priming_effects, priming_tables
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import DatasetSelection, select
 from helpers.runs.primed import score_primed
@@ -165,6 +165,25 @@ report.table(fits, "regressions")
 margin = priming_effects.perplexity_margin(scores)
 report.table(margin, "margin")
 report.figure(plots_priming.perplexity_margin(margin, f"{scorer.loaded.name} on {dataset}: score margin"), "margin")
+
+# %% [markdown]
+# ## Separability under priming (Sinha et al. x Hu et al. 2025)
+#
+# Does a prefix make grammatical and ungrammatical sentences separable when pooled, or does it
+# move the two sentences of a pair together? Per method, prefix type and length: the AUC of all
+# good against all bad scores, unpaired (Hu et al.'s prediction 3: near chance without a prefix
+# even where pair accuracy is high), and Pearson r of the good and bad scores across pairs, each
+# with a 95% bootstrap interval, beside the pair accuracy; a pair's scores are its means over
+# draws. The no-prefix row is the baseline (dashed line). `scores_alone` is False for methods that
+# score both sentences in one input (comparative LP, A/B): their pooled AUC compares answers, not
+# sentences.
+
+# %%
+separable = primed_separability.primed_separability(scores, seed=seed)
+display(separable.round(3))
+report.table(separable, "separability")
+report.figure(plots_priming.separability(separable, f"{scorer.loaded.name} on {dataset}: separability under priming"),
+              "separability")
 
 # %% [markdown]
 # ## Section 5: does similarity to the prefix predict the judgment?

@@ -25,7 +25,8 @@
 #    even where minimal-pair accuracy is high.
 #
 # Beyond the paper: the same AUC for Ide et al.'s prompt-based scores (in-template LP, Yes/No),
-# and isolated judgments on CoLA (threshold on train, Matthews correlation on in-domain dev).
+# isolated judgments on CoLA (threshold on train, Matthews correlation on in-domain dev), and
+# MORCELA (Tjuatja et al. 2025): LP adjusted for frequency and length by weights fitted to LI's ratings.
 # The datasets are Hu et al.'s Table 1 variants, prepared by 01 (`python -m helpers sweep
 # --notebooks 01 --datasets blimp_hu2025,...`); scores come from the store, so a rerun scores nothing.
 
@@ -108,6 +109,11 @@ report.figure(plots.teaching_panel(panel), "teaching", sources=[])
 
 # %% [markdown]
 # ## Prediction 1: within-pair correlation, by cosine-distance bin
+#
+# Sentence embeddings depend on the dataset and the embedding model, not on the language model:
+# each dataset's are computed once into `data/cache/embeddings/<embedding model>/<dataset>.parquet`
+# (with their provenance) and read by every model's run; `python -m helpers embed --datasets ...`
+# computes whole datasets ahead (BLiMP's 133,938 sentences take minutes on a CPU).
 
 # %%
 pair_sets = [n for n in dataset_list if n not in ("cola", "li_hu2025")]
@@ -141,6 +147,40 @@ if "li_hu2025" in dataset_list:
     display(li_bins.round(3))
     report.table(li_bins, "prediction2", sources=readouts)
     report.figure(plots.li_scatter(deltas), "prediction2", sources=readouts)
+
+# %% [markdown]
+# ## MORCELA: learned frequency and length adjustments (Tjuatja et al. 2025)
+#
+# MORCELA(s) = (LP - β · unigram LP + γ) / |s|, fitted with a scale and an intercept by least
+# squares to LI's per-sentence ratings (each sentence its own mean z-score, as the paper); SLOR is
+# β = 1, γ = 0. Held out: 5 folds of LI pairs (both sentences of a pair in one fold, shuffled by
+# `seed`); each fold's MORCELA (and the authors' ablations β = 1 and γ = 0) against LP, MeanLP,
+# PenLP and SLOR on the same held-out sentences. BLiMP: the fit on all of LI applied unchanged (no
+# BLiMP fit), each linking function's per-paradigm accuracy correlated with BLiMP's human agreement.
+# The unigram table is the model tokenizer's, the one SLOR uses above.
+
+# %%
+from helpers.analysis import morcela as mo
+from helpers.plots import morcela as morcela_plots
+
+if "li_hu2025" in dataset_list:
+    li_sentences = mo.rated_sentences(sep.metrics_table(readouts[readouts.dataset == "li_hu2025"], ["lp", "slor"]),
+                                      selections["li_hu2025"].frame)
+    fitted = mo.evaluate(li_sentences, seed=seed)
+    display(fitted.params.round(3))
+    display(fitted.heldout.round(3))
+    report.table(fitted.params, "morcela_params", sources=readouts)
+    report.table(fitted.heldout, "morcela_heldout", sources=readouts)
+    blimp_corr = None
+    if "blimp_hu2025" in dataset_list:
+        by_paradigm, blimp_corr = mo.blimp_agreement(
+            sep.metrics_table(readouts[readouts.dataset == "blimp_hu2025"], ["lp", "slor"]),
+            selections["blimp_hu2025"].frame.groupby("paradigm").human_agreement.first(), fitted.params)
+        display(blimp_corr.round(3))
+        report.table(blimp_corr, "morcela_blimp", sources=readouts)
+        report.table(by_paradigm, "morcela_blimp_paradigms", sources=readouts)
+    report.figure(morcela_plots.morcela_summary(fitted.heldout, fitted.folds, fitted.params, blimp_corr),
+                  "morcela", sources=readouts)
 
 # %% [markdown]
 # ## Prediction 3: AUC of pooled sentences, beside minimal-pair accuracy (Figures 5-9)

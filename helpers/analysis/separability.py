@@ -101,8 +101,9 @@ def _metric(metric: str, rows: pd.DataFrame, side: str) -> np.ndarray:
 
 def metrics_table(scores: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
     """One row per sentence (both sides of every pair, or every single sentence) with the
-    ``metrics`` computed from the stored sums and counts by :mod:`helpers.methods.measures`, and the
-    unigram corpus (``unigram_source``) that SLOR and BF-unigram used."""
+    ``metrics`` computed from the stored sums and counts by :mod:`helpers.methods.measures`, and, when a
+    metric needs them, the unigram log-prob sum (``unigram_lp``) and corpus (``unigram_source``) that
+    SLOR and BF-unigram used."""
     metrics = list(metrics)
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
@@ -120,6 +121,8 @@ def metrics_table(scores: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
             out["n_tokens"] = rows[f"n_tokens_{side}"].to_numpy(int)
             for m in metrics:
                 out[m] = _metric(m, rows, side)
+            if needs_unigram:  # the sentence's unigram log-prob sum (MORCELA weighs it, helpers.analysis.morcela)
+                out["unigram_lp"] = rows[f"uni_sum_{side}"].to_numpy(float)
             out["unigram_source"] = [sources.get(h) for h in rows["config_hash"]] if needs_unigram else None
             frames.append(out)
     table = pd.concat(frames, ignore_index=True)

@@ -73,3 +73,33 @@ def perplexity_margin(table: pd.DataFrame, title: str):
         ax.legend(fontsize=8, title="prefix type")
     fig.tight_layout()
     return fig
+
+
+def separability(table: pd.DataFrame, title: str):
+    """Pooled AUC (top row) and within-pair correlation of good and bad scores (bottom row)
+    against prefix length, one line per prefix type with its CI band, one column per (model,
+    method, template); the no-prefix value is the black dashed line, AUC's chance grey (table:
+    :func:`helpers.analysis.primed_separability.primed_separability`)."""
+    _check(table, ["model", "method", "template", "prefix_type", "target_length", "auc", "auc_ci_low",
+                   "auc_ci_high", "r", "r_ci_low", "r_ci_high"])
+    facets = list(dict.fromkeys(zip(table["model"], table["method"], table["template"].astype(str))))
+    fig, axes = plt.subplots(2, len(facets), figsize=(5 * len(facets), 7.5), squeeze=False, sharex=True)
+    fig.suptitle(title)
+    for j, (model, method, template) in enumerate(facets):
+        rows = table[(table["model"] == model) & (table["method"] == method)
+                     & (table["template"].astype(str) == template)]
+        base, primed = rows[rows["prefix_type"] == "none"], rows[rows["prefix_type"] != "none"]
+        name = f"{model} · {method}" + ("" if template == "none" else f" · template {template}")
+        for ax, value, label in ((axes[0][j], "auc", "pooled AUC, good vs bad"),
+                                 (axes[1][j], "r", "Pearson r, good and bad scores")):
+            _lines(ax, primed.rename(columns={f"{value}_ci_low": "ci_low", f"{value}_ci_high": "ci_high"}),
+                   "prefix_type", value, 1)
+            if value == "auc":
+                ax.axhline(0.5, **CHANCE, label="chance")
+            if len(base) == 1:
+                ax.axhline(float(base[value].iloc[0]), color="black", linestyle="--", linewidth=1, label="no prefix")
+            ax.set_ylabel(label)
+            ax.set_title(name)
+            ax.legend(fontsize=8, title="prefix type")
+    fig.tight_layout()
+    return fig
