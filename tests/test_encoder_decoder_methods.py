@@ -41,13 +41,14 @@ def test_methods_needing_what_a_scorer_lacks_are_not_applicable_with_the_reason(
     assert seq2seq.features == {"continuation"}
     everything = list(registry.METHODS)
     runs, refused = registry.applicable(everything, seq2seq)
-    assert list(refused.method) == ["ab", "syntaxgym_word"]
-    assert runs == [m for m in everything if m not in ("ab", "syntaxgym_word")]
+    assert list(refused.method) == ["ab", "syntaxgym_word", "word_lp"]
+    assert runs == [m for m in everything if m not in ("ab", "syntaxgym_word", "word_lp")]
     assert (refused.model == "tiny-t5").all()
-    ab, word = refused.not_applicable
+    ab, word, word_lp = refused.not_applicable
     assert ab.startswith("ab needs constrained decoding with outlines") and ab.endswith(
         "which the Seq2SeqScorer of tiny-t5 lacks") and "\n" not in ab
-    assert word.startswith("syntaxgym_word needs the probability mass of a class of tokens")
+    assert word.startswith("syntaxgym_word needs the probability mass of word-initial tokens where each target token")
+    assert word_lp.startswith("word_lp needs the probability mass of word-initial tokens where each target token")
     runs, refused = registry.applicable(everything, causal)
     assert runs == everything and refused.empty and list(refused.columns) == ["model", "method", "not_applicable"]
 
