@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from helpers.engine.interface import Request
+from helpers.engine.word_initial import word_initial_mask  # the same word-initial set: the passes differ, not the set
 from helpers.methods import get
 from helpers.methods.base import Runtime
 from helpers.methods.prompt_text import with_context
@@ -21,19 +22,6 @@ from helpers.runner import score_pass
 
 TOKEN_BUDGET = 4096  # real plus padding tokens per forward pass of the boundary run
 LN2 = math.log(2.0)
-
-
-def bow_mask(tokenizer, vocab_size: int) -> np.ndarray:
-    """[vocab_size] bool: tokens whose text, decoded after an anchor token, begins with
-    whitespace; special tokens and ids past the tokenizer's vocabulary are not."""
-    anchor = tokenizer("a", add_special_tokens=False)["input_ids"][:1]
-    base = len(tokenizer.decode(anchor, clean_up_tokenization_spaces=False))
-    n = min(len(tokenizer), vocab_size)
-    texts = tokenizer.batch_decode([anchor + [i] for i in range(n)], clean_up_tokenization_spaces=False)
-    mask = np.zeros(vocab_size, dtype=bool)
-    mask[:n] = [t[base:base + 1].isspace() for t in texts]
-    mask[[i for i in tokenizer.all_special_ids if i < vocab_size]] = False
-    return mask
 
 
 def boundary_logmass(scorer, requests: Sequence[Request], wanted: Sequence[Sequence[int]], mask: np.ndarray,
@@ -94,7 +82,7 @@ def two_pass_region_surprisal(scorer, items: list[dict], context: str = "") -> t
     head = with_context(context, "", runtime.language)
     plans = [[_Condition.build(cond, s, head) for cond, s in zip(json.loads(item["conditions"]), results)]
              for item, results in zip(items, scored)]
-    mask = bow_mask(scorer.tokenizer, scorer.model.get_output_embeddings().weight.shape[0])
+    mask = word_initial_mask(scorer.tokenizer, scorer.model.get_output_embeddings().weight.shape[0])
     requests, wanted = [], []
     for plan, results in zip(plans, scored):
         for c, s in zip(plan, results):

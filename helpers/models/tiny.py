@@ -180,3 +180,16 @@ def ensure(name: str) -> Path:
         if not _is_built(target):  # not another process that finished first
             raise
     return target
+
+
+def save_scaled(model, tokenizer, out_dir: str | Path, scale: float, build: dict) -> Path:
+    """Scale ``model``'s output embedding by ``scale`` (peaked log-probs: a wrong position shows in
+    the numbers), save it and ``tokenizer`` to ``out_dir`` with a BUILD stamp of ``build``."""
+    with torch.no_grad():
+        model.get_output_embeddings().weight.mul_(scale)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    (out / "BUILD").write_text(json.dumps(build))
+    return out

@@ -10,7 +10,6 @@ byte-level BPE tokenizer (T5 gets its Unigram one) where ``helpers.models.load``
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import torch
 import transformers
 from tokenizers import processors
 
-from .tiny import corpus_sentences, t5_tokenizer
+from .tiny import corpus_sentences, save_scaled, t5_tokenizer
 from .tokenizer import for_transformers, train_bpe
 
 WINDOW = 8  # sliding-window length of the tiny models that have one
@@ -117,11 +116,4 @@ def build(name: str, out_dir: str | Path, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     auto = transformers.AutoModelForSeq2SeqLM if arch.kind == "seq2seq" else transformers.AutoModelForCausalLM
     model = auto.from_config(config).float().eval()
-    with torch.no_grad():
-        model.get_output_embeddings().weight.mul_(OUTPUT_SCALE)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    (out / "BUILD").write_text(json.dumps({"architecture": name, "seed": seed, "quirk": arch.quirk}))
-    return out
+    return save_scaled(model, tok, out_dir, OUTPUT_SCALE, {"architecture": name, "seed": seed, "quirk": arch.quirk})

@@ -8,7 +8,6 @@ vocabulary is small, so that words split into several pieces (the within-word va
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Iterable
 
@@ -17,7 +16,7 @@ import transformers
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
 
-from .tiny import corpus_sentences
+from .tiny import corpus_sentences, save_scaled
 from .tokenizer import train_bpe
 
 OUTPUT_SCALE = 4.0
@@ -83,11 +82,5 @@ def build(name: str, out_dir: str | Path, seed: int = 0, layers: int = 2, width:
     config = _config(name, tok, layers, width)
     torch.manual_seed(seed)
     model = transformers.AutoModelForMaskedLM.from_config(config).float().eval()
-    with torch.no_grad():
-        model.get_output_embeddings().weight.mul_(OUTPUT_SCALE)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    (out / "BUILD").write_text(json.dumps({"architecture": name, "seed": seed, "layers": layers, "width": width}))
-    return out
+    return save_scaled(model, tok, out_dir, OUTPUT_SCALE,
+                       {"architecture": name, "seed": seed, "layers": layers, "width": width})
