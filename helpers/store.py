@@ -277,12 +277,12 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
         key = (*model_key, meta["method"], str(meta.get("template_id")))
         rank = (meta.get("n_pairs", 0), _written(meta))
         if key not in chosen or rank > chosen[key][0]:
-            chosen[key] = (rank, path)
+            chosen[key] = (rank, path, meta)
     for (ds, name), n in stale.items():
         warnings.warn(f"left out {n} score file(s) of {name} on {ds} from earlier weights than its newest "
                       f"({newest[(ds, name)][1]}); rerun the notebooks for the methods they covered")
-    old = [(run[0], meta) for _, run in chosen.values() for meta in [read_metadata(run[0])] if is_stale(meta)]
+    old = [(run[0], meta) for _, run, meta in chosen.values() if is_stale(meta)]  # metadata read above
     if old:
         warnings.warn(f"{len(old)} of the score files read are stale ({old[0][0]} {stale_reason(old[0][1])}): "
                       "rerun the scoring notebooks to recompute them (a stale file is recomputed, not reused)")
-    return load_files(sorted(p for _, run in chosen.values() for p in run), token_columns)
+    return load_files(sorted(p for _, run, _ in chosen.values() for p in run), token_columns)
