@@ -103,6 +103,20 @@ def phenomenon_wins(scores: pd.DataFrame, a: str, b: str, margin: float = 0.01, 
     return out
 
 
+def side_by_side(table: pd.DataFrame, value: str, index: list[str]) -> pd.DataFrame:
+    """``value`` of every model in a column of its own (models in the table's order), one row
+    per ``index`` (in the table's order); an error when a model has two rows of one ``index``."""
+    missing = [c for c in ["model", value, *index] if c not in table]
+    if missing:
+        raise KeyError(f"the table lacks columns {missing}")
+    if table.duplicated(["model", *index]).any():
+        raise ValueError(f"a model has two rows of the same {index}: add the column that tells them apart")
+    wide = table.pivot(index=index, columns="model", values=value)
+    rows = table[index].drop_duplicates()
+    wide = wide.reindex(pd.MultiIndex.from_frame(rows) if len(index) > 1 else pd.Index(rows[index[0]]))
+    return wide[models_of(table)].rename_axis(columns=None)
+
+
 # ------------------------------------------------------------------ Hu & Levy
 def _group_values(g: pd.DataFrame, task: str, prompt: str) -> pd.Series:
     if task == "word_prediction":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 import torch
@@ -28,6 +28,24 @@ def _serves(scorer, name) -> bool:
     return spec.local and Path(str(name)).expanduser().resolve() == Path(spec.hf_id).expanduser().resolve()
 
 
+def each_model(models, work: Callable, *, scorer=None, **scorer_kwargs) -> list:
+    """``work(scorer)`` for every model of ``models`` (a name, a list or "a,b"), one at a time:
+    each is loaded with ``scorer_kwargs`` (:func:`helpers.engine.kinds.scorer_for`) and released
+    before the next is loaded (``work`` must keep no reference to it); ``scorer``, an already
+    loaded scorer, serves its own model and is kept. Returns what ``work`` returned, per model."""
+    out = []
+    for name in parse_selection(models, what="model"):
+        own = _serves(scorer, name)
+        current = scorer if own else scorer_for(name, **scorer_kwargs)
+        out.append(work(current))
+        if not own:
+            del current
+            gc.collect()
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+    return out
+
+
 def run_each(models, selection: DatasetSelection, runs: Sequence[tuple[Sequence[str], Mapping]], *, scorer=None,
              **scorer_kwargs) -> list[tuple[list[Path], pd.DataFrame]]:
     """For every model of ``models`` (a name, a list or "a,b"), every run of ``runs``
@@ -37,9 +55,8 @@ def run_each(models, selection: DatasetSelection, runs: Sequence[tuple[Sequence[
     an already loaded scorer, serves its own model; the others are loaded with ``scorer_kwargs``
     (see :func:`helpers.engine.kinds.scorer_for`)."""
     out = [([], []) for _ in runs]
-    for name in parse_selection(models, what="model"):
-        own = _serves(scorer, name)
-        current = scorer if own else scorer_for(name, **scorer_kwargs)
+
+    def work(current) -> None:
         for (files, refused), (methods, options) in zip(out, runs):
             if not methods:
                 continue
@@ -48,10 +65,7 @@ def run_each(models, selection: DatasetSelection, runs: Sequence[tuple[Sequence[
                 refused.append(left_out)
             if runnable:
                 files += run_methods(current, selection, runnable, options)
-        if not own:
-            del current
-            gc.collect()
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
+
+    each_model(models, work, scorer=scorer, **scorer_kwargs)
     return [(files, pd.concat(refused, ignore_index=True) if refused else pd.DataFrame(columns=NOT_APPLICABLE_COLUMNS))
             for files, refused in out]

@@ -1,6 +1,7 @@
-"""Executed examples a reader can see: notebooks 00-07 run headlessly on one model with small
-limits (papermill; 03 with two tiny models beside it, for its introspection section) and
-rendered to HTML (nbconvert), with an index page linking them.
+"""Executed examples a reader can see: notebooks 00-08 run headlessly on one model with small
+limits (papermill; 03 with two tiny models beside it, for its introspection section, 06 and 07
+with one, for their cross-model sections; 08 over two revisions of the model, prepared and scored
+first: :mod:`.report_checkpoints`) and rendered to HTML (nbconvert), with an index page linking them.
 
 Everything goes under one folder (``outputs/report`` by default): ``notebooks/`` (executed),
 ``html/`` (one page per notebook), ``results/`` (the scores, tables and figures of these runs,
@@ -22,6 +23,7 @@ import papermill as pm
 from .. import paths
 from ..explore import ExploreError, build as build_explorer
 from ..explore.snapshot import SnapshotUnavailable, snapshot
+from . import report_checkpoints
 from .jobs import declared_parameters, find_notebook
 
 # (notebook prefix, parameters besides the model): small limits, every table and figure still made
@@ -34,9 +36,13 @@ SMALL = [
     ("05", {"resamples": 200}),
     ("06", {"limit": 1, "lengths": [0, 25, 50], "phenomenon_sentences": 2}),
     ("07", {"datasets": "blimp_hu2025,syntaxgym,li_hu2025,cola", "limit": 2}),
+    ("08", {"methods": report_checkpoints.SCORED["methods"]}),  # the model's two revisions: PREPARE scores them
 ]
-# notebooks that compare models run the report's model beside these (03's introspection section)
-BESIDE = {"03": ["tiny-gpt2", "tiny-llama"]}
+# pages whose scores are prepared first: prefix -> f(model, out) -> the page's parameters over the plan's
+PREPARE = {"08": report_checkpoints.prepare}
+# notebooks that compare models run the report's model beside these (03's introspection section,
+# 06's and 07's "Across models")
+BESIDE = {"03": ["tiny-gpt2", "tiny-llama"], "06": ["tiny-gpt2"], "07": ["tiny-gpt2"]}
 
 
 @dataclass
@@ -96,6 +102,20 @@ def run_page(page: Page) -> Page:
     if page.executed.is_file():
         render(page.executed, page.page)
     return page
+
+
+def prepare_page(page: Page, model: str, out: Path) -> bool:
+    """Score what ``page`` reads (``PREPARE``) and set its parameters; whether it can run (else
+    the page records why not, and the other pages still run)."""
+    print(f"prepare: {page.notebook.name}", flush=True)
+    try:
+        with paths.environment(HF_HUB_CACHE=str(out / "hub")):  # the kernels find the prepared revisions here
+            page.parameters.update(PREPARE[page.notebook.name[:2]](model, out))
+    except Exception as err:  # noqa: BLE001 -- recorded in the index; the other pages still run
+        page.error = f"preparing its scores failed: {type(err).__name__}: {err}"
+        print(f"  FAILED {page.error}", flush=True)
+        return False
+    return True
 
 
 @dataclass
@@ -174,6 +194,8 @@ def build(model: str = "demo-en", only: list[str] | None = None, out: Path | Non
     # the kernels inherit the outputs folder; started from a notebook, its kernels are still headless
     with paths.environment(**{paths.OUTPUTS_ENV: str(out / "results"), "JPY_SESSION_NAME": None}):
         for page in pages:
+            if page.notebook.name[:2] in PREPARE and not prepare_page(page, model, out):
+                continue
             print(f"run: {page.notebook.name} {page.parameters}", flush=True)
             run_page(page)
             print(f"  {'ok' if page.error is None else 'FAILED ' + page.error} ({page.seconds:.0f} s) -> {page.page}",
