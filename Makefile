@@ -56,7 +56,7 @@ sweep: setup ## papermill over NOTEBOOKS x MODELS x DATASETS (EXECUTOR=slurm: a 
 sweep-status: setup ## done / running / pending / failed of each job of that sweep (same variables)
 	$(SWEEP) --status $(SWEEP_ARGS)
 
-report: setup ## notebooks 00-07 on the demo model with small limits, as HTML pages with an index and the results explorer (outputs/report/index.html)
+report: setup ## notebooks 00-08 on the demo model with small limits, as HTML pages with an index and the results explorer (outputs/report/index.html)
 	$(PY) scripts/render_examples.py
 
 explore: setup ## the results explorer over outputs/scores (SCORES= another store) at http://localhost:8000 (PORT=)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -22,8 +22,9 @@ from ..paths import ROOT, hub_offline
 from .fingerprint import weights_fingerprint
 from .placement import check_placement, execution_device
 from .quantization import default_dtype, quantization_config, quantization_probe
-from .registry import ModelNotFoundError, ModelSpec, Quant, _spec, resolve
+from .registry import REVISION_MARK, ModelNotFoundError, ModelSpec, Quant, _spec, resolve, with_revision
 from .tiny import ensure as ensure_tiny
+from .weight_files import check_weight_files
 
 def _hub_reachable(timeout: float = 3.0) -> bool:
     try:
@@ -54,8 +55,9 @@ def _locate(spec: ModelSpec) -> tuple[str, bool]:
         why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face Hub cannot be reached"
         at = f" at revision {spec.revision!r}" if spec.revision else ""
         get = f" --revision {spec.revision}" if spec.revision else ""
+        name = spec.name.removesuffix(f"{REVISION_MARK}{spec.revision}") if spec.revision else spec.name
         raise ModelNotFoundError(
-            f"{spec.name!r} ({spec.hf_id}){at} is not in the local Hugging Face cache and {why}. "
+            f"{name!r} ({spec.hf_id}){at} is not in the local Hugging Face cache and {why}. "
             f"Download it where the Hub is reachable (huggingface-cli download {spec.hf_id}{get}), "
             "copy the cache here (HF_HOME), or pass a local folder written by save_pretrained.")
     return spec.hf_id, False
@@ -148,11 +150,12 @@ def check_loadable(name_or_path, quant: Quant | Literal["auto"] = "auto", revisi
     run here."""
     spec = resolve(name_or_path)
     if revision:
-        if spec.local:
-            raise ModelNotFoundError(f"revision {revision!r} names a commit, branch or tag on the Hugging Face Hub, "
-                                     f"but {spec.name!r} is a local model without revisions: leave the revision out")
-        spec = replace(spec, revision=revision)
+        if REVISION_MARK in spec.name and spec.revision != revision:
+            raise ModelNotFoundError(f"{spec.name!r} names revision {spec.revision!r}, and revision {revision!r} was "
+                                     "given too: give one of them")
+        spec = with_revision(spec, revision)  # named <model>@<revision>: stored apart from the other revisions
     source, offline = _locate(spec)
+    check_weight_files(source)
     quant = spec.default_quant if quant == "auto" else quant
     if quant is not None:
         quantization_probe(quant, "cuda" if torch.cuda.is_available() else "cpu")

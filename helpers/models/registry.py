@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -137,14 +137,37 @@ def registry_table() -> str:
     return "\n".join(lines)
 
 
+REVISION_MARK = "@"  # "<model>@<revision>": one revision of a Hub model, stored and analysed as a model of its own
+
+
+def with_revision(spec: ModelSpec, revision: str) -> ModelSpec:
+    """``spec`` at ``revision`` (a commit, branch or tag of its Hub repository), named
+    ``<name>@<revision>`` so that its score files, tables and analyses keep it apart from the
+    model's other revisions; a clear error for a local model, which has no revisions."""
+    if spec.local:
+        raise ModelNotFoundError(f"revision {revision!r} names a commit, branch or tag on the Hugging Face Hub, "
+                                 f"but {spec.name!r} is a local model without revisions: leave the revision out")
+    if spec.revision == revision and spec.name.endswith(f"{REVISION_MARK}{revision}"):
+        return spec
+    base = spec.name.rpartition(REVISION_MARK)[0] if REVISION_MARK in spec.name else spec.name
+    return replace(spec, name=f"{base}{REVISION_MARK}{revision}", revision=revision)
+
+
 def resolve(name_or_path: str | os.PathLike) -> ModelSpec:
-    """The spec of a registered name, a local folder, or a Hugging Face id ("org/name")."""
+    """The spec of a registered name, a local folder, a Hugging Face id ("org/name"), or any of
+    the Hub's models at a revision: ``<name or id>@<revision>`` (e.g. "EleutherAI/pythia-160m@step1000")."""
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise TypeError(f"model must be a registry name, a folder or a Hugging Face id, got {type(name_or_path).__name__}")
     key = str(name_or_path)
     if key in REGISTRY:
         return REGISTRY[key]
     path = Path(key).expanduser()
+    base, mark, revision = key.rpartition(REVISION_MARK)
+    if mark and base and not path.exists():
+        if not revision.strip() or revision.strip() != revision:
+            raise ModelNotFoundError(f"{key!r} names no revision after {REVISION_MARK!r}: write <model>@<revision>, "
+                                     "e.g. EleutherAI/pythia-160m@step1000")
+        return with_revision(resolve(base), revision)
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelNotFoundError(

@@ -1,5 +1,7 @@
 """Which jobs of a sweep wait for which: an analysis notebook (04, 05) reads the scores that the
-scoring notebooks (02, 03) stored for its model and dataset, so it runs after their jobs.
+scoring notebooks (02, 03) stored for its model and dataset, so it runs after their jobs; the job
+of a sharded notebook that reads its shards' files as one run (03, 06, 07: ``GATHERED``) runs after
+every shard job of its notebook, model and dataset.
 
 ``ANALYSES`` (:mod:`.jobs`) names, per analysis notebook, the parameters that list the methods
 it reads (the job's value, else the notebook's default);
@@ -21,6 +23,7 @@ import papermill as pm
 from ..reporting.outputs import PROMPTING, producer
 from ..selection_parser import parse_selection
 from .jobs import ANALYSES, Job
+from .revisions import analysed_models
 
 EVERY_PRODUCER = frozenset(producer(m) for m in ("lp", *PROMPTING))  # "all" methods: every scoring notebook
 
@@ -58,17 +61,22 @@ def producers(job: Job) -> frozenset[str]:
 
 
 def _models(job: Job) -> set[str]:
-    return set(parse_selection(job.model, what="model"))
+    return analysed_models(job.model, job.parameters)
 
 
 def waits_on(jobs: list[Job]) -> dict[Path, list[Job]]:
     """For each job (by its executed notebook's path), the jobs of ``jobs`` whose scores it
     reads, in the sweep's order: the scoring jobs of its producers on the same dataset and a
-    model it analyses, every shard. Empty for a job that is no analysis."""
+    model it analyses, every shard; for a job reading a sharded run as one (``Job.gathers``),
+    the shard jobs of its notebook, model and dataset. Empty for a job that reads nothing."""
     out = {}
     for job in jobs:
+        if job.gathers > 1:
+            out[job.output] = [s for s in jobs if s.notebook == job.notebook and s.model == job.model
+                               and s.dataset == job.dataset and s.shards == job.gathers]
+            continue
         reads = producers(job)
-        out[job.output] = [s for s in jobs if s is not job and s.notebook.stem in reads
+        out[job.output] = [s for s in jobs if s is not job and s.notebook.stem in reads and s.gathers == 1
                            and s.dataset == job.dataset and _models(s) & _models(job)] if reads else []
     return out
 

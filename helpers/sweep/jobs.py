@@ -26,11 +26,15 @@ from .. import paths
 from ..runs.switches import SWITCHES, Switches
 from ..store import safe_name
 from ..data.shards import check as check_shards
+from .revisions import models_for, parse_revisions
 
 NO_MODEL = "none"  # notebooks that take no model (01_data_prep)
 # analysis notebooks -> their parameters naming the methods whose stored scores they read (whole runs)
 ANALYSES = {"04_ensembles": ("baseline", "l_method", "p_method", "ab_method"),
-            "05_length_bias": ("methods", "gap")}
+            "05_length_bias": ("methods", "gap"), "08_learning_curves": ("methods",)}
+# notebooks whose sharded run ends with one job reading every shard's files as one run (shard None):
+# the whole run's tables, after all its shards (helpers.sweep.dependencies)
+GATHERED = ("03_prompting", "06_context_priming", "07_separability")
 # a temporary file of helpers.files.atomic_path: ".<target>-<pid>-<8 hex>.tmp"
 TEMP_FILE = re.compile(r"^\.(?P<target>.+)-\d+-[0-9a-f]{8}\.tmp$")
 
@@ -62,6 +66,11 @@ class Job:
         return paths.outputs() / "notebooks" / (safe_name("__".join(parts)) + ".ipynb")
 
     @property
+    def gathers(self) -> int:
+        """How many shards' files this job reads as one run (a GATHERED notebook's last job), else 1."""
+        return int(self.parameters.get("shards", 1)) if self.shards == 1 and self.parameters.get("shard") is None else 1
+
+    @property
     def partial(self) -> Path:
         """The notebook papermill writes while it runs (and leaves, with the error, when a cell fails)."""
         return self.output.with_name(self.output.stem + ".running.ipynb")
@@ -69,6 +78,8 @@ class Job:
     @property
     def label(self) -> str:
         shard = f" shard {self.shard}/{self.shards}" if self.shards > 1 else ""
+        if self.gathers > 1:
+            shard = f" (its {self.gathers} shards read as one run)"
         return f"{self.notebook.stem} model={self.model} dataset={self.dataset}{shard}"
 
     def papermill_parameters(self) -> dict:
@@ -161,14 +172,22 @@ def with_switches(found: dict[str, Path], parameters: dict, switches: dict | Non
 
 
 def plan(notebooks: list[str], models: list[str], datasets: list[str], parameters: dict | None = None,
-         shards: int = 1, switches: dict | None = None) -> list[Job]:
+         shards: int = 1, switches: dict | None = None, revisions=None) -> list[Job]:
     """Every (notebook, model, dataset[, shard]) job; an error before anything runs when a
     notebook lacks a parameter that its job would inject or a switch value does not exist.
     ``parameters`` keys may name their notebook (``"02:methods"``); ``switches`` (start, share,
     quant, ...) go to every notebook that takes them; ``shards`` > 1 gives each combination that
     many jobs, except the analyses (``ANALYSES``) of a sweep with notebooks that score: one job
-    each, reading the whole run."""
+    each, reading the whole run; a ``GATHERED`` notebook gets one more job per combination
+    (``shards`` given, ``shard`` None) reading its shards' files as one run. ``revisions`` (a list
+    or "step1000,step2000") runs each model at each revision as a model of its own,
+    ``<model>@<revision>``, except in a notebook that reads them together (08_learning_curves:
+    one job per model, given the list; :mod:`.revisions`)."""
     found = {nb: find_notebook(nb) for nb in notebooks}
+    revisions = parse_revisions(revisions) if revisions not in (None, "", []) else None
+    if revisions and ((switches or {}).get("revision") not in (None, "auto")
+                      or any(k.rpartition(":")[2] == "revision" for k in parameters or {})):
+        raise ValueError("give either --revisions (a sweep over revisions) or --revision (one revision), not both")
     parameters = with_switches(found, parameters or {}, switches)
     for key in parameters:
         prefix, sep, _ = key.rpartition(":")
@@ -183,8 +202,11 @@ def plan(notebooks: list[str], models: list[str], datasets: list[str], parameter
             return [(None, 1)]
         return [(s, shards) for s in range(1, shards + 1)]
 
-    jobs = [Job(found[nb], m, d, parameters_for(found[nb], parameters), s, n)
-            for nb, m, d in itertools.product(notebooks, models, datasets) for s, n in cuts(nb)]
+    per_notebook = {nb: models_for(declared_parameters(found[nb]), models, revisions) for nb in notebooks}
+    jobs = [Job(found[nb], m, d, {**parameters_for(found[nb], parameters), **per_notebook[nb][1]}, s, n)
+            for nb in notebooks for m, d in itertools.product(per_notebook[nb][0], datasets) for s, n in cuts(nb)]
+    jobs += [Job(j.notebook, j.model, j.dataset, {**j.parameters, "shards": shards}) for j in jobs
+             if j.shards > 1 and j.shard == shards and j.notebook.stem in GATHERED]  # after all its shards
     for job in jobs:
         job.papermill_parameters()
     return jobs
