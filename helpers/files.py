@@ -1,20 +1,80 @@
-"""Atomic file writes: write beside the target, then rename over it, so that a reader or
-an interrupted run never sees half a file."""
+"""Atomic file writes: write beside the target, flush it to the disk (fsync), then rename over
+it, so that a reader, an interrupted run or a crash never sees half a file. A full disk is a
+:class:`NoSpaceError` naming the folder, the space free and the space the file needs."""
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
+
+
+class DamagedFileError(ValueError):
+    """A file that cannot be read whole: truncated, or a part whose checksum does not match."""
+
+
+def damaged(path, err: BaseException, fix: str) -> DamagedFileError:
+    """The one-line error for a damaged file: the file, the reader's error, and what to do."""
+    return DamagedFileError(f"{path} is damaged ({type(err).__name__}: {err}); {fix}")
+
+
+class NoSpaceError(OSError):
+    """The disk of a file being written is full (ENOSPC, or EDQUOT: a quota); nothing is left half-written."""
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def no_space_error(target: Path, needs: int | Callable[[], int] | None, err: OSError) -> NoSpaceError:
+    """The one-line error for a full disk while writing ``target`` (``needs``: its size in bytes, or
+    a function that counts them, where known)."""
+    folder = target.parent
+    needs = needs() if callable(needs) else needs
+    try:
+        free = f"{size_text(shutil.disk_usage(folder).free)} free"
+    except OSError:
+        free = "free space unknown"
+    size = size_text(needs) if needs else "more"
+    return NoSpaceError(errno.ENOSPC, f"no space left in {folder} while writing {target.name} ({free}; it needs "
+                                      f"{size}): free space there (or point HELPERS_OUTPUTS_DIR elsewhere) and run "
+                                      "again; files already finished are kept")
+
+
+def size_text(n: int) -> str:
+    """A byte count for people: 850 bytes, 12.3 kB, 4.1 MB, 2.0 GB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def is_no_space(err: BaseException) -> bool:
+    """Whether an error is a full disk or quota (pyarrow's write errors carry no errno, only the text)."""
+    if not isinstance(err, OSError) or isinstance(err, NoSpaceError):
+        return False
+    return err.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(err)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file, or a folder's entries, to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 @contextmanager
-def atomic_path(target: str | os.PathLike, directory: bool = False) -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike, directory: bool = False,
+                needs: int | Callable[[], int] | None = None) -> Iterator[Path]:
     """Yield a temporary path next to ``target`` (a file, or a folder with ``directory``);
-    when the block finishes without error it replaces ``target``, else it is removed."""
+    when the block finishes without error it is flushed to the disk and replaces ``target``,
+    else it is removed. A full disk raises :class:`NoSpaceError` (``needs``: the bytes the file
+    takes, or a function counting them, for its message)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     if directory:
@@ -25,14 +85,19 @@ def atomic_path(target: str | os.PathLike, directory: bool = False) -> Iterator[
         tmp = target.with_name(f".{target.name}-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         yield tmp
+        for path in sorted(tmp.rglob("*")) if directory else [tmp]:
+            _fsync(path)
         if directory and target.is_dir():
             shutil.rmtree(target)
         os.replace(tmp, target)
-    except BaseException:
+        _fsync(target.parent)
+    except BaseException as err:
         if tmp.is_dir():
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             tmp.unlink(missing_ok=True)
+        if is_no_space(err):
+            raise no_space_error(target, needs, err) from err
         raise
 
 

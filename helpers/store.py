@@ -6,7 +6,8 @@ needed to recompute every measure without the model). The file's metadata carrie
 configuration (model id and revision, quantization, dtype, document-start policy,
 template text, dataset options, limit) and its hash, library versions, git commit and
 time, and the numerics key (the engine's numerics version, torch's and transformers'
-major.minor). Writes are atomic; a rerun with the same configuration and numerics key finds the
+major.minor). Writes are atomic, each data page with a checksum (:mod:`helpers.parquet_io`: a
+damaged file is an error, never read as scores); a rerun with the same configuration and numerics key finds the
 finished file and skips it; a different configuration is written alongside as
 ``...__<hash>.parquet`` and never over the existing file. A file of the same configuration
 under another numerics key is *stale*: it is recomputed (unless ``reuse_stale``, or
@@ -26,10 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from . import paths
-from .files import atomic_path
+from .parquet_io import read_parquet, read_schema, write_parquet
 from .provenance import REUSE_STALE_ENV, describe_numerics, git_commit, library_versions, numerics
 from .data.shards import Shard, file_tag, group_runs, merge, run_key
 
@@ -50,8 +50,12 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", str(name).strip("/")).strip("_") or "model"
 
 
-def read_metadata(path: str | Path) -> dict:
-    meta = pq.read_schema(path).metadata or {}
+DAMAGED_FIX = "rerun the notebook that wrote it: the run moves it to set_aside/ and recomputes it"
+
+
+def read_metadata(path: str | Path, verify: bool = False) -> dict:
+    """A score file's configuration; ``verify`` reads the whole file, its page checksums verified."""
+    meta = (read_parquet(path, DAMAGED_FIX).schema if verify else read_schema(path, DAMAGED_FIX)).metadata or {}
     if META_KEY not in meta:
         raise ValueError(f"{path} is not a score file of this project (no '{META_KEY.decode()}' metadata)")
     return json.loads(meta[META_KEY])
@@ -107,7 +111,7 @@ class ScoreStore:
         for candidate in (folder / f"{stem}.parquet", folder / f"{stem}__{h}.parquet"):
             if candidate.is_file():
                 try:
-                    meta = read_metadata(candidate)
+                    meta = read_metadata(candidate, verify=True)
                 except (ValueError, OSError, pa.ArrowInvalid):
                     continue
                 if meta.get("config_hash") == h and self._usable(candidate, meta):
@@ -129,7 +133,7 @@ class ScoreStore:
         metas = []
         for candidate in sorted(self.folder(dataset, model).glob(f"{stem}__shard*.parquet")):
             try:
-                meta = read_metadata(candidate) if pattern.fullmatch(candidate.name) else {}
+                meta = read_metadata(candidate, verify=True) if pattern.fullmatch(candidate.name) else {}
             except (ValueError, OSError, pa.ArrowInvalid):
                 continue
             if meta.get("config_hash") == h and meta.get("shard") and self._usable(candidate, meta):
@@ -158,8 +162,9 @@ class ScoreStore:
         """Move ``path`` to the folder's set_aside/ when it cannot be read or holds this
         configuration (hash ``h``) under another numerics key; whether it was moved."""
         try:
-            meta = read_metadata(path)
+            meta = read_metadata(path, verify=True)
         except (ValueError, OSError, pa.ArrowInvalid) as err:
+            err = err.__cause__ or err  # the reader's own error, not the DamagedFileError that names the file
             why, reason = "unreadable", f"is not a readable score file ({type(err).__name__}: {err}); truncated " \
                                         "or damaged"
         else:
@@ -191,8 +196,7 @@ class ScoreStore:
         table = pa.Table.from_pandas(frame, preserve_index=False)
         table = table.replace_schema_metadata({**(table.schema.metadata or {}),
                                                META_KEY: json.dumps(meta, default=str).encode()})
-        with atomic_path(path) as tmp:
-            pq.write_table(table, tmp)
+        write_parquet(table, path)
         self.writes += 1
         return path
 
@@ -206,8 +210,8 @@ def load_files(files, token_columns: bool = False) -> pd.DataFrame:
     run become one block of rows in the run's order."""
     frames, shard_sets = [], {}
     for path in files:
-        meta = read_metadata(path)
-        df = pd.read_parquet(path)
+        table = read_parquet(path, DAMAGED_FIX)
+        meta, df = json.loads((table.schema.metadata or {})[META_KEY]), table.to_pandas()
         if not token_columns:
             df = df[[c for c in df.columns if not c.startswith(("token_lp_", "token_ids_"))]]
         df.insert(0, "model", meta["model_name"])

@@ -5,7 +5,7 @@ set -euo pipefail
 PACKAGES=(
   r-base-core r-cran-lme4   # `r` tests: lme4 is the reference for the mixed-effects regressions
   chromium chromium-driver  # `browser` test (tests/test_browser.py): JupyterLab in headless Chromium via selenium
-  slurm-wlm munge           # `slurm` tests (tests/slurm/): a single-node Slurm cluster started by tests/slurm/cluster.sh
+  slurm-wlm munge           # `slurm` and `faults` tests (tests/slurm/, tests/test_faults.py): single-node Slurm clusters started by tests/slurm/cluster.sh
   fonts-wqy-microhei        # every figure: Chinese characters and Japanese kana (helpers/plots/style.py; tests/test_fonts.py)
 )
 missing=()

@@ -13,7 +13,7 @@ from helpers import paths
 PACKAGE = paths.ROOT / "helpers"
 # ground floor first; a module may import from its own floor and the floors below
 FLOORS = [
-    {"paths", "files", "progress", "provenance", "selection_parser"},
+    {"paths", "files", "parquet_io", "progress", "provenance", "selection_parser"},
     {"data"},
     {"models"},
     {"engine"},

@@ -2,6 +2,7 @@
 analysis runs after the scoring jobs whose scores it reads (:mod:`.dependencies`)."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from .. import paths
@@ -16,6 +17,10 @@ class SweepFailed(RuntimeError):
     def __init__(self, message: str, done: list[Path]):
         super().__init__(message)
         self.done = done
+
+
+class SweepInterrupted(SweepFailed):
+    """A local sweep stopped by Ctrl-C (SIGINT): the jobs finished before it are kept."""
 
 
 def run(jobs: list[Job], executor: str = "local", resources: dict | None = None, wait: bool = False) -> list:
@@ -64,6 +69,14 @@ def run_local(jobs: list[Job], waits: dict[Path, list[Job]]) -> list[Path]:
         print(f"run: {job.label} -> {job.output.relative_to(root.parent)}")
         try:
             done.append(job.run())
+        except KeyboardInterrupt:
+            clean_partials()
+            # papermill's cell task dies with the kernel; asyncio would print its traceback at exit, after this error
+            logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+            raise SweepInterrupted(
+                f"interrupted (Ctrl-C) while running {job.label}: the {len(done)} job(s) finished before it and the "
+                f"score files it finished are kept; its notebook ({job.partial.name}) is never taken as finished. "
+                "Run the same sweep again to run only what is missing.", done) from None
         except Exception as err:  # noqa: BLE001 -- reported below and raised at the end; the others still run
             first = first or err
             print(f"failed: {job.label}: {_reason(err)}")

@@ -185,6 +185,11 @@ def failure(job: sweep.Job, rec: sweep_slurm.Record) -> str:
     logged = log_error(rec.stderr)
     if logged and (not error or "***" in logged):  # slurmstepd's line says who stopped the job
         parts.append(logged)
+    # submitit has Slurm send SIGUSR2 90 s before the limit, then stops the task ("timed-out"); a task
+    # that gets the signal before submitit's handler is set dies of it ("User defined signal 2")
+    if any(mark in p for p in parts for mark in ("timed-out", "DUE TO TIME LIMIT", "User defined signal 2")):
+        parts.append("past its --time (submitit stops a task 90 s before it): resubmit with a longer --time; the "
+                     "score files it finished are kept")
     return "; ".join(parts) or "ended without finishing its notebook (no error recorded)"
 
 
