@@ -22,6 +22,7 @@ import pandas as pd
 
 from . import methods as registry
 from .data.selection import DatasetSelection
+from .data.shards import MissingShardsError, Shard, file_tag, missing_message
 from .engine.interface import Scorer
 from .engine.unknown_tokens import warn_unknown_tokens
 from .methods.base import METHODS_VERSION, Family, Method, Runtime
@@ -88,15 +89,24 @@ def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method, sides:
     return pd.concat([frame, table[keep]], axis=1)
 
 
-def planned_items(selection: DatasetSelection, context, items: list[dict], contexts: list[str]
-                  ) -> tuple[list[dict], list[str], np.ndarray | None]:
+def planned_items(selection: DatasetSelection, context, items: list[dict], contexts: list[str],
+                  whole_context: Sequence[str] | None = None) -> tuple[list[dict], list[str], np.ndarray | None]:
     """The items a run's requests are planned over, their contexts, and where ``items`` are
-    among them: a shard's whole run (when the context is one text for all), so that its
-    batches, and so its scores bit for bit, are those of the unsharded run; else ``items``."""
-    if selection.shard is None or selection.whole is None or not isinstance(context, str):
+    among them: a shard's whole run (its one context for all, or ``whole_context``, the whole
+    run's per-item contexts), so that its batches, and so its scores bit for bit, are those of
+    the unsharded run; else ``items`` (a shard with per-item contexts and no ``whole_context``)."""
+    if selection.shard is None or selection.whole is None:
         return items, contexts, None
-    whole = selection.whole.to_dict("records")
-    return whole, [context] * len(whole), selection.shard.positions()
+    whole, positions = selection.whole.to_dict("records"), selection.shard.positions()
+    if isinstance(context, str):
+        return whole, [context] * len(whole), positions
+    if whole_context is None:
+        return items, contexts, None
+    planned = [str(c) for c in whole_context]
+    if len(planned) != len(whole) or [planned[p] for p in positions] != contexts:
+        raise ValueError(f"whole_context holds {len(planned)} contexts for the {len(whole)} items of the whole run, "
+                         f"and must hold the shard's own contexts at its positions: give the whole run's contexts")
+    return whole, planned, positions
 
 
 def score_pass(scorer: Scorer, family: Family, items: list, template, contexts: list[str], runtime: Runtime,
@@ -138,6 +148,7 @@ class RunSetup:
     configuration: dict = field(default_factory=dict)  # entries added to every score file's configuration
     extra_columns: Sequence[str] = ()  # more columns of the selection's frame kept in the score rows
     tag: str | None = None  # names the files of a kind of run apart: lp__primed.parquet
+    whole_context: Sequence[str] | None = None  # a shard's whole run's per-item contexts (planned over, recorded)
 
 
 def warn_language(scorer: Scorer, selection: DatasetSelection) -> None:
@@ -188,7 +199,10 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
         store_tag = f"{store_tag}-{runtime.fewshot.k}shot" if store_tag else f"{runtime.fewshot.k}shot"
     items = selection.items()
     contexts, context_config = contexts_for(setup.context, len(items))
-    plan_items, plan_contexts, positions = planned_items(selection, setup.context, items, contexts)
+    plan_items, plan_contexts, positions = planned_items(selection, setup.context, items, contexts,
+                                                         setup.whole_context)
+    if positions is not None and not isinstance(setup.context, str):  # the whole run's contexts: its config hash
+        context_config = contexts_for(plan_contexts, len(plan_contexts))[1]
     if runtime.fewshot.k and selection.shard is not None and positions is None:
         raise ValueError(f"few-shot examples are drawn from the whole run's pairs, but shard {selection.shard.tag} "
                          "with one context per item is planned alone; run few-shot methods unsharded here")
@@ -209,6 +223,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     engine = {"share": scorer.share, "token_budget": scorer.token_budget,
               "unknown_tokens": unknown.meta() if unknown else None}
     written: list[Path] = []
+    unscored: dict[str, list[int]] = {}  # a run read from its shards: the shards of each file not scored yet
     for family, group in families.items():
         run = family.runtime_for(group, runtime)
         for template in family.templates(language, "chat" if run.instruct else "base", list(run.templates)):
@@ -218,6 +233,10 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
                                             configs[m.name], store_tag, selection.shard) for m in group}
             written.extend(p for paths in found.values() for p in paths)  # a file, or a run's shard files
             todo = [m for m in group if not found[m.name]]
+            if selection.from_shards > 1:  # read from the shards' files, never scored
+                unscored.update(_unscored_shards(store, selection, loaded.name, todo, tconfig["template_id"],
+                                                 configs, store_tag))
+                continue
             if not todo:
                 continue
             this = replace(run, unigram=run.unigram if any(m.needs_unigram for m in todo) else None)
@@ -225,5 +244,21 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             for m in todo:
                 frame = method_frame(info, table, m, sides, this)
                 written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
-                                           configs[m.name], engine, tag=store_tag, shard=selection.shard))
+                                           configs[m.name], {**engine, "share_used": getattr(scorer, "share_used",
+                                                                                            scorer.share)},
+                                           tag=store_tag, shard=selection.shard))
+    if unscored:
+        raise MissingShardsError(missing_message(selection.name, loaded.name, selection.from_shards, unscored))
     return written
+
+
+def _unscored_shards(store: ScoreStore, selection: DatasetSelection, model: str, methods: list[Method], template,
+                     configs: dict, tag: str | None) -> dict[str, list[int]]:
+    """For each method's file stem, the shards of ``selection.from_shards`` with no finished file."""
+    count, out = selection.from_shards, {}
+    for m in methods:
+        missing = [i for i in range(1, count + 1) if not store.find(
+            selection.name, model, m.name, template, configs[m.name], file_tag(tag, Shard(i, count, 0, ())))]
+        if missing:
+            out[store.stem(m.name, template, tag)] = missing
+    return out

@@ -74,6 +74,8 @@ quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
+shards = 1  # split the pairs (and each Hu & Levy set) into this many shards (by paradigm, then position) scored by separate runs
+shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: read all shards' files as one run (an error names any not scored)
 
 # %%
 from IPython.display import display
@@ -109,7 +111,7 @@ methods_asked = [m for m in method_registry.method_names(methods, method_registr
                  if use_outlines or m != "ab"]  # "ab" is the constrained-decoding decision; ab_logit stays
 fewshot_list = method_registry.applicable(fewshot_asked, scorer)[0] if fewshot_asked else []
 method_list = method_registry.applicable(methods_asked, scorer)[0] if methods_asked else []
-selection = select(dataset, limit)
+selection = select(dataset, limit).for_shards(shard, shards)  # a shard's pairs, or the whole run
 hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
            else parse_selection(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
 hl_prompts = parse_selection(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
@@ -120,7 +122,8 @@ config = {"model": model, "dataset": dataset, "methods": method_list,
           "hu_levy_models": hl_models,
           "fewshot_ks": k_list, "fewshot_methods": fewshot_list, "fewshot_source": fewshot_source,
           "fewshot_seed": fewshot_seed, **switches.record()}
-tag = f"{scorer.loaded.name if len(models) == 1 else cross_model.models_tag(models)}__{dataset}"
+tag = f"{scorer.loaded.name if len(models) == 1 else cross_model.models_tag(models)}__{dataset}" + \
+    (f"__{selection.shard.tag}" if selection.shard else "")  # tables of a shard: its pairs
 report = NotebookReport("03_prompting", config, tag)
 print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if instruct else 'a base'} model: "
       f"{'chat' if instruct else 'base'} templates; methods: {', '.join(method_list)}"
@@ -128,6 +131,10 @@ print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if 
 
 # %% [markdown]
 # ## Part 1 · Yes/No and A/B prompting
+#
+# With `shards` > 1, a run with `shard` = k scores the k-th shard of the pairs, bit for bit as the unsharded
+# run (its tables cover those pairs); `shard = None` scores nothing: it reads the shards' files as one run,
+# or stops with an error naming the shards not scored yet.
 
 # %%
 runs = [(methods_asked, {"templates": template_list, "seed": seed, "use_outlines": use_outlines,
@@ -216,8 +223,9 @@ if shot_files:  # scored with Part 1 above (each model loaded once)
 
 # %%
 hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer,
-                                     options=switches.method_options(), **switches.scorer_kwargs(), batch_size=batch)
-hl_tag = cross_model.models_tag(hl_models)
+                                     options=switches.method_options(), shard=shard, shards=shards,
+                                     **switches.scorer_kwargs(), batch_size=batch)
+hl_tag = cross_model.models_tag(hl_models) + (f"__{selection.shard.tag}" if selection.shard else "")
 if hl_files:
     hl_scores = load_files(hl_files)
     hl_summary = hu_levy.summarize(hl_scores)
@@ -281,7 +289,8 @@ if hl_files:
 intro_models = list(dict.fromkeys((models if len(models) > 1 else []) + (hl_models if len(hl_models) > 1 else [])))
 intro_files = (files + direct_files if len(models) > 1 else []) + (hl_files if len(hl_models) > 1 else [])
 if intro_files:
-    intro_tag = cross_model.models_tag(intro_models) + (f"__{dataset}" if len(models) > 1 else "")
+    intro_tag = cross_model.models_tag(intro_models) + (f"__{dataset}" if len(models) > 1 else "") + \
+        (f"__{selection.shard.tag}" if selection.shard else "")
     intro_scores = load_files(intro_files)
     intro_items = introspection.disagreeing(introspection.item_measures(intro_scores), introspection_disagree)
     intro = introspection_comparison.with_relations(introspection.matrix(intro_items, seed=seed))

@@ -29,7 +29,7 @@
 # templates, and a longer prefix continues the cached shorter one.
 
 # %% tags=["parameters"]
-model = "demo-en"  # registry name, local folder or Hugging Face id
+model = "demo-en"  # registry name, local folder or Hugging Face id; a list: each in turn, compared in "Across models"
 dataset = "blimp"  # "blimp" or "syntaxgym" (the 1,018-pair corpus of the 23 suites Sinha et al. primed)
 methods = "lp"  # judgment methods under the prefixes: a list, comma-separated, or "all" (every method of 02 and 03)
 templates = [1]  # template ids for templated and prompting methods
@@ -49,6 +49,8 @@ quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
+shards = 1  # split the target pairs into this many shards (by paradigm, then position) scored by separate runs
+shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: read all shards' files as one run (an error names any not scored)
 
 # %%
 from IPython.display import display
@@ -70,7 +72,9 @@ if dataset not in ("blimp", "syntaxgym"):
     raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
 switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
                     quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
-scorer = switches.scorer(model)
+models = parse_selection(model, what="model")  # one model, or a list: the sections up to "Across models" are the first's
+switches.check(models)  # every model of the list, before anything is scored
+scorer = switches.scorer(models[0])
 # the methods this kind of model can run (the others are named with the reason)
 method_list, not_applicable = method_registry.applicable(
     method_registry.method_names(methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS), scorer)
@@ -78,14 +82,15 @@ type_list = parse_selection(prefix_types, list(priming.PREFIX_TYPES), what="pref
 length_list = parse_selection(lengths, what="length", convert=int)
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 selection = select(dataset, limit)
+part = selection.for_shards(shard, shards)  # the pairs this run scores: a shard, or the whole run
 count = priming.token_counter(scorer.tokenizer)
 group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
 config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "prefix_types": type_list, "lengths": length_list, "draws": draws, "limit": limit,
           "seed": seed, "phenomenon_sentences": phenomenon_sentences, **switches.record()}
-tag = f"{scorer.loaded.name}__{dataset}"
+tag = f"{scorer.loaded.name}__{dataset}" + (f"__{part.shard.tag}" if part.shard else "")  # tables of a shard: its pairs
 report = NotebookReport("06_context_priming", config, tag)
-print(f"{len(selection):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.max_positions} positions); "
+print(f"{len(part):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.max_positions} positions); "
       f"methods: {', '.join(method_list)}")
 for row in not_applicable.itertuples():
     print(f"not applicable: {row.not_applicable}")
@@ -95,7 +100,8 @@ for row in not_applicable.itertuples():
 #
 # One row per (pair, prefix type, length, draw), each with its text; `capped` marks prefixes
 # that stopped growing at the model's positions, `exhausted` those whose pool ran out (small
-# SyntaxGym suites).
+# SyntaxGym suites). Prefixes are drawn for the whole selection (each pair's draw is seeded by the
+# pair), and a shard scores its pairs' rows of this table, bit for bit as the unsharded run.
 
 # %%
 prefixes = priming.build_prefixes(selection.frame, count, pool=data.load_processed(dataset),
@@ -109,9 +115,13 @@ print("example:", repr(prefixes[prefixes.target_length == prefixes.target_length
 
 # %% [markdown]
 # ## Scores under every prefix (or reuse finished score files)
+#
+# With `shards` > 1, a run with `shard` = k scores the k-th shard of the pairs, bit for bit as the unsharded
+# run (its tables cover those pairs); `shard = None` scores nothing: it reads the shards' files as one run,
+# or stops with an error naming the shards not scored yet.
 
 # %%
-files = score_primed(scorer, selection, prefixes, method_list,
+files = score_primed(scorer, part, prefixes, method_list,
                      {"templates": template_list, **switches.method_options()})
 scores = report.sources = load_files(files)
 print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.tokens_run:,} tokens run this session")
@@ -216,9 +226,9 @@ if phenomenon_sentences:
     targets = selection.frame if group == "phenomenon" else selection.frame.assign(phenomenon=selection.frame.paradigm)
     single = priming.single_phenomenon_prefixes(targets, count, pool=pool, n_sentences=phenomenon_sentences,
                                                 seed=seed, max_positions=scorer.max_positions)
-    single_scores = load_files(score_primed(scorer, DatasetSelection(dataset, targets, limit=limit), single,
-                                            method_list[:1], {"templates": template_list,
-                                                              **switches.method_options()}))
+    single_part = DatasetSelection(dataset, targets, limit=limit).for_shards(shard, shards)  # as `part`
+    single_scores = load_files(score_primed(scorer, single_part, single, method_list[:1],
+                                            {"templates": template_list, **switches.method_options()}))
     accuracy = prefix_similarity.accuracy_matrix(single_scores)
     overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.tokenizer))}
     if labels is not None:
@@ -247,7 +257,7 @@ if phenomenon_sentences:
 
 # %%
 if dataset == "syntaxgym" and syntaxgym_regions:
-    items = select("syntaxgym_items")
+    items = select("syntaxgym_items").for_shards(shard, shards)
     region_methods, region_not_applicable = method_registry.applicable(["syntaxgym", "syntaxgym_word"], scorer)
     for row in region_not_applicable.itertuples():
         print(f"not applicable: {row.not_applicable}")
@@ -257,6 +267,67 @@ if dataset == "syntaxgym" and syntaxgym_regions:
     changed = priming_tables.verdict_changes(region_scores)
     print(f"{len(changed)} of {items.frame.shape[0]} items change their verdict with word-corrected surprisal")
     report.table(rates, "syntaxgym_suites", sources=region_scores, tag=scorer.loaded.name)
+
+# %% [markdown]
+# ## Across models
+#
+# With several models (`model` a list), the sections above are the first model's; each other model
+# is loaded in turn and scored under its own prefixes (the same types, lengths, draws and seed,
+# counted in its own tokens and capped at its positions; score files already stored are read, not
+# recomputed). Then, every model together:
+#
+# - **the priming curves**: accuracy against prefix length, one panel per prefix type, one line
+#   per model, starting at length 0 from the model's accuracy without a prefix on the same pairs,
+#   with the 95% band of the baselined effect;
+# - **the effect at the longest prefix**: each model's accuracy minus its no-prefix accuracy
+#   (Sinha et al.'s eq. 2) per prefix type, with its bootstrap 95% interval;
+# - **the length interaction**: the change of that effect per doubling of the prefix (least-squares
+#   slope against log2 length), and the log(length) terms of each model's mixed-effects regressions
+#   (length alone and with domain, acceptability and source).
+#
+# Files are tagged with every model's name (`a+b__<dataset>`).
+
+# %%
+if len(models) > 1:
+    import pandas as pd
+    from helpers.analysis import cross_model, cross_model_priming
+    from helpers.plots import cross_model_priming as plots_cross_priming
+    from helpers.runs import across_models
+
+    cross_tag = cross_model.models_tag(models) + tag.removeprefix(scorer.loaded.name)  # "a+b__<dataset>"
+    prefix_pool = data.load_processed(dataset)
+
+    def prefixes_for(other):
+        """The prefix grid above, counted in ``other``'s tokens and capped at its positions."""
+        return priming.build_prefixes(selection.frame, priming.token_counter(other.tokenizer), pool=prefix_pool,
+                                      prefix_types=type_list, lengths=length_list, draws=draws, seed=seed,
+                                      max_positions=other.max_positions,
+                                      short_pool="stop" if dataset == "syntaxgym" else "error")
+
+    other_files, refused = across_models.score_primed_each(
+        models[1:], part, prefixes_for,
+        method_registry.method_names(methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS),
+        {"templates": template_list, **switches.method_options()}, **switches.scorer_kwargs())
+    for row in refused.itertuples():
+        print(f"not applicable: {row.not_applicable}")
+    others = load_files(other_files)
+    every_model = files + other_files  # every model's score files: the sources of the tables below
+    curves = pd.concat([fig2, priming_effects.figure2(others)], ignore_index=True)
+    report.table(curves, "curves", sources=every_model, tag=cross_tag)
+    report.figure(plots_cross_priming.priming_curves(curves, f"{', '.join(models)} on {dataset}: accuracy under "
+                                                             "prefixes"), "curves", sources=every_model, tag=cross_tag)
+    at_longest = cross_model_priming.longest_effects(curves)
+    display(cross_model.side_by_side(at_longest, "delta", ["method", "prefix_type"]).round(3))
+    report.table(at_longest, "longest_effects", sources=every_model, tag=cross_tag)
+    slopes = cross_model_priming.length_slopes(curves)
+    display(cross_model.side_by_side(slopes, "slope_per_doubling", ["method", "prefix_type"]).round(3))
+    report.table(slopes, "length_slopes", sources=every_model, tag=cross_tag)
+    length_terms = cross_model_priming.length_terms(pd.concat([fits, priming_effects.regressions(others)],
+                                                              ignore_index=True))
+    display(cross_model.side_by_side(length_terms, "estimate", ["method", "regression", "term"]).round(3))
+    report.table(length_terms, "length_terms", sources=every_model, tag=cross_tag)
+else:
+    print("across models: give `model` as a list of two or more")
 
 # %% [markdown]
 # ## Paper check

@@ -31,7 +31,7 @@
 # --notebooks 01 --datasets blimp_hu2025,...`); scores come from the store, so a rerun scores nothing.
 
 # %% tags=["parameters"]
-model = "demo-en"  # registry name, local folder or Hugging Face id
+model = "demo-en"  # registry name, local folder or Hugging Face id; a list: each in turn, compared in "Across models"
 datasets = "all"  # Hu et al. Table 1 datasets (blimp_hu2025, scamp_plausible, scamp_implausible, syntaxgym, zhoblimp, sling_hu2025, cola, li_hu2025) or "all"
 metrics = "all"  # lp, meanlp, slor, bf_uniform, bf_unigram (or "all")
 extra_methods = "penlp,intemplate_lp,yesno"  # single-sentence methods for the AUC and CoLA comparisons ("none" skips)
@@ -48,6 +48,8 @@ quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
+shards = 1  # split each dataset's items into this many shards (by paradigm, then position) scored by separate runs
+shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: the analyses read all shards' files as one run (an error names any not scored)
 
 # %%
 import pandas as pd
@@ -73,7 +75,10 @@ extras = parse_selection(extra_methods, method_registry.READOUT_METHODS + method
 selections = {name: select(name, limit, prepared_only=True) for name in dataset_list}
 if "cola" in dataset_list:
     selections["cola_dev"] = select("cola_dev", limit, prepared_only=True)
-scorer = switches.scorer(model)
+selections = {name: s.for_shards(shard, shards) for name, s in selections.items()}  # a shard's items, or all
+models = parse_selection(model, what="model")  # one model, or a list: the sections up to "Across models" are the first's
+switches.check(models)  # every model of the list, before anything is scored
+scorer = switches.scorer(models[0])
 if extras:  # those this kind of model can run; the others are named with the reason
     extras, not_applicable = method_registry.applicable(extras, scorer)
     for reason in not_applicable.not_applicable:
@@ -81,12 +86,18 @@ if extras:  # those this kind of model can run; the others are named with the re
 config = {"model": model, "datasets": dataset_list, "metrics": metric_list,
           "extra_methods": extras, "embedding_model": embedding_model, "unigram_corpus": unigram_corpus,
           "limit": limit, "bins": bins, "seed": seed, **switches.record()}
-tag = scorer.loaded.name
+tag = scorer.loaded.name + (f"__shard{shard}of{shards}" if shard else "")  # a shard's files and notebook
+analyse = shard is None  # a shard job scores only; the analyses read the whole run (shard None: every shard's files)
 report = NotebookReport("07_separability", config, tag)
 display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} for n, s in selections.items()]))
 
 # %% [markdown]
 # ## Score every sentence (one engine pass gives all five metrics)
+#
+# With `shards` > 1, a run with `shard` = k scores the k-th shard of every dataset, bit for bit as the
+# unsharded run, and stops there (the analyses below need the whole run); a run with `shard = None` scores
+# nothing: it reads the shards' files as one run and analyses the whole, or stops with an error naming the
+# shards not scored yet.
 
 # %%
 files = []
@@ -103,9 +114,10 @@ print(f"{len(table):,} sentences; unigram corpus: {table.unigram_source.dropna()
 # ## Teaching panel (Figure 1b): probability mixes meaning and grammar
 
 # %%
-panel = score_teaching(scorer)
-display(panel)
-report.figure(plots.teaching_panel(panel), "teaching", sources=[])
+if analyse:
+    panel = score_teaching(scorer)
+    display(panel)
+    report.figure(plots.teaching_panel(panel), "teaching", sources=[])
 
 # %% [markdown]
 # ## Prediction 1: within-pair correlation, by cosine-distance bin
@@ -117,7 +129,7 @@ report.figure(plots.teaching_panel(panel), "teaching", sources=[])
 
 # %%
 pair_sets = [n for n in dataset_list if n not in ("cola", "li_hu2025")]
-if pair_sets:
+if pair_sets and analyse:
     frames = pd.concat([selections[n].frame for n in pair_sets], ignore_index=True)
     pairs = pc.with_pair_text(sep.pairs_wide(table[table.dataset.isin(pair_sets)]), frames, ["language"])
     pairs = pc.assign_bins(pc.with_distances(pairs, embedding_model), n_bins=bins)
@@ -134,7 +146,7 @@ if pair_sets:
 # z-scores (not per-participant responses), so the human side is read, not recomputed.
 
 # %%
-if "li_hu2025" in dataset_list:
+if "li_hu2025" in dataset_list and analyse:
     li = pc.with_pair_text(sep.pairs_wide(table[table.dataset == "li_hu2025"]), selections["li_hu2025"].frame,
                            ["language", "rating_good", "rating_bad"])
     deltas = pc.li_deltas(li)
@@ -163,7 +175,7 @@ if "li_hu2025" in dataset_list:
 from helpers.analysis import morcela as mo
 from helpers.plots import morcela as morcela_plots
 
-if "li_hu2025" in dataset_list:
+if "li_hu2025" in dataset_list and analyse:
     li_sentences = mo.rated_sentences(sep.metrics_table(readouts[readouts.dataset == "li_hu2025"], ["lp", "slor"]),
                                       selections["li_hu2025"].frame)
     fitted = mo.evaluate(li_sentences, seed=seed)
@@ -186,20 +198,21 @@ if "li_hu2025" in dataset_list:
 # ## Prediction 3: AUC of pooled sentences, beside minimal-pair accuracy (Figures 5-9)
 
 # %%
-auc_sets = [n for n in dataset_list if n in ("blimp_hu2025", "scamp_plausible", "scamp_implausible", "syntaxgym",
-                                             "li_hu2025", "cola")]
-long = sep.metrics_long(table[table.dataset.isin(auc_sets)])
-if extras:
-    long = pd.concat([long, sep.sentence_scores(scores[scores.dataset.isin(auc_sets)], extras)], ignore_index=True)
-auc = sep.auc_table(long, seed=seed)
-display(auc.pivot_table(index="dataset", columns="method", values="auc").round(3))
-report.table(auc, "auc")
-accuracy = sep.pair_accuracy(table)
-display(accuracy.pivot_table(index="dataset", columns="method", values="accuracy").round(3))
-report.table(accuracy, "pair_accuracy", sources=readouts)
-report.figure(plots.score_distributions(long, auc=auc), "figure5")
-report.figure(plots.roc_curves(sep.roc_table(long)), "roc")
-report.figure(plots.accuracy_beside_auc(accuracy, auc), "figure9")
+if analyse:
+    auc_sets = [n for n in dataset_list if n in ("blimp_hu2025", "scamp_plausible", "scamp_implausible", "syntaxgym",
+                                                 "li_hu2025", "cola")]
+    long = sep.metrics_long(table[table.dataset.isin(auc_sets)])
+    if extras:
+        long = pd.concat([long, sep.sentence_scores(scores[scores.dataset.isin(auc_sets)], extras)], ignore_index=True)
+    auc = sep.auc_table(long, seed=seed)
+    display(auc.pivot_table(index="dataset", columns="method", values="auc").round(3))
+    report.table(auc, "auc")
+    accuracy = sep.pair_accuracy(table)
+    display(accuracy.pivot_table(index="dataset", columns="method", values="accuracy").round(3))
+    report.table(accuracy, "pair_accuracy", sources=readouts)
+    report.figure(plots.score_distributions(long, auc=auc), "figure5")
+    report.figure(plots.roc_curves(sep.roc_table(long)), "roc")
+    report.figure(plots.accuracy_beside_auc(accuracy, auc), "figure9")
 
 # %% [markdown]
 # ## Isolated judgments on CoLA
@@ -208,12 +221,64 @@ report.figure(plots.accuracy_beside_auc(accuracy, auc), "figure9")
 # Matthews correlation on the in-domain dev set.
 
 # %%
-if "cola" in dataset_list:
+if "cola" in dataset_list and analyse:
     mcc = isolated.isolated_judgments(sep.dataset_sentences(scores, "cola", metric_list, extras),
                                       sep.dataset_sentences(scores, "cola_dev", metric_list, extras))
     display(mcc.round(3))
     report.table(mcc, "cola_mcc")
     report.figure(plots.mcc_bars(mcc), "cola_mcc")
+
+# %% [markdown]
+# ## Across models
+#
+# With several models (`model` a list), the sections above are the first model's; each other model
+# is loaded in turn and scores the same datasets with the same metrics and extra methods (those its
+# kind can run; score files already stored are read, not recomputed). Then, every model together:
+# the AUC of pooled sentences per dataset and method side by side, the models x methods AUC table,
+# the within-pair correlation of LP(good) and LP(bad) per dataset (prediction 1 over all pairs, and
+# per cosine-distance bin: the sentence embeddings are the dataset's, shared by every model) and a
+# figure of both. Files are tagged with every model's name (`a+b`).
+
+# %%
+if len(models) > 1:
+    from helpers.analysis import cross_model, cross_model_separability as cross_sep
+    from helpers.plots import cross_model_separability as plots_cross_sep
+    from helpers.runs import across_models
+
+    cross_tag = cross_model.models_tag(models) + tag.removeprefix(scorer.loaded.name)  # "a+b"
+    asked = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
+                            what="method", none=["none"])
+    other_files, refused = across_models.score_sentences_each(
+        models[1:], selections, asked, {"templates": [1], "unigram_corpus": unigram_corpus,
+                                        **switches.method_options()}, **switches.scorer_kwargs())
+    for reason in refused.not_applicable:
+        print(f"not applicable: {reason}")
+    other_scores = load_files(other_files, token_columns=False)
+    every_model = files + other_files  # every model's score files: the sources of the tables below
+    other_table = sep.metrics_table(other_scores[other_scores.method.isin(sep.METRICS)], metric_list)
+    auc_models = pd.concat([auc, sep.auc_table(cross_sep.sentences_long(other_scores, metric_list, asked, auc_sets),
+                                               seed=seed)], ignore_index=True)
+    display(cross_model.side_by_side(auc_models, "auc", ["dataset", "method"]).round(3))
+    report.table(auc_models, "auc_models", sources=every_model, tag=cross_tag)
+    auc_by_model = cross_sep.auc_matrix(auc_models)
+    display(auc_by_model.round(3))
+    report.table(auc_by_model.reset_index(), "auc_matrix", sources=every_model, tag=cross_tag)
+    pair_r = None
+    if pair_sets:
+        other_pairs = sep.pairs_wide(other_table[other_table.dataset.isin(pair_sets)]).merge(
+            pairs[["dataset", "paradigm", "item", "distance"]], on=["dataset", "paradigm", "item"], how="left")
+        pair_r = cross_sep.pair_correlations(pd.concat([pairs, other_pairs], ignore_index=True), seed=seed)
+        display(cross_model.side_by_side(pair_r, "r", ["dataset"]).round(3))
+        report.table(pair_r, "pair_r_models", sources=every_model, tag=cross_tag)
+        binned_models = pd.concat([binned, pc.binned_correlations(pc.assign_bins(other_pairs, n_bins=bins), "lp_good",
+                                                                  "lp_bad", seed=seed)], ignore_index=True)
+        display(cross_model.side_by_side(binned_models, "r", ["dataset", "bin"]).round(3))
+        report.table(binned_models, "prediction1_models", sources=every_model, tag=cross_tag)
+    report.figure(plots_cross_sep.auc_across_models(auc_models, pair_r, f"{', '.join(models)}: AUC of pooled "
+                                                    "sentences and within-pair correlation"), "auc_models",
+                  sources=every_model, tag=cross_tag)
+else:
+    print("across models: give `model` as a list of two or more")
 
 # %% [markdown]
 # ## Paper check
@@ -223,4 +288,5 @@ if "cola" in dataset_list:
 # note says so), and what the papers show only in figures.
 
 # %%
-report.paper_check(scores)
+if analyse:
+    report.paper_check(scores)

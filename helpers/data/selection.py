@@ -42,6 +42,7 @@ class DatasetSelection:
     limit: int | None = None
     shard: Shard | None = None  # which shard of the run the frame holds (helpers.data.shards); None: all
     whole: pd.DataFrame | None = None  # a shard's whole run (its batches are planned over it)
+    from_shards: int = 1  # > 1: the run is read from this many shards' files, never scored (an analysis)
 
     def __post_init__(self):
         if self.name not in DATASETS:
@@ -88,6 +89,14 @@ class DatasetSelection:
         from .shards import shard_of
 
         return shard_of(self, shard, shards)
+
+    def for_shards(self, shard: int | None, shards: int = 1) -> "DatasetSelection":
+        """What a notebook's ``shard`` and ``shards`` ask of this run: shard ``shard`` to score, or,
+        with ``shard`` None and ``shards`` > 1, the whole run read from its shards' score files
+        (nothing is scored; :func:`helpers.runner.run_methods` names any shard not scored yet)."""
+        from .shards import gathered
+
+        return gathered(self, shards) if shard is None and shards != 1 else self.sharded(shard, shards)
 
     def __len__(self) -> int:
         return len(self.frame)

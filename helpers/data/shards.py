@@ -102,6 +102,30 @@ def shard_of(selection, index, count):
                    whole=selection.frame)
 
 
+def gathered(selection, count):
+    """The whole run of a :class:`~helpers.data.selection.DatasetSelection` as ``count`` shards
+    scored it: read from their files, never scored (``from_shards``)."""
+    check(1, count)
+    if selection.shard is not None:
+        raise ValueError(f"the selection is shard {selection.shard.index} of {selection.shard.count}, not a whole run")
+    split(selection.frame, count)  # a clear error for more shards than items
+    return replace(selection, from_shards=int(count))
+
+
+class MissingShardsError(LookupError):
+    """A run read from its shards' files (the analysis of a sharded run) finds shards not scored yet."""
+
+
+def missing_message(dataset: str, model: str, count: int, missing: dict[str, list[int]]) -> str:
+    """The error of a run read from ``count`` shards when some are missing (file stem -> shard numbers)."""
+    indices = sorted({i for found in missing.values() for i in found})
+    files = "; ".join(f"{stem}: shards {', '.join(map(str, found))}" for stem, found in missing.items())
+    return (f"{dataset} x {model} is read from its {count} shards' score files, but shard(s) "
+            f"{', '.join(map(str, indices))} of {count} are not scored yet ({files}): run the notebook with "
+            f"shard={indices[0]} (and each other missing one), shards={count} first; a sweep with --shards {count} "
+            "runs every shard before this analysis")
+
+
 def file_tag(tag: str | None, shard: Shard | None) -> str | None:
     """A score file's tag with the shard's part added."""
     parts = [t for t in (tag, shard.tag if shard else None) if t]

@@ -19,13 +19,16 @@ from ..selection_parser import parse_selection
 
 
 def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int | None = None, *, scorer=None,
-                 options: Mapping | None = None, **scorer_kwargs) -> list[Path]:
+                 options: Mapping | None = None, shard: int | None = None, shards: int = 1,
+                 **scorer_kwargs) -> list[Path]:
     """The score files of every task of every stimulus set in ``sets`` for every model of
     ``models`` (a name, a list or "a,b"), with the prompt types ``prompts`` and the method
     ``options`` (e.g. ``order_average``). ``scorer``, an already loaded scorer, serves its own
     model; others are loaded with ``scorer_kwargs`` (see :func:`helpers.engine.kinds.scorer_for`).
     A task the model's kind cannot run (every Hu & Levy task on a masked LM: their prompts are
-    continued left to right) is left out with a warning that gives the reason."""
+    continued left to right) is left out with a warning that gives the reason. ``shard`` of
+    ``shards`` scores that shard of each stimulus set (``shard`` None with ``shards`` > 1: reads
+    each set's run from its shards' files; :meth:`DatasetSelection.for_shards`)."""
     unknown = [s for s in sets if s not in TASKS]
     if unknown:
         raise ValueError(f"unknown Hu & Levy stimulus sets {unknown}; choose from: {', '.join(TASKS)}")
@@ -39,7 +42,7 @@ def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int
                 warnings.warn(f"{current.loaded.name}: Hu & Levy's {', '.join(refused.method)} on {stimuli} left out: "
                               f"{refused.not_applicable.iloc[0]}", stacklevel=2)
             if tasks:
-                files += run_methods(current, select(stimuli, limit), tasks,
+                files += run_methods(current, select(stimuli, limit).for_shards(shard, shards), tasks,
                                      {**(options or {}), "templates": list(prompts)})
         if not own:
             del current
