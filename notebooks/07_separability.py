@@ -253,6 +253,11 @@ if len(models) > 1:
                                         **switches.method_options()}, **switches.scorer_kwargs())
     for reason in refused.not_applicable:
         print(f"not applicable: {reason}")
+else:
+    print("across models: give `model` as a list of two or more")
+
+# %%
+if len(models) > 1 and analyse:  # a shard job scores its part of every model; the tables read the whole run
     other_scores = load_files(other_files, token_columns=False)
     every_model = files + other_files  # every model's score files: the sources of the tables below
     other_table = sep.metrics_table(other_scores[other_scores.method.isin(sep.METRICS)], metric_list)
@@ -277,8 +282,6 @@ if len(models) > 1:
     report.figure(plots_cross_sep.auc_across_models(auc_models, pair_r, f"{', '.join(models)}: AUC of pooled "
                                                     "sentences and within-pair correlation"), "auc_models",
                   sources=every_model, tag=cross_tag)
-else:
-    print("across models: give `model` as a list of two or more")
 
 # %% [markdown]
 # ## Paper check
