@@ -1,12 +1,11 @@
 """BLiMP (Warstadt et al. 2020): 67 paradigms x 1,000 English minimal pairs."""
 from __future__ import annotations
 
-import csv
-import json
 import re
 
 import pandas as pd
 
+from . import text_files
 from .schema import DataFormatError, finalize_pairs
 from .sources import DataSource, resolve
 
@@ -26,6 +25,9 @@ ATTRACTORS = {
 # counts them under argument structure (9 paradigms), which gives its 12 phenomena.
 PHENOMENON_FOLD = {"s-selection": "argument_structure"}
 _WORD = re.compile(r"[\w']+")
+EXPECTED = ("JSON lines, one pair per line, with UID, linguistics_term, field, pairID, sentence_good, sentence_bad "
+            f"and {', '.join(FLAGS)}")
+EXPECTED_HUMAN = "a CSV file with the columns Condition (the paradigm) and total_mean (a number)"
 
 
 def bag_of_words(sentence: str) -> tuple[str, ...]:
@@ -41,22 +43,22 @@ def same_bag_of_words(good: str, bad: str) -> bool:
 def human_agreement(source: DataSource | None = None) -> dict[str, float]:
     """Per-paradigm human agreement (total_mean) of the BLiMP validation."""
     path = resolve(source).path(HUMAN_SUMMARY)
-    with open(path, newline="") as f:
-        return {row["Condition"]: float(row["total_mean"]) for row in csv.DictReader(f)}
+    _, rows = text_files.csv_records(path, ("Condition", "total_mean"), EXPECTED_HUMAN)
+    return dict(text_files.convert(path, rows, lambda row: (row["Condition"], float(row["total_mean"])),
+                                   EXPECTED_HUMAN))
 
 
-def read_jsonl(path) -> list[dict]:
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataFormatError(f"{path}, line {line_no}: not valid JSON ({err.msg})") from None
-            rows.append((line_no, row))
-    return rows
+def read_jsonl(path, expected: str = EXPECTED) -> list[tuple[int, dict]]:
+    """(line number, object) of a JSON-lines file (:func:`text_files.jsonl`)."""
+    return text_files.jsonl(path, expected)
+
+
+def _record(row: dict) -> dict:
+    text, term = (lambda name: text_files.field(row, name)), text_files.field(row, "linguistics_term")
+    return {"dataset": "blimp", "language": "en", "paradigm": text("UID"),
+            "phenomenon": PHENOMENON_FOLD.get(term, term), "field": text("field"), "pair_id": int(row["pairID"]),
+            "good": text("sentence_good"), "bad": text("sentence_bad"), "linguistics_term": term,
+            **{flag: bool(row[flag]) for flag in FLAGS}}
 
 
 def load(drop_identical: bool = False, source: DataSource | None = None) -> pd.DataFrame:
@@ -73,20 +75,7 @@ def load(drop_identical: bool = False, source: DataSource | None = None) -> pd.D
     files = source.files(FOLDER, "*.jsonl")
     if not files:
         raise DataFormatError(f"{folder}: no BLiMP .jsonl files")
-    records = []
-    for path in files:
-        for line_no, row in read_jsonl(path):
-            try:
-                records.append({
-                    "dataset": "blimp", "language": "en", "paradigm": row["UID"],
-                    "phenomenon": PHENOMENON_FOLD.get(row["linguistics_term"], row["linguistics_term"]),
-                    "field": row["field"], "pair_id": int(row["pairID"]),
-                    "good": row["sentence_good"], "bad": row["sentence_bad"],
-                    "linguistics_term": row["linguistics_term"],
-                    **{flag: bool(row[flag]) for flag in FLAGS},
-                })
-            except (KeyError, ValueError, TypeError) as err:
-                raise DataFormatError(f"{path}, line {line_no}: missing or bad field {err}") from None
+    records = [r for path in files for r in text_files.convert(path, read_jsonl(path), _record, EXPECTED)]
     df = pd.DataFrame.from_records(records)
     df["word_shuffle"] = [same_bag_of_words(g, b) for g, b in zip(df["good"], df["bad"])]
     df["attractor"] = df["paradigm"].map(ATTRACTORS).astype("string")

@@ -3,28 +3,32 @@ from __future__ import annotations
 
 import pandas as pd
 
+from . import text_files
 from .blimp import read_jsonl
-from .schema import DataFormatError, finalize_pairs
+from .schema import finalize_pairs
 from .sources import DataSource, resolve
 
 ZHOBLIMP = "zhoblimp/data/ZhoBLiMP"
 SLING = "sling/SLING_Data"
 SLING_MAIN_SIZE = 1000
+EXPECTED_ZHOBLIMP = "JSON lines, one pair per line, with UID, phenomenon, pairID, sentence_good and sentence_bad"
+EXPECTED_SLING = ("JSON lines, one pair per line, with phenomenon (or Phenomenon), pair_ID, sentence_good, "
+                  "sentence_bad and optionally field")
 
 
 def load_zhoblimp(source: DataSource | None = None) -> pd.DataFrame:
     """ZhoBLiMP: 118 paradigms x 300 pairs."""
     source = resolve(source)
     folder = source.path(ZHOBLIMP)
-    records = []
-    for path in source.files(ZHOBLIMP, "*.jsonl"):
-        for line_no, row in read_jsonl(path):
-            try:
-                records.append({"dataset": "zhoblimp", "language": "zh", "paradigm": row["UID"],
-                                "phenomenon": row["phenomenon"], "field": "syntax", "pair_id": int(row["pairID"]),
-                                "good": row["sentence_good"], "bad": row["sentence_bad"]})
-            except (KeyError, ValueError, TypeError) as err:
-                raise DataFormatError(f"{path}, line {line_no}: missing or bad field {err}") from None
+    text = text_files.field
+
+    def record(row: dict) -> dict:
+        return {"dataset": "zhoblimp", "language": "zh", "paradigm": text(row, "UID"),
+                "phenomenon": text(row, "phenomenon"), "field": "syntax", "pair_id": int(row["pairID"]),
+                "good": text(row, "sentence_good"), "bad": text(row, "sentence_bad")}
+
+    records = [r for path in source.files(ZHOBLIMP, "*.jsonl")
+               for r in text_files.convert(path, read_jsonl(path, EXPECTED_ZHOBLIMP), record, EXPECTED_ZHOBLIMP)]
     return finalize_pairs(pd.DataFrame.from_records(records), str(folder))
 
 
@@ -43,20 +47,17 @@ def load_sling(include_small: bool = False, drop_identical: bool = False,
     folder = source.path(SLING)
     records = []
     for path in source.files(SLING, "**/*.jsonl"):
-        rows = read_jsonl(path)
+        rows = read_jsonl(path, EXPECTED_SLING)
         main = len(rows) == SLING_MAIN_SIZE
         if not main and not include_small:
             continue
         subset = path.parent.relative_to(folder).as_posix()
-        for line_no, row in rows:
-            try:
-                records.append({"dataset": "sling", "language": "zh", "paradigm": f"{subset}/{path.stem}",
-                                # the 14 small files spell the key "Phenomenon"
-                                "phenomenon": row.get("phenomenon") or row["Phenomenon"],
-                                "field": row.get("field", "syntax"),
-                                "pair_id": int(row["pair_ID"]), "good": row["sentence_good"],
-                                "bad": row["sentence_bad"], "main_set": main})
-            except (KeyError, ValueError, TypeError) as err:
-                raise DataFormatError(f"{path}, line {line_no}: missing or bad field {err}") from None
+        records += text_files.convert(path, rows, lambda row: {
+            "dataset": "sling", "language": "zh", "paradigm": f"{subset}/{path.stem}",
+            # the 14 small files spell the key "Phenomenon"
+            "phenomenon": text_files.field(row, "phenomenon" if row.get("phenomenon") else "Phenomenon"),
+            "field": text_files.field(row, "field") if "field" in row else "syntax",
+            "pair_id": int(row["pair_ID"]), "good": text_files.field(row, "sentence_good"),
+            "bad": text_files.field(row, "sentence_bad"), "main_set": main}, EXPECTED_SLING)
     df = finalize_pairs(pd.DataFrame.from_records(records), str(folder))
     return df[~df["identical"]].reset_index(drop=True) if drop_identical else df

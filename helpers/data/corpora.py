@@ -12,13 +12,21 @@ import io
 import re
 import tarfile
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 from .. import paths
 from ..files import atomic_path
+from . import text_files
+from .schema import DataFormatError
 from .sources import DataSource, resolve
+
+# what a damaged archive or CSV file raises inside zipfile, tarfile, gzip and csv (zipfile: RuntimeError for a
+# member flagged encrypted, NotImplementedError for an unknown compression method, ValueError for bad fields)
+UNREADABLE = (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, csv.Error, OSError, RuntimeError,
+              NotImplementedError, ValueError)
 
 
 @dataclass(frozen=True)
@@ -127,12 +135,13 @@ def _review_csv(column: str):
     def read(path: Path) -> Iterator[str]:
         if path.suffix == ".zip":
             with zipfile.ZipFile(path) as z:
-                name = next(n for n in z.namelist() if n.endswith(".csv"))
+                name = next((n for n in z.namelist() if n.endswith(".csv")), None)
+                if name is None:
+                    raise zipfile.BadZipFile("the archive holds no .csv file")
                 handle = io.TextIOWrapper(z.open(name), encoding="utf-8-sig", errors="replace")
                 rows = list(csv.DictReader(handle))
         else:
-            with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
-                rows = list(csv.DictReader(handle))
+            rows = [row for _, row in text_files.csv_records(path, (column,), f"a CSV file with a {column} column")[1]]
         for row in rows:
             text = (row.get(column) or "").strip()
             if text:
@@ -169,7 +178,14 @@ def documents(name: str, source: DataSource | None = None) -> Iterator[str]:
         raise KeyError(f"unknown corpus {name!r}; choose from {sorted(CORPORA)}")
     corpus = CORPORA[name]
     for path in corpus.files(source):
-        yield from corpus.reader(path)
+        try:
+            yield from corpus.reader(path)
+        except DataFormatError:
+            raise  # already names the file and the fix
+        except UNREADABLE as err:
+            raise text_files.problem(path, f"not readable ({type(err).__name__}: {err})",
+                                     f"the {name} corpus's {Path(corpus.path).suffix or 'text'} file as its origin "
+                                     "publishes it") from None
 
 
 def language_documents(language: str, source: DataSource | None = None) -> Iterator[tuple[str, str]]:

@@ -1,11 +1,11 @@
 """English sets besides BLiMP and SyntaxGym: SCaMP, LI (with human ratings), CoLA, WikiText-103 test."""
 from __future__ import annotations
 
-import csv
 import re
 
 import pandas as pd
 
+from . import text_files
 from .corpora import detokenize
 from .schema import SENTENCE_COLUMNS, DataFormatError, finalize_pairs
 from .sources import DataSource, resolve
@@ -14,6 +14,12 @@ SCAMP = "scamp/scamp/scamp_{variant}"
 LI = "li/LI_Large_pairs.csv"
 COLA = "cola/cola_public/raw/{split}.tsv"
 WIKITEXT = "wikitext103-test/wikitext-raw_test.raw"
+EXPECTED_SCAMP = "one pair per line: the good sentence, a tab, the bad sentence"
+LI_COLUMNS = ("paradigm", "phenomenon", "pair_ID", "source", "sentence_grammatical", "sentence_ungrammatical",
+              "LS_grammatical", "LS_ungrammatical", "LS_diff")
+EXPECTED_LI = f"a CSV file with the columns {', '.join(LI_COLUMNS)} (the ratings numbers or empty)"
+EXPECTED_COLA = "one sentence per line: source, label (0 or 1), original mark and sentence, separated by tabs"
+EXPECTED_WIKITEXT = "WikiText's raw text: articles under '= Title =' headings, a paragraph per line"
 
 
 # SCaMP has its own 67 paradigms; this project groups them by name into phenomena
@@ -47,16 +53,16 @@ def load_scamp(variant: str = "plausible", source: DataSource | None = None) -> 
     records = []
     for path in files:
         paradigm = path.stem.removesuffix("_implausible").removesuffix("_plausible")
-        with open(path, encoding="utf-8") as f:
-            for line_no, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                parts = line.rstrip("\n").split("\t")
-                if len(parts) != 2:
-                    raise DataFormatError(f"{path}, line {line_no}: expected good<TAB>bad, got {len(parts)} fields")
-                records.append({"dataset": f"scamp_{variant}", "language": "en", "paradigm": paradigm,
-                                "phenomenon": scamp_phenomenon(paradigm), "field": "",
-                                "pair_id": line_no - 1, "good": parts[0], "bad": parts[1]})
+        for line_no, line in text_files.lines(path, EXPECTED_SCAMP):
+            if not line.strip():
+                continue
+            parts = line.split("\t")
+            if len(parts) != 2:
+                raise text_files.problem(path, f"expected good<TAB>bad, got {len(parts)} fields", EXPECTED_SCAMP,
+                                         line_no)
+            records.append({"dataset": f"scamp_{variant}", "language": "en", "paradigm": paradigm,
+                            "phenomenon": scamp_phenomenon(paradigm), "field": "",
+                            "pair_id": line_no - 1, "good": parts[0], "bad": parts[1]})
     return finalize_pairs(pd.DataFrame.from_records(records), str(folder))
 
 
@@ -90,25 +96,37 @@ def load_li(max_word_difference: int | None = None, source: DataSource | None = 
                                             not isinstance(max_word_difference, int) or max_word_difference < 0):
         raise ValueError(f"max_word_difference must be a number of words >= 0 or None, got {max_word_difference!r}")
     path = resolve(source).path(LI)
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader)
-        diff_at = [i for i, h in enumerate(header) if h == "LS_diff"]
-        names = list(header)
-        for k, i in enumerate(diff_at[1:], 2):
-            names[i] = f"LS_diff_{k}"
-        rows = []
-        for line_no, row in enumerate(reader, 2):
-            if len(row) != len(names):
-                raise DataFormatError(f"{path}, line {line_no}: expected {len(names)} columns, got {len(row)}")
-            rows.append(dict(zip(names, row)))
-    df = pd.DataFrame(rows)
+    rows = text_files.csv_rows(path, EXPECTED_LI)
+    header = rows[0][1]
+    diff_at = [i for i, h in enumerate(header) if h == "LS_diff"]
+    names = list(header)
+    for k, i in enumerate(diff_at[1:], 2):
+        names[i] = f"LS_diff_{k}"
+    missing = [c for c in LI_COLUMNS if c not in names]
+    if missing or len(rows) == 1:
+        raise text_files.problem(path, f"missing columns {missing}" if missing else "the file has a header but no rows",
+                                 EXPECTED_LI, 1)
+    for line_no, row in rows[1:]:
+        if len(row) != len(names):
+            raise text_files.problem(path, f"expected {len(names)} columns, got {len(row)}", EXPECTED_LI, line_no)
+    df = pd.DataFrame([row for _, row in rows[1:]], columns=names)
     for c in ("LS_grammatical", "LS_ungrammatical", "LS_diff") + tuple(n for n in names if n.startswith("LS_diff_")):
-        df[c] = pd.to_numeric(df[c])
+        numbers = pd.to_numeric(df[c], errors="coerce")
+        bad = numbers.isna() & (df[c].str.strip() != "")
+        if bad.any():
+            raise text_files.problem(path, f"{c} {df[c][bad].iloc[0]!r} is not a number", EXPECTED_LI,
+                                     rows[1 + int(bad.to_numpy().argmax())][0])
+        df[c] = numbers
     for extra in [n for n in names if n.startswith("LS_diff_")]:
         if not (df[extra] - df["LS_diff"]).abs().max() < 1e-9:
-            raise DataFormatError(f"{path}: the two LS_diff columns disagree")
+            raise text_files.problem(path, "the two LS_diff columns disagree", EXPECTED_LI)
         df = df.drop(columns=extra)
+    pair_ids = pd.to_numeric(df["pair_ID"], errors="coerce")
+    if pair_ids.isna().any() or (pair_ids % 1 != 0).any():
+        at = int((pair_ids.isna() | (pair_ids % 1 != 0)).to_numpy().argmax())
+        raise text_files.problem(path, f"pair_ID {df['pair_ID'].iloc[at]!r} is not a whole number", EXPECTED_LI,
+                                 rows[1 + at][0])
+    df["pair_ID"] = pair_ids
     out = pd.DataFrame({"dataset": "li", "language": "en", "paradigm": df["paradigm"], "phenomenon": df["phenomenon"],
                         "field": "syntax", "pair_id": df["pair_ID"].astype(int), "good": df["sentence_grammatical"],
                         "bad": df["sentence_ungrammatical"], "source": df["source"],
@@ -126,14 +144,13 @@ def load_cola(split: str = "in_domain_train", source: DataSource | None = None) 
         raise ValueError(f"unknown CoLA split {split!r}")
     path = resolve(source).path(COLA.format(split=split))
     records = []
-    with open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            parts = line.rstrip("\n").split("\t")
-            if len(parts) != 4 or parts[1] not in ("0", "1"):
-                raise DataFormatError(f"{path}, line {line_no}: expected source, label (0/1), mark, sentence")
-            records.append({"dataset": "cola", "language": "en", "paradigm": parts[0], "phenomenon": split,
-                            "field": "", "item_id": len(records), "sentence": parts[3], "label": int(parts[1]),
-                            "original_mark": parts[2]})
+    for line_no, line in text_files.lines(path, EXPECTED_COLA):
+        parts = line.split("\t")
+        if len(parts) != 4 or parts[1] not in ("0", "1"):
+            raise text_files.problem(path, "expected source, label (0/1), mark, sentence", EXPECTED_COLA, line_no)
+        records.append({"dataset": "cola", "language": "en", "paradigm": parts[0], "phenomenon": split,
+                        "field": "", "item_id": len(records), "sentence": parts[3], "label": int(parts[1]),
+                        "original_mark": parts[2]})
     df = pd.DataFrame.from_records(records)
     return df[SENTENCE_COLUMNS + ["original_mark"]].astype({c: "string" for c in SENTENCE_COLUMNS[:5] + ["sentence"]})
 
@@ -146,18 +163,17 @@ def wikitext_sentences(min_words: int = 3, source: DataSource | None = None) -> 
     """WikiText-103 test split as sentences (headings dropped), for unrelated priming contexts."""
     path = resolve(source).path(WIKITEXT)
     rows, article = [], ""
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            text = line.strip()
-            if not text:
-                continue
-            if re.fullmatch(r"=( =)* .* =( =)*", text):
-                if text.startswith("= ") and not text.startswith("= ="):
-                    article = text.strip("= ").strip()
-                continue
-            for a, b in _WIKI_MARKUP:
-                text = text.replace(a, b)
-            for sentence in _SENTENCE.split(detokenize(text)):
-                if len(sentence.split()) >= min_words:
-                    rows.append({"article": article, "sentence": sentence})
-    return pd.DataFrame(rows).astype("string")
+    for _, line in text_files.lines(path, EXPECTED_WIKITEXT):
+        text = line.strip()
+        if not text:
+            continue
+        if re.fullmatch(r"=( =)* .* =( =)*", text):
+            if text.startswith("= ") and not text.startswith("= ="):
+                article = text.strip("= ").strip()
+            continue
+        for a, b in _WIKI_MARKUP:
+            text = text.replace(a, b)
+        for sentence in _SENTENCE.split(detokenize(text)):
+            if len(sentence.split()) >= min_words:
+                rows.append({"article": article, "sentence": sentence})
+    return pd.DataFrame(rows, columns=["article", "sentence"]).astype("string")

@@ -21,17 +21,21 @@ def load_word_prediction(name: str = "p18", source: DataSource | None = None) ->
     Appendix D: News-zh 90, Simple-zh 3)."""
     if name not in WORD_PREDICTION:
         raise ValueError(f"word prediction sets: {sorted(WORD_PREDICTION)}; got {name!r}")
-    rows = [{"dataset": f"hl_{name}", "item_id": int(r["item_id"]), "prefix": r["prefix"],
-             "continuation": r["continuation"]} for _, r in read_pair_csv(WORD_PREDICTION[name], source)]
+    rows = read_pair_csv(WORD_PREDICTION[name], ("item_id", "prefix", "continuation"), lambda r: {
+        "dataset": f"hl_{name}", "item_id": int(r["item_id"]), "prefix": r["prefix"],
+        "continuation": r["continuation"]}, source)
     return pd.DataFrame(rows).astype({"dataset": "string", "prefix": "string", "continuation": "string"})
 
 
 def load_word_comparison(source: DataSource | None = None) -> pd.DataFrame:
     """Experiment 2 (DTFit): a prefix with a plausible and an implausible final word, and human scores."""
-    rows = [{"dataset": "hl_dtfit", "item_id": int(r["item_id"]), "prefix": r["prefix"],
-             "good_continuation": r["good_continuation"], "bad_continuation": r["bad_continuation"],
-             "category": r["category"], "good_human_score": float(r["good_human_score"]),
-             "bad_human_score": float(r["bad_human_score"])} for _, r in read_pair_csv(DTFIT, source)]
+    columns = ("item_id", "prefix", "good_continuation", "bad_continuation", "category", "good_human_score",
+               "bad_human_score")
+    rows = read_pair_csv(DTFIT, columns, lambda r: {
+        "dataset": "hl_dtfit", "item_id": int(r["item_id"]), "prefix": r["prefix"],
+        "good_continuation": r["good_continuation"], "bad_continuation": r["bad_continuation"],
+        "category": r["category"], "good_human_score": float(r["good_human_score"]),
+        "bad_human_score": float(r["bad_human_score"])}, source)
     return pd.DataFrame(rows).astype({c: "string" for c in ("dataset", "prefix", "good_continuation",
                                                             "bad_continuation", "category")})
 
@@ -45,8 +49,7 @@ def load_sentence_pairs(name: str = "blimp", join_chinese_words: bool = True,
     """
     if name not in PAIRS:
         raise ValueError(f"sentence pair sets: {sorted(PAIRS)}; got {name!r}")
-    records = []
-    for _, r in read_pair_csv(PAIRS[name], source):
+    def record(r: dict) -> dict:
         good, bad = r["good_sentence"].strip(), r["bad_sentence"].strip()
         if name == "blimp":
             paradigm, phenomenon, field = r["blimp_UID"], r["category_fine"], r["category"]
@@ -56,7 +59,10 @@ def load_sentence_pairs(name: str = "blimp", join_chinese_words: bool = True,
             paradigm, phenomenon, field = r["suite"], r["suite_broad"], "syntax"
             if join_chinese_words:
                 good, bad = good.replace(" ", ""), bad.replace(" ", "")
-        records.append({"dataset": f"hl_{name}", "language": "zh" if name == "mandarin" else "en",
-                        "paradigm": paradigm, "phenomenon": phenomenon, "field": field,
-                        "pair_id": int(r["item_id"]), "good": good, "bad": bad})
+        return {"dataset": f"hl_{name}", "language": "zh" if name == "mandarin" else "en", "paradigm": paradigm,
+                "phenomenon": phenomenon, "field": field, "pair_id": int(r["item_id"]), "good": good, "bad": bad}
+
+    columns = {"blimp": ("blimp_UID", "category_fine", "category"), "syntaxgym": ("suite",),
+               "mandarin": ("suite", "suite_broad")}[name]
+    records = read_pair_csv(PAIRS[name], ("item_id", "good_sentence", "bad_sentence", *columns), record, source)
     return finalize_pairs(pd.DataFrame.from_records(records), PAIRS[name])

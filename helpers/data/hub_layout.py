@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from . import text_files
 from .schema import DataFormatError
 
 CARD = "README.md"
@@ -103,19 +104,25 @@ def config_files(folder: Path, declared: dict[str, dict[str, list[str]]], config
     return found
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """A data file as strings (parquet keeps its types), by suffix."""
-    try:
-        if path.suffix == ".parquet":
+def read_table(path: Path, expected: str = "a Hub data file (parquet, CSV, TSV or JSON lines)") -> pd.DataFrame:
+    """A data file as strings (parquet and JSON keep their types), by suffix; a file that cannot be
+    read is a :class:`DataFormatError` naming it (:mod:`text_files`)."""
+    if path.suffix == ".parquet":
+        try:
             return pd.read_parquet(path)
-        if path.suffix in (".tsv", ".csv"):
-            return pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",", dtype=str,
-                               keep_default_na=False, encoding="utf-8")
-        if path.suffix == ".jsonl":
-            return pd.read_json(path, lines=True, dtype=False)
-        try:  # a .json file holds one array of records, or (as the Hub also reads them) one record a line
-            return pd.read_json(path, dtype=False)
-        except ValueError:
-            return pd.read_json(path, lines=True, dtype=False)
-    except (ValueError, OSError, UnicodeDecodeError) as err:
-        raise DataFormatError(f"{path}: not a readable {path.suffix[1:]} file ({type(err).__name__}: {err})") from None
+        except Exception as err:  # noqa: BLE001 - a damaged parquet fails anywhere in pyarrow (ArrowInvalid, OSError, KeyError in its pandas metadata ...)
+            raise text_files.problem(path, f"not a readable parquet file ({type(err).__name__}: {err})",
+                                     expected) from None
+    if path.suffix in (".tsv", ".csv"):
+        delimiter = "\t" if path.suffix == ".tsv" else ","
+        return text_files.csv_frame(path, (), expected, delimiter).reset_index(drop=True)
+    if path.suffix == ".json":  # one array of records, or (as the Hub also reads them) one record a line
+        try:
+            document = text_files.json_document(path, expected)
+        except DataFormatError:
+            document = None  # JSON lines: read below, where a bad line is named
+        if document is not None:
+            if not isinstance(document, list) or not all(isinstance(r, dict) for r in document):
+                raise text_files.problem(path, "expected an array of records (JSON objects)", expected)
+            return pd.DataFrame.from_records(document)
+    return pd.DataFrame.from_records([row for _, row in text_files.jsonl(path, expected)])

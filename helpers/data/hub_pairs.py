@@ -20,11 +20,12 @@ def read_files(files: list[Path], required: tuple[str, ...], what: str) -> pd.Da
     """The rows of a config's files in order, with the ``required`` columns checked."""
     frames = []
     for path in files:
-        df = read_table(path)
+        df = read_table(path, f"{what}'s rows with the columns {', '.join(required)}")
         missing = [c for c in required if c not in df.columns]
         if missing:
             raise DataFormatError(f"{path}: missing columns {missing}; {what} needs {list(required)} "
-                                  f"(the file has {list(df.columns)})")
+                                  f"(the file has {list(df.columns)}). To fix: restore the file (download it "
+                                  "again), or give your own file those columns")
         frames.append(df)
     return pd.concat(frames, ignore_index=True)
 

@@ -3,31 +3,35 @@ from __future__ import annotations
 
 import pandas as pd
 
+from . import text_files
 from .blimp import read_jsonl
-from .schema import DataFormatError, finalize_pairs
+from .schema import finalize_pairs
 from .sources import DataSource, resolve
 
 FILES = {"validated": "jblimp/data/validated/validated_minimal_pairs.jsonl",
          "raw": "jblimp/data/raw/raw_minimal_pairs.jsonl"}
+EXPECTED = ("JSON lines, one pair per line, with ID, paradigm, phenomenon, phenomenon-2, type, good_sentence and "
+            "bad_sentence (the raw file also someya_val and possibly_invalid)")
+
+
+OPTIONAL = (str, type(None))  # a text field that may be null
 
 
 def _read(source: DataSource, subset: str) -> list[dict]:
     path = source.path(FILES[subset])
-    records = []
-    for line_no, row in read_jsonl(path):
-        try:
-            phenomenon = row["phenomenon"]
-            record = {"dataset": "jblimp", "language": "ja", "paradigm": row["paradigm"],
-                      "phenomenon": phenomenon,
-                      "field": "morphology" if phenomenon == "morphology" else "syntax",
-                      "pair_id": int(row["ID"]), "good": row["good_sentence"], "bad": row["bad_sentence"],
-                      "type": row["type"], "phenomenon_2": row["phenomenon-2"]}
-            if subset == "raw":
-                record.update(someya_val=bool(row["someya_val"]), possibly_invalid=bool(row["possibly_invalid"]))
-        except (KeyError, ValueError, TypeError) as err:
-            raise DataFormatError(f"{path}, line {line_no}: missing or bad field {err}") from None
-        records.append(record)
-    return records
+    text = text_files.field
+
+    def record(row: dict) -> dict:
+        phenomenon = text(row, "phenomenon")
+        out = {"dataset": "jblimp", "language": "ja", "paradigm": text(row, "paradigm"), "phenomenon": phenomenon,
+               "field": "morphology" if phenomenon == "morphology" else "syntax", "pair_id": int(row["ID"]),
+               "good": text(row, "good_sentence"), "bad": text(row, "bad_sentence"), "type": text(row, "type", OPTIONAL),
+               "phenomenon_2": text(row, "phenomenon-2", OPTIONAL)}
+        if subset == "raw":
+            out.update(someya_val=bool(row["someya_val"]), possibly_invalid=bool(row["possibly_invalid"]))
+        return out
+
+    return text_files.convert(path, read_jsonl(path, EXPECTED), record, EXPECTED)
 
 
 def load(subset: str = "validated", source: DataSource | None = None) -> pd.DataFrame:

@@ -22,12 +22,11 @@ from typing import Literal
 
 import pooch
 import requests
-import yaml
 
 from .. import paths
+from .manifest_file import MANIFEST, ManifestError, read_manifest  # noqa: F401 - ManifestError: raised by read_manifest
 from .schema import DataFormatError
 
-MANIFEST = paths.DATA / "sources.yaml"
 MODES = ("mirror", "download")
 
 # mirror folder -> origin. `repo_prefix` maps a mirror path to the path in the repository:
@@ -100,12 +99,6 @@ class ChecksumError(DataFormatError):
 
 class UnlistedFileError(ChecksumError):
     """A data file that data/sources.yaml does not list, so that its sha256 cannot be checked."""
-
-
-@functools.cache
-def read_manifest(path: Path = MANIFEST) -> dict:
-    """The manifest {"origins": ..., "files": {relative: {"sha256", "bytes"}}} (read once per path)."""
-    return yaml.safe_load(path.read_text()) if path.is_file() else {"origins": {}, "files": {}}
 
 
 def manifest() -> dict:

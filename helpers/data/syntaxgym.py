@@ -1,17 +1,20 @@
 """SyntaxGym (Hu et al. 2020): the 1,018-pair sentence corpus and the region-based test suites."""
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass
 
 import pandas as pd
 
+from . import text_files
 from .schema import DataFormatError, finalize_pairs
 from .sources import DataSource, resolve
 from .syntaxgym_formulas import FormulaError, condition_roles, parse
 
 PAIR_CORPUS = "hu-levy-2023/datasets/exp3/syntaxgym/full_corpus.csv"
+PAIR_COLUMNS = ("suite", "item_id", "syntaxgym_id", "good_sentence", "bad_sentence", "good_cond", "bad_cond")
+EXPECTED_SUITE = ("a SyntaxGym test suite: JSON with meta (name, metric), region_meta, predictions (formula) and "
+                  "items (item_number, conditions with condition_name and regions of region_number and content)")
 SUITES = "syntaxgym/cpllab-syntactic-generalization/test_suites/json"
 # Hu et al. (2020)'s circuits, used as the phenomenon of each suite.
 CIRCUITS = {
@@ -59,26 +62,22 @@ def circuit(suite: str) -> str:
     raise DataFormatError(f"suite {suite!r} belongs to no SyntaxGym circuit")
 
 
-def read_pair_csv(relative: str, source: DataSource | None = None) -> list[tuple[int, dict]]:
-    """(line number, row) of a CSV file of the mirror, each row checked to have every column."""
+def read_pair_csv(relative: str, required: tuple[str, ...], build, source: DataSource | None = None) -> list[dict]:
+    """``build(row)`` for every row of a CSV file of the mirror, which must have the ``required``
+    columns and as many fields in every row as in its header."""
     path = resolve(source).path(relative)
-    with open(path, encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f)
-        rows = []
-        for line_no, row in enumerate(reader, 2):
-            if None in row or any(v is None for v in row.values()):
-                raise DataFormatError(f"{path}, line {line_no}: expected {len(reader.fieldnames)} columns")
-            rows.append((line_no, row))
-    return rows
+    expected = f"a CSV file with the columns {', '.join(required)}"
+    _, rows = text_files.csv_records(path, required, expected)
+    return text_files.convert(path, rows, build, expected)
 
 
 def load_pairs(source: DataSource | None = None) -> pd.DataFrame:
     """Hu & Levy (2023)'s SyntaxGym pair corpus: 1,018 pairs from the test suites."""
-    records = [{"dataset": "syntaxgym", "language": "en", "paradigm": r["suite"], "phenomenon": circuit(r["suite"]),
-                "field": "syntax", "pair_id": int(r["item_id"]), "good": r["good_sentence"].strip(),
-                "bad": r["bad_sentence"].strip(), "good_condition": r["good_cond"], "bad_condition": r["bad_cond"],
-                "syntaxgym_item": int(r["syntaxgym_id"])}
-               for _, r in read_pair_csv(PAIR_CORPUS, source)]
+    records = read_pair_csv(PAIR_CORPUS, PAIR_COLUMNS, lambda r: {
+        "dataset": "syntaxgym", "language": "en", "paradigm": r["suite"], "phenomenon": circuit(r["suite"]),
+        "field": "syntax", "pair_id": int(r["item_id"]), "good": r["good_sentence"].strip(),
+        "bad": r["bad_sentence"].strip(), "good_condition": r["good_cond"], "bad_condition": r["bad_cond"],
+        "syntaxgym_item": int(r["syntaxgym_id"])}, source)
     return finalize_pairs(pd.DataFrame.from_records(records), PAIR_CORPUS)
 
 
@@ -91,26 +90,34 @@ class Suite:
     region_names: dict[int, str]
     predictions: list[str]  # formulas over (region;%condition%) surprisals
     items: list[dict]  # {"item": n, "conditions": {name: [(region_number, content), ...]}}
+    path: str = ""  # the file it was read from
 
     def sentence(self, item: int, condition: str) -> str:
         regions = next(i for i in self.items if i["item"] == item)["conditions"][condition]
         return " ".join(c for _, c in regions if c).replace(" ,", ",").replace(" .", ".")
 
 
+def _suite(raw: dict) -> Suite:
+    """A suite from its JSON document; a KeyError or TypeError names what is missing or wrong."""
+    field = text_files.field
+    items = [{"item": field(it, "item_number", int),
+              "conditions": {field(c, "condition_name"): [(field(r, "region_number", int), field(r, "content").strip())
+                                                          for r in c["regions"]] for c in it["conditions"]}}
+             for it in raw["items"]]
+    name = field(raw["meta"], "name")
+    circuit(name)  # a suite of no known circuit is refused here, naming its file
+    return Suite(name, field(raw["meta"], "metric") if "metric" in raw["meta"] else "sum",
+                 {int(k): field(raw["region_meta"], k) for k in raw["region_meta"]},
+                 [field(p, "formula") for p in raw["predictions"]], items)
+
+
 def load_suites(source: DataSource | None = None) -> dict[str, Suite]:
     """The 34 test suites, by name."""
     out = {}
     for path in resolve(source).files(SUITES, "*.json"):
-        try:
-            raw = json.loads(path.read_text())
-            items = [{"item": it["item_number"],
-                      "conditions": {c["condition_name"]: [(r["region_number"], r["content"].strip()) for r in c["regions"]]
-                                     for c in it["conditions"]}} for it in raw["items"]]
-            suite = Suite(raw["meta"]["name"], raw["meta"].get("metric", "sum"),
-                          {int(k): v for k, v in raw["region_meta"].items()},
-                          [p["formula"] for p in raw["predictions"]], items)
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
-            raise DataFormatError(f"{path}: not a SyntaxGym suite ({err})") from None
+        suite = text_files.convert(path, [(0, text_files.json_document(path, EXPECTED_SUITE))], _suite,
+                                   EXPECTED_SUITE)[0]
+        suite.path = str(path)
         out[suite.name] = suite
     return out
 
@@ -156,15 +163,15 @@ def load_items(source: DataSource | None = None) -> pd.DataFrame:
             predictions = [parse(f) for f in suite.predictions]
             roles = (condition_roles(suite.predictions) or {}) if suite.name in PREFIX_SUITES else {}
         except FormulaError as err:
-            raise DataFormatError(f"suite {suite.name}: {err}") from None
+            raise text_files.problem(suite.path, f"suite {suite.name}: {err}", EXPECTED_SUITE) from None
         for it in suite.items:
             conditions = [{"condition": c, "regions": [[n, content] for n, content in regions]}
                           for c, regions in it["conditions"].items()]
             have = {(c["condition"], n) for c in conditions for n, _ in c["regions"]}
             missing = [t for p in predictions for t in p.terms if (t.condition, t.region) not in have]
             if missing:
-                raise DataFormatError(f"suite {suite.name}, item {it['item']}: the formulas need regions "
-                                      f"{missing} that the item does not have")
+                raise text_files.problem(suite.path, f"suite {suite.name}, item {it['item']}: the formulas need "
+                                         f"regions {missing} that the item does not have", EXPECTED_SUITE)
             rows.append({"dataset": "syntaxgym_items", "language": "en", "paradigm": suite.name,
                          "phenomenon": circuit(suite.name), "suite": suite.name, "circuit": circuit(suite.name),
                          "item": int(it["item"]), "metric": suite.metric, "n_conditions": len(conditions),
