@@ -4,9 +4,14 @@ chromium-driver: `make system-deps`). All cells run from Lab's Run menu; a new p
 into the quickstart's boxes (and an empty sentence and a wrong model name first: a message
 appears, the boxes keep working); 02 runs on the tiny model with the parameters papermill would
 inject. Screenshots go to outputs/browser/ (the failing page too, when a step times out); the
-server is stopped whatever happens."""
+server is stopped whatever happens. The quickstart's figure is checked as seen: once the image is
+decoded and two frames painted, its region of the screenshot must show the decoded PNG, and the
+PNG must have drawing in each of its three panels (a figure drawn half, as two redraws at once
+once left it, fails)."""
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
 import secrets
@@ -20,7 +25,9 @@ import urllib.request
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
+from PIL import Image
 from papermill.iorw import load_notebook_node
 from papermill.parameterize import parameterize_notebook
 
@@ -37,6 +44,18 @@ LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
                                                                          "checkForUpdates": False},
 }
+# resolves with the image's box once it is decoded and two animation frames have been painted after it
+PAINTED = """
+const [css, scroll, done] = arguments;
+const img = document.querySelector(css);
+if (!img) { done(null); return; }
+if (scroll) img.scrollIntoView({block: "center"});
+img.decode().then(() => requestAnimationFrame(() => requestAnimationFrame(() => {
+  const r = img.getBoundingClientRect();
+  done({x: r.x, y: r.y, width: r.width, height: r.height, dpr: window.devicePixelRatio, view: window.innerHeight,
+        complete: img.complete, natural: img.naturalWidth, src: img.src});
+}))).catch(err => done({error: String(err)}));
+"""
 PARAMS_02 = dict(model="tiny-gpt2", dataset="blimp", methods="lp,meanlp,intemplate_lp", templates=[1], limit=1)
 
 
@@ -200,6 +219,34 @@ class Page:
         return imgs[0].get_attribute("src") if imgs else None
 
 
+def drawn(rgb: np.ndarray) -> np.ndarray:
+    """Where an RGB image is not the white background."""
+    return (rgb < 245).any(axis=2)
+
+
+def check_figure_seen(driver, css: str, what: str, scroll: bool = True) -> np.ndarray:
+    """The figure ``css`` as the screenshot shows it, once decoded and painted (scrolled to the middle
+    of the window, or where it is): it must equal the decoded PNG and hold drawing in each of its
+    three panels (top to bottom). Returns the region."""
+    box = driver.execute_async_script(PAINTED, css, scroll)
+    assert box and "error" not in box, f"{what}: the figure image did not decode ({box and box.get('error')})"
+    assert box["complete"] and box["natural"] > 0, f"{what}: the figure image is not loaded: {box}"
+    assert 0 <= box["y"] and box["y"] + box["height"] <= box["view"], f"{what}: the figure is not all in view: {box}"
+    png = Image.open(io.BytesIO(base64.b64decode(box["src"].split(",", 1)[1])))
+    decoded = np.asarray(Image.alpha_composite(Image.new("RGBA", png.size, "white"), png.convert("RGBA"))
+                         .convert("RGB")).astype(float)
+    shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
+    d = box["dpr"]
+    left, top = round(box["x"] * d), round(box["y"] * d)
+    region = shot.crop((left, top, left + round(box["width"] * d), top + round(box["height"] * d)))
+    seen = np.asarray(region.resize(png.size)).astype(float)
+    assert drawn(seen).mean() > 0.05, f"{what}: the figure's region of the screenshot is blank"
+    assert np.abs(seen - decoded).mean() < 8, f"{what}: the screenshot does not show the decoded figure"
+    bands = [drawn(band).mean() for band in np.array_split(decoded, 3, axis=0)]
+    assert min(bands) > 0.03, f"{what}: a panel of the figure is empty (share drawn per third: {bands})"
+    return seen
+
+
 def test_quickstart_and_readout_in_jupyterlab(lab, browser):
     base, token = lab
     page = Page(browser)
@@ -211,6 +258,8 @@ def test_quickstart_and_readout_in_jupyterlab(lab, browser):
     assert all(m in table for m in ("lp", "meanlp", "penlp", "intemplate_lp", "yesno"))
     assert "The cats annoys Tim." in page.text(".qs-output .qs-sums")
     assert page.all(".qs-paradigm-output img") and "pairs right" in page.text(".qs-paradigm-output .qs-accuracy")
+    check_figure_seen(browser, ".qs-output img", "the first run's figure")
+    check_figure_seen(browser, ".qs-paradigm-output img", "the paradigm browser's figure")
 
     # an empty sentence: a message, no figure; the boxes keep working
     page.type_into(".qs-good", "")
@@ -227,8 +276,10 @@ def test_quickstart_and_readout_in_jupyterlab(lab, browser):
     new_table = page.text(".qs-output table.qs-decisions")
     assert new_table != table and "yesno" in new_table
     assert not page.all(".qs-output .qs-error")
+    check_figure_seen(browser, ".qs-output img", "the new pair's figure")
     pair = page.all(".qs-pair")[0]
     browser.execute_script("arguments[0].scrollIntoView()", pair)
+    check_figure_seen(browser, ".qs-output img", "the new pair's figure below its boxes", scroll=False)
     browser.save_screenshot(str(SHOTS / "00_quickstart.png"))
     pair.screenshot(str(SHOTS / "00_quickstart_widget.png"))
 

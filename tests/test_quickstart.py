@@ -8,6 +8,8 @@ import json
 import math
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pandas as pd
@@ -116,6 +118,38 @@ def test_teaching_errors_say_what_to_do_and_the_controls_keep_working(tiny_dir):
     assert app.result is None
     app.controls["model"].value = "tiny-gpt2"
     assert app.result is not None and app.result.good == "The dogs bark." and app.result.bad == BAD
+
+
+def test_live_redraws_run_one_at_a_time(tiny_dir):
+    """JupyterLab's widgets under ipykernel 7 can have two changes handled on two threads at once (the
+    main thread and a subshell: seen in the browser test, where two quick edits drew half a figure each);
+    matplotlib cannot draw two figures at once, so a control's redraws wait for each other, every
+    figure drawn comes out whole (the same PNG as drawn alone), and the last redraw shows the final values."""
+    app = explain_view.PairExplorer(GOOD, BAD, "tiny-gpt2")
+    alone = next(s for s in explain_view.pair_outputs(GOOD, BAD, "tiny-gpt2", scorers=app.scorers)[0]
+                 if type(s).__name__ == "Image").data
+    running, most, figures, compute = [0], [0], [], app.compute
+
+    def slow(**values):
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        time.sleep(0.2)
+        try:
+            shown, result = compute(**values)
+            figures.extend(s.data for s in shown if type(s).__name__ == "Image")
+            return shown, result
+        finally:
+            running[0] -= 1
+
+    app.compute = slow
+    threads = [threading.Thread(target=app.refresh) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1 and len(figures) == 3 and all(f == alone for f in figures)
+    app.controls["bad"].value = "The cats annoyed Tim."
+    assert app.result.bad == "The cats annoyed Tim."
 
 
 def test_paradigm_browser_judges_the_first_pairs_and_explains_the_hardest(scratch, tiny_dir):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import io
+import threading
 import time
 
 import matplotlib.pyplot as plt
@@ -23,6 +24,10 @@ from ..plots.explain import pair_figure
 from ..progress import frontend_renders_widgets
 
 TEMPLATES = (1, 2, 3, 4, 5)
+# One redraw at a time, across every control of the kernel: ipykernel 7 may handle widget messages on
+# more than one thread at once, and matplotlib's drawing is not thread-safe: two pairs typed in quick
+# succession drew half a figure each (bars without title, axes or lower panels).
+_REDRAW = threading.RLock()
 
 
 def message(text: str, kind: str = "error") -> HTML:
@@ -122,7 +127,7 @@ class _Live:
         raise NotImplementedError
 
     def refresh(self, change=None) -> None:
-        with self.out:
+        with _REDRAW, self.out:
             clear_output(wait=True)
             display(message("scoring ...", "note"))
             try:
