@@ -4,20 +4,25 @@ Scores BLiMP sentences with a model in bfloat16:
   - plain LP: a plain length-sorted forward + log-softmax loop (the floor: every token of
     every sentence through the model), the engine with no reuse, and the engine's default
     (pair prefixes shared, packed);
-  - in-template LP (the 5 Ide et al. templates): the engine with no reuse and its default
-    (each template's prefix run once per packed row).
+  - in-template LP (the 5 Ide et al. templates): the engine with no reuse, its share modes and
+    its default (share="auto": the mode its cost model, timed on this device, predicts fastest);
+  - priming (Sinha et al. 2023): ``--priming-pairs`` BLiMP pairs x 5 prefix types of
+    ``--prefix-tokens`` tokens, LP under each prefix, with each share mode and the default.
 For each it prints requests/s, tokens through the model per second and the achieved
 TFLOP/s, counting a forward pass as 2 x parameters x tokens (attention not counted: the
-floor a perfect implementation would need), against the device's bf16 peak when known, and
-the largest score difference against the no-reuse run.
+floor a perfect implementation would need), against the device's bf16 peak (``--peak-tflops``,
+else known for H100/H200/A100...), the peak GPU memory of the row, the mode auto ran, the
+largest score difference against the no-reuse run and the share of pairs whose decision differs.
 
 ``--shape llama3-1b`` / ``--shape llama3-8b`` builds a model of that architecture with random
 weights on the GPU (no download: throughput does not depend on the weights) with the demo
 tokenizer and Llama 3's 128,256-row vocabulary; ``--model`` loads a real one instead.
-Without CUDA it says so and exits 0.
+Without CUDA it says so and exits 0; ``--cpu`` runs it on the CPU anyway (a smoke run of the
+script with a tiny model and tiny sizes: its numbers mean nothing).
 
-    python benchmarks/bench_gpu.py --shape llama3-8b [--n 20000] [--token-budget 32768]
-    python benchmarks/bench_gpu.py --model meta-llama/Meta-Llama-3-8B
+    python benchmarks/bench_gpu.py --shape llama3-8b [--n 20000] [--token-budget 32768] [--priming-pairs 100]
+    python benchmarks/bench_gpu.py --model meta-llama/Meta-Llama-3-8B [--peak-tflops 989]
+    python benchmarks/bench_gpu.py --cpu --model tiny-llama --n 40 --priming-pairs 2 --prefix-tokens 40
 """
 from __future__ import annotations
 
@@ -98,11 +103,43 @@ def plain_loop(model, ids_list: list[list[int]], pad: int, token_budget: int) ->
 
 def timed(fn):
     """(value, seconds) of one call of ``fn``, the GPU synchronised around it."""
-    torch.cuda.synchronize()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
     start = time.perf_counter()
     value = fn()
-    torch.cuda.synchronize()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
     return value, time.perf_counter() - start
+
+
+def peak_memory_gib(reset: bool = False) -> float | None:
+    """The GPU memory allocated at most since the last reset (GiB); None on the CPU."""
+    if not torch.cuda.is_available():
+        return None
+    value = torch.cuda.max_memory_allocated() / 2**30
+    if reset:
+        torch.cuda.reset_peak_memory_stats()
+    return value
+
+
+def primed_requests(loaded, pairs: int, prefix_tokens: int) -> list:
+    """LP requests of ``pairs`` BLiMP pairs (the first of each paradigm in turn) under 5 prefix
+    types of ``prefix_tokens`` tokens each: (good, bad) per (pair, prefix type)."""
+    from helpers import data
+    from helpers.data import priming
+    from helpers.data.selection import first_per_paradigm
+    from helpers.engine import Request
+    from helpers.engine.model_checks import max_positions
+
+    blimp = data.load("blimp")
+    per = max(1, -(-pairs // blimp.paradigm.nunique()))
+    targets = first_per_paradigm(blimp, per).head(pairs)
+    prefixes = priming.build_prefixes(targets, priming.token_counter(loaded.tokenizer), pool=blimp,
+                                      prefix_types=list(priming.PREFIX_TYPES)[:5], lengths=[prefix_tokens],
+                                      max_positions=max_positions(loaded.model))
+    sentences = targets.set_index(["paradigm", "pair_id"])[["good", "bad"]]
+    return [Request(row.prefix + " ", sentences.loc[(row.paradigm, row.pair_id), side])
+            for row in prefixes.itertuples() for side in ("good", "bad")]
 
 
 def main() -> None:
@@ -111,43 +148,67 @@ def main() -> None:
     ap.add_argument("--shape", choices=sorted(SHAPES), default=None, help="a random-weight Llama 3 shape instead")
     ap.add_argument("--n", type=int, default=20000, help="BLiMP sentences")
     ap.add_argument("--token-budget", type=int, default=32768)
+    ap.add_argument("--priming-pairs", type=int, default=100, help="BLiMP pairs under each of 5 prefix types")
+    ap.add_argument("--prefix-tokens", type=int, default=800, help="priming prefix length in tokens")
+    ap.add_argument("--peak-tflops", type=float, default=None, help="the device's bf16 peak (default: known devices)")
+    ap.add_argument("--cpu", action="store_true", help="run on the CPU (a smoke run: tiny model, tiny sizes)")
     args = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("bench_gpu needs a CUDA GPU; none is visible here (nothing measured)")
+    if not torch.cuda.is_available() and not args.cpu:
+        print("bench_gpu needs a CUDA GPU; none is visible here (nothing measured; --cpu runs a smoke run)")
         return
     from bench_scoring import blimp_sentences, single_templates
 
     from helpers.models import load
     from helpers.engine import Request, CausalScorer
 
+    on_gpu = torch.cuda.is_available() and not args.cpu
     if args.shape:
-        loaded = random_llama(args.shape, "cuda")
+        loaded = random_llama(args.shape, "cuda" if on_gpu else "cpu")
     else:
-        loaded = load(args.model or "demo-en", quant=None, dtype=torch.bfloat16)
+        loaded = load(args.model or "demo-en", quant=None, dtype=torch.bfloat16 if on_gpu else torch.float32)
     model = loaded.model
     params = sum(p.numel() for p in model.parameters())
-    device = torch.cuda.get_device_name(0)
-    peak = peak_for(device)
+    device = torch.cuda.get_device_name(0) if on_gpu else "CPU"
+    peak = args.peak_tflops or peak_for(device)
     texts = blimp_sentences(args.n)
     templates = single_templates()
-    print(f"{loaded.name}: {params / 1e9:.2f}B parameters, bf16, {device}, torch {torch.__version__}, "
+    print(f"{loaded.name}: {params / 1e9:.2f}B parameters, {next(model.parameters()).dtype}, {device}, "
+          f"torch {torch.__version__}, "
           f"token budget {args.token_budget}")
 
-    def row(name: str, n: int, seconds: float, tokens: int, diff: float | None = None) -> None:
+    def row(name: str, n: int, seconds: float, tokens: int, diff: float | None = None, extra: str = "") -> None:
         tflops = 2 * params * tokens / seconds / 1e12
         of_peak = f" ({tflops / peak:.0%} of {peak:.0f})" if peak else ""
         d = "" if diff is None else f"  max |diff| {diff:.1e}"
+        memory = peak_memory_gib(reset=True)
+        mem = "" if memory is None else f"  peak {memory:.1f} GiB"
         print(f"  {name:<44} {n / seconds:>8,.0f} req/s {tokens:>10,} tokens {tokens / seconds:>10,.0f} tokens/s "
-              f"{tflops:6.1f} TFLOP/s{of_peak}{d}")
+              f"{tflops:6.1f} TFLOP/s{of_peak}{mem}{d}{extra}")
 
     def engine(requests, reference=None, **options):
         scorer = CausalScorer(loaded, progress=False, token_budget=args.token_budget, **options)
-        scorer.score(requests[:512])  # warm-up (kernels, allocator)
+        scorer.score(requests[:512])  # warm-up (kernels, allocator; auto's timing of the device)
+        peak_memory_gib(reset=True)
         before = scorer.tokens_run
         scored, seconds = timed(lambda: scorer.score(requests))
         totals = [s.total for s in scored]
         diff = None if reference is None else max(abs(a - b) for a, b in zip(totals, reference))
-        return totals, seconds, scorer.tokens_run - before, diff
+        return totals, seconds, scorer.tokens_run - before, diff, scorer.share_used
+
+    def flips(totals, reference) -> str:
+        """The share of (good, bad) pairs whose decision differs from the reference's."""
+        pairs = range(0, len(totals) - 1, 2)
+        differ = sum((totals[i] > totals[i + 1]) != (reference[i] > reference[i + 1]) for i in pairs)
+        return f"  decisions differ {differ / max(1, len(pairs)):.2%}"
+
+    def modes(requests, title: str, options_list) -> None:
+        print(title)
+        reference, seconds, tokens, _, _ = engine(requests, share="none")
+        row("engine, no reuse (share=none)", len(requests), seconds, tokens)
+        for name, options in options_list:
+            totals, seconds, tokens, diff, used = engine(requests, reference, **options)
+            ran = f"  ran: {used}" if "share" not in options else ""
+            row(name, len(requests), seconds, tokens, diff, ran + flips(totals, reference))
 
     print(f"1. plain LP, {len(texts)} BLiMP sentences")
     plain = [Request("", t) for t in texts]
@@ -156,25 +217,21 @@ def main() -> None:
     plain_loop(model, ids[:512], pad, args.token_budget)  # warm-up
     floor, seconds = timed(lambda: plain_loop(model, ids, pad, args.token_budget))
     row("plain forward + log-softmax loop (floor)", len(texts), seconds, sum(map(len, ids)))
-    reference, seconds, tokens, diff = engine(plain, floor, share="none")
-    row("engine, no reuse (share=none)", len(texts), seconds, tokens, diff)
-    for name, options in (("engine, share=prefix", dict(share="prefix")),
-                          ("engine, share=tree, packing from 16 tokens", dict(share="tree", pack_min_stem=16)),
-                          ("engine, default (share=tree, packing from 0)", dict()),
-                          ("engine, default with segment attention", dict(segments=True))):
-        _, seconds, tokens, diff = engine(plain, reference, **options)
-        row(name, len(texts), seconds, tokens, diff)
-    print(f"2. in-template LP, 5 templates x {len(texts) // 5} sentences")
+    shares = (("engine, share=prefix, cached levels", dict(share="prefix", pack=False)),
+              ("engine, share=prefix, packed", dict(share="prefix")),
+              ("engine, share=tree, packing from 16 tokens", dict(share="tree", pack_min_stem=16)),
+              ("engine, share=tree, packing from 0", dict(share="tree")),
+              ("engine, share=tree with segment attention", dict(share="tree", segments=True)),
+              ("engine, default (share=auto)", dict()))
+    _, seconds, tokens, diff, _ = engine(plain, floor, share="none")
+    row("engine, no reuse (share=none), against the floor", len(texts), seconds, tokens, diff)
+    modes(plain, "   the engine's modes against no reuse:", shares)
     requests = [Request(tpl.split("{sentence}")[0], t + tpl.split("{sentence}")[1])
                 for tpl in templates for t in texts[: len(texts) // 5]]
-    reference, seconds, tokens, _ = engine(requests, share="none")
-    row("engine, no reuse (share=none)", len(requests), seconds, tokens)
-    for name, options in (("engine, share=prefix, packed", dict(share="prefix")),
-                          ("engine, default (share=tree, packed)", dict()),
-                          ("engine, default with segment attention", dict(segments=True))):
-        _, seconds, tokens, diff = engine(requests, reference, **options)
-        row(name, len(requests), seconds, tokens, diff)
-    print(f"peak GPU memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")
+    modes(requests, f"2. in-template LP, 5 templates x {len(texts) // 5} sentences", shares)
+    primed = primed_requests(loaded, args.priming_pairs, args.prefix_tokens)
+    modes(primed, f"3. priming: {args.priming_pairs} pairs x 5 prefix types of {args.prefix_tokens} tokens "
+                  f"({len(primed)} requests)", shares)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ from helpers.engine import Request, CausalScorer  # noqa: E402
 MODES = {"none": dict(share="none"), "prefix (packed from 16)": dict(share="prefix"),
          "prefix, packed from 0": dict(share="prefix", pack_min_stem=0),
          "tree, cached": dict(share="tree", pack=True, pack_min_stem=10**6),
-         "tree, packed from 16": dict(share="tree", pack_min_stem=16), "tree, packed from 0 (default)": dict()}
+         "tree, packed from 16": dict(share="tree", pack_min_stem=16), "tree, packed from 0": dict(share="tree"),
+         "default (auto)": dict()}
 
 
 def main() -> None:
@@ -40,8 +41,9 @@ def main() -> None:
         scorer.score(requests[:64])  # warm-up
         before = scorer.tokens_run
         _, seconds = timed(lambda: scorer.score(requests), 2)
+        ran = f"  (ran: {scorer.share_used})" if "share" not in options else ""
         print(f"{name:24s} {len(texts) / seconds:7.1f} req/s  tokens {(scorer.tokens_run - before) // 2:,}  "
-              f"{seconds / floor:.2f}x the floor's time")
+              f"{seconds / floor:.2f}x the floor's time{ran}")
 
 
 if __name__ == "__main__":

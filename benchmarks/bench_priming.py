@@ -5,9 +5,11 @@ pairs of each of the first P paradigms and scores LP under them four times: with
 (share="none": each sentence runs with its own copy of the prefix), with key/value reuse
 level by level (share="prefix", pack=False: the prefix runs once, its cache is copied to
 both sentences' rows), with packed reuse (share="prefix": prefix and both sentences in one
-row under a tree attention mask) and with the default (share="tree": every common prefix of
-the run shared, packed). Prints wall time, tokens through the model, time per
-token, the ratios against no reuse, and whether every decision is identical.
+row under a tree attention mask), with the tree (share="tree": every common prefix of the run
+shared, packed) and with the default (share="auto": the mode the cost model, timed on this
+machine, predicts fastest; the row names the mode it ran). Prints the date, machine, versions and
+load average, wall time, tokens through the model, time per token, the ratios against no reuse,
+and whether every decision is identical.
 ``--lengths 200 400 800`` scores a grid instead: longer prefixes then extend the cached
 shorter ones.
 
@@ -16,7 +18,9 @@ shorter ones.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
+import platform
 import sys
 import tempfile
 import time
@@ -28,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from helpers import data, priming  # noqa: E402
+from helpers import data  # noqa: E402
+from helpers.data import priming  # noqa: E402
 from helpers.data.selection import DatasetSelection, first_per_paradigm  # noqa: E402
 from helpers.models import load  # noqa: E402
 from helpers.runs.primed import score_primed  # noqa: E402
@@ -55,7 +60,14 @@ def main() -> None:
                                       prefix_types=["in_acceptable"], lengths=args.lengths,
                                       max_positions=loaded.model.config.n_positions)
     modes = {"no reuse": dict(share="none"), "reuse, cached levels": dict(share="prefix", pack=False),
-             "reuse, packed": dict(share="prefix"), "reuse, default (tree)": dict()}
+             "reuse, packed": dict(share="prefix"), "reuse, tree": dict(share="tree"), "default (auto)": dict()}
+    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()} "
+          f"{os.cpu_count()} cores ({platform.processor() or platform.platform()}), python {platform.python_version()}, "
+          f"torch {torch.__version__}, transformers {__import__('transformers').__version__}; "
+          f"load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    used, split, start = {}, {}, time.perf_counter()
+    coefficients = CausalScorer(loaded, progress=False)._auto.coefficients  # timed once per model and device
+    print(f"# auto's calibration: {time.perf_counter() - start:.2f} s (the scorer's probes included), {coefficients}")
     results, best = {}, {}
     for repeat in range(args.repeats):  # modes taken in turn; the fastest of each counts (load on the machine)
         for mode, options in modes.items():
@@ -66,12 +78,18 @@ def main() -> None:
                 seconds = time.perf_counter() - start
                 scores = load_files(files).sort_values(["paradigm", "pair_id", "target_length"])
             best[mode] = min(best.get(mode, seconds), seconds)
+            used[mode] = scorer.share_used
+            if seconds <= best[mode]:  # where the fastest run's time went
+                split[mode] = {**scorer.seconds, "outside the engine": seconds - sum(scorer.seconds.values())}
             results[mode] = (best[mode], scores, scorer.tokens_run, scorer.forward_calls)
     for mode, (seconds, _, tokens, calls) in results.items():
+        ran = f"  (ran: {used[mode]})" if used[mode] != options_share(modes[mode]) else ""
         print(f"{mode:<21} {seconds:7.1f} s  {tokens:>9,} tokens  {calls:>5} forward "
-              f"passes  {1e6 * seconds / tokens:6.1f} µs per token")
+              f"passes  {1e6 * seconds / tokens:6.1f} µs per token{ran}")
+        print(f"{'':<21} " + ", ".join(f"{part} {spent:.2f} s" for part, spent in split[mode].items()))
     print(f"{len(targets)} pairs x prefixes of {args.lengths} tokens (mean actual "
-          f"{prefixes.actual_length.mean():.0f}) on {args.model}, {args.threads} threads")
+          f"{prefixes.actual_length.mean():.0f}) on {args.model}, {args.threads} threads, fastest of {args.repeats}; "
+          f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     t_off, off, tok_off, _ = results["no reuse"]
     for mode in list(modes)[1:]:
         t_on, on, tok_on, _ = results[mode]
@@ -81,6 +99,11 @@ def main() -> None:
         print(f"{mode} vs no reuse: {t_off / t_on:.2f}x faster, {1 - tok_on / tok_off:.0%} fewer tokens "
               f"(tokens alone: {tok_off / tok_on:.2f}x); identical decisions: {same:.4%}; "
               f"max |score difference| {diff:.2e}")
+
+
+def options_share(options: dict) -> str:
+    return options.get("share", "auto")
+
 
 if __name__ == "__main__":
     main()

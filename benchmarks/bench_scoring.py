@@ -230,15 +230,16 @@ def main() -> None:
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
                           ("engine, share=prefix, packing from 16 tokens", dict(share="prefix")),
-                          ("engine, default (share=tree, packing from 0 tokens)", dict()),
-                          ("engine, default with a dense tree mask (segments=False)", dict(segments=False))):
+                          ("engine, share=tree, packing from 0 tokens", dict(share="tree")),
+                          ("engine, share=tree with a dense tree mask (segments=False)", dict(share="tree", segments=False)),
+                          ("engine, default (share=auto)", dict())):
         totals, t, tokens, split = engine_run(lm, plain, args.repeats, **options)
         table.row(name, len(texts), t, tokens, max_diff(totals, lme), split)
         if not options:
             default = totals
-    best = table.rate["engine, default (share=tree, packing from 0 tokens)"]
-    table.follows("engine, default (share=tree, packing from 0 tokens)", "plain forward + log-softmax loop (floor)")
-    table.follows("engine, default (share=tree, packing from 0 tokens)", "engine, no reuse (share=none)")
+    best = table.rate["engine, default (share=auto)"]
+    table.follows("engine, default (share=auto)", "plain forward + log-softmax loop (floor)")
+    table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
     model64 = copy.deepcopy(model).double()
     exact = plain_loop(model64, tok, texts, dtype=torch.float64)
     print(f"  against a float64 run of the same model: engine (default) max |diff| {max_diff(default, exact):.1e}, "
@@ -270,11 +271,12 @@ def main() -> None:
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, template prefixes shared (share=context)", dict(share="context")),
                           ("engine, share=prefix, packed", dict(share="prefix")),
-                          ("engine, default (share=tree, packed)", dict())):
+                          ("engine, share=tree, packed", dict(share="tree")),
+                          ("engine, default (share=auto)", dict())):
         totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
         table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
-    table.follows("engine, default (share=tree, packed)", "engine, no reuse (share=none)")
-    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=tree, packed)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
+    table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
+    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=auto)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
 
     # ---------------------------------------------------------------- 3. Yes/No
     yes, no = yes_no("en")
@@ -289,11 +291,12 @@ def main() -> None:
     table.row("lm-eval loglikelihood(prompt, answer)", len(requests), t)
     for name, options in (("engine, no reuse (share=none)", dict(share="none")),
                           ("engine, share=prefix, packed", dict(share="prefix")),
-                          ("engine, default (share=tree, packed)", dict())):
+                          ("engine, share=tree, packed", dict(share="tree")),
+                          ("engine, default (share=auto)", dict())):
         totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
         table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
-    table.follows("engine, default (share=tree, packed)", "engine, no reuse (share=none)")
-    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=tree, packed)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
+    table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
+    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=auto)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@
     python -m helpers score --model llama3-8b --quant 4bit --max-memory 0=20GiB,cpu=60GiB "The cat sees a dog."
     python -m helpers sweep --notebooks 02 --models gpt2 opt-125m --datasets blimp climp
     python -m helpers sweep --notebooks 02 03 --models qwen2 --share none --start auto
+    python -m helpers sweep --notebooks 02 08 --models EleutherAI/pythia-160m --revisions step1000,step143000
     python -m helpers precision --model demo-en --dataset blimp --limit 20
     python -m helpers embed --datasets blimp_hu2025 syntaxgym li_hu2025
     python -m helpers explore --serve --port 8000
@@ -108,7 +109,7 @@ def _cmd_sweep(args) -> int:
     try:
         given = {name: getattr(args, name) for name in SWITCHES if getattr(args, name) is not None}
         jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param), args.shards,
-                          switches=given)
+                          switches=given, revisions=",".join(args.revisions) if args.revisions else None)
         if args.status:
             print(format_status(status(jobs)))
             return 0
@@ -122,6 +123,9 @@ def _cmd_sweep(args) -> int:
     except (FileNotFoundError, ValueError, SlurmUnavailableError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except sweep.SweepInterrupted as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 130
     except sweep.SweepFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
@@ -228,8 +232,12 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--executor", choices=["local", "slurm"], default="local",
                    help="slurm: the unfinished jobs as one job array, the analyses (04, 05) after the scoring tasks "
                         "they read (afterok); not those already queued or running")
+    w.add_argument("--revisions", nargs="+", default=None, metavar="REV",
+                   help="Hub revisions (training checkpoints, e.g. step1000,step2000): each model at each one, scored "
+                        "as a model of its own (<model>@<revision>); 08_learning_curves reads them together")
     w.add_argument("--shards", type=int, default=1, metavar="K",
-                   help="split each dataset run's pairs into K jobs (by paradigm, then position)")
+                   help="split each dataset run's pairs into K jobs (by paradigm, then position); 03, 06 "
+                        "and 07 then get one more job reading the K shards as one run (after them)")
     w.add_argument("--status", action="store_true", help="show each job: done, running, pending, waiting (on "
                    "the scoring jobs it reads), failed or cancelled (with the failing cell's error and the job's log) "
                    "and exit")

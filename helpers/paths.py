@@ -11,6 +11,8 @@ when called (tests and sweeps point them at scratch folders):
 - ``outputs()`` and ``scores()``: results, ``HELPERS_OUTPUTS_DIR`` (default outputs/);
 - ``embeddings()``: the sentence-embedding store, ``HELPERS_EMBEDDINGS_DIR`` (default
   data/cache/embeddings);
+- ``calibrations()``: the cost coefficients ``share="auto"`` timed per model and device,
+  ``HELPERS_CALIBRATION_DIR`` (default data/cache/share_calibration);
 - ``hub_offline()``: whether ``HF_HUB_OFFLINE`` asks for no network (read the way
   huggingface_hub reads it), the one place the project reads it.
 """
@@ -35,6 +37,7 @@ PAPERS_ENV = "MINIMAL_PAIRS_PAPERS"
 PROCESSED_ENV = "HELPERS_PROCESSED_DIR"
 OUTPUTS_ENV = "HELPERS_OUTPUTS_DIR"
 EMBEDDINGS_ENV = "HELPERS_EMBEDDINGS_DIR"
+CALIBRATION_ENV = "HELPERS_CALIBRATION_DIR"
 
 
 def mirror() -> Path | None:
@@ -71,6 +74,11 @@ def scores() -> Path:
 def embeddings() -> Path:
     """The store of sentence embeddings, one file per (embedding model, dataset)."""
     return Path(os.environ.get(EMBEDDINGS_ENV) or CACHE / "embeddings")
+
+
+def calibrations() -> Path:
+    """The cost coefficients of ``share="auto"``, one file per model, device and setting."""
+    return Path(os.environ.get(CALIBRATION_ENV) or CACHE / "share_calibration")
 
 
 def hub_offline() -> bool:

@@ -286,7 +286,8 @@ def test_tiny_kv_budget_runs_in_chunks_with_the_same_scores(tiny):
     requests = [Request(c, t) for c in ("The following sentence is acceptable.\n\n", "Here is a sentence.\n\n")
                 for t in SENTENCES] + [Request("", t) for t in SENTENCES]
     roomy = CausalScorer(lm, progress=False).score(requests, with_context=True)
-    tight = CausalScorer(lm, progress=False, kv_budget_bytes=1, pack=False)  # packed rows keep no cache
+    # packed rows keep no cache; shared prefixes run level by level (auto may run none on so little)
+    tight = CausalScorer(lm, progress=False, kv_budget_bytes=1, pack=False, share="tree")
     cramped = tight.score(requests, with_context=True)
     assert tight.forward_calls > 3
     for a, b in zip(roomy, cramped):
@@ -585,8 +586,8 @@ def test_packed_rows_attend_segment_by_segment(tiny, arch):
     from helpers.engine import segment_attention as sa
 
     lm = tiny(f"tiny-{arch}")
-    split = CausalScorer(lm, progress=False, pack_min_stem=0)
-    dense = CausalScorer(lm, progress=False, pack_min_stem=0, segments=False)
+    split = CausalScorer(lm, progress=False, share="tree", pack_min_stem=0)
+    dense = CausalScorer(lm, progress=False, share="tree", pack_min_stem=0, segments=False)
     assert split.executor.segmented and not dense.executor.segmented
     assert split.executor.pack_waste == float("inf")  # wasted pairs cost nothing: rows as long as the budget
     computed = []

@@ -27,9 +27,9 @@ from helpers.sweep.dependencies import waits_on
 from notebook_run import run_notebook
 
 SCORE_COLUMNS = ["score_good", "score_bad", "correct", "tie"]
-# one share mode for every run compared: the batches (and so float32 sums) then depend on the run's
-# requests only, never on a choice made at run time
-SHARE = "tree"
+# the default: share="auto" chooses from the timing stored for this session (conftest's
+# HELPERS_CALIBRATION_DIR), so a shard, the unsharded run and a notebook's kernel choose alike
+SHARE = "auto"
 
 
 def assert_same_run(sharded: pd.DataFrame, whole: pd.DataFrame, columns=SCORE_COLUMNS) -> None:

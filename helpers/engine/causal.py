@@ -22,12 +22,13 @@ the mass of word-initial tokens and of EOS (whose log-prob the appended token re
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Sequence
 
 import numpy as np
 import torch
 
-from . import model_checks
+from . import model_checks, share_plan
 from .encoding import Encoded, Encoder
 from .executor import Executor
 from .attention_layout import AttentionLayout
@@ -53,9 +54,11 @@ class CausalScorer(ScoresRequests):
     special tokens, if any), first token unscored. ``start_convention`` names the policy.
     ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
     the same context tokens run them once), "prefix" (also the longest common token prefix
-    of sentences, e.g. the two sentences of a pair) or "tree" (the default: every common
-    prefix within a block of the run's requests, a compressed trie per block; "prefix" where
-    nothing can be packed). ``pack``
+    of sentences, e.g. the two sentences of a pair), "tree" (every common prefix within a
+    block of the run's requests, a compressed trie per block; "prefix" where nothing can be
+    packed) or "auto" (the default: per call, the mode a cost model calibrated on this device
+    predicts fastest among none, prefix cached, prefix packed and tree, :mod:`.share_plan`;
+    :attr:`share_used` says which ran). ``pack``
     runs a shared part and its continuations as one packed row with a tree attention mask,
     where the model's attention takes one (checked by a probe; off for flash attention), for
     shared parts of at least ``pack_min_stem`` tokens (default: 0 under "tree", where the
@@ -71,7 +74,7 @@ class CausalScorer(ScoresRequests):
     _word_initial: np.ndarray | None = None  # found on first use (:attr:`word_initial`)
 
     def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
-                 share: Share = "tree", token_budget: int | None = None, batch_size: int | None = None,
+                 share: Share = "auto", token_budget: int | None = None, batch_size: int | None = None,
                  progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None,
                  pack: bool = True, pack_min_stem: int | None = None, segments: bool | None = None):
         if not isinstance(loaded, LoadedModel):
@@ -133,6 +136,25 @@ class CausalScorer(ScoresRequests):
             pack_waste=float("inf") if segmented else model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model),
             output_device=self.output_device,
             pack_min_stem=(0 if share == "tree" else 16) if pack_min_stem is None else pack_min_stem)
+        self._auto = None
+        if share == "auto":  # the mode of each call chosen by measurement
+            modes = share_plan.candidates(self.can_share_cache, self.pack, segmented,
+                                          [True, False] if segmented and segments is None else [segmented])
+            if pack_min_stem is not None:
+                modes = [replace(m, pack_min_stem=pack_min_stem) for m in modes]
+            self._auto = share_plan.AutoShare(
+                self.executor, modes, lambda enc, need, mode: build_tree(
+                    enc, need, share=mode, min_shared=self.min_shared, block=self.executor.block),
+                self.pack, model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model), model,
+                self.executor.project.vocab, self.max_positions, loaded.weights)
+
+    @property
+    def share_used(self) -> str:
+        """The share mode the last call ran: under "auto" the chosen candidate's name (e.g.
+        "prefix, packed"; "auto" before any call), else ``share``."""
+        if self._auto is None:
+            return self.share
+        return self._auto.last.name if self._auto.last is not None else "auto"
 
     @property
     def forward_calls(self) -> int:
@@ -233,11 +255,17 @@ class CausalScorer(ScoresRequests):
     def plan(self, encoded: Sequence[Encoded], with_context: bool = False) -> list[Node]:
         """The plan :meth:`token_logprobs` runs for ``encoded``: the prefix tree of the share
         mode this model allows, reading target tokens (and context tokens if ``with_context``);
-        under "tree", one trie per block of the executor's requests."""
+        under "tree", one trie per block of the executor's requests; under "auto", the plan of
+        the mode predicted fastest, the executor set for it."""
+        need_from = [1 if with_context else e.first for e in encoded]
+        if self._auto is not None:
+            start = time.perf_counter()
+            roots = self._auto.plan(encoded, need_from)
+            self._plan_seconds += time.perf_counter() - start
+            return roots
         share = self.share if self.can_share_cache else "none"
         if share == "tree" and not self.pack:  # a deep trie run level by level costs more than it saves
             share = "prefix"
-        need_from = [1 if with_context else e.first for e in encoded]
         start = time.perf_counter()
         roots = build_tree(encoded, need_from, share=share, min_shared=self.min_shared, block=self.executor.block)
         self._plan_seconds += time.perf_counter() - start

@@ -15,8 +15,10 @@ from typing import Iterable, Literal, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 # How much of a run's input the engine runs once and reuses (see helpers.engine.causal.CausalScorer).
-SHARE_MODES = ("none", "context", "prefix", "tree")
-Share = Literal["none", "context", "prefix", "tree"]
+# "auto": the causal scorer picks, per call, the mode its cost model predicts fastest
+# (helpers.engine.share_plan); the other scorers share what they can under any mode but "none".
+SHARE_MODES = ("none", "context", "prefix", "tree", "auto")
+Share = Literal["none", "context", "prefix", "tree", "auto"]
 
 # What a scorer may offer beyond score() and next_token(), which some methods need (a
 # method's ``needs``); each scorer class lists what it offers in ``features``.

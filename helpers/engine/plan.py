@@ -195,6 +195,9 @@ def build_tree(encoded: Sequence, need_from: Sequence[int], share: str = "contex
     shared across blocks then runs once per block.
     """
     checked_share(share)
+    if share == "auto":
+        raise ValueError("a plan is built for one share mode ('none', 'context', 'prefix' or 'tree'); "
+                         "'auto' is chosen per call by the causal scorer (helpers.engine.share_plan)")
     if len(need_from) != len(encoded):
         raise ValueError(f"{len(encoded)} sequences but {len(need_from)} need_from entries")
     if share == "tree" and block is not None and block < 1:

@@ -32,6 +32,10 @@ NAME = "helpers_segment_sdpa"
 # Queries per block: small blocks see few keys beyond their own (a short sentence's
 # siblings), larger ones run SDPA more efficiently; 32 was fastest on CPU.
 QUERY_CHUNK = 32
+# A segment at least this long (a priming prefix) runs in chunks of this many of its own queries:
+# 32-query chunks would gather its earlier keys again for every chunk (25 gathers of 400 keys on
+# average for an 800-token prefix, where 7 chunks of 128 gather 3,200 and waste 57,000 masked pairs).
+LONG_SEGMENT = 128
 
 
 @dataclass
@@ -46,13 +50,13 @@ class Block:
 
 
 def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, int | None]],
-               chunk: int = QUERY_CHUNK) -> list[Block]:
+               chunk: int = QUERY_CHUNK, long: int = LONG_SEGMENT) -> list[Block]:
     """The blocks of one row: ``cached`` positions of its parent's cache (columns
     ``0..cached-1``), then ``segments`` one after another, each (first absolute position,
     token count, index of the segment it continues or None). A token sees the cached
     positions, every token of its segment's ancestors, and its own segment's tokens up to
     itself. Queries run in chunks of ``chunk`` consecutive columns, each against the keys
-    some of its queries see."""
+    some of its queries see; a segment of at least ``long`` tokens in chunks of ``long`` of its own."""
     counts = np.array([n for _, n, _ in segments], dtype=np.int64)
     on_path = np.zeros((len(segments), len(segments)), dtype=bool)  # [i, j]: segment j is i or an ancestor of i
     for i, (_, _, parent) in enumerate(segments):
@@ -62,8 +66,7 @@ def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, 
     which = np.repeat(np.arange(len(segments)), counts)  # segment of each column
     pos = np.concatenate([first + np.arange(n) for first, n, _ in segments])  # absolute positions
     blocks = []
-    for a in range(0, len(which), chunk):
-        b = min(a + chunk, len(which))
+    for a, b in _chunks(counts, chunk, long):
         own = which[a:b]
         cols = np.flatnonzero(on_path[np.unique(own)].any(axis=0)[which[:b]])  # keys some query sees
         mask = on_path[own][:, which[cols]] & (pos[cols][None, :] <= pos[a:b, None])
@@ -71,6 +74,20 @@ def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, 
         mask = np.concatenate([np.ones((b - a, cached), dtype=bool), mask], axis=1)
         blocks.append(Block(row, np.arange(a, b), keys, mask))
     return blocks
+
+
+def _chunks(counts: np.ndarray, chunk: int, long: int) -> list[tuple[int, int]]:
+    """Column ranges [a, b) of a row's query chunks: runs of short segments cut every ``chunk``
+    columns, each segment of at least ``long`` tokens cut apart every ``long`` columns."""
+    ends = np.cumsum(counts)
+    out, short_from, total = [], 0, int(ends[-1]) if len(ends) else 0
+    for n, end in zip(counts.tolist(), ends.tolist()):
+        if n >= long:
+            start = end - n
+            out += [(a, min(a + chunk, start)) for a in range(short_from, start, chunk)]
+            out += [(a, min(a + long, end)) for a in range(start, end, long)]
+            short_from = end
+    return out + [(a, min(a + chunk, total)) for a in range(short_from, total, chunk)]
 
 
 class _Group:
@@ -104,14 +121,14 @@ def _size_class(n: int) -> int:
 
 class Segments:
     """The attention plan of one forward call over ``rows`` x ``seg`` new tokens after
-    ``past`` cached positions: its blocks grouped by key count (powers of two, so that
+    ``past`` cached positions: its blocks grouped by query and key count (powers of two, so that
     padding stays below 2x)."""
 
     def __init__(self, blocks: list[Block], rows: int, seg: int, past: int):
         self.rows, self.seg, self.width = rows, seg, past + seg
         groups: dict[int, list[Block]] = {}
         for b in blocks:
-            groups.setdefault(_size_class(len(b.keys)), []).append(b)
+            groups.setdefault((_size_class(len(b.queries)), _size_class(len(b.keys))), []).append(b)
         self.groups = [_Group(g, seg, self.width) for _, g in sorted(groups.items())]
 
     def pairs(self) -> int:

@@ -33,7 +33,8 @@ SWITCHES: dict[str, tuple[tuple | str, str, str]] = {
     "order_average": (ORDER_AVERAGES, "accuracy (Hu & Levy's)", "order_average (None where a task has one order)"),
     "syntaxgym_pass": (tuple(PASS_RULES), "directional (predictions with < or > decide, as the released results)",
                        "syntaxgym_pass (SyntaxGym methods)"),
-    "share": (SHARE_MODES, "tree (prefix on an encoder-decoder)", "share"),
+    "share": (tuple(m for m in SHARE_MODES if m != AUTO), "the causal scorer's auto: per call the mode its "
+              "cost model, timed on the device, predicts fastest (prefix on an encoder-decoder)", "share, share_used"),
     "quant": (QUANTS, "the registry's (4bit for Ide et al.'s models)", "quant"),
     "dtype": (tuple(DTYPES), "bfloat16 on CUDA, float32 on the CPU", "dtype"),
     "token_budget": ("tokens per forward pass",

@@ -1,0 +1,173 @@
+"""What a plan costs to run, predicted from its statistics and a timing of the device.
+
+A plan's :class:`Workload` counts what its forward calls do, as the executor would form them
+(:mod:`.schedule`), without running anything: forward calls, tokens fed (padding included),
+query-key pairs its attention computes (every pair of a dense mask; only the blocks of segment
+attention, :mod:`.segment_attention`), cached positions gathered into the calls' caches (and the
+keys each segment-attention block gathers), and segment-attention blocks. :class:`Coefficients`
+give seconds per unit of each; their prediction is the sum. :func:`calibrate` fits them by
+non-negative least squares to the wall time of a few small synthetic runs through the executor
+itself (short and long rows, many short rows, a cached context with continuations, packed short
+rows and packed long branches), once per model, device, dtype and thread count
+(:func:`coefficients`, cached while the model lives).
+"""
+from __future__ import annotations
+
+import math
+import time
+import weakref
+from dataclasses import astuple, dataclass, fields
+from typing import Callable, Sequence
+
+import numpy as np
+import torch
+from scipy.optimize import nnls
+
+from .plan import Node
+from .rows import Unit
+
+# The smallest coefficient a fit keeps (seconds per unit): a feature the timing could not
+# separate from the others still costs something, so that of two plans alike in all else the
+# one doing less of it wins.
+MIN_COEFFICIENT = 1e-12
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What running a plan does: forward ``calls``, ``tokens`` fed (rows x widest row of each
+    call), attention ``pairs`` computed, cached positions ``gathered`` into calls' caches (rows
+    x cached width), and segment-attention ``blocks``."""
+
+    calls: int = 0
+    tokens: int = 0
+    pairs: int = 0
+    gathered: int = 0
+    blocks: int = 0
+
+    def __add__(self, other: "Workload") -> "Workload":
+        return Workload(*(a + b for a, b in zip(astuple(self), astuple(other))))
+
+    def vector(self) -> np.ndarray:
+        return np.array(astuple(self), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """Seconds per unit of each :class:`Workload` feature on one device."""
+
+    call: float
+    token: float
+    pair: float
+    gathered: float
+    block: float
+
+    def __post_init__(self):
+        bad = [f.name for f in fields(self) if not (math.isfinite(getattr(self, f.name)) and getattr(self, f.name) > 0)]
+        if bad:
+            raise ValueError(f"cost coefficients must be positive and finite, got {bad} = "
+                             f"{[getattr(self, b) for b in bad]}: calibrate again (helpers.engine.cost_model.calibrate)")
+
+    def cost(self, work: Workload) -> float:
+        """Predicted seconds of ``work``."""
+        return float(np.dot(np.array(astuple(self)), work.vector()))
+
+
+def cheapest(costs: dict[str, float]) -> str:
+    """The name of the smallest cost; ties go to the earlier name (list "none" first: no reuse
+    wins unless a reuse plan is predicted faster)."""
+    if not costs:
+        raise ValueError("no candidate plans to choose from")
+    return min(costs, key=lambda name: (costs[name], list(costs).index(name)))
+
+
+def batch_workload(executor, batch: list[Unit]) -> Workload:
+    """The :class:`Workload` of one forward call of ``executor`` over ``batch`` (as
+    :meth:`helpers.engine.forward.ForwardPass._forward` runs it)."""
+    rows, seg = len(batch), max(u.length for u in batch)
+    past = max(u.root.offset for u in batch)
+    gathered = rows * past  # each row's cached positions copied into the call's cache
+    if executor.segmented and any(u.packed for u in batch):
+        blocks = executor._blocks(batch, past)
+        pairs, n_blocks = sum(len(b.queries) * len(b.keys) for b in blocks), len(blocks)
+        gathered += sum(len(b.keys) for b in blocks)  # and each block's keys and values, gathered per layer
+    else:
+        pairs, n_blocks = rows * seg * (past + seg), 0
+    return Workload(calls=1, tokens=rows * seg, pairs=pairs, gathered=gathered, blocks=n_blocks)
+
+
+def workload(executor, roots: Sequence[Node]) -> Workload:
+    """The :class:`Workload` of running ``roots`` with ``executor``'s current settings: its
+    batches as :meth:`helpers.engine.executor.Executor.run` forms them, nothing run."""
+    total = Workload()
+
+    def visit(nodes: list[Node]) -> None:
+        nonlocal total
+        for _, batches, children in executor._schedule(nodes):
+            for batch in batches:
+                total = total + batch_workload(executor, batch)
+            if children:
+                visit(children)
+
+    visit(list(roots))
+    return total
+
+
+def fit(works: Sequence[Workload], seconds: Sequence[float]) -> Coefficients:
+    """Coefficients fitted to measured ``seconds`` of ``works``: non-negative least squares on
+    relative errors (each run weighs alike whatever its length), floored at :data:`MIN_COEFFICIENT`."""
+    a = np.stack([w.vector() for w in works])
+    b = np.asarray(seconds, dtype=np.float64)
+    if a.shape[0] < a.shape[1] or not np.all(np.isfinite(b)) or np.any(b <= 0):
+        raise ValueError(f"fitting {a.shape[1]} cost coefficients needs as many positive timings, got {list(b)}")
+    scale = a.max(axis=0)
+    scale[scale == 0] = 1.0
+    solution, _ = nnls((a / scale) / b[:, None], np.ones(len(b)))
+    return Coefficients(*np.maximum(solution / scale, MIN_COEFFICIENT))
+
+
+@dataclass
+class Probe:
+    """One calibration run: the plan's roots, how to set the executor for it (a share mode's
+    settings), and how to run it."""
+
+    roots: list[Node]
+    settings: Callable[[], object]
+
+
+def calibrate(run_probe: Callable[[Probe], float], probes: Sequence[Probe], executor, repeats: int = 3
+              ) -> Coefficients:
+    """Fit :class:`Coefficients` to ``probes``: each set up, its workload counted, and run
+    ``repeats`` times after one warm-up (the fastest counts: other load on the machine only
+    slows a run down). ``run_probe`` runs one and returns its wall seconds."""
+    works, seconds = [], []
+    for probe in probes:
+        probe.settings()
+        works.append(workload(executor, probe.roots))
+        run_probe(probe)  # warm-up (first-call allocations)
+        seconds.append(min(run_probe(probe) for _ in range(repeats)))
+    return fit(works, seconds)
+
+
+_CACHE: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyDictionary()
+
+
+def coefficients(model: torch.nn.Module, device, make: Callable[[], Coefficients]) -> Coefficients:
+    """``model``'s coefficients on ``device`` at this thread count and dtype: measured by
+    ``make`` once, then cached while the model lives."""
+    dtype = next(model.parameters()).dtype
+    key = (str(device), str(dtype), torch.get_num_threads())
+    per_model = _CACHE.setdefault(model, {})
+    if key not in per_model:
+        per_model[key] = make()
+    return per_model[key]
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Wall seconds of ``fn()`` (synchronising CUDA first and after)."""
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    fn()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter() - start

@@ -1,0 +1,183 @@
+"""``share="auto"``: each scoring call runs the share mode its cost model predicts fastest.
+
+The candidates (:class:`Mode`) are what a researcher could ask for by hand: no reuse, shared
+prefixes run level by level from the cache, shared prefixes packed in rows, and the whole
+run's prefix tree packed (packed modes with and without segment attention where it applies, as
+the scorer's ``segments`` allows). For a call, each candidate's plan is built and its :class:`Workload`
+counted (:mod:`.cost_model`; over the first 512 requests of a longer call); the
+cheapest runs, ties going to no reuse. The coefficients come from a timing of synthetic runs
+through the executor, once per model, device, dtype and thread count on a machine: kept on disk
+(:mod:`.calibration_file`), so that every later process (a shard job, a rerun) makes the same
+choices and computes the same values bit for bit.
+
+The executor is set to the chosen mode's settings exactly as a scorer made with that mode
+sets it, so auto's values are bit for bit those of that mode.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import calibration_file, cost_model
+from .cost_model import Coefficients, Probe, Workload
+
+
+# Requests of a call whose plans are counted to choose its mode (the call's first ones).
+SAMPLE_REQUESTS = 512
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One candidate: the plan's ``share`` mode and the executor's packing settings (as
+    ``CausalScorer(share=..., pack=..., pack_min_stem=..., segments=...)`` sets them)."""
+
+    name: str
+    share: str
+    pack: bool = False
+    pack_min_stem: int = 16
+    segmented: bool = False
+
+    def scorer_options(self) -> dict:
+        """The ``CausalScorer`` arguments that run this mode by hand."""
+        if self.share == "none" or not self.pack:
+            return {"share": self.share, "pack": False} if self.share != "none" else {"share": "none"}
+        return {"share": self.share, "pack_min_stem": self.pack_min_stem, "segments": self.segmented}
+
+
+def candidates(can_share: bool, pack_kind: str | None, segmented_default: bool,
+               tree_segments: Sequence[bool]) -> list[Mode]:
+    """The modes auto chooses from: "none" first; reuse where the model allows a shared cache;
+    packed modes where it takes a tree mask, prefix and tree each with every segment setting in
+    ``tree_segments`` where there are two (segment attention works and is allowed), else prefix
+    with ``segmented_default`` (as ``share="prefix"`` runs) and the tree with the one setting."""
+    modes = [Mode("none", "none")]
+    if not can_share:
+        return modes
+    modes.append(Mode("prefix, cached levels", "prefix"))
+    if pack_kind is not None:
+        both = len(tree_segments) > 1
+        for seg in tree_segments if both else [segmented_default]:
+            modes.append(Mode("prefix, packed" if seg or not both else "prefix, packed, dense mask", "prefix", True,
+                              16, seg))
+        for seg in tree_segments:
+            modes.append(Mode("tree" if seg or not both else "tree, dense mask", "tree", True, 0, seg))
+    return modes
+
+
+@dataclass
+class _Seq:
+    """A synthetic encoded sequence (what :func:`helpers.engine.plan.build_tree` reads)."""
+
+    ids: list[int]
+    first: int
+
+
+class AutoShare:
+    """Chooses and applies a :class:`Mode` per call for one scorer's ``executor``.
+    ``build(encoded, need_from, share)`` builds a plan; ``pack_kind`` is the tree-mask form the
+    model takes (None: no packing) and ``dense_waste`` the wasted-attention bound of packing
+    without segment attention."""
+
+    def __init__(self, executor, modes: list[Mode], build: Callable, pack_kind: str | None, dense_waste: float,
+                 model, vocab: int, max_positions: int | None, weights: str | None = None):
+        self.executor, self.modes, self.build = executor, modes, build
+        self.pack_kind, self.dense_waste = pack_kind, dense_waste
+        self.model, self.vocab, self.max_positions = model, vocab, max_positions
+        self.weights = weights  # the weights' fingerprint: which stored timing is this model's
+        self.last: Mode | None = None  # the mode of the last call
+        self.last_costs: dict[str, float] = {}  # its predicted seconds per candidate
+        self.used: dict[str, int] = {}  # calls per mode so far
+
+    def apply(self, mode: Mode) -> None:
+        """Set the executor as a scorer made with ``mode`` sets it."""
+        ex = self.executor
+        ex.pack = self.pack_kind if mode.pack else None
+        ex.pack_min_stem, ex.segmented = mode.pack_min_stem, mode.pack and mode.segmented
+        ex.pack_waste = math.inf if ex.segmented else self.dense_waste
+
+    @property
+    def coefficients(self) -> Coefficients:
+        """This model's coefficients on the executor's device (measured once per machine and kept
+        on disk, :mod:`.calibration_file`; cached while the model lives)."""
+        device = self.executor.device
+        return cost_model.coefficients(self.model, device, lambda: calibration_file.stored(
+            calibration_file.key(self.model, self.weights, device), self._calibrate))
+
+    def predict(self, encoded: Sequence, need_from: Sequence[int]) -> dict[str, float]:
+        """Predicted seconds of each candidate on ``encoded`` (its first :data:`SAMPLE_REQUESTS`:
+        the costs are compared, not summed, and planning every candidate's whole run would cost
+        about a tenth of running plain LP)."""
+        encoded, need_from = encoded[:SAMPLE_REQUESTS], need_from[:SAMPLE_REQUESTS]
+        coefficients, costs = self.coefficients, {}
+        for mode in self.modes:
+            self.apply(mode)
+            costs[mode.name] = coefficients.cost(cost_model.workload(self.executor, self.build(encoded, need_from,
+                                                                                              mode.share)))
+        return costs
+
+    def plan(self, encoded: Sequence, need_from: Sequence[int]) -> list:
+        """The chosen mode's plan of ``encoded``, the executor set for it."""
+        if len(self.modes) == 1 or not encoded:
+            mode, self.last_costs = self.modes[0], {}
+        else:
+            self.last_costs = self.predict(encoded, need_from)
+            mode = next(m for m in self.modes if m.name == cost_model.cheapest(self.last_costs))
+        self.apply(mode)
+        self.last = mode
+        self.used[mode.name] = self.used.get(mode.name, 0) + 1
+        return self.build(encoded, need_from, mode.share)
+
+    # ------------------------------------------------------------ calibration
+    def probes(self) -> list[Probe]:
+        """Synthetic runs that between them vary every workload feature: one short row, one
+        long row, many short rows, a cached context under continuations, and (where packing
+        applies) many short rows packed after a start token and two long branches packed."""
+        ex = self.executor
+        n = int(max(64, min(512, ex.token_budget, (self.max_positions or 512) - 2)))
+        rng = np.random.default_rng(0)
+
+        def seqs(lengths: Sequence[int], head: Sequence[int] = (), first: int | None = None) -> list[_Seq]:
+            # the last two tokens read (``first``: where reading starts), as a sentence after a
+            # long context is: the head's cost is alike in every mode, the rows' is what differs
+            top = max(2, min(self.vocab, 5000))
+            return [_Seq(ids, len(ids) - 2 if first is None else first)
+                    for ids in (list(head) + rng.integers(1, top, k).tolist() for k in lengths)]
+
+        def probe(items: list[_Seq], mode: Mode) -> Probe:
+            return Probe(self.build(items, [i.first for i in items], mode.share), lambda: self.apply(mode))
+
+        none, cached = Mode("none", "none"), Mode("cached", "prefix")
+        context = rng.integers(1, 100, n // 2).tolist()
+        out = [probe(seqs([16]), none), probe(seqs([n]), none), probe(seqs([16] * (n // 16)), none),
+               probe(seqs([8] * 8, head=context, first=n // 2), cached)]
+        packed = [m for m in self.modes if m.pack and m.share == "tree"]
+        if packed:
+            mode = packed[0]  # segment attention where the tree uses it: its blocks are what is timed
+            out += [probe(seqs([12] * (n // 16), head=[1]), mode), probe(seqs([n // 2] * 2, head=[1]), mode)]
+        return out
+
+    def _calibrate(self) -> Coefficients:
+        ex, before = self.executor, (self.executor.forward_calls, self.executor.tokens_run,
+                                     dict(self.executor.seconds))
+        state = (ex.pack, ex.pack_min_stem, ex.segmented, ex.pack_waste)
+
+        def run(probe: Probe) -> float:
+            return cost_model.timed(lambda: ex.run(probe.roots, _requests(probe.roots)))
+
+        try:
+            return cost_model.calibrate(run, self.probes(), ex)
+        finally:  # the timing runs count in no statistic of the scorer
+            ex.forward_calls, ex.tokens_run, ex.seconds = before
+            ex.pack, ex.pack_min_stem, ex.segmented, ex.pack_waste = state
+
+
+def _requests(roots: list) -> int:
+    from .plan import walk
+
+    return 1 + max(n.request for n in walk(roots) if n.request is not None)
+
+
+__all__ = ["AutoShare", "Mode", "Workload", "candidates"]

@@ -1,0 +1,231 @@
+"""share="auto": the cost model's arithmetic and choice, its calibration, and auto's values
+against the mode it chose (bit for bit) and against no reuse (within the engine's tolerance)."""
+import math
+
+import numpy as np
+import pytest
+
+from helpers.engine import CausalScorer, Request, cost_model, share_plan
+from helpers.engine.cost_model import Coefficients, Workload
+from helpers.engine.plan import build_tree
+
+PREFIX = ("The committee met on a grey morning in the old hall. Everyone had read the report, and "
+          "nobody wanted to speak first. After a long silence the chair opened the window. ")
+PAIRS = [("The cats near the door are asleep.", "The cats near the door is asleep."),
+         ("Every student has finished the test.", "Every student have finished the test."),
+         ("Who did the doctor say that left?", "Who did the doctor say left?")]
+
+
+def primed_requests() -> list[Request]:
+    return [Request(PREFIX + f"({k}) ", s) for k in range(2) for pair in PAIRS for s in pair]
+
+
+def plain_requests() -> list[Request]:
+    return [Request("", s) for pair in PAIRS for s in pair]
+
+
+def test_cost_is_the_dot_product_and_ties_go_to_the_first_name():
+    c = Coefficients(call=1.0, token=2.0, pair=3.0, gathered=4.0, block=5.0)
+    assert c.cost(Workload(calls=1, tokens=10, pairs=100, gathered=1000, blocks=2)) == 1 + 20 + 300 + 4000 + 10
+    assert Workload(1, 2, 3, 4, 5) + Workload(10, 20, 30, 40, 50) == Workload(11, 22, 33, 44, 55)
+    assert cost_model.cheapest({"none": 2.0, "prefix, packed": 1.5, "tree": 1.75}) == "prefix, packed"
+    assert cost_model.cheapest({"none": 1.0, "tree": 1.0}) == "none"
+    with pytest.raises(ValueError, match="positive and finite"):
+        Coefficients(call=0.0, token=1.0, pair=1.0, gathered=1.0, block=1.0)
+    with pytest.raises(ValueError, match="positive and finite"):
+        Coefficients(call=1.0, token=math.inf, pair=1.0, gathered=1.0, block=1.0)
+
+
+def test_fit_recovers_the_coefficients_of_exact_timings():
+    truth = Coefficients(call=2e-3, token=5e-5, pair=1e-8, gathered=3e-7, block=4e-4)
+    works = [Workload(1, 16, 256, 0, 0), Workload(1, 512, 262144, 0, 0), Workload(1, 480, 7200, 0, 0),
+             Workload(2, 312, 80264, 2048, 0), Workload(1, 353, 13036, 0, 12), Workload(1, 511, 73696, 0, 16)]
+    fitted = cost_model.fit(works, [truth.cost(w) for w in works])
+    np.testing.assert_allclose([fitted.call, fitted.token, fitted.pair, fitted.gathered, fitted.block],
+                               [truth.call, truth.token, truth.pair, truth.gathered, truth.block], rtol=1e-6)
+    with pytest.raises(ValueError, match="positive timings"):
+        cost_model.fit(works[:3], [1.0, 2.0, 3.0])
+
+
+def test_workload_counts_calls_tokens_pairs_and_gathers_exactly(tiny):
+    scorer = CausalScorer(tiny("tiny-llama"), progress=False, share="prefix", pack=False)
+
+    class Seq:
+        def __init__(self, ids, first):
+            self.ids, self.first = ids, first
+
+    # 3 sentences of 9 tokens alone: one call of 3 rows x 8 fed tokens, dense causal pairs 8 x 8 a row
+    alone = [Seq([1] + list(range(10 * k + 2, 10 * k + 10)), 1) for k in range(3)]
+    assert cost_model.workload(scorer.executor, build_tree(alone, [1] * 3, share="none")) == \
+        Workload(calls=1, tokens=24, pairs=3 * 8 * 8, gathered=0, blocks=0)
+    # a 20-token context (run once, cached) under 4 continuations of 5 tokens (4 fed, after 20 cached)
+    context = list(range(100, 120))
+    under = [Seq(context + [200 + k, 7, 8, 9, 10], 20) for k in range(4)]
+    assert cost_model.workload(scorer.executor, build_tree(under, [20] * 4, share="prefix")) == \
+        Workload(calls=2, tokens=20 + 4 * 4, pairs=20 * 20 + 4 * 4 * (20 + 4), gathered=4 * 20, blocks=0)
+
+
+def test_the_mode_the_coefficients_favour_is_chosen(tiny):
+    lm = tiny("tiny-llama")
+    scorer = CausalScorer(lm, progress=False)
+    names = [m.name for m in scorer._auto.modes]
+    assert names == ["none", "prefix, cached levels", "prefix, packed", "prefix, packed, dense mask", "tree",
+                     "tree, dense mask"]
+    key = (str(scorer.executor.device), str(next(lm.model.parameters()).dtype), __import__("torch").get_num_threads())
+    saved = dict(cost_model._CACHE.get(lm.model, {}))
+    try:
+        # only tokens cost: primed pairs run their shared prefix once, so a reuse mode wins; the tree
+        # runs the fewest tokens (the start token too) and segment attention counts no masked pair
+        cost_model._CACHE[lm.model] = {key: Coefficients(1e-12, 1.0, 1e-12, 1e-12, 1e-12)}
+        scorer.score(primed_requests())
+        costs = scorer._auto.last_costs
+        assert scorer.share_used == min(costs, key=costs.get) != "none"
+        assert costs["none"] > 1.5 * costs[scorer.share_used]
+        # one sentence: every mode runs the same call, and ties go to no reuse
+        cost_model._CACHE[lm.model] = {key: Coefficients(1.0, 1e-12, 1e-12, 1e-12, 1e-12)}
+        scorer.score(plain_requests()[:1])
+        assert len(set(scorer._auto.last_costs.values())) == 1 and scorer.share_used == "none"
+        # calls dearest and gathers dear: the cached levels (two calls, a gather) lose to packing
+        cost_model._CACHE[lm.model] = {key: Coefficients(1.0, 1e-9, 1e-12, 1.0, 1e-12)}
+        scorer.score(primed_requests())
+        assert scorer._auto.last_costs["prefix, cached levels"] > scorer._auto.last_costs["prefix, packed"]
+        assert sum(scorer._auto.used.values()) == 3 and scorer._auto.used["none"] >= 1  # calls per mode
+    finally:
+        cost_model._CACHE[lm.model] = saved
+
+
+def test_calibration_is_positive_finite_cached_and_counts_in_no_statistic(tiny, monkeypatch):
+    lm = tiny("tiny-gpt2")
+    cost_model._CACHE.pop(lm.model, None)
+    scorer = CausalScorer(lm, progress=False)
+    c = scorer._auto.coefficients
+    values = [c.call, c.token, c.pair, c.gathered, c.block]
+    assert all(math.isfinite(v) and v > 0 for v in values), values
+    assert (scorer.forward_calls, scorer.tokens_run) == (0, 0)
+    assert scorer.seconds["rows"] == scorer.seconds["head"] == 0.0
+    monkeypatch.setattr(cost_model, "calibrate", lambda *a, **k: pytest.fail("calibrated twice"))
+    other = CausalScorer(lm, progress=False)  # the same model and device: the cached coefficients
+    assert other._auto.coefficients is c
+    other.score(plain_requests())
+    assert other.share_used in [m.name for m in other._auto.modes]
+
+
+@pytest.mark.parametrize("name", ["none", "prefix, cached levels", "prefix, packed", "prefix, packed, dense mask",
+                                  "tree", "tree, dense mask"])
+def test_auto_equals_the_chosen_mode_bit_for_bit_and_no_reuse_within_tolerance(tiny, monkeypatch, name):
+    lm = tiny("tiny-llama")
+    monkeypatch.setattr(share_plan.cost_model, "cheapest", lambda costs: name)
+    auto = CausalScorer(lm, progress=False)
+    mode = next(m for m in auto._auto.modes if m.name == name)
+    by_hand = CausalScorer(lm, progress=False, **mode.scorer_options())
+    plain = CausalScorer(lm, progress=False, share="none")
+    for requests in (primed_requests(), plain_requests()):
+        got, want, ref = (s.score(requests, with_context=True) for s in (auto, by_hand, plain))
+        assert auto.share_used == name
+        for a, b, r in zip(got, want, ref):
+            assert np.array_equal(a.logprobs, b.logprobs) and np.array_equal(a.logits, b.logits)
+            assert np.array_equal(a.context_logprobs, b.context_logprobs)
+            np.testing.assert_allclose(a.logprobs, r.logprobs, atol=1e-5)
+            np.testing.assert_allclose(a.context_logprobs, r.context_logprobs, atol=1e-5)
+    assert (auto.forward_calls, auto.tokens_run) == (by_hand.forward_calls, by_hand.tokens_run)
+
+
+def test_auto_decides_as_no_reuse_with_its_own_calibration(tiny):
+    lm = tiny("tiny-qwen2")
+    auto, plain = CausalScorer(lm, progress=False), CausalScorer(lm, progress=False, share="none")
+    requests = primed_requests()
+    a, p = auto.score(requests), plain.score(requests)
+    assert auto.share_used in [m.name for m in auto._auto.modes]
+    for i in range(0, len(requests), 2):
+        good_a, bad_a = a[i].logprobs.sum(), a[i + 1].logprobs.sum()
+        good_p, bad_p = p[i].logprobs.sum(), p[i + 1].logprobs.sum()
+        assert good_a == pytest.approx(good_p, abs=1e-4) and bad_a == pytest.approx(bad_p, abs=1e-4)
+        assert (good_a > bad_a) == (good_p > bad_p)
+
+
+def test_a_plan_takes_a_concrete_share_mode():
+    with pytest.raises(ValueError, match="'auto' is chosen per call by the causal scorer"):
+        build_tree([], [], share="auto")
+
+
+def test_long_segments_run_in_chunks_of_their_own_and_the_blocks_still_hold_the_tree_mask():
+    from helpers.engine import segment_attention as sa
+
+    # the start token, a 10-token prefix (long at long=4), then two 3-token branches of it
+    segments = [(0, 1, None), (1, 10, 0), (11, 3, 1), (11, 3, 1)]
+    width, path = 17, {0: [0], 1: [0, 1], 2: [0, 1, 2], 3: [0, 1, 3]}
+    cols = [(i, c) for i, (_, n, _) in enumerate(segments) for c in range(n)]
+    dense = np.array([[j in path[i] and segments[j][0] + ck <= segments[i][0] + cq for (j, ck) in cols]
+                      for (i, cq) in cols])
+    blocks = sa.row_blocks(0, 0, 0, segments, chunk=2, long=4)
+    assert [(b.queries[0], b.queries[-1] + 1) for b in blocks] == [(0, 1), (1, 5), (5, 9), (9, 11), (11, 13),
+                                                                    (13, 15), (15, 17)]
+    rebuilt = np.zeros_like(dense)
+    for b in blocks:
+        assert not rebuilt[np.ix_(b.queries, b.keys)].any()
+        rebuilt[np.ix_(b.queries, b.keys)] = b.mask
+    assert np.array_equal(rebuilt, dense)
+    assert list(blocks[2].keys) == list(range(9))  # the prefix's second chunk: the start token and itself so far
+
+
+def test_score_files_record_auto_and_the_mode_that_ran_and_keep_the_configuration(tiny, tmp_path):
+    from helpers import data
+    from helpers.data.selection import DatasetSelection, first_per_paradigm
+    from helpers.runner import run_methods
+    from helpers.store import ScoreStore, read_metadata
+
+    lm, store = tiny("tiny-gpt2"), ScoreStore(tmp_path)
+    blimp = data.load("blimp")
+    selection = DatasetSelection("blimp", first_per_paradigm(blimp[blimp.paradigm.isin(blimp.paradigm.unique()[:2])], 1),
+                                 limit=1)
+    auto = CausalScorer(lm, progress=False)
+    files = run_methods(auto, selection, ["lp"], store=store)
+    meta = read_metadata(files[0])
+    assert meta["share"] == "auto" and meta["share_used"] == auto.share_used != "auto"
+    again = run_methods(CausalScorer(lm, progress=False, share="none"), selection, ["lp"], store=store)
+    assert again == files and store.writes == 1  # the same configuration: found, not scored again
+
+
+def test_a_later_process_reads_the_stored_coefficients_and_chooses_by_them(tiny, monkeypatch, tmp_path):
+    """The first timing of a model on a machine is kept on disk: a new process (the in-memory
+    cache cleared) reads it instead of timing again, and its choices follow the file."""
+    from helpers.engine import calibration_file
+
+    monkeypatch.setenv("HELPERS_CALIBRATION_DIR", str(tmp_path))
+    lm = tiny("tiny-llama")
+    cost_model._CACHE.pop(lm.model, None)
+    first = CausalScorer(lm, progress=False)._auto.coefficients
+    (stored,) = tmp_path.glob("*.json")
+    fields = calibration_file.key(lm.model, lm.weights, "cpu")
+    assert stored == calibration_file.path_of(fields)
+    content = __import__("json").loads(stored.read_text())
+    assert content["key"] == fields and Coefficients(**content["coefficients"]) == first
+
+    cost_model._CACHE.pop(lm.model, None)  # as a new process: nothing in memory
+    monkeypatch.setattr(cost_model, "calibrate", lambda *a, **k: pytest.fail("timed again"))
+    assert CausalScorer(lm, progress=False)._auto.coefficients == first
+    # stored coefficients under which only tokens cost: a reuse plan (half the tokens of the
+    # primed requests) is chosen, the cheapest by the file's numbers
+    coefficients = Coefficients(1e-12, 1.0, 1e-12, 1e-12, 1e-12)
+    cost_model._CACHE.pop(lm.model, None)
+    stored.write_text(__import__("json").dumps({"key": fields, "coefficients": coefficients.__dict__}))
+    scorer = CausalScorer(lm, progress=False)
+    scorer.score(primed_requests())
+    assert scorer._auto.coefficients == coefficients and scorer.share_used != "none"
+    costs = scorer._auto.last_costs
+    assert costs["none"] > 1.5 * costs[scorer.share_used]
+    assert scorer.share_used == min(costs, key=lambda n: (costs[n], list(costs).index(n)))
+
+
+def test_an_unreadable_stored_timing_is_measured_again(tiny, monkeypatch, tmp_path):
+    from helpers.engine import calibration_file
+
+    monkeypatch.setenv("HELPERS_CALIBRATION_DIR", str(tmp_path))
+    lm = tiny("tiny-gpt2")
+    path = calibration_file.path_of(calibration_file.key(lm.model, lm.weights, "cpu"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{not json")
+    cost_model._CACHE.pop(lm.model, None)
+    with pytest.warns(UserWarning, match="unreadable cost coefficients"):
+        c = CausalScorer(lm, progress=False)._auto.coefficients
+    assert Coefficients(**__import__("json").loads(path.read_text())["coefficients"]) == c
