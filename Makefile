@@ -40,7 +40,7 @@ system-deps: ## Debian packages the tests need (scripts/system_deps.sh: apt-get 
 	scripts/system_deps.sh
 
 test: setup system-deps ## run the test suite (offline, CPU; installs R and lme4 when missing)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 
 demo: setup ## the main job on the offline default
 	$(PY) -m helpers demo
