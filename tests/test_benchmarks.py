@@ -44,7 +44,7 @@ def test_bench_plan_tokens_orders_the_share_modes_and_one_block_reaches_the_mini
 def test_bench_gpu_says_it_needs_cuda_and_exits_0_without_one(capsys, monkeypatch):
     monkeypatch.setattr(bench_gpu.torch.cuda, "is_available", lambda: False)
     out = run(bench_gpu, ["--shape", "llama3-1b"], capsys, monkeypatch)
-    assert out == "bench_gpu needs a CUDA GPU; none is visible here (nothing measured)\n"
+    assert out == "bench_gpu needs a CUDA GPU; none is visible here (nothing measured; --cpu runs a smoke run)\n"
 
 
 def test_bench_masked_runs_both_scorers_and_they_agree(capsys, monkeypatch):

@@ -138,11 +138,11 @@ class AutoShare:
         ex = self.executor
         n = int(max(64, min(512, ex.token_budget, (self.max_positions or 512) - 2)))
         rng = np.random.default_rng(0)
+        top = max(2, min(self.vocab, _input_vocab(self.model), 5000))  # token ids the model can embed
 
         def seqs(lengths: Sequence[int], head: Sequence[int] = (), first: int | None = None) -> list[_Seq]:
             # the last two tokens read (``first``: where reading starts), as a sentence after a
             # long context is: the head's cost is alike in every mode, the rows' is what differs
-            top = max(2, min(self.vocab, 5000))
             return [_Seq(ids, len(ids) - 2 if first is None else first)
                     for ids in (list(head) + rng.integers(1, top, k).tolist() for k in lengths)]
 
@@ -150,7 +150,7 @@ class AutoShare:
             return Probe(self.build(items, [i.first for i in items], mode.share), lambda: self.apply(mode))
 
         none, cached = Mode("none", "none"), Mode("cached", "prefix")
-        context = rng.integers(1, 100, n // 2).tolist()
+        context = rng.integers(1, min(100, top), n // 2).tolist()
         out = [probe(seqs([16]), none), probe(seqs([n]), none), probe(seqs([16] * (n // 16)), none),
                probe(seqs([8] * 8, head=context, first=n // 2), cached)]
         packed = [m for m in self.modes if m.pack and m.share == "tree"]
@@ -181,3 +181,9 @@ def _requests(roots: list) -> int:
 
 
 __all__ = ["AutoShare", "Mode", "Workload", "candidates"]
+
+
+def _input_vocab(model) -> int:
+    """How many token ids ``model``'s input embedding holds (no bound where it has none)."""
+    embedding = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+    return getattr(embedding, "num_embeddings", None) or 2**31
