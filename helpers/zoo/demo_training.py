@@ -145,10 +145,19 @@ def lr_at(step: int, total: int, recipe: Recipe) -> float:
 
 
 def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
-    """Train and save a demo model; returns the training record written to training.json."""
+    """Train and save a demo model; returns the training record written to training.json. Runs
+    on ``recipe.threads`` threads, the process's own count restored afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(recipe.threads)
+    try:
+        return _train(out_dir, recipe, log)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
     t0 = time.time()
     torch.manual_seed(recipe.seed)
-    torch.set_num_threads(recipe.threads)
     banned = benchmark_sentences(recipe.language)
     docs, manifest = training_documents(recipe.language, banned)
     recipe.corpora = [c["name"] for c in manifest["corpora"]]
