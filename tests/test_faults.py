@@ -328,8 +328,10 @@ def test_abc_sigkill_slurmd_restart_and_time_limit_on_slurm(own_slurm, tmp_path,
     # (b) slurmd killed and restarted mid-array: the tasks run on (each under its own slurmstepd)
     slurmd = own_slurm / "run" / "slurmd.pid"
     os.kill(int(slurmd.read_text()), signal.SIGKILL)
+    # read at once: the tasks (a notebook kernel each, seconds of work ahead) outlive their slurmd
+    states = sweep_slurm.live_states()
+    assert all(states.get(ids[j]) == "RUNNING" for j in jobs), states
     wait_until(lambda: cluster("status").returncode != 0, "slurmd stopping", 10)
-    assert all(sweep_slurm.live_states().get(ids[j]) == "RUNNING" for j in jobs)
     assert cluster("start").returncode == 0
 
     # (a) SIGKILL once its first score file is written, while it scores and writes the rest
