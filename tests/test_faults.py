@@ -348,18 +348,31 @@ def test_abc_sigkill_slurmd_restart_and_time_limit_on_slurm(own_slurm, tmp_path,
     for name in kept:
         read_verified(store[killed] / name)  # whole, never half-written
 
-    # (c) past its --time: submitit stops a task 90 s before Slurm's limit, so with 1 minute at once
-    assert main([*SUBMIT, "--time", "1"]) == 0
+    # (c) past its --time: a run with minutes of work (every BLiMP pair) under a 1-minute limit, in
+    # an outputs folder of its own; submitit stops it when Slurm signals it, 90 s before the limit,
+    # i.e. at Slurm's first check (a short task may finish before that check: this one cannot)
+    timed_outputs = tmp_path / "timed"
+    monkeypatch.setenv(paths.OUTPUTS_ENV, str(timed_outputs))
+    timed_sweep = ["sweep", "--notebooks", "02", "--models", "tiny-gpt2", "--datasets", "blimp",
+                   "-p", "limit=1000", "-p", "templates=[1,2,3,4,5]", "-p", "02:methods=lp,yesno"]
+    (timed_job,) = sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], {"limit": 1000, "templates": [1, 2, 3, 4, 5],
+                                                                 "02:methods": "lp,yesno"})
+    assert main([*timed_sweep, "--executor", "slurm", "--profile", "slurm-local", "--time", "1"]) == 0
     assert "submitted 1 task(s)" in capsys.readouterr().out
-    timed = sweep_slurm.read_record(killed).job_id
-    sweep_slurm.wait_for([timed], poll_s=0.5, timeout_s=120)
-    (row, _) = sweep_status.status(jobs)
+    sweep_slurm.wait_for([sweep_slurm.read_record(timed_job).job_id], poll_s=0.5, timeout_s=150)
+    (row,) = sweep_status.status([timed_job])
     # submitit's handler stops it, or, when the signal comes before the handler is set, the signal does
     assert row.state == "failed" and re.match(
         r"Slurm: FAILED \(NonZeroExitCode\); (submitit\.core\.utils\.UncompletedJobError: Job not requeued because: "
         r"timed-out and not checkpointable\.|srun: error: \S+: task 0: User defined signal 2); ", row.error)
     assert row.error.endswith("past its --time (submitit stops a task 90 s before it): resubmit with a longer "
                               "--time; the score files it finished are kept")
+    assert main([*timed_sweep, "--status"]) == 0
+    assert "1 jobs: 1 failed" in capsys.readouterr().out
+    finished = timed_outputs / "scores" / "blimp" / "tiny-gpt2"
+    for path in finished.glob("*.parquet") if finished.is_dir() else []:
+        read_verified(path)  # what it finished is whole
+    monkeypatch.setenv(paths.OUTPUTS_ENV, str(tmp_path / "outputs"))
     assert main([*SLURM_SWEEP, "--status"]) == 0
     assert "2 jobs: 1 done, 1 failed" in capsys.readouterr().out
     assert mtimes(store[killed]) == kept
