@@ -153,7 +153,7 @@ def test_long_segments_run_in_chunks_of_their_own_and_the_blocks_still_hold_the_
 
     # the start token, a 10-token prefix (long at long=4), then two 3-token branches of it
     segments = [(0, 1, None), (1, 10, 0), (11, 3, 1), (11, 3, 1)]
-    width, path = 17, {0: [0], 1: [0, 1], 2: [0, 1, 2], 3: [0, 1, 3]}
+    path = {0: [0], 1: [0, 1], 2: [0, 1, 2], 3: [0, 1, 3]}
     cols = [(i, c) for i, (_, n, _) in enumerate(segments) for c in range(n)]
     dense = np.array([[j in path[i] and segments[j][0] + ck <= segments[i][0] + cq for (j, ck) in cols]
                       for (i, cq) in cols])

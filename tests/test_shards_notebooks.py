@@ -4,7 +4,6 @@ sweep gives these notebooks shard jobs and one job reading them, after all of th
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,7 @@ from helpers.runner import RunSetup, run_methods
 from helpers.runs import hu_levy as hu_levy_runs
 from helpers.runs.primed import score_primed
 from helpers.runs.switches import Switches
-from helpers.store import ScoreStore, load_files, load_scores
+from helpers.store import ScoreStore, load_files
 from helpers.sweep.dependencies import waits_on
 
 from notebook_run import run_notebook
