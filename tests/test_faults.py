@@ -21,8 +21,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from helpers import data, paths
-from helpers.data import load
-from helpers.data.selection import DatasetSelection, first_per_paradigm
 from helpers.data.sources import ChecksumError
 from helpers.engine import CausalScorer
 from helpers.engine.interface import Request
@@ -32,6 +30,7 @@ from helpers.models.registry import ModelNotFoundError
 from helpers.parquet_io import read_parquet
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, load_scores
+from test_stale_scores import scorer, selection  # noqa: F401 - fixtures: tiny-gpt2, two BLiMP paradigms
 
 pytestmark = pytest.mark.faults
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,18 +40,6 @@ def as_root(*command: str) -> subprocess.CompletedProcess:
     """A command that needs root (mount, umount), through `sudo -n` when this is not root."""
     prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
     return subprocess.run([*prefix, *command], capture_output=True, text=True, timeout=60)
-
-
-@pytest.fixture(scope="module")
-def selection():
-    df = load("blimp")
-    keep = sorted(df.paradigm.unique())[:2]
-    return DatasetSelection("blimp", first_per_paradigm(df[df.paradigm.isin(keep)], 2), limit=2)
-
-
-@pytest.fixture(scope="module")
-def scorer(tiny):
-    return CausalScorer(tiny("tiny-gpt2"), progress=False)
 
 
 def read_verified(path: Path):
