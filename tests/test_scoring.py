@@ -528,7 +528,7 @@ def test_a_tree_run_is_planned_per_block_so_a_shard_runs_its_own_rows(tiny, monk
     """Under "tree" each block of requests gets its own trie: the first block's requests alone
     run exactly that trie's rows (no row shared with later blocks), with the whole run's values."""
     monkeypatch.setattr(executor_module, "BLOCK_REQUESTS", 10)
-    scorer = CausalScorer(tiny("tiny-llama"), progress=False, token_budget=20)  # blocks of max(10, 20 // 2)
+    scorer = CausalScorer(tiny("tiny-llama"), progress=False, token_budget=20, share="tree")  # blocks of max(10, 20 // 2)
     requests = [Request(c, t) for c in ("", "Here is a context that some sentences share. ") for t in SENTENCES]
     encoded = scorer.encode_many(requests)
     roots = scorer.plan(encoded)

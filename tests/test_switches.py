@@ -18,7 +18,8 @@ from helpers.engine import Request, CausalScorer
 
 SWITCH_KEYS = {"start_token", "start_convention", "fewshot_k", "fewshot_source", "fewshot_seed", "order_average",
                "unigram_source"}
-VOLATILE = {"config_hash", "time", "time_ns", "git_commit", "library_versions", "accuracy"}
+# share_used: the mode share="auto" ran, chosen per run from the device's timing (recorded, like the time)
+VOLATILE = {"config_hash", "time", "time_ns", "git_commit", "library_versions", "accuracy", "share_used"}
 
 
 def blimp_pairs(paradigms: int = 3, per: int = 2) -> DatasetSelection:
