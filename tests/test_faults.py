@@ -311,6 +311,11 @@ def test_abc_sigkill_slurmd_restart_and_time_limit_on_slurm(own_slurm, tmp_path,
     assert main(SUBMIT) == 0
     ids = {j: sweep_slurm.read_record(j).job_id for j in jobs}
     wait_until(lambda: all(sweep_slurm.live_states().get(ids[j]) == "RUNNING" for j in jobs), "both tasks running")
+    # and each task's step launched (srun needs slurmd to start it: a step launching while slurmd is
+    # down fails, "Task launch ... failed ... Zero Bytes were transmitted", and a resubmit reruns it)
+    logs = {j: tmp_path / "outputs" / "slurm" / ids[j] / f"{ids[j]}_0_log.out" for j in jobs}
+    wait_until(lambda: all(p.is_file() and "Starting with JobEnvironment" in p.read_text() for p in logs.values()),
+               "both tasks' steps started")
 
     # (b) slurmd killed and restarted mid-array: the tasks run on (each under its own slurmstepd)
     slurmd = own_slurm / "run" / "slurmd.pid"
