@@ -13,7 +13,7 @@ from typing import Iterable
 
 import torch
 import transformers
-from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 from transformers import PreTrainedTokenizerFast
 
 from .tiny import corpus_sentences, save_scaled
@@ -28,17 +28,30 @@ ROBERTA_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 def wordpiece_tokenizer(vocab_size: int = 400, corpus: Iterable[str] | None = None) -> PreTrainedTokenizerFast:
     """A cased WordPiece tokenizer ([CLS] text [SEP]) trained on ``corpus`` (default: the tiny
     models' sentences)."""
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=False)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.decoder = decoders.WordPiece()
-    tok.train_from_iterator(corpus or corpus_sentences(), trainer=trainers.WordPieceTrainer(
-        vocab_size=vocab_size, special_tokens=BERT_SPECIALS, show_progress=False))
+    normalizer, pre_tokenizer = normalizers.BertNormalizer(lowercase=False), pre_tokenizers.BertPreTokenizer()
+    tok = Tokenizer(models.WordPiece(wordpiece_vocab(corpus or corpus_sentences(), vocab_size, normalizer,
+                                                     pre_tokenizer), unk_token="[UNK]"))
+    tok.normalizer, tok.pre_tokenizer, tok.decoder = normalizer, pre_tokenizer, decoders.WordPiece()
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
                                                        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
                                    pad_token="[PAD]", mask_token="[MASK]", model_max_length=512)
+
+
+def wordpiece_vocab(corpus: Iterable[str], vocab_size: int, normalizer, pre_tokenizer) -> dict[str, int]:
+    """A WordPiece vocabulary built the same way every time (the ``tokenizers`` trainer breaks ties
+    in a different order from run to run): the special tokens, every character of the corpus and
+    its ``##`` continuation, then whole words by frequency (ties alphabetical) up to ``vocab_size``."""
+    counts: dict[str, int] = {}
+    for text in corpus:
+        for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)):
+            counts[word] = counts.get(word, 0) + 1
+    chars = sorted({c for word in counts for c in word})
+    tokens = BERT_SPECIALS + chars + [f"##{c}" for c in chars]
+    words = [w for w in sorted(counts, key=lambda w: (-counts[w], w)) if len(w) > 1]
+    tokens += words[:max(0, vocab_size - len(tokens))]
+    return {t: i for i, t in enumerate(dict.fromkeys(tokens))}
 
 
 def bpe_tokenizer(vocab_size: int = 900, corpus: Iterable[str] | None = None) -> PreTrainedTokenizerFast:
