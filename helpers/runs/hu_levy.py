@@ -3,19 +3,15 @@ is loaded in turn and released before the next; score files already in the store
 configuration) are found and skipped, so a model scored before costs nothing."""
 from __future__ import annotations
 
-import gc
 import warnings
 from pathlib import Path
 from typing import Mapping, Sequence
-
-import torch
 
 from ..data.selection import select
 from ..methods import applicable
 from ..methods.hu_levy import TASKS
 from ..runner import run_methods
-from ..engine.kinds import scorer_for
-from ..selection_parser import parse_selection
+from .model_list import each_model
 
 
 def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int | None = None, *, scorer=None,
@@ -32,21 +28,16 @@ def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int
     unknown = [s for s in sets if s not in TASKS]
     if unknown:
         raise ValueError(f"unknown Hu & Levy stimulus sets {unknown}; choose from: {', '.join(TASKS)}")
-    files: list[Path] = []
-    for name in parse_selection(models, what="model"):
-        own = scorer is not None and name in (scorer.loaded.name, scorer.loaded.spec.hf_id)
-        current = scorer if own else scorer_for(name, **scorer_kwargs)
+    def score_sets(current) -> list[Path]:
+        files: list[Path] = []
         for stimuli in sets:
             tasks, refused = applicable(TASKS[stimuli], current)
             if len(refused):
                 warnings.warn(f"{current.loaded.name}: Hu & Levy's {', '.join(refused.method)} on {stimuli} left out: "
-                              f"{refused.not_applicable.iloc[0]}", stacklevel=2)
+                              f"{refused.not_applicable.iloc[0]}", stacklevel=3)
             if tasks:
                 files += run_methods(current, select(stimuli, limit).for_shards(shard, shards), tasks,
                                      {**(options or {}), "templates": list(prompts)})
-        if not own:
-            del current
-            gc.collect()
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-    return files
+        return files
+
+    return [f for files in each_model(models, score_sets, scorer=scorer, **scorer_kwargs) for f in files]
