@@ -276,7 +276,7 @@ def test_analysis_notebooks_stop_with_an_error_naming_the_missing_scores(scratch
 @pytest.mark.slow
 def test_06_context_priming_runs_on_a_small_grid(scratch):
     run_notebook("06_context_priming.ipynb", scratch / "06.ipynb", model="tiny-gpt2", dataset="blimp", limit=1,
-        lengths=[0, 25, 50], phenomenon_sentences=2)
+        paradigms=None, lengths=[0, 25, 50], phenomenon_sentences=2)
     tables = scratch / "outputs" / "tables"
     fig2 = pd.read_csv(tables / "06_figure2__tiny-gpt2__blimp.csv")
     assert set(fig2.prefix_type) == {"in_acceptable", "in_unacceptable", "out_acceptable", "out_unacceptable",

@@ -24,7 +24,7 @@ def _config(path):
 @pytest.mark.slow
 def test_06_across_two_models(scratch):
     run_notebook("06_context_priming.ipynb", scratch / "06.ipynb", model=MODELS, dataset="blimp", limit=1,
-                 lengths=[0, 25, 50], phenomenon_sentences=0, parser="none")
+                 paradigms=None, lengths=[0, 25, 50], phenomenon_sentences=0, parser="none")
     out = scratch / "outputs"
     curves = pd.read_csv(out / "tables" / f"06_curves__{BOTH}__blimp.csv")
     first = pd.read_csv(out / "tables" / "06_figure2__tiny-gpt2__blimp.csv")

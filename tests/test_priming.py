@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -338,3 +339,26 @@ def test_capped_blimp_prefixes_stop_where_the_next_sentence_would_not_fit(blimp_
         with pytest.raises(ValueError, match="exceeds the model's 1024 positions"):
             for t in (pair.good, pair.bad):
                 scorer.encode(Request(longer + " ", t))
+
+
+def test_06_primes_ten_seeded_blimp_paradigms_by_default():
+    """"auto" keeps 10 BLiMP paradigms drawn with the seed (numpy's draw over the sorted names,
+    recomputed here) and every SyntaxGym suite; the kept names go into the score files'
+    configuration, so two subsets of the same size are never confused."""
+    from helpers.data.selection import select
+
+    whole = select("blimp", 2)
+    names = sorted(whole.frame.paradigm.unique())
+    picked = whole.pick_paradigms(priming.paradigm_choice("blimp", "auto"), seed=0)
+    expected = sorted(np.random.default_rng(0).choice(names, 10, replace=False).tolist())
+    assert list(picked.paradigms) == expected and sorted(picked.frame.paradigm.unique()) == expected
+    assert len(picked) == 20 and picked.config()["paradigms"] == expected and "paradigms" not in whole.config()
+    assert whole.pick_paradigms(10, seed=1).paradigms != picked.paradigms
+    assert priming.paradigm_choice("syntaxgym", "auto") is None and whole.pick_paradigms(None) is whole
+    named = whole.pick_paradigms("anaphor_gender_agreement, drop_argument".replace(" ", "").split(","))
+    assert named.paradigms == ("anaphor_gender_agreement", "drop_argument")
+    assert priming.paradigm_choice("blimp", "a,b") == ["a", "b"]
+    with pytest.raises(ValueError, match="not paradigms of blimp; choose from: adjunct_island"):
+        whole.pick_paradigms(["anaphor_gender_agreement", "no_such"])
+    with pytest.raises(ValueError, match="blimp has 67 paradigms here"):
+        whole.pick_paradigms(68)

@@ -223,8 +223,8 @@ def test_notebook_06_sharded_then_read_as_one_run(scratch):
     """06's shard parameters through papermill: shard 2 of 2 scores its pairs' rows only, shard 1
     is scored here as the notebook scores it, and the job reading the run (``shard=None,
     shards=2``) reads both as one run: the unsharded run's scores bit for bit, its Figure 2."""
-    params = dict(model="tiny-gpt2", dataset="blimp", limit=1, lengths=[0, 12], phenomenon_sentences=0, parser="none",
-                  share=SHARE)
+    params = dict(model="tiny-gpt2", dataset="blimp", limit=1, paradigms=None, lengths=[0, 12], phenomenon_sentences=0,
+                  parser="none", share=SHARE)
     run_notebook("06_context_priming.ipynb", scratch / "s2.ipynb", shard=2, shards=2, **params)
     folder = scratch / "outputs" / "scores" / "blimp" / "tiny-gpt2"
     assert sorted(p.name for p in folder.iterdir()) == ["lp__primed_grid__shard2of2.parquet"]

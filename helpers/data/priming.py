@@ -29,19 +29,32 @@ from .priming_growth import Counter, TokenCounter, _fitter, _Growth, _rng, _Text
 
 _SIDE = {"acceptable": "good", "unacceptable": "bad"}
 
-__all__ = ["COLUMNS", "DEFAULT_LENGTHS", "NO_PREFIX", "PREFIX_TYPES", "SINGLE_COLUMNS", "TokenCounter", "as_sentence",
-           "build_prefixes", "join", "single_phenomenon_prefixes", "token_counter"]
+__all__ = ["COLUMNS", "DEFAULT_LENGTHS", "NO_PREFIX", "PREFIX_TYPES", "SINGLE_COLUMNS", "TEACHING_PARADIGMS",
+           "TokenCounter", "as_sentence", "build_prefixes", "join", "paradigm_choice", "single_phenomenon_prefixes",
+           "token_counter"]
 
 # prefix type -> (domain, acceptability of its sentences)
 PREFIX_TYPES = {"in_acceptable": ("in", "acceptable"), "in_unacceptable": ("in", "unacceptable"),
                 "out_acceptable": ("out", "acceptable"), "out_unacceptable": ("out", "unacceptable"),
                 "wikitext": ("unrelated", "acceptable")}
 DEFAULT_LENGTHS = (0, 25, 50, 100, 200, 400, 600, 800, 1000)
+TEACHING_PARADIGMS = 10  # BLiMP paradigms 06 primes by default (x 20 pairs: demo-en-icl's measured grid)
 NO_PREFIX = "none"  # prefix type (and domain, acceptability) of the one no-prefix row per pair: length 0
 COLUMNS = ["paradigm", "pair_id", "prefix_type", "domain", "acceptability", "target_length", "actual_length",
            "n_sentences", "draw", "seed", "capped", "exhausted", "prefix"]
 SINGLE_COLUMNS = ["paradigm", "pair_id", "target_phenomenon", "source_phenomenon", "acceptability", "n_sentences",
                   "actual_length", "draw", "seed", "capped", "prefix"]
+def paradigm_choice(dataset: str, paradigms):
+    """06's ``paradigms`` parameter as :meth:`~helpers.data.selection.DatasetSelection.pick_paradigms`
+    takes it: "auto" is :data:`TEACHING_PARADIGMS` BLiMP paradigms (drawn with the seed) and every
+    SyntaxGym suite; a comma-separated string is a list of names."""
+    if paradigms == "auto":
+        return TEACHING_PARADIGMS if dataset == "blimp" else None
+    if isinstance(paradigms, str) and "," in paradigms:
+        return [p.strip() for p in paradigms.split(",") if p.strip()]
+    return paradigms
+
+
 def _check_pairs(frame: pd.DataFrame, what: str) -> None:
     missing = [c for c in ("paradigm", "pair_id", "good", "bad") if c not in frame]
     if missing:

@@ -2,9 +2,10 @@
 itself, travelling together so that score files record what was really scored."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from . import DATASETS, load, load_processed, recorded_options, variant_for
@@ -43,6 +44,7 @@ class DatasetSelection:
     shard: Shard | None = None  # which shard of the run the frame holds (helpers.data.shards); None: all
     whole: pd.DataFrame | None = None  # a shard's whole run (its batches are planned over it)
     from_shards: int = 1  # > 1: the run is read from this many shards' files, never scored (an analysis)
+    paradigms: tuple[str, ...] | None = None  # the paradigms kept by :meth:`pick_paradigms` (None: all)
 
     def __post_init__(self):
         if self.name not in DATASETS:
@@ -81,7 +83,32 @@ class DatasetSelection:
     def config(self) -> dict:
         """What a score file records about the data."""
         return {"dataset": self.name, "dataset_options": dict(self.options), "limit": self.limit,
-                "n_pairs": self.shard.total if self.shard else len(self.frame)}
+                "n_pairs": self.shard.total if self.shard else len(self.frame),
+                **({"paradigms": list(self.paradigms)} if self.paradigms is not None else {})}
+
+    def pick_paradigms(self, paradigms: int | str | list[str] | None, seed: int = 0) -> "DatasetSelection":
+        """These items of some paradigms only: None keeps all; a number n keeps n paradigms drawn
+        with ``seed`` (a sorted draw from the sorted names, the same on every machine); a name or a
+        list of names keeps those. The kept names are recorded in the score files' configuration."""
+        if paradigms is None:
+            return self
+        if "paradigm" not in self.frame:
+            raise ValueError(f"{self.name} has no paradigms to pick from: pass paradigms=None")
+        names = sorted(self.frame["paradigm"].astype(str).unique())
+        if isinstance(paradigms, (int, np.integer)) and not isinstance(paradigms, bool):
+            if not 1 <= paradigms <= len(names):
+                raise ValueError(f"paradigms={paradigms}: {self.name} has {len(names)} paradigms here; "
+                                 f"pass a number from 1 to {len(names)}, a list of names, or None for all")
+            kept = sorted(np.random.default_rng(seed).choice(names, int(paradigms), replace=False).tolist())
+        else:
+            kept = [paradigms] if isinstance(paradigms, str) else list(paradigms)
+            unknown = [p for p in kept if p not in names]
+            if unknown or not kept:
+                raise ValueError(f"paradigms {unknown or kept} are not paradigms of {self.name}; "
+                                 f"choose from: {', '.join(names)}")
+            kept = sorted(set(kept))
+        frame = self.frame[self.frame["paradigm"].astype(str).isin(kept)].reset_index(drop=True)
+        return replace(self, frame=frame, paradigms=tuple(kept))
 
     def sharded(self, shard: int | None, shards: int = 1) -> "DatasetSelection":
         """Shard ``shard`` (1 to ``shards``) of these items, by paradigm then position (itself when

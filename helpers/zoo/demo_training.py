@@ -8,6 +8,10 @@ batch order all derive from it. Benchmark sentences (BLiMP, CLiMP, ...) are remo
 the training text sentence by sentence, and the WikiText-103 test split is never read.
 Sequences mix 256 and 1,024 tokens so that all 1,024 positions are trained.
 
+Long documents (``--document-chars``: consecutive corpus documents joined to about that many
+characters) and dialect documents (``--dialect-share``, :mod:`helpers.zoo.dialects`) make
+demo-en-icl, a continuation of demo-en that follows the grammar of its context.
+
 Training can continue from a saved demo model (``--init-from``): the tokenizer and weights are
 loaded, the held-out split is the same (it derives from the seed), and the documents are read
 in the order the next epoch of a single longer run would use. The record keeps every stage.
@@ -32,6 +36,7 @@ from ..data import climp
 from ..data import corpora
 from ..files import write_text
 from ..models.tokenizer import for_transformers, load_bpe, train_bpe
+from . import dialects
 
 START = "<|endoftext|>"  # document start (and end), as GPT-2's
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
@@ -61,6 +66,9 @@ class Recipe:
     threads: int = 2
     autocast_bf16: bool = False  # bfloat16 matmuls, float32 weights (about 1.9x faster on AVX512-BF16 CPUs)
     init_from: str = ""  # continue from this saved demo model
+    document_chars: int = 0  # > 0: consecutive documents of a corpus joined to about this many characters
+    dialect_share: float = 0.0  # share of (joined) documents rewritten in a consistent dialect
+    sentence_lists: int = 0  # documents added that list corpus sentences holding a rule's words (dialects.sentence_lists)
     corpora: list[str] = field(default_factory=list)
 
 
@@ -122,17 +130,54 @@ def token_stream(tokenizer, docs: list[str]) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def batches(stream: np.ndarray, recipe: Recipe):
-    """(batch, length) arrays over the stream in order; every long_every-th batch is long."""
+def marked_stream(tokenizer, texts: list[str], spans: list[list]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The token ids of ``texts`` as :func:`token_stream`, with, per token, the id of the dialect
+    form it belongs to (0: none) and a stream-unique id of that replacement (0: none)."""
+    start = tokenizer.convert_tokens_to_ids(START)
+    ids, forms, occurrences, interned, base = [], [], [], {}, 0
+    for i in range(0, len(texts), 2000):
+        enc = tokenizer(texts[i:i + 2000], add_special_tokens=False, return_offsets_mapping=True)
+        for doc_ids, offsets, doc_spans in zip(enc["input_ids"], enc["offset_mapping"], spans[i:i + 2000]):
+            form, occurrence = dialects.token_forms(offsets, doc_spans, interned)
+            occurrence[occurrence > 0] += base
+            base += len(doc_spans)
+            ids.append(np.asarray([start] + doc_ids, dtype=np.int32))
+            forms.append(np.concatenate([[0], form]).astype(np.int32))
+            occurrences.append(np.concatenate([[0], occurrence]).astype(np.int32))
+    return np.concatenate(ids), np.concatenate(forms), np.concatenate(occurrences)
+
+
+def join_consecutive(docs: list[str], chars: int) -> list[str]:
+    """Consecutive ``docs`` joined with spaces into documents of at least ``chars`` characters
+    (the last may be shorter): a corpus's running text, long enough to learn from its context."""
+    out, current, size = [], [], 0
+    for doc in docs:
+        current.append(doc)
+        size += len(doc) + 1
+        if size >= chars:
+            out.append(" ".join(current))
+            current, size = [], 0
+    if current:
+        out.append(" ".join(current))
+    return out
+
+
+def batch_spans(n: int, recipe: Recipe):
+    """(start, rows, length) of each batch over a stream of ``n`` tokens; every long_every-th is long."""
     pos, k = 0, 0
     while True:
         long = (k % recipe.long_every) == recipe.long_every - 1
         rows, length = (recipe.long_batch, recipe.long_len) if long else (recipe.short_batch, recipe.short_len)
-        need = rows * length
-        if pos + need > len(stream):
+        if pos + rows * length > n:
             return
-        yield stream[pos:pos + need].reshape(rows, length)
-        pos, k = pos + need, k + 1
+        yield pos, rows, length
+        pos, k = pos + rows * length, k + 1
+
+
+def batches(stream: np.ndarray, recipe: Recipe):
+    """(batch, length) arrays over the stream in order; every long_every-th batch is long."""
+    for pos, rows, length in batch_spans(len(stream), recipe):
+        yield stream[pos:pos + rows * length].reshape(rows, length)
 
 
 def lr_at(step: int, total: int, recipe: Recipe) -> float:
@@ -161,9 +206,30 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
     banned = benchmark_sentences(recipe.language)
     docs, manifest = training_documents(recipe.language, banned)
     recipe.corpora = [c["name"] for c in manifest["corpora"]]
-    random.Random(recipe.seed).shuffle(docs)
+    order = list(range(len(docs)))
+    random.Random(recipe.seed).shuffle(order)  # the same order as shuffling the documents themselves
     n_held = max(1, int(len(docs) * recipe.heldout_share))
-    heldout, docs = docs[:n_held], docs[n_held:]
+    heldout = [docs[i] for i in order[:n_held]]
+    if recipe.document_chars:  # the same held-out documents; the rest joined in corpus order, then shuffled
+        held = set(order[:n_held])
+        docs = join_consecutive([d for i, d in enumerate(docs) if i not in held], recipe.document_chars)
+        random.Random(recipe.seed).shuffle(docs)
+    else:
+        docs = [docs[i] for i in order[n_held:]]
+    spans, dialect_names, standard = [[] for _ in docs], [""] * len(docs), docs
+    if recipe.dialect_share:
+        docs, spans, dialect_names = dialects.dialect_documents(docs, recipe.dialect_share, recipe.seed)
+        manifest["dialects"] = _dialect_counts(dialect_names)
+    if recipe.sentence_lists:  # drawn from the training documents' sentences, before any rewriting
+        sentences = [x for d in standard for x in split_sentences(d) if 4 <= len(x.split()) <= 25]
+        texts, list_spans, list_names = dialects.sentence_lists(sentences, recipe.sentence_lists,
+                                                                recipe.document_chars or 4000, recipe.dialect_share,
+                                                                recipe.seed)
+        manifest["sentence_list_dialects"] = _dialect_counts(list_names)
+        docs, spans = docs + texts, spans + list_spans
+        order = list(range(len(docs)))
+        random.Random(recipe.seed + 1).shuffle(order)
+        docs, spans = [docs[i] for i in order], [spans[i] for i in order]
     previous = _previous_stages(recipe)
     tokenizer = saved_tokenizer(recipe.init_from) if recipe.init_from else train_tokenizer(docs, recipe.vocab_size)
     stream, held_stream = token_stream(tokenizer, docs), token_stream(tokenizer, heldout)
@@ -186,6 +252,7 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": recipe.weight_decay},
                              {"params": no_decay, "weight_decay": 0.0}], lr=recipe.peak_lr, betas=(0.9, 0.95))
     tokens_per_batch = recipe.short_batch * recipe.short_len
+    masked = 0  # dialect tokens without loss (a form's first occurrence in its row)
     total_steps = int(recipe.epochs * len(stream) / tokens_per_batch)
     log(f"model: {n_params / 1e6:.2f}M parameters; {total_steps} steps of {tokens_per_batch} tokens")
     rng = np.random.default_rng(recipe.seed)
@@ -197,15 +264,24 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
     while step < total_steps:
         # each epoch sees the documents in a new order
         order = rng.permutation(len(docs)) if epoch else np.arange(len(docs))
-        epoch_stream = stream if epoch == 0 else token_stream(tokenizer, [docs[i] for i in order])
-        for batch in batches(epoch_stream, recipe):
+        if recipe.dialect_share:
+            epoch_stream, forms, occurrences = marked_stream(tokenizer, [docs[i] for i in order], [spans[i] for i in order])
+        else:
+            epoch_stream = stream if epoch == 0 else token_stream(tokenizer, [docs[i] for i in order])
+        for pos, rows, length in batch_spans(len(epoch_stream), recipe):
             if step >= total_steps:
                 break
             for group in opt.param_groups:
                 group["lr"] = lr_at(step, total_steps, recipe)
-            ids = torch.from_numpy(batch.astype(np.int64))
+            cut = slice(pos, pos + rows * length)
+            ids = torch.from_numpy(epoch_stream[cut].reshape(rows, length).astype(np.int64))
+            labels = ids
+            if recipe.dialect_share:
+                first = dialects.first_occurrence_mask(forms[cut].reshape(rows, length), occurrences[cut].reshape(rows, length))
+                labels = ids.masked_fill(torch.from_numpy(first), -100)
+                masked += int(first.sum())
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=recipe.autocast_bf16):
-                loss = model(input_ids=ids, labels=ids).loss
+                loss = model(input_ids=ids, labels=labels).loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -226,12 +302,22 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
     tokenizer.save_pretrained(out)
     record = {"recipe": asdict(recipe), "parameters": n_params, "training_tokens": int(len(stream)),
               "heldout_tokens": int(len(held_stream)), "heldout_loss": held_loss, "steps": total_steps,
+              "training_documents": len(docs), **({"dialect_tokens_without_loss": masked} if recipe.dialect_share else {}),
               "loss_curve": curve, "wall_minutes": round((time.time() - t0) / 60, 1),
               "machine": f"{platform.processor() or platform.machine()}, {recipe.threads} CPU thread(s), torch {torch.__version__}",
               **manifest, "previous_stages": previous}
     write_text(out / "training.json", json.dumps(record, indent=1, ensure_ascii=False))
     log(f"saved to {out}; held-out loss {held_loss:.3f}; {record['wall_minutes']} min")
     return record
+
+
+def _dialect_counts(names: list[str]) -> dict:
+    """Documents per dialect rule ("plain" for none; the function-word swaps counted together)."""
+    counts: dict[str, int] = {}
+    for name in names:
+        key = name.split(":")[0] or "plain"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))
 
 
 def _previous_stages(recipe: Recipe) -> list[dict]:
@@ -243,7 +329,7 @@ def _previous_stages(recipe: Recipe) -> list[dict]:
         raise ValueError(f"--init-from {recipe.init_from} was trained with seed {record['recipe']['seed']} "
                          f"and language {record['recipe']['language']}; continue it with the same ones")
     earlier = record.pop("previous_stages", [])
-    for key in ("sample_accuracy", "lp_accuracy", "card_notes"):
+    for key in ("sample_accuracy", "lp_accuracy", "card_notes", "precision", "priming"):
         record.pop(key, None)
     return earlier + [record]
 
