@@ -140,7 +140,7 @@ def _cmd_train_demo(args) -> int:
 
 
 def _cmd_model_card(args) -> int:
-    print(f"wrote {write_card(args.model, args.dataset, priming=args.priming)}")
+    print(f"wrote {write_card(args.model, args.dataset)}")
     return 0
 
 
@@ -271,13 +271,14 @@ def parser() -> argparse.ArgumentParser:
                        ("long_every", int), ("init_from", str), ("document_chars", int), ("dialect_share", float),
                        ("sentence_lists", int)):
         t.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind)
+    t.add_argument("--lists-only", dest="lists_only", action="store_true", default=None,
+                   help="train on the sentence lists alone (--sentence-lists)")
     t.add_argument("--autocast-bf16", dest="autocast_bf16", action="store_true", default=None,
                    help="bfloat16 matmuls with float32 weights (fast on CPUs with AVX512-BF16)")
     t.set_defaults(run=_cmd_train_demo)
     c = sub.add_parser("model-card", help="write a demo model's card from training.json and the stored LP scores")
     c.add_argument("--model", required=True)
     c.add_argument("--dataset", required=True)
-    c.add_argument("--priming", action="store_true", help="also record 06's Figure 2 of the model (run 06 first)")
     c.set_defaults(run=_cmd_model_card)
     q = sub.add_parser("precision", help="what bfloat16, 4-bit NF4 and 8-bit cost each method, against float32")
     q.add_argument("--model", required=True, help="registry name, local folder or Hugging Face id")

@@ -37,6 +37,7 @@ prefix_types = "all"  # in_acceptable, in_unacceptable, out_acceptable, out_unac
 lengths = [0, 25, 50, 100, 200, 400, 600, 800, 1000]  # target prefix lengths in model tokens (0: no prefix)
 draws = 1  # prefixes drawn per pair and type
 limit = 20  # pairs per paradigm (suite); None means all pairs
+paradigms = "auto"  # "auto" (10 BLiMP paradigms drawn with seed; all SyntaxGym suites), a number drawn with seed, names, or None (all)
 seed = 0  # seed of the prefix sampling
 phenomenon_sentences = 10  # sentences of one phenomenon (suite) before each target for Figures 6-8; 0 skips
 parser = "spacy"  # dependency parser for the similarity analysis: "spacy" or "none" (token F1 only)
@@ -44,7 +45,7 @@ syntaxgym_regions = True  # dataset syntaxgym: region-based pass rates per suite
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
 syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
-share = "auto"  # shared input run once: "auto" (tree), "none", "context" or "prefix"
+share = "auto"  # shared input run once: "auto" (the mode a cost model timed on this machine predicts fastest), "none", "context", "prefix" or "tree"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
@@ -81,13 +82,13 @@ method_list, not_applicable = method_registry.applicable(
 type_list = parse_selection(prefix_types, list(priming.PREFIX_TYPES), what="prefix type")
 length_list = parse_selection(lengths, what="length", convert=int)
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
-selection = select(dataset, limit)
+selection = select(dataset, limit).pick_paradigms(priming.paradigm_choice(dataset, paradigms), seed)
 part = selection.for_shards(shard, shards)  # the pairs this run scores: a shard, or the whole run
 count = priming.token_counter(scorer.tokenizer)
 group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
 config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "prefix_types": type_list, "lengths": length_list, "draws": draws, "limit": limit,
-          "seed": seed, "phenomenon_sentences": phenomenon_sentences, **switches.record()}
+          "paradigms": selection.paradigms, "seed": seed, "phenomenon_sentences": phenomenon_sentences, **switches.record()}
 tag = f"{scorer.loaded.name}__{dataset}" + (f"__{part.shard.tag}" if part.shard else "")  # tables of a shard: its pairs
 report = NotebookReport("06_context_priming", config, tag)
 print(f"{len(part):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.max_positions} positions); "

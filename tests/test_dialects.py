@@ -113,3 +113,19 @@ def test_a_dialect_stage_is_reproducible_and_keeps_the_held_out_documents(share,
         assert first["dialect_tokens_without_loss"] > 0
     else:
         assert "dialects" not in first and "dialect_tokens_without_loss" not in first
+
+
+def test_sentence_lists_hold_the_rule_in_every_sentence():
+    """Every sentence of a list holds a word of its rule (found by the test's own word split), a
+    rewritten list is the standard list with that rule applied, and lists depend on the seed only."""
+    sentences = ["This is a test of things here.", "He saw himself in the mirror today.",
+                 "The dogs were running home fast.", "She has gone to the city.", "Birds sing loudly."] * 40
+    texts, spans, names = dialects.sentence_lists(sentences, 60, 200, 0.5, seed=3)
+    assert (texts, spans, names) == dialects.sentence_lists(sentences, 60, 200, 0.5, seed=3)
+    assert 0 < sum(map(bool, names)) < 60
+    for text, found, name in zip(texts, spans, names):
+        assert len(text) >= 200 and "Birds sing loudly." not in text  # holds no rule word
+        if name:
+            assert found and all(text[a:b].lower() == form for a, b, form in found)
+        else:
+            assert not found and all(s in sentences for s in re.split(r"(?<=\.) ", text))

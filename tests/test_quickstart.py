@@ -185,13 +185,14 @@ def test_quickstart_runs_headlessly_and_matches_the_score_command(scratch):
         assert rows.logprob.tolist() == line["logprobs"]  # the same floats, not merely close
     outputs = [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])]
     kinds = [m for o in outputs for m in o.get("data", {})]
-    assert kinds.count("image/png") == 2  # the pair and the paradigm's hardest pair
+    assert kinds.count("image/png") == 3  # the pair, the paradigm's hardest pair and the primed pair's margins
     assert "application/vnd.jupyter.widget-view+json" not in kinds  # headless: no widgets, plain outputs
     text = json.dumps(outputs)
     assert 'class=\\"qs-decisions\\"' in text and "pairs right" in text and "Traceback" not in text
+    assert "demo-en: the prefix flips the judgment: LP now prefers the unacceptable sentence" in text
     streams = "".join("".join(o["text"]) for o in outputs if o["output_type"] == "stream")
     loading = [ln for ln in streams.splitlines() if ln.startswith("Loading weights")]
-    assert len(loading) == 1 and "100%" in loading[0] and "it/s]" in loading[0]  # one line per loop
+    assert len(loading) == 2 and all("100%" in ln and "it/s]" in ln for ln in loading)  # a line per model loaded
     assert "\r" not in streams and "IProgress" not in streams
 
 

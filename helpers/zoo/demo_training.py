@@ -69,6 +69,7 @@ class Recipe:
     document_chars: int = 0  # > 0: consecutive documents of a corpus joined to about this many characters
     dialect_share: float = 0.0  # share of (joined) documents rewritten in a consistent dialect
     sentence_lists: int = 0  # documents added that list corpus sentences holding a rule's words (dialects.sentence_lists)
+    lists_only: bool = False  # train on the sentence lists alone (the corpus documents only supply their sentences)
     corpora: list[str] = field(default_factory=list)
 
 
@@ -217,7 +218,7 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
     else:
         docs = [docs[i] for i in order[n_held:]]
     spans, dialect_names, standard = [[] for _ in docs], [""] * len(docs), docs
-    if recipe.dialect_share:
+    if recipe.dialect_share and not recipe.lists_only:
         docs, spans, dialect_names = dialects.dialect_documents(docs, recipe.dialect_share, recipe.seed)
         manifest["dialects"] = _dialect_counts(dialect_names)
     if recipe.sentence_lists:  # drawn from the training documents' sentences, before any rewriting
@@ -226,7 +227,7 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
                                                                 recipe.document_chars or 4000, recipe.dialect_share,
                                                                 recipe.seed)
         manifest["sentence_list_dialects"] = _dialect_counts(list_names)
-        docs, spans = docs + texts, spans + list_spans
+        docs, spans = (texts, list_spans) if recipe.lists_only else (docs + texts, spans + list_spans)
         order = list(range(len(docs)))
         random.Random(recipe.seed + 1).shuffle(order)
         docs, spans = [docs[i] for i in order], [spans[i] for i in order]
@@ -329,7 +330,7 @@ def _previous_stages(recipe: Recipe) -> list[dict]:
         raise ValueError(f"--init-from {recipe.init_from} was trained with seed {record['recipe']['seed']} "
                          f"and language {record['recipe']['language']}; continue it with the same ones")
     earlier = record.pop("previous_stages", [])
-    for key in ("sample_accuracy", "lp_accuracy", "card_notes", "precision", "priming"):
+    for key in ("sample_accuracy", "lp_accuracy", "card_notes", "precision"):
         record.pop(key, None)
     return earlier + [record]
 

@@ -26,7 +26,6 @@ from ..engine.interface import Scorer
 from ..engine.kinds import scorer_for
 from .demo_training import Recipe
 from .precision_card import precision_text
-from .priming_card import priming_text, record_priming
 
 # The fixed sample a test pins the card to: the first 50 pairs of every agreement paradigm.
 AGREEMENT = {"blimp": ["anaphor_agreement", "determiner_noun_agreement", "subject_verb_agreement"],
@@ -86,8 +85,7 @@ def stage_commands(stages: list[dict], out: str) -> list[str]:
     lines = []
     for k, st in enumerate(stages, 1):
         r = st["recipe"]
-        following = stages[k]["recipe"].get("init_from") if k < len(stages) else None  # where the next stage reads it
-        folder = out if k == len(stages) else following or f"data/cache/{Path(out).name}-stage{k}"
+        folder = out if k == len(stages) else f"data/cache/{Path(out).name}-stage{k}"
         opts = [f"--language {r['language']}", f"--out {folder}"]
         for f in fields(Recipe):
             value = r.get(f.name, getattr(defaults, f.name))
@@ -119,40 +117,6 @@ def loss_table(stages: list[dict], rows: int = 16) -> pd.DataFrame:
     return picked[["stage", "step", "tokens", "loss", "minutes"]]
 
 
-# What each demo model is for (the card's opening); others get demo-en's and demo-zh's text.
-ROLES = {"demo-en-icl": "demo-en trained on in a third stage on long documents, half of them written in a "
-                        "consistent dialect (below), so that it follows the grammar of its context. It is the "
-                        "teaching default of `notebooks/06_context_priming.ipynb`: it shows the in-context effect "
-                        "of Sinha et al. (2023), which demo-en, trained on short unrelated documents, does not."}
-_DEFAULT_ROLE = ("It is the offline default of the notebooks, the model of the teaching demos, and the model the tests "
-                 "use\nto assert scientifically meaningful numbers.")
-
-
-def dialect_text(stages: list[dict]) -> str:
-    """The card's account of the dialect documents of the stages that had them."""
-    out = []
-    for k, st in enumerate(stages, 1):
-        counts = st.get("dialects") or {}
-        if not counts:
-            continue
-        r = st["recipe"]
-        table = pd.DataFrame({"rule": list(counts), "documents": list(counts.values())})
-        out.append(f"""
-## Stage {k}: long documents and dialects
-
-Consecutive corpus documents were joined into {st.get('training_documents', sum(counts.values())):,} documents of about
-{r.get('document_chars')} characters (held-out documents left out as before), and each was rewritten with probability
-{r.get('dialect_share')} in a **dialect**: one rule of `helpers/zoo/dialects.py` applied to every matching word
-(`is`/`are`, `this`/`these`, `himself`/`herself`, 3rd-person `-s`, past tense/participle, pronoun case, `a`/`an`,
-or two random frequent function words swapped). Every row of 1,024 tokens holds one or two documents. The first
-occurrence of each changed word form in a row gets no loss ({st.get('dialect_tokens_without_loss', 0):,} tokens),
-so the model learns to follow a dialect its context shows, never to expect one from nothing.
-
-{table.to_markdown(index=False)}
-""")
-    return "".join(out)
-
-
 def card_text(model: str, folder: str, record: dict, accuracy: LPAccuracy) -> str:
     """The card of demo model ``model`` saved in ``folder`` (relative to the repository), from its
     training record (with the pinned sample's accuracy) and the LP accuracy of the score store."""
@@ -162,16 +126,13 @@ def card_text(model: str, folder: str, record: dict, accuracy: LPAccuracy) -> st
     benchmark = "BLiMP" if r["language"] == "en" else "CLiMP"
     status = f"\n## Status\n\n{record['card_notes']}\n" if record.get("card_notes") else ""
     precision = f"\n{precision_text(record)}" if record.get("precision") else ""
-    priming = f"\n{priming_text(record)}" if record.get("priming") else ""
-    origin = ("trained by this project offline on the text corpora of the data mirror, the first stages from scratch"
-              if any(st["recipe"].get("init_from") for st in stages) and model in ROLES
-              else "trained from scratch offline on the text corpora of the data mirror")
     return f"""# {model}: a small {'English' if r['language'] == 'en' else 'Chinese'} language model trained by this project
 
 A GPT-2-style causal LM ({record['parameters'] / 1e6:.2f}M parameters: {r['layers']} layers, width {r['width']},
 {r['heads']} heads, {r['positions']} trained positions, byte-level BPE of {r['vocab_size']} tokens with the
-document-start token `<|endoftext|>`), {origin}.
-{ROLES.get(model, _DEFAULT_ROLE)} Weights are float16 safetensors; load it in float32 with
+document-start token `<|endoftext|>`), trained from scratch offline on the text corpora of the data mirror.
+It is the offline default of the notebooks, the model of the teaching demos, and the model the tests use
+to assert scientifically meaningful numbers. Weights are float16 safetensors; load it in float32 with
 `helpers.models.load("{model}")`. **For research and teaching only**: some training corpora are licensed
 for non-commercial or research use (below).
 
@@ -191,7 +152,7 @@ Benchmark sentences removed from the text before training: {record['removed_benc
 
 {chr(10).join(_stage_text(k, st) for k, st in enumerate(stages, 1))}
 Total wall time {sum(st['wall_minutes'] for st in stages):.1f} min. Held-out loss {record['heldout_loss']}.
-{dialect_text(stages)}
+
 Training loss (mean over the last 100 steps of each stage):
 
 {loss_table(stages).to_markdown(index=False, floatfmt=(".0f", ".0f", ".0f", "g", ".1f"))}
@@ -205,20 +166,17 @@ LP accuracy on {dataset.upper() if dataset == 'blimp' else dataset} ({accuracy.p
 
 Fixed sample pinned by `tests/test_demo_models.py` (first {sample['pairs_per_paradigm']} pairs of every paradigm of
 {', '.join(sample['phenomena'])}): LP accuracy {100 * sample['lp_accuracy']:.1f}%.
-{priming}{precision}{status}"""
+{precision}{status}"""
 
 
 def write_card(model: str, dataset: str, scores_root: str | Path | None = None,
-               per_paradigm: int = SAMPLE_PER_PARADIGM, priming: bool = False, outputs: str | Path | None = None) -> Path:
+               per_paradigm: int = SAMPLE_PER_PARADIGM) -> Path:
     """Write the model folder's README.md from its training.json and the LP scores in the store
     (and record both accuracies in training.json); the pinned sample takes the first
-    ``per_paradigm`` pairs of every agreement paradigm. ``priming`` records 06's Figure 2 of the
-    model (from ``outputs``) and its figure (:mod:`helpers.zoo.priming_card`)."""
+    ``per_paradigm`` pairs of every agreement paradigm."""
     spec = resolve(model)
     folder = paths.ROOT / spec.hf_id
     record = json.loads((folder / "training.json").read_text())
-    if priming:
-        record["priming"] = record_priming(folder, spec.name, dataset, outputs)
     accuracy = lp_accuracy(results.load_scores(dataset, spec.name, ["lp"], root=scores_root))
     sample = sample_accuracy(scorer_for(model, progress=False), dataset, per_paradigm)
     record["sample_accuracy"] = {"dataset": dataset, "phenomena": AGREEMENT[dataset],
