@@ -34,7 +34,7 @@ SMALL = [
     ("03", {"limit": 2, "hu_levy_sets": "hl_blimp", "hu_levy_limit": 2}),
     ("04", {"resamples": 200, "trials": 4}),
     ("05", {"resamples": 200}),
-    ("06", {"limit": 1, "lengths": [0, 25, 50], "phenomenon_sentences": 2}),
+    ("06", {"limit": 1, "paradigms": None, "lengths": [0, 25, 50], "phenomenon_sentences": 2}),  # every paradigm
     ("07", {"datasets": "blimp_hu2025,syntaxgym,li_hu2025,cola", "limit": 2}),
     ("08", {"methods": report_checkpoints.SCORED["methods"]}),  # the model's two revisions: PREPARE scores them
 ]
