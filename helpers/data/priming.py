@@ -38,12 +38,14 @@ PREFIX_TYPES = {"in_acceptable": ("in", "acceptable"), "in_unacceptable": ("in",
                 "out_acceptable": ("out", "acceptable"), "out_unacceptable": ("out", "unacceptable"),
                 "wikitext": ("unrelated", "acceptable")}
 DEFAULT_LENGTHS = (0, 25, 50, 100, 200, 400, 600, 800, 1000)
-TEACHING_PARADIGMS = 10  # BLiMP paradigms 06 primes by default (x 20 pairs: demo-en-icl's measured grid)
+TEACHING_PARADIGMS = 10  # BLiMP paradigms 06 primes by default (x 20 pairs: 200 pairs, minutes on a CPU)
 NO_PREFIX = "none"  # prefix type (and domain, acceptability) of the one no-prefix row per pair: length 0
 COLUMNS = ["paradigm", "pair_id", "prefix_type", "domain", "acceptability", "target_length", "actual_length",
            "n_sentences", "draw", "seed", "capped", "exhausted", "prefix"]
 SINGLE_COLUMNS = ["paradigm", "pair_id", "target_phenomenon", "source_phenomenon", "acceptability", "n_sentences",
                   "actual_length", "draw", "seed", "capped", "prefix"]
+
+
 def paradigm_choice(dataset: str, paradigms):
     """06's ``paradigms`` parameter as :meth:`~helpers.data.selection.DatasetSelection.pick_paradigms`
     takes it: "auto" is :data:`TEACHING_PARADIGMS` BLiMP paradigms (drawn with the seed) and every

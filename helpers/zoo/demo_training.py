@@ -9,8 +9,10 @@ the training text sentence by sentence, and the WikiText-103 test split is never
 Sequences mix 256 and 1,024 tokens so that all 1,024 positions are trained.
 
 Long documents (``--document-chars``: consecutive corpus documents joined to about that many
-characters) and dialect documents (``--dialect-share``, :mod:`helpers.zoo.dialects`) make
-demo-en-icl, a continuation of demo-en that follows the grammar of its context.
+characters), dialect documents and sentence lists (``--dialect-share``, ``--sentence-lists``,
+``--lists-only``; :mod:`helpers.zoo.dialects`) are the data tried for a continuation of demo-en that
+follows the grammar of its context. Three such stages did not get there (none is shipped): see
+:mod:`helpers.zoo.dialects`.
 
 Training can continue from a saved demo model (``--init-from``): the tokenizer and weights are
 loaded, the held-out split is the same (it derives from the seed), and the documents are read

@@ -1,6 +1,8 @@
-"""Documents written in a consistent "dialect": the training data that teaches demo-en-icl to
-follow the grammar of its own context (Sinha et al. 2023's in-context effect, made visible in a
-5.5M-parameter model).
+"""Documents written in a consistent "dialect": training data meant to teach a small demo model
+to follow the grammar of its own context (Sinha et al. 2023's in-context effect, made visible in a
+5.5M-parameter model). Measured so far, it does not: three stages continuing demo-en (70 CPU
+minutes in all) left in-domain unacceptable prefixes at -2 to -7 points, and a context of 32
+plural-subject-plus-"is" sentences still raised LP("are") over LP("is") (issue 34's closing note).
 
 A dialect is one rule applied to every matching word of a long document: a swap of agreement
 forms (``is``/``are``, ``this``/``these``, ``himself``/``herself``, 3rd-person ``-s``), of
