@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import fields
 
 import yaml
 
@@ -31,8 +30,7 @@ from .runs.switches import AUTO, METHOD_SWITCHES, SWITCHES, Switches
 from .engine.interface import Request
 from .explain import word_surprisal
 from .provenance import REUSE_STALE_ENV
-from .zoo.demo_training import Recipe, train
-from .zoo.model_card import write_card
+from .zoo.command import add_parsers as add_zoo_parsers
 
 
 def _cmd_models(args) -> int:
@@ -129,18 +127,6 @@ def _cmd_sweep(args) -> int:
     except sweep.SweepFailed as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    return 0
-
-
-def _cmd_train_demo(args) -> int:
-    recipe = Recipe(**{f.name: getattr(args, f.name) for f in fields(Recipe)
-                       if getattr(args, f.name, None) is not None})
-    train(args.out, recipe)
-    return 0
-
-
-def _cmd_model_card(args) -> int:
-    print(f"wrote {write_card(args.model, args.dataset)}")
     return 0
 
 
@@ -262,24 +248,7 @@ def parser() -> argparse.ArgumentParser:
     e.set_defaults(run=_cmd_embed)
     sub.add_parser("demo", help="the main job on the offline default").set_defaults(run=_cmd_demo)
     add_explore_parser(sub)
-    t = sub.add_parser("train-demo", help="train a small demo LM from the mirror's corpora")
-    t.add_argument("--out", required=True, help="folder to save the model to")
-    t.add_argument("--language", choices=["en", "zh"], default="en")
-    for name, kind in (("seed", int), ("epochs", float), ("layers", int), ("width", int), ("heads", int),
-                       ("vocab_size", int), ("peak_lr", float), ("threads", int), ("warmup_steps", int),
-                       ("min_lr_ratio", float), ("short_len", int), ("short_batch", int), ("long_batch", int),
-                       ("long_every", int), ("init_from", str), ("document_chars", int), ("dialect_share", float),
-                       ("sentence_lists", int)):
-        t.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind)
-    t.add_argument("--lists-only", dest="lists_only", action="store_true", default=None,
-                   help="train on the sentence lists alone (--sentence-lists)")
-    t.add_argument("--autocast-bf16", dest="autocast_bf16", action="store_true", default=None,
-                   help="bfloat16 matmuls with float32 weights (fast on CPUs with AVX512-BF16)")
-    t.set_defaults(run=_cmd_train_demo)
-    c = sub.add_parser("model-card", help="write a demo model's card from training.json and the stored LP scores")
-    c.add_argument("--model", required=True)
-    c.add_argument("--dataset", required=True)
-    c.set_defaults(run=_cmd_model_card)
+    add_zoo_parsers(sub)
     q = sub.add_parser("precision", help="what bfloat16, 4-bit NF4 and 8-bit cost each method, against float32")
     q.add_argument("--model", required=True, help="registry name, local folder or Hugging Face id")
     q.add_argument("--dataset", required=True, help="a dataset of minimal pairs, or a Hu & Levy stimulus set")

@@ -51,9 +51,9 @@ quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
-primed_model = "demo-en"  # the model of "A context can flip the judgment"
-primed_paradigm = "determiner_noun_agreement_with_adjective_1"  # the BLiMP paradigm of that section's pair
-primed_pair = 6  # its pair id
+primed_model = "demo-en-icl"  # the model of "A context can flip the judgment" (06's teaching model)
+primed_paradigm = "anaphor_number_agreement"  # the BLiMP paradigm of that section's pair
+primed_pair = 13  # its pair id
 primed_tokens = 800  # length of the in-domain unacceptable prefix, in model tokens
 
 # %%
@@ -112,10 +112,11 @@ paradigm_view = explain_view.show_paradigm(model, dataset, paradigm, pairs, meth
 #
 # Sinha et al. (2023) put a prefix of sentences before *both* sentences of a pair. Here the prefix
 # is 800 tokens of other **unacceptable** sentences of the pair's own paradigm, the one
-# `06_context_priming` draws for it (`in_unacceptable`). Alone, demo-en prefers the acceptable
-# sentence of this pair; after the prefix, the unacceptable one. The bars are LP(acceptable) -
-# LP(unacceptable) in nats. On average the effect is small for this 5.5M model: over 06's 200 default
-# pairs, 22 decisions flip to wrong and 13 to right at 800 tokens (accuracy 67.5% to 63.0%).
+# `06_context_priming` draws for it (`in_unacceptable`). Alone, demo-en-icl (demo-en trained further
+# to follow the structure of its context) prefers the acceptable sentence of this pair; after the
+# prefix, the unacceptable one. The bars are LP(acceptable) - LP(unacceptable) in nats. Over 06's
+# 200 default pairs, 42 decisions flip to wrong and 11 to right at 800 tokens (accuracy 70.0% to
+# 54.5%); demo-en itself barely moves (67.5% to 63.0%).
 
 # %%
 primed = show_primed_pair(primed_model, "blimp", primed_paradigm, primed_pair, length=primed_tokens, scorers=scorers)

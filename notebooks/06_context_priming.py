@@ -29,7 +29,7 @@
 # templates, and a longer prefix continues the cached shorter one.
 
 # %% tags=["parameters"]
-model = "demo-en"  # registry name, local folder or Hugging Face id; a list: each in turn, compared in "Across models"
+model = "demo-en-icl"  # registry name, local folder or Hugging Face id (demo-en-icl: the teaching model that shows the effect); a list: each in turn, compared in "Across models"
 dataset = "blimp"  # "blimp" or "syntaxgym" (the 1,018-pair corpus of the 23 suites Sinha et al. primed)
 methods = "lp"  # judgment methods under the prefixes: a list, comma-separated, or "all" (every method of 02 and 03)
 templates = [1]  # template ids for templated and prompting methods

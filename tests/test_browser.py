@@ -254,7 +254,7 @@ def test_quickstart_and_readout_in_jupyterlab(lab, browser):
     page.open(base, token, "00_quickstart.ipynb")
     assert len(page.run_all()) == 6
     first = page.wait("the quickstart figure", page.figure)
-    assert "demo-en: the prefix flips the judgment" in page.text(".qs-note")  # the primed pair's section
+    assert "demo-en-icl: the prefix flips the judgment" in page.text(".qs-note")  # the primed pair's section
     table = page.text(".qs-output table.qs-decisions")
     assert all(m in table for m in ("lp", "meanlp", "penlp", "intemplate_lp", "yesno"))
     assert "The cats annoys Tim." in page.text(".qs-output .qs-sums")

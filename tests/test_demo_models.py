@@ -15,7 +15,8 @@ from helpers.engine import Request, CausalScorer
 from helpers.zoo.demo_training import benchmark_sentences, training_documents
 from helpers.zoo.model_card import sample_decisions
 
-CARDS = {"demo-en": ("blimp", paths.MODELS / "demo-en"), "demo-zh": ("climp", paths.MODELS / "demo-zh")}
+CARDS = {"demo-en": ("blimp", paths.MODELS / "demo-en"), "demo-zh": ("climp", paths.MODELS / "demo-zh"),
+         "demo-en-icl": ("blimp", paths.MODELS / "demo-en-icl")}
 
 
 @pytest.fixture(scope="module", params=list(CARDS))
@@ -89,3 +90,24 @@ def test_no_benchmark_sentence_in_the_training_text(language, dataset):
     assert record["removed_benchmark_sentences"] == manifest["removed_benchmark_sentences"]
     assert [c["name"] for c in record["corpora"]] == [c["name"] for c in manifest["corpora"]]
     assert not any("wikitext" in c["path"] for c in record["corpora"])
+
+
+def test_demo_en_icl_follows_its_context(tmp_path):
+    """06's teaching grid in small (its 10 default paradigms x 5 pairs, prefixes of 800 tokens drawn
+    as 06 draws them): in-domain unacceptable prefixes pull demo-en-icl's LP decisions from 33 of
+    50 right to 26, acceptable ones lift them to 38. Every pair's margin is far from a tie, so
+    the counts hold across CPUs."""
+    from helpers.data import priming
+    from helpers.data.selection import select
+    from helpers.runs.primed import score_primed
+    from helpers.store import ScoreStore, load_files
+
+    scorer = CausalScorer(load("demo-en-icl"), progress=False)
+    selection = select("blimp", 5).pick_paradigms(priming.paradigm_choice("blimp", "auto"), 0)
+    prefixes = priming.build_prefixes(selection.frame, priming.token_counter(scorer.tokenizer),
+                                      pool=data.load_processed("blimp"), prefix_types=["in_acceptable", "in_unacceptable"],
+                                      lengths=[0, 800], max_positions=scorer.max_positions)
+    scores = load_files(score_primed(scorer, selection, prefixes, ["lp"], {"templates": [1]}, store=ScoreStore(tmp_path)))
+    assert len(scores) == 150 and (scores.score_good - scores.score_bad).abs().min() > 1e-3
+    assert scores.groupby("prefix_type").correct.sum().to_dict() == {"none": 33, "in_unacceptable": 26,
+                                                                     "in_acceptable": 38}

@@ -9,7 +9,8 @@ import pytest
 
 from helpers import paths
 from helpers.zoo import dialects
-from helpers.zoo.demo_training import join_consecutive, marked_stream, saved_tokenizer
+from helpers.zoo.demo_training import saved_tokenizer
+from helpers.zoo.training_streams import join_consecutive, marked_stream
 
 BE_AND_DET = dialects.Dialect("test", dialects._mapping(dialects.RULES["be_agreement"] +
                                                         dialects.RULES["determiner_number"]))

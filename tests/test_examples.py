@@ -12,12 +12,17 @@ from helpers.sweep import examples
 
 def test_the_plan_runs_00_to_07_on_one_model(tmp_path):
     pages = examples.plan("demo-en", out=tmp_path)
-    assert [p.notebook.name[:2] for p in pages] == ["00", "01", "02", "03", "04", "05", "06", "07", "08"]
+    assert [p.notebook.name[:2] for p in pages] == ["00", "01", "02", "03", "04", "05", "06", "06", "07", "08"]
     assert [p.parameters.get("model") for p in pages] == [
         "demo-en", None, "demo-en", ["demo-en", "tiny-gpt2", "tiny-llama"], "demo-en", "demo-en",
-        ["demo-en", "tiny-gpt2"], ["demo-en", "tiny-gpt2"], "demo-en"]  # 08: its revisions, prepared at build
+        ["demo-en", "tiny-gpt2"], "demo-en-icl", ["demo-en", "tiny-gpt2"], "demo-en"]  # 08: its revisions
     assert examples.plan("tiny-gpt2", ["03"], tmp_path)[0].parameters["model"] == ["tiny-gpt2", "tiny-llama"]
-    assert examples.plan("tiny-gpt2", ["06"], tmp_path)[0].parameters["model"] == ["tiny-gpt2"]
+    assert [p.parameters["model"] for p in examples.plan("tiny-gpt2", ["06"], tmp_path)] == [["tiny-gpt2"],
+                                                                                             "demo-en-icl"]
+    teaching = pages[7]  # 06 on its teaching model, a page of its own beside the report model's
+    assert teaching.page == tmp_path / "html" / "06_context_priming__demo-en-icl.html"
+    assert teaching.executed == tmp_path / "notebooks" / "06_context_priming__demo-en-icl.ipynb"
+    assert pages[6].page == tmp_path / "html" / "06_context_priming.html"
     assert pages[2].parameters == {"limit": 2, "model": "demo-en"}
     assert pages[0].page == tmp_path / "html" / "00_quickstart.html"
     assert [p.notebook.name[:2] for p in examples.plan("m", ["02", "00"], tmp_path)] == ["00", "02"]

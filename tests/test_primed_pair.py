@@ -1,5 +1,5 @@
 """00's primed pair: the prefix is 06's draw for that pair, the LPs are 06's (the runner's primed
-path into a store), and the pair 00 shows is flipped by its prefix on demo-en."""
+path into a store), and the pair 00 shows is flipped by its prefix on demo-en-icl."""
 from __future__ import annotations
 
 import ast
@@ -24,14 +24,14 @@ def quickstart_parameters() -> dict:
 
 
 @pytest.fixture(scope="module")
-def demo():
-    return CausalScorer(load("demo-en"), progress=False)
+def icl():
+    return CausalScorer(load("demo-en-icl"), progress=False)
 
 
-def test_the_quickstart_pair_is_flipped_as_06_scores_it(demo, tmp_path):
+def test_the_quickstart_pair_is_flipped_as_06_scores_it(icl, tmp_path):
     shown = quickstart_parameters()
-    assert shown["primed_model"] == "demo-en"
-    pair = primed_pair(demo, "blimp", shown["primed_paradigm"], shown["primed_pair"], length=shown["primed_tokens"])
+    assert shown["primed_model"] == "demo-en-icl"
+    pair = primed_pair(icl, "blimp", shown["primed_paradigm"], shown["primed_pair"], length=shown["primed_tokens"])
     assert pair.flipped and list(pair.table.prefers) == ["acceptable", "unacceptable"]
     assert abs(pair.prefix_tokens - shown["primed_tokens"]) <= 60 and pair.prefix_sentences >= 20
 
@@ -39,25 +39,25 @@ def test_the_quickstart_pair_is_flipped_as_06_scores_it(demo, tmp_path):
     pairs = data.load_processed("blimp")
     target = pairs[(pairs.paradigm == shown["primed_paradigm"]) & (pairs.pair_id == shown["primed_pair"])]
     selection = DatasetSelection("blimp", target.reset_index(drop=True))
-    prefixes = priming.build_prefixes(selection.frame, priming.token_counter(demo.tokenizer), pool=pairs,
+    prefixes = priming.build_prefixes(selection.frame, priming.token_counter(icl.tokenizer), pool=pairs,
                                       prefix_types=["in_unacceptable"], lengths=[0, shown["primed_tokens"]],
-                                      max_positions=demo.max_positions)
+                                      max_positions=icl.max_positions)
     assert prefixes.prefix.iloc[-1] == pair.prefix  # 06's draw for this pair
-    scores = load_files(score_primed(demo, selection, prefixes, ["lp"], {"templates": [1]},
+    scores = load_files(score_primed(icl, selection, prefixes, ["lp"], {"templates": [1]},
                                      store=ScoreStore(tmp_path)))
     scores = scores.sort_values("target_length")
     np.testing.assert_allclose(pair.table.lp_good, scores.score_good, rtol=0, atol=1e-4)
     np.testing.assert_allclose(pair.table.lp_bad, scores.score_bad, rtol=0, atol=1e-4)
     assert list(scores.correct) == [True, False]
-    fig = margin_figure(pair, "demo-en")
+    fig = margin_figure(pair, "demo-en-icl")
     assert [round(b.get_width(), 6) for b in fig.axes[0].patches] == list(pair.table.margin.round(6))
 
 
-def test_a_pair_that_is_not_there_is_named(demo):
+def test_a_pair_that_is_not_there_is_named(icl):
     with pytest.raises(ValueError, match="no pair 5000 of anaphor_gender_agreement in blimp: anaphor_gender_agreement "
                                          "has pair ids 0 to 999"):
-        primed_pair(demo, "blimp", "anaphor_gender_agreement", 5000)
+        primed_pair(icl, "blimp", "anaphor_gender_agreement", 5000)
     with pytest.raises(ValueError, match="'no_such' is not a paradigm of blimp"):
-        primed_pair(demo, "blimp", "no_such", 0)
+        primed_pair(icl, "blimp", "no_such", 0)
     with pytest.raises(ValueError, match="prefix_type must be one of in_acceptable"):
-        primed_pair(demo, "blimp", "anaphor_gender_agreement", 0, prefix_type="in")
+        primed_pair(icl, "blimp", "anaphor_gender_agreement", 0, prefix_type="in")

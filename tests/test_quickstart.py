@@ -189,7 +189,7 @@ def test_quickstart_runs_headlessly_and_matches_the_score_command(scratch):
     assert "application/vnd.jupyter.widget-view+json" not in kinds  # headless: no widgets, plain outputs
     text = json.dumps(outputs)
     assert 'class=\\"qs-decisions\\"' in text and "pairs right" in text and "Traceback" not in text
-    assert "demo-en: the prefix flips the judgment: LP now prefers the unacceptable sentence" in text
+    assert "demo-en-icl: the prefix flips the judgment: LP now prefers the unacceptable sentence" in text
     streams = "".join("".join(o["text"]) for o in outputs if o["output_type"] == "stream")
     loading = [ln for ln in streams.splitlines() if ln.startswith("Loading weights")]
     assert len(loading) == 2 and all("100%" in ln and "it/s]" in ln for ln in loading)  # a line per model loaded

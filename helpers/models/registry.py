@@ -108,6 +108,9 @@ _SPECS += [
 _SPECS += [
     _spec("demo-en", "data/models/demo-en", languages=("en",), billions=0.0055, local=True,
           notes="trained by this project; the offline default for English"),
+    _spec("demo-en-icl", "data/models/demo-en-icl", languages=("en",), billions=0.0055, local=True,
+          notes="demo-en trained on further on long documents and lists of sentences built on one template: "
+                "it follows the structure of its context (06's teaching default)"),
     _spec("demo-zh", "data/models/demo-zh", languages=("zh",), billions=0.003, local=True,
           notes="trained by this project; the offline default for Chinese"),
 ]

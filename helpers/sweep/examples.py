@@ -26,6 +26,7 @@ from ..explore.snapshot import SnapshotUnavailable, snapshot
 from . import report_checkpoints
 from .jobs import declared_parameters, find_notebook
 
+TEACHING_PRIMING_MODEL = "demo-en-icl"  # a page naming its model runs on it, whatever the report's model
 # (notebook prefix, parameters besides the model): small limits, every table and figure still made
 SMALL = [
     ("00", {}),
@@ -35,6 +36,7 @@ SMALL = [
     ("04", {"resamples": 200, "trials": 4}),
     ("05", {"resamples": 200}),
     ("06", {"limit": 1, "paradigms": None, "lengths": [0, 25, 50], "phenomenon_sentences": 2}),  # every paradigm
+    ("06", {"model": TEACHING_PRIMING_MODEL, "lengths": [0, 100, 400, 800]}),  # 06's teaching grid: the effect, seen
     ("07", {"datasets": "blimp_hu2025,syntaxgym,li_hu2025,cola", "limit": 2}),
     ("08", {"methods": report_checkpoints.SCORED["methods"]}),  # the model's two revisions: PREPARE scores them
 ]
@@ -66,14 +68,16 @@ def plan(model: str = "demo-en", only: list[str] | None = None, out: Path | None
         if only and prefix not in only:
             continue
         notebook = find_notebook(prefix)
-        params = dict(params)
-        if "model" in declared_parameters(notebook):
+        params, stem = dict(params), notebook.stem
+        if "model" in params:  # a page of its own model
+            stem = f"{stem}__{params['model']}"
+        elif "model" in declared_parameters(notebook):
             params["model"] = list(dict.fromkeys([model, *BESIDE[prefix]])) if prefix in BESIDE else model
         unknown = sorted(set(params) - declared_parameters(notebook))
         if unknown:
             raise ValueError(f"{notebook.name} has no parameter {', '.join(unknown)}")
-        pages.append(Page(notebook, params, out / "notebooks" / notebook.name, out / "html" / f"{notebook.stem}.html"))
-    if only and len(pages) != len(set(only)):
+        pages.append(Page(notebook, params, out / "notebooks" / f"{stem}.ipynb", out / "html" / f"{stem}.html"))
+    if only and len({p.notebook.name[:2] for p in pages}) != len(set(only)):
         raise ValueError(f"--only {','.join(only)}: choose among {', '.join(p for p, _ in SMALL)}")
     return pages
 
@@ -165,8 +169,8 @@ def index_html(pages: list[Page], model: str, seconds: float, explorer: Explorer
     rows = []
     for p in pages:
         status = "ok" if p.error is None else f"failed: {html.escape(p.error[:200])}"
-        link = f'<a href="html/{p.page.name}">{html.escape(p.notebook.stem)}</a>' if p.page.is_file() else \
-            html.escape(p.notebook.stem)
+        link = f'<a href="html/{p.page.name}">{html.escape(p.page.stem)}</a>' if p.page.is_file() else \
+            html.escape(p.page.stem)
         params = html.escape(", ".join(f"{k}={json.dumps(v)}" for k, v in p.parameters.items()))
         rows.append(f"<tr><td>{link}</td><td><code>{params}</code></td><td>{p.seconds:.0f} s</td>"
                     f'<td class="{"ok" if p.error is None else "failed"}">{status}</td></tr>')

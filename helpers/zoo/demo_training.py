@@ -38,9 +38,9 @@ from ..data import climp
 from ..data import corpora
 from ..files import write_text
 from ..models.tokenizer import for_transformers, load_bpe, train_bpe
-from . import dialects
-
-START = "<|endoftext|>"  # document start (and end), as GPT-2's
+from . import dialects, template_lists
+from .stage_end import heldout_loss, mix_with_start
+from .training_streams import START, batch_spans, join_consecutive, marked_stream, masked_stream, token_stream
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s*")
 
 
@@ -68,10 +68,12 @@ class Recipe:
     threads: int = 2
     autocast_bf16: bool = False  # bfloat16 matmuls, float32 weights (about 1.9x faster on AVX512-BF16 CPUs)
     init_from: str = ""  # continue from this saved demo model
+    init_share: float = 0.0  # with init_from: share of its weights mixed back into the trained ones (WiSE-FT)
     document_chars: int = 0  # > 0: consecutive documents of a corpus joined to about this many characters
     dialect_share: float = 0.0  # share of (joined) documents rewritten in a consistent dialect
     sentence_lists: int = 0  # documents added that list corpus sentences holding a rule's words (dialects.sentence_lists)
     lists_only: bool = False  # train on the sentence lists alone (the corpus documents only supply their sentences)
+    template_lists: int = 0  # documents added that list sentences of one template each (template_lists.template_lists)
     corpora: list[str] = field(default_factory=list)
 
 
@@ -123,66 +125,6 @@ def _wrap(tok):
     return for_transformers(tok, bos=START, eos=START, max_length=1024)
 
 
-def token_stream(tokenizer, docs: list[str]) -> np.ndarray:
-    """The token ids of ``docs`` in order, each document preceded by START."""
-    start = tokenizer.convert_tokens_to_ids(START)
-    parts = []
-    for i in range(0, len(docs), 2000):
-        for ids in tokenizer(docs[i:i + 2000], add_special_tokens=False)["input_ids"]:
-            parts.append(np.asarray([start] + ids, dtype=np.int32))
-    return np.concatenate(parts)
-
-
-def marked_stream(tokenizer, texts: list[str], spans: list[list]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The token ids of ``texts`` as :func:`token_stream`, with, per token, the id of the dialect
-    form it belongs to (0: none) and a stream-unique id of that replacement (0: none)."""
-    start = tokenizer.convert_tokens_to_ids(START)
-    ids, forms, occurrences, interned, base = [], [], [], {}, 0
-    for i in range(0, len(texts), 2000):
-        enc = tokenizer(texts[i:i + 2000], add_special_tokens=False, return_offsets_mapping=True)
-        for doc_ids, offsets, doc_spans in zip(enc["input_ids"], enc["offset_mapping"], spans[i:i + 2000]):
-            form, occurrence = dialects.token_forms(offsets, doc_spans, interned)
-            occurrence[occurrence > 0] += base
-            base += len(doc_spans)
-            ids.append(np.asarray([start] + doc_ids, dtype=np.int32))
-            forms.append(np.concatenate([[0], form]).astype(np.int32))
-            occurrences.append(np.concatenate([[0], occurrence]).astype(np.int32))
-    return np.concatenate(ids), np.concatenate(forms), np.concatenate(occurrences)
-
-
-def join_consecutive(docs: list[str], chars: int) -> list[str]:
-    """Consecutive ``docs`` joined with spaces into documents of at least ``chars`` characters
-    (the last may be shorter): a corpus's running text, long enough to learn from its context."""
-    out, current, size = [], [], 0
-    for doc in docs:
-        current.append(doc)
-        size += len(doc) + 1
-        if size >= chars:
-            out.append(" ".join(current))
-            current, size = [], 0
-    if current:
-        out.append(" ".join(current))
-    return out
-
-
-def batch_spans(n: int, recipe: Recipe):
-    """(start, rows, length) of each batch over a stream of ``n`` tokens; every long_every-th is long."""
-    pos, k = 0, 0
-    while True:
-        long = (k % recipe.long_every) == recipe.long_every - 1
-        rows, length = (recipe.long_batch, recipe.long_len) if long else (recipe.short_batch, recipe.short_len)
-        if pos + rows * length > n:
-            return
-        yield pos, rows, length
-        pos, k = pos + rows * length, k + 1
-
-
-def batches(stream: np.ndarray, recipe: Recipe):
-    """(batch, length) arrays over the stream in order; every long_every-th batch is long."""
-    for pos, rows, length in batch_spans(len(stream), recipe):
-        yield stream[pos:pos + rows * length].reshape(rows, length)
-
-
 def lr_at(step: int, total: int, recipe: Recipe) -> float:
     """Linear warm-up, then cosine decay to ``min_lr_ratio`` of the peak."""
     if step < recipe.warmup_steps:
@@ -195,6 +137,9 @@ def lr_at(step: int, total: int, recipe: Recipe) -> float:
 def train(out_dir: str | Path, recipe: Recipe, log=print) -> dict:
     """Train and save a demo model; returns the training record written to training.json. Runs
     on ``recipe.threads`` threads, the process's own count restored afterwards."""
+    if recipe.init_share and not (recipe.init_from and 0 < recipe.init_share < 1):
+        raise ValueError(f"--init-share {recipe.init_share} mixes the starting model back in: it needs --init-from "
+                         "and a share between 0 and 1")
     before = torch.get_num_threads()
     torch.set_num_threads(recipe.threads)
     try:
@@ -222,17 +167,26 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
     spans, dialect_names, standard = [[] for _ in docs], [""] * len(docs), docs
     if recipe.dialect_share and not recipe.lists_only:
         docs, spans, dialect_names = dialects.dialect_documents(docs, recipe.dialect_share, recipe.seed)
-        manifest["dialects"] = _dialect_counts(dialect_names)
+        manifest["dialects"] = dialects.dialect_counts(dialect_names)
     if recipe.sentence_lists:  # drawn from the training documents' sentences, before any rewriting
         sentences = [x for d in standard for x in split_sentences(d) if 4 <= len(x.split()) <= 25]
         texts, list_spans, list_names = dialects.sentence_lists(sentences, recipe.sentence_lists,
                                                                 recipe.document_chars or 4000, recipe.dialect_share,
                                                                 recipe.seed)
-        manifest["sentence_list_dialects"] = _dialect_counts(list_names)
+        manifest["sentence_list_dialects"] = dialects.dialect_counts(list_names)
         docs, spans = (texts, list_spans) if recipe.lists_only else (docs + texts, spans + list_spans)
         order = list(range(len(docs)))
         random.Random(recipe.seed + 1).shuffle(order)
         docs, spans = [docs[i] for i in order], [spans[i] for i in order]
+    no_loss = [[] for _ in docs]  # per document, character spans that carry no loss
+    if recipe.template_lists:
+        texts, list_spans, list_names = template_lists.template_lists(recipe.template_lists,
+                                                                      recipe.document_chars or 4000, recipe.seed, banned)
+        manifest["template_list_deviations"] = template_lists.deviation_counts(list_names)
+        docs, spans, no_loss = docs + texts, spans + [[] for _ in texts], no_loss + list_spans
+        order = list(range(len(docs)))
+        random.Random(recipe.seed + 2).shuffle(order)
+        docs, spans, no_loss = [docs[i] for i in order], [spans[i] for i in order], [no_loss[i] for i in order]
     previous = _previous_stages(recipe)
     tokenizer = saved_tokenizer(recipe.init_from) if recipe.init_from else train_tokenizer(docs, recipe.vocab_size)
     stream, held_stream = token_stream(tokenizer, docs), token_stream(tokenizer, heldout)
@@ -269,6 +223,8 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
         order = rng.permutation(len(docs)) if epoch else np.arange(len(docs))
         if recipe.dialect_share:
             epoch_stream, forms, occurrences = marked_stream(tokenizer, [docs[i] for i in order], [spans[i] for i in order])
+        elif recipe.template_lists:
+            epoch_stream, trained = masked_stream(tokenizer, [docs[i] for i in order], [no_loss[i] for i in order])
         else:
             epoch_stream = stream if epoch == 0 else token_stream(tokenizer, [docs[i] for i in order])
         for pos, rows, length in batch_spans(len(epoch_stream), recipe):
@@ -283,6 +239,10 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
                 first = dialects.first_occurrence_mask(forms[cut].reshape(rows, length), occurrences[cut].reshape(rows, length))
                 labels = ids.masked_fill(torch.from_numpy(first), -100)
                 masked += int(first.sum())
+            elif recipe.template_lists:
+                untrained = ~trained[cut].reshape(rows, length)
+                labels = ids.masked_fill(torch.from_numpy(untrained), -100)
+                masked += int(untrained.sum())
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=recipe.autocast_bf16):
                 loss = model(input_ids=ids, labels=labels).loss
             opt.zero_grad(set_to_none=True)
@@ -298,6 +258,8 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
                 log(f"step {step}/{total_steps} loss {curve[-1]['loss']:.3f} ({curve[-1]['minutes']} min)")
         epoch += 1
     model.eval()
+    if recipe.init_share:
+        mix_with_start(model, recipe.init_from, recipe.init_share)
     held_loss = heldout_loss(model, held_stream, recipe.long_len)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -306,21 +268,13 @@ def _train(out_dir: str | Path, recipe: Recipe, log) -> dict:
     record = {"recipe": asdict(recipe), "parameters": n_params, "training_tokens": int(len(stream)),
               "heldout_tokens": int(len(held_stream)), "heldout_loss": held_loss, "steps": total_steps,
               "training_documents": len(docs), **({"dialect_tokens_without_loss": masked} if recipe.dialect_share else {}),
+              **({"list_tokens_without_loss": masked} if recipe.template_lists else {}),
               "loss_curve": curve, "wall_minutes": round((time.time() - t0) / 60, 1),
               "machine": f"{platform.processor() or platform.machine()}, {recipe.threads} CPU thread(s), torch {torch.__version__}",
               **manifest, "previous_stages": previous}
     write_text(out / "training.json", json.dumps(record, indent=1, ensure_ascii=False))
     log(f"saved to {out}; held-out loss {held_loss:.3f}; {record['wall_minutes']} min")
     return record
-
-
-def _dialect_counts(names: list[str]) -> dict:
-    """Documents per dialect rule ("plain" for none; the function-word swaps counted together)."""
-    counts: dict[str, int] = {}
-    for name in names:
-        key = name.split(":")[0] or "plain"
-        counts[key] = counts.get(key, 0) + 1
-    return dict(sorted(counts.items()))
 
 
 def _previous_stages(recipe: Recipe) -> list[dict]:
@@ -332,19 +286,6 @@ def _previous_stages(recipe: Recipe) -> list[dict]:
         raise ValueError(f"--init-from {recipe.init_from} was trained with seed {record['recipe']['seed']} "
                          f"and language {record['recipe']['language']}; continue it with the same ones")
     earlier = record.pop("previous_stages", [])
-    for key in ("sample_accuracy", "lp_accuracy", "card_notes", "precision"):
+    for key in ("sample_accuracy", "lp_accuracy", "card_notes", "precision", "priming"):
         record.pop(key, None)
     return earlier + [record]
-
-
-def heldout_loss(model, stream: np.ndarray, length: int) -> float:
-    """Mean next-token loss over ``stream`` cut into rows of ``length`` tokens."""
-    n = len(stream) // length
-    if n == 0:
-        return float("nan")
-    ids = torch.from_numpy(stream[:n * length].reshape(n, length).astype(np.int64))
-    losses = []
-    with torch.no_grad():
-        for i in range(0, n, 8):
-            losses.append(model(input_ids=ids[i:i + 8], labels=ids[i:i + 8]).loss.item())
-    return round(float(np.mean(losses)), 4)

@@ -198,3 +198,12 @@ def sentence_lists(sentences: list[str], count: int, chars: int, share: float, s
         else:
             texts.append(text), spans.append([]), names.append("")
     return texts, spans, names
+
+
+def dialect_counts(names: list[str]) -> dict:
+    """Documents per dialect rule ("plain" for none; the function-word swaps counted together)."""
+    counts: dict[str, int] = {}
+    for name in names:
+        key = name.split(":")[0] or "plain"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items()))

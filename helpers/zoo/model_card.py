@@ -26,6 +26,7 @@ from ..engine.interface import Scorer
 from ..engine.kinds import scorer_for
 from .demo_training import Recipe
 from .precision_card import precision_text
+from .priming_card import priming_text, record_priming
 
 # The fixed sample a test pins the card to: the first 50 pairs of every agreement paradigm.
 AGREEMENT = {"blimp": ["anaphor_agreement", "determiner_noun_agreement", "subject_verb_agreement"],
@@ -85,7 +86,8 @@ def stage_commands(stages: list[dict], out: str) -> list[str]:
     lines = []
     for k, st in enumerate(stages, 1):
         r = st["recipe"]
-        folder = out if k == len(stages) else f"data/cache/{Path(out).name}-stage{k}"
+        following = stages[k]["recipe"].get("init_from") if k < len(stages) else None  # where the next stage reads it
+        folder = out if k == len(stages) else following or f"data/cache/{Path(out).name}-stage{k}"
         opts = [f"--language {r['language']}", f"--out {folder}"]
         for f in fields(Recipe):
             value = r.get(f.name, getattr(defaults, f.name))
@@ -117,6 +119,42 @@ def loss_table(stages: list[dict], rows: int = 16) -> pd.DataFrame:
     return picked[["stage", "step", "tokens", "loss", "minutes"]]
 
 
+# What each demo model is for (the card's opening); others get demo-en's and demo-zh's text.
+ROLES = {"demo-en-icl": "demo-en trained on further on long documents and on lists of sentences built on one "
+                        "template each (below), so that it follows the structure of its context. It is the teaching "
+                        "default of `notebooks/06_context_priming.ipynb`: it shows the in-context effect of Sinha et "
+                        "al. (2023), which demo-en, trained on short unrelated documents, barely does."}
+_DEFAULT_ROLE = ("It is the offline default of the notebooks, the model of the teaching demos, and the model the tests "
+                 "use\nto assert scientifically meaningful numbers.")
+
+
+def template_list_text(stages: list[dict]) -> str:
+    """The card's account of the template lists of the stages that had them."""
+    out = []
+    for k, st in enumerate(stages, 1):
+        counts = st.get("template_list_deviations") or {}
+        if not counts:
+            continue
+        r = st["recipe"]
+        table = pd.DataFrame({"list": list(counts), "lists": list(counts.values())})
+        out.append(f"""
+## Stage {k}: long documents and template lists
+
+Consecutive corpus documents were joined into documents of about {r.get('document_chars')} characters (held-out
+documents left out as before), and {r.get('template_lists'):,} documents of **template lists** were added
+(`helpers/zoo/template_lists.py`): one or two lists of sentences, each list built on one plain sentence of the Brown
+corpus (its function words kept, its nouns, verbs, adjectives, adverbs, names and numbers drawn anew from Brown words
+of the same part-of-speech tag). Half of the lists keep one deviation in every sentence: a tag swapped for its
+agreement or form partner (singular/plural noun, `is`/`are`, `this`/`these`, `himself`/`themselves`, 3rd-person
+`-s`, past tense/participle, pronoun case), a word dropped, or two neighbours swapped. The first sentence of every
+list gets no loss ({st.get('list_tokens_without_loss', 0):,} tokens), so the model learns to follow the structure
+its context shows, never to expect a deviation from nothing. {st.get('training_documents', 0):,} documents in all.
+
+{table.to_markdown(index=False)}
+""")
+    return "".join(out)
+
+
 def card_text(model: str, folder: str, record: dict, accuracy: LPAccuracy) -> str:
     """The card of demo model ``model`` saved in ``folder`` (relative to the repository), from its
     training record (with the pinned sample's accuracy) and the LP accuracy of the score store."""
@@ -126,13 +164,16 @@ def card_text(model: str, folder: str, record: dict, accuracy: LPAccuracy) -> st
     benchmark = "BLiMP" if r["language"] == "en" else "CLiMP"
     status = f"\n## Status\n\n{record['card_notes']}\n" if record.get("card_notes") else ""
     precision = f"\n{precision_text(record)}" if record.get("precision") else ""
+    priming = f"\n{priming_text(record)}" if record.get("priming") else ""
+    origin = ("trained by this project offline on the text corpora of the data mirror, the first stages from scratch"
+              if any(st["recipe"].get("init_from") for st in stages) and model in ROLES
+              else "trained from scratch offline on the text corpora of the data mirror")
     return f"""# {model}: a small {'English' if r['language'] == 'en' else 'Chinese'} language model trained by this project
 
 A GPT-2-style causal LM ({record['parameters'] / 1e6:.2f}M parameters: {r['layers']} layers, width {r['width']},
 {r['heads']} heads, {r['positions']} trained positions, byte-level BPE of {r['vocab_size']} tokens with the
-document-start token `<|endoftext|>`), trained from scratch offline on the text corpora of the data mirror.
-It is the offline default of the notebooks, the model of the teaching demos, and the model the tests use
-to assert scientifically meaningful numbers. Weights are float16 safetensors; load it in float32 with
+document-start token `<|endoftext|>`), {origin}.
+{ROLES.get(model, _DEFAULT_ROLE)} Weights are float16 safetensors; load it in float32 with
 `helpers.models.load("{model}")`. **For research and teaching only**: some training corpora are licensed
 for non-commercial or research use (below).
 
@@ -152,7 +193,7 @@ Benchmark sentences removed from the text before training: {record['removed_benc
 
 {chr(10).join(_stage_text(k, st) for k, st in enumerate(stages, 1))}
 Total wall time {sum(st['wall_minutes'] for st in stages):.1f} min. Held-out loss {record['heldout_loss']}.
-
+{template_list_text(stages)}
 Training loss (mean over the last 100 steps of each stage):
 
 {loss_table(stages).to_markdown(index=False, floatfmt=(".0f", ".0f", ".0f", "g", ".1f"))}
@@ -166,17 +207,20 @@ LP accuracy on {dataset.upper() if dataset == 'blimp' else dataset} ({accuracy.p
 
 Fixed sample pinned by `tests/test_demo_models.py` (first {sample['pairs_per_paradigm']} pairs of every paradigm of
 {', '.join(sample['phenomena'])}): LP accuracy {100 * sample['lp_accuracy']:.1f}%.
-{precision}{status}"""
+{priming}{precision}{status}"""
 
 
 def write_card(model: str, dataset: str, scores_root: str | Path | None = None,
-               per_paradigm: int = SAMPLE_PER_PARADIGM) -> Path:
+               per_paradigm: int = SAMPLE_PER_PARADIGM, priming: bool = False, outputs: str | Path | None = None) -> Path:
     """Write the model folder's README.md from its training.json and the LP scores in the store
     (and record both accuracies in training.json); the pinned sample takes the first
-    ``per_paradigm`` pairs of every agreement paradigm."""
+    ``per_paradigm`` pairs of every agreement paradigm. ``priming`` records 06's Figure 2 of the
+    model (from ``outputs``) and its figure (:mod:`helpers.zoo.priming_card`)."""
     spec = resolve(model)
     folder = paths.ROOT / spec.hf_id
     record = json.loads((folder / "training.json").read_text())
+    if priming:
+        record["priming"] = record_priming(folder, spec.name, dataset, outputs)
     accuracy = lp_accuracy(results.load_scores(dataset, spec.name, ["lp"], root=scores_root))
     sample = sample_accuracy(scorer_for(model, progress=False), dataset, per_paradigm)
     record["sample_accuracy"] = {"dataset": dataset, "phenomena": AGREEMENT[dataset],
