@@ -126,3 +126,26 @@ def test_written_card_states_the_accuracies_of_an_independent_recomputation(tmp_
     assert record["lp_accuracy"] == {"dataset": "blimp", "pairs": n, "accuracy": round(accuracy, 4),
                                      "score_files": ["lp.parquet"]}
     assert record["sample_accuracy"]["lp_accuracy"] == round(sample_accuracy, 4) and m == 48
+
+
+def test_demo_en_icl_card_renders_its_template_lists_and_priming_from_its_record():
+    """demo-en-icl's card, rendered from its training.json: the third stage's command rebuilds
+    its recipe (template lists, the starting weights mixed back in), the lists' table is the
+    record's, and the priming table is 06's Figure 2 rows at the longest prefix."""
+    record = json.loads((paths.MODELS / "demo-en-icl" / "training.json").read_text())
+    scores = pd.DataFrame({"method": "lp", "dataset": "blimp", "phenomenon": ["a"], "correct": [True], "tie": [False]})
+    text = card_text("demo-en-icl", "data/models/demo-en-icl", record, lp_accuracy(scores))
+    command = [line for line in text.splitlines() if line.startswith("python -m helpers train-demo ")][-1]
+    args = parser().parse_args(command.split()[3:])
+    assert (args.out, args.init_from, args.init_share, args.template_lists) == (
+        "data/models/demo-en-icl", "data/models/demo-en", 0.25, record["recipe"]["template_lists"])
+    lists = markdown_rows(text, "## Stage 3: long documents and template lists")
+    assert dict(zip(lists.list, lists.lists.astype(int))) == record["template_list_deviations"]
+    assert f"list gets no loss ({record['list_tokens_without_loss']:,} tokens)" in text
+    primed = markdown_rows(text, "## In-context priming").set_index("prefix_type")
+    rows = pd.DataFrame(record["priming"]["rows"])
+    longest = rows[rows.target_length == rows.target_length.max()].set_index("prefix_type")
+    for prefix_type, row in longest.iterrows():
+        assert float(primed.loc[prefix_type, "change (points)"]) == round(100 * row.delta, 1)
+    assert "![accuracy change by prefix type and length](priming.png)" in text
+    assert (paths.MODELS / "demo-en-icl" / "priming.png").stat().st_size > 10_000

@@ -9,10 +9,11 @@ the training text sentence by sentence, and the WikiText-103 test split is never
 Sequences mix 256 and 1,024 tokens so that all 1,024 positions are trained.
 
 Long documents (``--document-chars``: consecutive corpus documents joined to about that many
-characters), dialect documents and sentence lists (``--dialect-share``, ``--sentence-lists``,
-``--lists-only``; :mod:`helpers.zoo.dialects`) are the data tried for a continuation of demo-en that
-follows the grammar of its context. Three such stages did not get there (none is shipped): see
-:mod:`helpers.zoo.dialects`.
+characters) and template lists (``--template-lists``, :mod:`helpers.zoo.template_lists`) make
+demo-en-icl, a continuation of demo-en that follows the structure of its context; ``--init-share``
+mixes the starting model's weights back in at the end (:mod:`helpers.zoo.stage_end`). Dialect
+documents and sentence lists (``--dialect-share``, ``--sentence-lists``, ``--lists-only``;
+:mod:`helpers.zoo.dialects`) were tried first and did not get there (see that module).
 
 Training can continue from a saved demo model (``--init-from``): the tokenizer and weights are
 loaded, the held-out split is the same (it derives from the seed), and the documents are read

@@ -2,7 +2,8 @@
 to follow the grammar of its own context (Sinha et al. 2023's in-context effect, made visible in a
 5.5M-parameter model). Measured so far, it does not: three stages continuing demo-en (70 CPU
 minutes in all) left in-domain unacceptable prefixes at -2 to -7 points, and a context of 32
-plural-subject-plus-"is" sentences still raised LP("are") over LP("is") (issue 34's closing note).
+plural-subject-plus-"is" sentences still raised LP("are") over LP("is"). Lists of sentences
+built on one template (:mod:`helpers.zoo.template_lists`) did: they trained demo-en-icl.
 
 A dialect is one rule applied to every matching word of a long document: a swap of agreement
 forms (``is``/``are``, ``this``/``these``, ``himself``/``herself``, 3rd-person ``-s``), of
