@@ -211,8 +211,10 @@ def test_g_a_missing_weights_shard_names_the_file(tmp_path, tiny):
     assert again.logprobs == pytest.approx(CausalScorer(loaded, progress=False).score(request)[0].logprobs, abs=1e-6)
 
 
+# 5 pairs per paradigm, so that the five Yes/No passes after lp.parquet give Ctrl-C time to land while the kernel
+# computes: with 1 pair, a fresh-clone run on a quiet machine (2026-11-27) once exited 0, the signal lost
 SWEEP = [sys.executable, "-m", "helpers", "sweep", "--notebooks", "02", "--models", "tiny-gpt2", "--datasets",
-         "blimp", "-p", "limit=1", "-p", "templates=[1,2,3,4,5]", "-p", "02:methods=lp,yesno"]
+         "blimp", "-p", "limit=5", "-p", "templates=[1,2,3,4,5]", "-p", "02:methods=lp,yesno"]
 
 
 def test_h_ctrl_c_to_a_sweep_keeps_finished_scores_and_a_rerun_runs_only_the_rest(tmp_path):
@@ -231,7 +233,7 @@ def test_h_ctrl_c_to_a_sweep_keeps_finished_scores_and_a_rerun_runs_only_the_res
     assert err.strip().splitlines()[-1] == (
         "error: interrupted (Ctrl-C) while running 02_readout model=tiny-gpt2 dataset=blimp: the 0 job(s) "
         "finished before it and the score files it finished are kept; its notebook "
-        "(02_readout__tiny-gpt2__blimp__limit-1__methods-lp_yesno__templates-1_2_3_4_5.running.ipynb) is never "
+        "(02_readout__tiny-gpt2__blimp__limit-5__methods-lp_yesno__templates-1_2_3_4_5.running.ipynb) is never "
         "taken as finished. Run the same sweep again to run only what is missing.")
     kept = mtimes(scores)
     assert "lp.parquet" in kept and len(kept) < 6
@@ -249,7 +251,7 @@ def test_h_ctrl_c_to_a_sweep_keeps_finished_scores_and_a_rerun_runs_only_the_res
     assert no_temp_files(tmp_path / "outputs") and not list(notebooks.glob("*.running.ipynb"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no stale, damaged or incomplete file read
-        assert len(load_scores("blimp", root=tmp_path / "outputs" / "scores")) == 67 * 6
+        assert len(load_scores("blimp", root=tmp_path / "outputs" / "scores")) == 67 * 5 * 6
 
 
 # ---- on the test Slurm cluster (tests/slurm/cluster.sh), a cluster of its own: slurmd is killed here
