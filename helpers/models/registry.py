@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import ModelNotFoundError
-from .gguf import gguf_file_in
+from .gguf import gguf_file_in, sha256_of
 from .packaged import PackagedFile
 
 Quant = Literal["4bit", "8bit"] | None
@@ -175,6 +175,15 @@ def with_revision(spec: ModelSpec, revision: str) -> ModelSpec:
     return replace(spec, name=f"{base}{REVISION_MARK}{revision}", revision=revision)
 
 
+def _gguf_spec(path: Path) -> ModelSpec:
+    """The spec of a GGUF file: a registry entry's own (its name, kind and start token, read from this
+    copy) when the file is the one it pins, else the defaults of a local model."""
+    for spec in REGISTRY.values():
+        if spec.packaged and spec.packaged.size == path.stat().st_size and sha256_of(path) == spec.packaged.sha256:
+            return replace(spec, hf_id=str(path.parent), gguf_file=path.name, packaged=None)
+    return _spec(path.stem, str(path.parent), local=True, languages=("en", "zh"), gguf_file=path.name)
+
+
 def resolve(name_or_path: str | os.PathLike) -> ModelSpec:
     """The spec of a registered name, a local folder, a GGUF file (or a folder holding one), a
     Hugging Face id ("org/name"), or any of
@@ -193,7 +202,7 @@ def resolve(name_or_path: str | os.PathLike) -> ModelSpec:
         return with_revision(resolve(base), revision)
     gguf = gguf_file_in(path) if path.exists() else None
     if gguf is not None:  # a .gguf file, or a folder holding one
-        return _spec(gguf.stem, str(gguf.parent), local=True, languages=("en", "zh"), gguf_file=gguf.name)
+        return _gguf_spec(gguf)
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelNotFoundError(
