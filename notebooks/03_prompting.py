@@ -27,9 +27,12 @@
 #   which is what Ide et al.'s released code computes. It is not a probability: with negative
 #   logits the ratio can rank sentences differently from eq. 4. Both are shown.
 # - `ab`: both sentences as A and B, the acceptable one's slot drawn per pair with a fixed
-#   seed; the answer by greedy decoding constrained to exactly "A" or "B" with outlines (the
-#   paper's way). `ab_logit` decides the same prompts by comparing the two answer tokens'
-#   log-probs (the fast path); their agreement is shown below.
+#   seed; the answer by greedy decoding constrained to exactly "A" or "B" (the paper's way). When
+#   each letter is one token that answer is the letter whose logit is higher, which the scoring pass
+#   already computes: by default (`use_outlines="auto"`) it is read from there, and outlines decodes
+#   only letters of several tokens (`use_outlines=True` decodes every prompt, one `generate()` each;
+#   the table below says which path decided each file). `ab_logit` decides the same prompts by
+#   comparing the two letters' log-probs, a tie kept as a tie; their agreement is shown below.
 #
 # On an encoder-decoder (Flan-T5) each prompt is the encoder's source and the answer is read from
 # the decoder's start, as Hu & Levy ran their prompts; `ab` is not applicable there (Table 3 says
@@ -64,7 +67,7 @@ methods = "all"  # prompting methods: yesno, yesno_released, ab, ab_logit (a lis
 templates = [1, 2, 3, 4, 5]  # prompt template ids
 limit = None  # pairs per paradigm (the first ones); None means all pairs
 seed = 42  # seed for the slot of the acceptable sentence in A/B prompting
-use_outlines = True  # decide A/B by constrained decoding with outlines (method "ab"); False runs ab_logit only
+use_outlines = "auto"  # method "ab" (greedy decoding constrained to A or B): "auto" reads it from one-token letters' logits (the same answer, no decode) and decodes with outlines otherwise; True decodes every prompt with outlines; False never decodes
 fewshot_ks = [0, 1, 2, 4, 8]  # few-shot examples k before each item (accuracy vs k); [] skips the few-shot section
 fewshot_methods = "intemplate_lp,yesno"  # few-shot methods: in-template readouts and yesno/yesno_released
 fewshot_source = "other"  # where examples come from: "other" paradigms or the item's "same" paradigm
@@ -116,8 +119,7 @@ scorer = switches.scorer(models[0], batch_size=batch)  # the first model; the ot
 # the methods asked for; each model runs those its kind can run, the others are listed with the reason in Table 3
 fewshot_asked = method_registry.method_names(fewshot_methods, [
     m for m, spec in method_registry.METHODS.items() if spec.family.takes_fewshot]) if k_list else []
-methods_asked = [m for m in method_registry.method_names(methods, method_registry.PROMPT_METHODS)
-                 if use_outlines or m != "ab"]  # "ab" is the constrained-decoding decision; ab_logit stays
+methods_asked = method_registry.method_names(methods, method_registry.PROMPT_METHODS)
 fewshot_list = method_registry.applicable(fewshot_asked, scorer)[0] if fewshot_asked else []
 method_list = method_registry.applicable(methods_asked, scorer)[0] if methods_asked else []
 selection = select(dataset, limit).for_shards(shard, shards)  # a shard's pairs, or the whole run
@@ -178,8 +180,9 @@ report.table(t3, "prompting")
 
 # %% [markdown]
 # A/B prompting: the share of "A" answers (Ide et al. Table 10; the acceptable sentence is in
-# slot A for about half the pairs) and the agreement of the outlines decision (`ab`) with the
-# logit decision (`ab_logit`), and the pairs where they differ.
+# slot A for about half the pairs), what decided each method's answers (`decided_by`: outlines, or
+# the letters' logits), and the agreement of the constrained decision (`ab`) with the logit
+# decision (`ab_logit`), and the pairs where they differ.
 
 # %%
 ab_methods = [m for m in ("ab", "ab_logit") if len(scores) and m in set(scores["method"])]
@@ -192,7 +195,7 @@ if len(ab_methods) == 2:
     display(agree.round(3))
     report.table(agree, "ab_agreement")
     diff = prompting_tables.disagreements(scores)
-    print(f"outlines vs logit disagreements: {len(diff)}")
+    print(f"ab vs ab_logit disagreements: {len(diff)}")
     display(diff.head(10))
 
 # %% [markdown]

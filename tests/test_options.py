@@ -29,7 +29,7 @@ def test_every_option_belongs_to_the_families_that_declare_it():
 def test_values_are_checked_and_defaults_filled():
     chosen = [registry.get("lp"), registry.get("ab")]
     values = checked_options({"seed": 7, "templates": 2}, chosen, registry.families())
-    assert values["seed"] == 7 and values["templates"] == (2,) and values["use_outlines"] is True
+    assert values["seed"] == 7 and values["templates"] == (2,) and values["use_outlines"] == "auto"
     assert values["fewshot"] == FewShot(0) and values["order_average"] == "accuracy" and values["instruct"] is None
     # options of families that are not run are checked, then unused: a notebook passes all its settings
     assert checked_options({"order_average": "logprob"}, chosen, registry.families())["order_average"] == "logprob"
@@ -40,7 +40,7 @@ def test_values_are_checked_and_defaults_filled():
     ({"order_average": "mean"}, "order_average must be 'accuracy'.*or 'logprob'"),
     ({"syntaxgym_pass": "all"}, "syntaxgym_pass must be 'directional'.*or 'strict'"),
     ({"seed": "7"}, "seed must be a whole number"),
-    ({"use_outlines": "yes"}, "use_outlines must be True or False"),
+    ({"use_outlines": "yes"}, "use_outlines must be 'auto', True or False"),
     ({"fewshot": -1}, "whole number >= 0"),
     ({"templates": []}, "templates must be template ids"),
     ({"unigram_corpus": 3}, "unigram_corpus must be None"),

@@ -103,17 +103,24 @@ def test_yesno_equals_full_softmax_and_released_equals_raw_logit_ratio(tiny, nam
 
 @pytest.mark.parametrize("name", ["tiny-llama", "tiny-qwen2-instruct", "tiny-mixtral", "tiny-gpt2"])
 def test_outlines_decision_and_logit_decision_agree(tiny, name, tmp_path):
+    """outlines decodes every prompt (use_outlines=True); by default ("auto") 'ab' is read from the one-token
+    letters' logits without a decode, and gives outlines' answer on every pair."""
     lm = tiny(name)
     files = run_methods(
         CausalScorer(lm, progress=False),
         blimp_sample(3, 200),
         ["ab", "ab_logit"],
-        {"templates": [1]},
+        {"templates": [1], "use_outlines": True},
         store=ScoreStore(tmp_path),
     )
     s = load_files(files).set_index(["method", "paradigm", "pair_id"])
     outlines, logit = s.loc["ab"], s.loc["ab_logit"]
     assert len(outlines) == len(logit) == 200
+    by_default = load_files(run_methods(CausalScorer(lm, progress=False), blimp_sample(3, 200), ["ab"],
+                                        {"templates": [1]}, store=ScoreStore(tmp_path / "auto")))
+    assert list(by_default.answer_outlines) == list(outlines.answer_outlines)
+    assert list(by_default.correct) == list(outlines.correct)
+    assert set(outlines.ab_path) == {"outlines"} and set(by_default.ab_path) == {"letter logits"}
     # the stored answers agree between the two files, and each method decides by its own path
     assert (outlines.answer_outlines == logit.answer_outlines).all() and (outlines.answer == logit.answer).all()
     assert (outlines.correct == (outlines.answer_outlines == outlines.good_slot)).all()
@@ -137,14 +144,12 @@ def test_ab_slots_are_seeded_and_stored(tiny, tmp_path):
     assert list(s.good_slot) == list(slots)
     np.testing.assert_allclose(s.score_good, np.where(s.good_slot == "A", s.lp_a, s.lp_b))
     assert (s.correct == (np.where(s.good_slot == "A", s.answer == "A", s.answer == "B"))).all()
-    with pytest.raises(ValueError, match="use_outlines=True"):
-        run_methods(
-            CausalScorer(tiny("tiny-gpt2"), progress=False),
-            blimp_sample(1, 4),
-            ["ab"],
-            {"templates": [1], "use_outlines": False},
-            store=ScoreStore(tmp_path / "b"),
-        )
+    # without outlines, 'ab' is greedy's answer read from the one-token letters' logits (a tie: the lower id)
+    files = run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), blimp_sample(1, 40), ["ab"],
+                        {"templates": [1], "use_outlines": False}, store=ScoreStore(tmp_path / "b"))
+    ab = load_files(files)
+    assert list(ab.answer_outlines) == list(np.where(ab.lp_b > ab.lp_a, "B", "A")) and set(ab.ab_path) == {
+        "letter logits"}
 
 
 def test_balanced_accuracy_by_hand():

@@ -173,7 +173,8 @@ def test_quickstart_runs_headlessly_and_matches_the_score_command(scratch):
     good, bad = "The dogs bark at night.", "The dogs barks at night."
     out = scratch / "00.ipynb"
     pm.execute_notebook(str(paths.NOTEBOOKS / "00_quickstart.ipynb"), str(out), cwd=str(paths.NOTEBOOKS),
-                        parameters=dict(good=good, bad=bad, model="tiny-gpt2", pairs=4), progress_bar=False,
+                        parameters=dict(good=good, bad=bad, model="tiny-gpt2", pairs=4,
+                                        answer_models=["smollm2-135m-instruct"]), progress_bar=False,
                         kernel_name="python3")
     saved = pd.read_csv(scratch / "outputs" / "tables" / "00_quickstart_tokens__tiny-gpt2.csv")
     cli = subprocess.run([sys.executable, "-m", "helpers", "score", "--model", "tiny-gpt2", "--json", good, bad],
@@ -190,9 +191,13 @@ def test_quickstart_runs_headlessly_and_matches_the_score_command(scratch):
     text = json.dumps(outputs)
     assert 'class=\\"qs-decisions\\"' in text and "pairs right" in text and "Traceback" not in text
     assert "demo-en-icl: the prefix flips the judgment: LP now prefers the unacceptable sentence" in text
+    answers = pd.read_csv(scratch / "outputs" / "tables" / "00_quickstart_prompt_answers__tiny-gpt2.csv")
+    assert answers.model.tolist() == ["smollm2-135m-instruct"] * 3
+    assert answers.question.tolist() == ["LP (log-prob, nats)", "Yes/No: P(Yes)", "A/B: P(its letter)"]
+    assert answers["prefers the acceptable one"].tolist() == PINNED_ANSWERS
     streams = "".join("".join(o["text"]) for o in outputs if o["output_type"] == "stream")
     loading = [ln for ln in streams.splitlines() if ln.startswith("Loading weights")]
-    assert len(loading) == 2 and all("100%" in ln and "it/s]" in ln for ln in loading)  # a line per model loaded
+    assert len(loading) == 3 and all("100%" in ln and "it/s]" in ln for ln in loading)  # a line per model loaded
     assert "\r" not in streams and "IProgress" not in streams
 
 

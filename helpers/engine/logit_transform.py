@@ -5,7 +5,7 @@ families then change them before the softmax: Gemma 2 and 3 soft-cap them
 (``cap * tanh(logits / cap)``, ``final_logit_softcapping``), Cohere multiplies them by
 ``logit_scale``, Granite divides them by ``logits_scaling``, Falcon-H1 multiplies them by
 ``lm_head_multiplier``. :class:`LogitTransform` holds those settings and :class:`Projection`
-applies them after the head, in float32. What a configuration does not say, the start-up
+applies them after the head, in float32 (a half-precision head multiplies in float32 too). What a configuration does not say, the start-up
 probe of :func:`helpers.engine.model_checks.head_disagreement` finds.
 """
 from __future__ import annotations
@@ -65,12 +65,34 @@ class LogitTransform:
 
 
 class Projection:
-    """The output embedding then the model's logit transform, in float32: hidden states
-    [positions, width] to logits [positions, vocab]."""
+    """The output embedding then the model's logit transform, in float32 whatever the model's
+    dtype: hidden states [positions, width] to logits [positions, vocab].
+
+    A half-precision head (bfloat16, float16: the model's dtype, or the unquantized head of a 4-bit
+    or 8-bit model) multiplies float32 copies of the hidden states and of its weight (converted once,
+    kept by the projection: twice the head's memory), so the logits are not rounded to the model's
+    dtype before the softmax; it runs only at the positions the engine reads. A float32 or float64
+    head, and a head that is no plain linear layer (quantized, offloaded by hooks), runs as it is."""
 
     def __init__(self, head: torch.nn.Module, transform: LogitTransform):
         self.head, self.transform = head, transform
         self.vocab = int(head.weight.shape[0])
+        self._float32: tuple[torch.Tensor, torch.Tensor | None] | None = None
 
     def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.transform(self.head(hidden).float())
+        weights = self.float32_weights()
+        if weights is None:
+            return self.transform(self.head(hidden).float())
+        weight, bias = weights
+        return self.transform(torch.nn.functional.linear(hidden.float(), weight, bias))
+
+    def float32_weights(self) -> tuple[torch.Tensor, torch.Tensor | None] | None:
+        """(weight, bias) in float32 for a half-precision plain linear head, else None."""
+        head = self.head
+        weight = getattr(head, "weight", None)
+        if type(head) is not torch.nn.Linear or weight is None or weight.dtype not in (torch.bfloat16, torch.float16) \
+                or weight.device.type == "meta" or hasattr(head, "_hf_hook"):
+            return None
+        if self._float32 is None:
+            self._float32 = (weight.detach().float(), None if head.bias is None else head.bias.detach().float())
+        return self._float32

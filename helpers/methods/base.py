@@ -38,7 +38,7 @@ class Runtime:
     instruct: bool | None = None  # chat templates for prompts; None: the model's registry entry
     seed: int = 42  # A/B prompting: the slot of the acceptable sentence
     unigram: object | None = None  # helpers.methods.measures.UnigramTable (families that count one)
-    use_outlines: bool = True  # A/B prompting: constrained decoding with outlines
+    use_outlines: bool | str = "auto"  # A/B prompting: decode with outlines ("auto": only for multi-token letters)
     progress: bool = True
     cache: dict = field(default_factory=dict)  # e.g. the outlines generator, built once per run
     sides: tuple[str, ...] = ("good", "bad")  # item fields scored: a pair, or ("sentence",) for single sentences

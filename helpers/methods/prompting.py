@@ -48,8 +48,18 @@ def _flag(name: str):
 
 
 SEED = Option("seed", 42, _seed, "seed of the slot of the acceptable sentence in A/B prompts")
-USE_OUTLINES = Option("use_outlines", True, _flag("use_outlines"),
-                      "decide A/B prompts by constrained decoding with outlines (method 'ab')")
+def _outlines_setting(value) -> bool | str:
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ValueError(f"use_outlines must be 'auto', True or False, got {value!r}")
+
+
+USE_OUTLINES = Option("use_outlines", "auto", _outlines_setting,
+                      "method 'ab' (greedy decoding constrained to 'A' or 'B'): 'auto' reads the answer from the "
+                      "letters' logits when each letter is one token (the same answer, no decoding) and decodes "
+                      "with outlines otherwise; True decodes every prompt with outlines; False never decodes")
 
 
 class PromptFamily(Family):
@@ -114,11 +124,12 @@ class AB(PromptFamily):
     name, template_set, options = "ab", "ab", (SEED, USE_OUTLINES)
 
     def runtime_for(self, methods, runtime):
-        """Without constrained decoding on this scorer (method 'ab' is then not applicable), the
-        pass reads the letters' log-probs only (recorded: outlines False)."""
-        if runtime.use_outlines and "outlines" not in runtime.scorer.features:
-            return replace(runtime, use_outlines=False)
-        return runtime
+        """Whether this pass decodes with outlines, settled once (recorded as ``outlines``): asked
+        (True), or under "auto" where a letter is more than one token; never on a scorer without
+        constrained decoding (method 'ab' then needs one-token letters)."""
+        decode = runtime.use_outlines is True or (runtime.use_outlines == "auto"
+                                                  and not one_token_letters(runtime.scorer.tokenizer))
+        return replace(runtime, use_outlines=decode and "outlines" in runtime.scorer.features)
 
     def prepare(self, items, template, contexts, runtime):
         """Each pair's (slot of the acceptable sentence, prompt), the prompt rendered once."""
@@ -154,7 +165,23 @@ class AB(PromptFamily):
                 runtime.cache["outlines_ab"] = constrained.ChoiceGenerator(runtime.scorer.model, tok, answers.AB)
             out["answer_outlines"] = constrained.answers(runtime.cache["outlines_ab"], runtime.scorer, prompts,
                                                          runtime.progress)
+        elif all(len(s[0].logprobs) == len(s[1].logprobs) == 1 for s in scored):
+            out["answer_outlines"] = greedy_letters(lp_a, lp_b, [scored[0][k].token_ids[0] for k in (0, 1)])
+        out["ab_path"] = "outlines" if runtime.use_outlines else "letter logits"  # what decided 'ab' (03, 04 show it)
         return out
+
+
+def one_token_letters(tokenizer) -> bool:
+    """Whether "A" and "B", as the engine scores them after a prompt (tokenized apart), are one token each."""
+    return all(len(tokenizer(letter, add_special_tokens=False)["input_ids"]) == 1 for letter in answers.AB)
+
+
+def greedy_letters(lp_a: np.ndarray, lp_b: np.ndarray, ids: list[int]) -> np.ndarray:
+    """The answer of greedy decoding constrained to one of two one-token letters: the letter whose token
+    has the higher logit (log-prob: the same order), an exact tie going to the lower token id, as an
+    argmax over the vocabulary picks the first maximum. What outlines decodes, without a decode."""
+    first_wins_tie = "A" if ids[0] < ids[1] else "B"
+    return np.where(lp_a > lp_b, "A", np.where(lp_b > lp_a, "B", first_wins_tie))
 
 
 YESNO_FAMILY, AB_FAMILY = YesNo(), AB()
@@ -184,10 +211,12 @@ def _ab_logit(t: pd.DataFrame, side: str) -> pd.Series:
 
 
 def _ab_outlines(t: pd.DataFrame, side: str) -> pd.Series:
-    """1 where outlines answered the slot of this side's sentence, else 0."""
+    """1 where greedy constrained decoding (outlines, or the letters' logits when each is one token)
+    answered the slot of this side's sentence, else 0."""
     if "answer_outlines" not in t:
-        raise ValueError("the 'ab' method decides by constrained decoding: run it with use_outlines=True "
-                         "(or choose 'ab_logit', the logit comparison)")
+        raise ValueError("the 'ab' method decides by constrained decoding, and this model's letters are not one "
+                         "token each: run it with use_outlines=True or 'auto' (or choose 'ab_logit', the logit "
+                         "comparison)")
     letter = np.where(_slot_is(t, side), "A", "B")  # the slot of this side's sentence
     return pd.Series((t["answer_outlines"].to_numpy() == letter).astype(float), index=t.index)
 
@@ -198,8 +227,9 @@ PROMPTS = [
     Method("yesno_released", YESNO_FAMILY,
            "logit(Yes) / (logit(Yes) + logit(No)) of the RAW logits, as Ide et al.'s released code computes it",
            _released, needs=("continuation",)),
-    Method("ab", AB_FAMILY, "A/B prompting decided by greedy decoding constrained to 'A' or 'B' (outlines), "
-           "as Ide et al.; the letters' log-probs are stored beside it", _ab_outlines, needs=("continuation", "outlines")),
+    Method("ab", AB_FAMILY, "A/B prompting decided by greedy decoding constrained to 'A' or 'B', as Ide et al. "
+           "(one-token letters: their logits' argmax; else outlines); the letters' log-probs are stored beside it",
+           _ab_outlines, needs=("continuation", "outlines")),
     Method("ab_logit", AB_FAMILY, "A/B prompting decided by the log-probs of 'A' and 'B' at the answer position",
            _ab_logit, needs=("continuation",)),
 ]

@@ -1,0 +1,203 @@
+"""The GPU verification in one command, writing one results file.
+
+1. Conformance on CUDA: tiny random models of four families (Llama, Qwen2, Mistral's sliding window
+   on every layer, Gemma 2's soft-capping with sliding and full layers), loaded in float32 and in
+   bfloat16 on the GPU and scored in every share mode, each request's per-token log-probs against a
+   float64 forward on the CPU. In float32 the engine must be within 1e-4 nats; in bfloat16 no
+   further from float64 than 1.5 times a plain bfloat16 forward of each whole sequence (with a
+   float32 log-softmax) is, or 0.05 nats.
+2. The float32 head in bfloat16: the same bfloat16 models with the head rounded to bfloat16 (the
+   engine before the float32 head) and with the float32 head, each one's distance from float64.
+3. ``benchmarks/bench_gpu.py`` on a random Llama 3 8B in bfloat16 (plain loop, no reuse, the
+   default and the share modes, on plain LP, in-template LP and 800-token priming), its output
+   appended.
+
+Without CUDA it refuses to start, except with ``--dry-run``: the same steps on the CPU with tiny
+sizes (a test runs it). Needs torch with CUDA, transformers and the repository; no package index.
+
+    python scripts/gpu_check.py [--out outputs/gpu_check.txt] [--bench-n 20000] [--bench-timeout 330]
+    python scripts/gpu_check.py --dry-run --out /tmp/gpu_check.txt
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+ARCHITECTURES = ("llama", "qwen2", "mistral", "gemma2")
+SHARES = ("none", "context", "prefix", "tree", "auto")
+CONTEXT = "Is the following sentence grammatically acceptable? "
+TEXTS = ["The old cat sees the young dog near the river and the small bird watches the famous teacher.",
+         "The old cat sees the young dog near the river and the small birds watches the famous teacher.",
+         "Every careful student helps a quiet doctor in the green garden.",
+         "Every careful student help a quiet doctor in the green garden."]
+FLOAT32_TOLERANCE = 1e-4  # nats
+BF16_FLOOR = 0.05  # nats: bfloat16 is held to 1.5 x a plain bfloat16 forward's distance, or this
+
+
+class Report:
+    """Lines printed and kept for the results file."""
+
+    def __init__(self, path: Path):
+        self.path, self.lines, self.failures = path, [], []
+
+    def say(self, line: str = "") -> None:
+        print(line, flush=True)
+        self.lines.append(line)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text("\n".join(self.lines) + "\n", encoding="utf-8")
+
+    def fail(self, what: str) -> None:
+        self.failures.append(what)
+        self.say(f"  FAIL {what}")
+
+
+def requests():
+    from helpers.engine import Request
+
+    return [Request("", t) for t in TEXTS] + [Request(CONTEXT, t) for t in TEXTS]
+
+
+@torch.no_grad()
+def float64_reference(folder: Path, scorer, reqs) -> list[np.ndarray]:
+    """Each request's target log-probs from a float64 copy on the CPU, the whole sequence alone."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float64, attn_implementation="eager").eval()
+    out = []
+    for enc in scorer.encode_many(reqs):
+        lp = torch.log_softmax(model(input_ids=torch.tensor([list(enc.ids)])).logits[0], -1)
+        out.append(np.array([lp[i - 1, enc.ids[i]].item() for i in range(enc.first, len(enc.ids))]))
+    return out
+
+
+@torch.no_grad()
+def plain_forward(loaded, scorer, reqs) -> list[np.ndarray]:
+    """Each request's target log-probs from the loaded model's own forward on the whole sequence."""
+    out = []
+    for enc in scorer.encode_many(reqs):
+        logits = loaded.model(input_ids=torch.tensor([list(enc.ids)], device=loaded.input_device)).logits[0]
+        lp = torch.log_softmax(logits.float(), -1).cpu().double()
+        out.append(np.array([lp[i - 1, enc.ids[i]].item() for i in range(enc.first, len(enc.ids))]))
+    return out
+
+
+def worst(got, expected) -> float:
+    return max(float(np.max(np.abs(np.asarray(g) - e))) for g, e in zip(got, expected))
+
+
+def conformance(report: Report, device: str) -> None:
+    from helpers.engine import logit_transform, scorer_for
+    from helpers.models import load
+    from helpers.models import tiny_architectures as ta
+
+    report.say("1. conformance: engine vs a float64 CPU forward (max |log-prob difference|, nats)")
+    report.say("2. the float32 head in bfloat16: distance from float64 with the head in bfloat16 and in float32")
+    reqs = requests()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ARCHITECTURES:
+            folder = ta.build(name, Path(tmp) / name)
+            reference = None
+            for dtype in (torch.float32, torch.bfloat16):
+                loaded = load(folder, quant=None, dtype=dtype, device_map={"": device})
+                first = scorer_for(loaded, progress=False, share="none")
+                if reference is None:
+                    reference = float64_reference(folder, first, reqs)
+                label = str(dtype).removeprefix("torch.")
+                if dtype == torch.float32:
+                    bound = FLOAT32_TOLERANCE
+                    plain = ""
+                else:
+                    plain_worst = worst(plain_forward(loaded, first, reqs), reference)
+                    bound = max(BF16_FLOOR, 1.5 * plain_worst)
+                    plain = f"  (plain bf16 forward {plain_worst:.3g}; bound {bound:.3g})"
+                cells = []
+                for share in SHARES:
+                    scorer = first if share == "none" else scorer_for(loaded, progress=False, share=share)
+                    diff = worst([s.logprobs for s in scorer.score(reqs)], reference)
+                    used = getattr(scorer, "share_used", share)
+                    cells.append(f"{share}{'->' + used if share == 'auto' else ''} {diff:.2e}")
+                    if not diff <= bound:
+                        report.fail(f"{name} {label} share={share}: {diff:.3g} nats > {bound:.3g}")
+                report.say(f"  {name:<8}{label:<10}" + "  ".join(cells) + plain)
+                if dtype == torch.bfloat16:
+                    keep = logit_transform.Projection.float32_weights
+                    logit_transform.Projection.float32_weights = lambda self: None
+                    try:
+                        rounded = worst([s.logprobs for s in scorer_for(loaded, progress=False, share="none")
+                                         .score(reqs)], reference)
+                    finally:
+                        logit_transform.Projection.float32_weights = keep
+                    ours = worst([s.logprobs for s in first.score(reqs)], reference)
+                    report.say(f"  {name:<8}head      bf16 head {rounded:.3e}   float32 head {ours:.3e}")
+                del loaded, first
+                if device == "cuda":
+                    torch.cuda.empty_cache()
+
+
+def bench(report: Report, dry_run: bool, n: int, timeout: int) -> None:
+    report.say("3. benchmarks/bench_gpu.py")
+    args = ["--cpu", "--model", "tiny-llama", "--n", "40", "--priming-pairs", "2", "--prefix-tokens", "40"] \
+        if dry_run else ["--shape", "llama3-8b", "--n", str(n), "--priming-pairs", "100", "--prefix-tokens", "800"]
+    command = [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), *args]
+    report.say("  $ " + " ".join(command[1:]))
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+        for line in (done.stdout + done.stderr).splitlines():
+            if not line.startswith(("Loading weights", "Converting")) and "it/s]" not in line:
+                report.say("  " + line)
+        if done.returncode != 0:
+            report.fail(f"bench_gpu.py exited {done.returncode}")
+    except subprocess.TimeoutExpired as err:
+        for line in ((err.stdout or b"").decode() if isinstance(err.stdout, bytes) else (err.stdout or "")).splitlines():
+            report.say("  " + line)
+        report.fail(f"bench_gpu.py ran past {timeout} s (its rows so far are above)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dry-run", action="store_true", help="the same steps on the CPU with tiny sizes")
+    ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "gpu_check.txt")
+    ap.add_argument("--bench-n", type=int, default=20000, help="BLiMP sentences of bench_gpu's plain-LP rows")
+    ap.add_argument("--bench-timeout", type=int, default=330, help="seconds bench_gpu.py may run")
+    ap.add_argument("--skip-bench", action="store_true")
+    args = ap.parse_args(argv)
+    if not torch.cuda.is_available() and not args.dry_run:
+        print("error: no CUDA device is visible: run this on a GPU machine, or with --dry-run on the CPU",
+              file=sys.stderr)
+        return 2
+    device = "cpu" if args.dry_run else "cuda"
+    report = Report(args.out)
+    import transformers
+
+    name = torch.cuda.get_device_name(0) if device == "cuda" else "CPU (dry run)"
+    report.say(f"# scripts/gpu_check.py on {name}, {time.strftime('%Y-%m-%d %H:%M')}, torch {torch.__version__}, "
+               f"transformers {transformers.__version__}")
+    start = time.perf_counter()
+    for step in (lambda: conformance(report, device),
+                 None if args.skip_bench else lambda: bench(report, args.dry_run, args.bench_n, args.bench_timeout)):
+        if step is None:
+            continue
+        try:
+            step()
+        except Exception:  # noqa: BLE001 - one step's failure is recorded; the next step still runs
+            report.fail("a step stopped:\n" + traceback.format_exc())
+    report.say(f"{len(report.failures)} failure(s); {time.perf_counter() - start:.0f} s")
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

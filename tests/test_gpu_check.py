@@ -1,0 +1,30 @@
+"""scripts/gpu_check.py: it refuses to start without CUDA, and its dry run (the same steps on the CPU,
+tiny sizes) passes every check and writes the results file."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+
+import gpu_check  # noqa: E402
+
+
+def test_it_refuses_to_start_without_cuda(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(gpu_check.torch.cuda, "is_available", lambda: False)
+    assert gpu_check.main(["--out", str(tmp_path / "check.txt")]) == 2
+    assert "no CUDA device is visible" in capsys.readouterr().err and not (tmp_path / "check.txt").exists()
+
+
+def test_the_dry_run_passes_and_writes_its_results(tmp_path):
+    out = tmp_path / "check.txt"
+    assert gpu_check.main(["--dry-run", "--out", str(out)]) == 0
+    text = out.read_text()
+    for name in gpu_check.ARCHITECTURES:
+        rows = re.findall(rf"^  {name}\s+(float32|bfloat16)\s+none ([\d.e+-]+)", text, re.M)
+        assert [dtype for dtype, _ in rows] == ["float32", "bfloat16"], text
+        assert float(rows[0][1]) < gpu_check.FLOAT32_TOLERANCE
+        head = re.search(rf"^  {name}\s+head\s+bf16 head ([\d.e+-]+)\s+float32 head ([\d.e+-]+)", text, re.M)
+        assert head, text
+    assert "auto->" in text and "1. plain LP" in text and text.rstrip().endswith("s") and "0 failure(s)" in text
