@@ -38,4 +38,4 @@ def _shown(method: str, score: float) -> str:
         return f"{score:.2f}"
     if method == "yesno":
         return f"{score:.3f} ({'Yes' if score > 0.5 else 'No'})"
-    return f"{math.exp(score):.3f}"
+    return f"{math.exp(score):.3g}"

@@ -9,6 +9,7 @@ quantization type (``general.file_type``, e.g. Q4_1) and its architecture.
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -150,3 +151,20 @@ def as_plain_weights(model) -> None:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
+
+
+@contextmanager
+def routed_progress():
+    """While a GGUF file loads, its dequantization bar drawn by :func:`helpers.progress.bar` (a line
+    headless, a widget in JupyterLab): transformers' GGUF loader calls ``tqdm.auto`` directly, past
+    the hook through which :mod:`helpers.progress` draws transformers' other bars."""
+    from transformers import modeling_gguf_pytorch_utils as loader
+
+    from ..progress import bar
+
+    original = loader.tqdm
+    loader.tqdm = bar
+    try:
+        yield
+    finally:
+        loader.tqdm = original

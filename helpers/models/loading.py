@@ -225,7 +225,11 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
         auto = AutoModelForCausalLM
     if checkpoint is not None:  # the configuration read above: transformers would parse the whole file again
         model_kwargs["config"] = config
-    model = auto.from_pretrained(source, **model_kwargs)
+    if checkpoint is None:
+        model = auto.from_pretrained(source, **model_kwargs)
+    else:
+        with gguf_files.routed_progress():
+            model = auto.from_pretrained(source, **model_kwargs)
     model.eval()
     model.requires_grad_(False)
     if checkpoint is not None:
