@@ -16,7 +16,8 @@ from typing import Literal
 
 import torch
 from huggingface_hub import try_to_load_from_cache
-from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer,
+                          GgufConfig)
 
 from ..paths import ROOT, hub_offline
 from . import gguf as gguf_files
@@ -225,6 +226,9 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
         auto = AutoModelForCausalLM
     if checkpoint is not None:  # the configuration read above: transformers would parse the whole file again
         model_kwargs["config"] = config
+        # plain weights in the dtype asked for on every machine (with the `kernels` package installed
+        # transformers would otherwise keep quantized blocks and compute in its own kernels)
+        model_kwargs["quantization_config"] = GgufConfig(dequantize=True)
     if checkpoint is None:
         model = auto.from_pretrained(source, **model_kwargs)
     else:
