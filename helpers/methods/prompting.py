@@ -39,15 +39,9 @@ def _seed(value) -> int:
     return int(value)
 
 
-def _flag(name: str):
-    def check(value) -> bool:
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {value!r}")
-        return bool(value)
-    return check
-
-
 SEED = Option("seed", 42, _seed, "seed of the slot of the acceptable sentence in A/B prompts")
+
+
 def _outlines_setting(value) -> bool | str:
     if isinstance(value, str) and value.strip().lower() == "auto":
         return "auto"

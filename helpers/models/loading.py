@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -229,11 +230,8 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
         # plain weights in the dtype asked for on every machine (with the `kernels` package installed
         # transformers would otherwise keep quantized blocks and compute in its own kernels)
         model_kwargs["quantization_config"] = GgufConfig(dequantize=True)
-    if checkpoint is None:
+    with gguf_files.routed_progress() if checkpoint is not None else nullcontext():
         model = auto.from_pretrained(source, **model_kwargs)
-    else:
-        with gguf_files.routed_progress():
-            model = auto.from_pretrained(source, **model_kwargs)
     model.eval()
     model.requires_grad_(False)
     if checkpoint is not None:
