@@ -252,7 +252,8 @@ def test_quickstart_and_readout_in_jupyterlab(lab, browser):
     page = Page(browser)
 
     page.open(base, token, "00_quickstart.ipynb")
-    assert len(page.run_all()) == 6
+    assert len(page.run_all()) == 7
+    assert "A/B: P(its letter)" in page.text(CURRENT) and "smollm2-135m-instruct" in page.text(CURRENT)  # a real model's answers
     first = page.wait("the quickstart figure", page.figure)
     assert "demo-en-icl: the prefix flips the judgment" in page.text(".qs-note")  # the primed pair's section
     table = page.text(".qs-output table.qs-decisions")

@@ -104,7 +104,7 @@ def test_a_causal_models_prompt_files_keep_their_configuration(tiny, tmp_path):
     files = run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), blimp_pairs(1, 1), ["yesno", "ab_logit"],
                         {"templates": [1]}, store=ScoreStore(tmp_path))
     meta = [read_metadata(f) for f in files]
-    assert all("prompt_shape" not in m for m in meta) and meta[1]["outlines"] is True
+    assert all("prompt_shape" not in m for m in meta) and meta[1]["outlines"] is False  # one-token letters: no decode
 
 
 @pytest.mark.slow

@@ -129,7 +129,8 @@ def test_nf4_scores_move_more_and_keep_most_decisions(runs):
 
 def test_the_engine_on_nf4_matches_a_plain_forward_of_the_same_model(runs):
     """The engine's LPs on the NF4 model against transformers' own forward of each sentence
-    alone with a float64 log-softmax: equal up to float32 rounding on the engine's plain path
+    alone, its bfloat16 hidden states through the output embedding in float32 (the engine's
+    float32 head) and a float64 log-softmax: equal up to float32 rounding on the engine's plain path
     (the model split at its head, logits at the scored positions only); within bfloat16
     rounding of the compute where prefixes are shared (cached or packed rows add up in
     another order)."""
@@ -141,7 +142,9 @@ def test_the_engine_on_nf4_matches_a_plain_forward_of_the_same_model(runs):
     with torch.no_grad():
         for s in sentences:
             ids = torch.tensor([[start] + lm.tokenizer(s, add_special_tokens=False)["input_ids"]])  # [1, seq]
-            logprobs = torch.log_softmax(lm.model(input_ids=ids).logits.double()[0, :-1], dim=-1)  # [seq-1, vocab]
+            hidden = lm.model.base_model(input_ids=ids).last_hidden_state[0, :-1]  # [seq-1, width], bfloat16
+            logits = torch.nn.functional.linear(hidden.float(), lm.model.get_output_embeddings().weight.float())
+            logprobs = torch.log_softmax(logits.double(), dim=-1)  # [seq-1, vocab]
             plain.append(float(logprobs.gather(-1, ids[0, 1:, None]).sum()))
     alone = np.array([s.total for s in CausalScorer(lm, progress=False, share="none").score_texts(sentences)])
     assert np.allclose(alone, plain, atol=1e-4, rtol=0), np.abs(alone - plain).max()
