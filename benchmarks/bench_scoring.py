@@ -221,7 +221,7 @@ def main() -> None:
         return out
 
     mc_scores, t = timed(run_minicons, args.repeats)
-    ours_mc = [s.total for s in CausalScorer(lm, progress=False, minicons=True).score_texts(texts)]
+    ours_mc = [s.total for s in CausalScorer(lm, progress=False, start="minicons").score_texts(texts)]
     table.row("minicons sequence_score (batch 64)", len(texts), t, diff=max_diff(ours_mc, mc_scores))
     lme, t = lm_eval([("", s) for s in texts])
     table.row("lm-eval HFLM.loglikelihood, empty context (batch 64)", len(texts), t)

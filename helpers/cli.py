@@ -46,7 +46,7 @@ def _cmd_score(args) -> int:
         switches = Switches(**{name: getattr(args, name) for name in SCORE_SWITCHES})
         placement = load_options(device_map=args.device_map, max_memory=args.max_memory,
                                  offload_folder=args.offload_folder)
-        scorer = switches.scorer(args.model, progress=False, minicons=args.minicons,
+        scorer = switches.scorer(args.model, progress=False,
                                  **{k: placement[k] for k in ("device_map", "max_memory", "offload_folder")})
     except (ModelNotFoundError, QuantizationUnavailableError, TypeError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -202,7 +202,6 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--model", required=True, help="registry name, local folder or Hugging Face id")
     s.add_argument("--context", default="", help="text before each target (not scored)")
     s.add_argument("--json", action="store_true", help="one JSON object per line")
-    s.add_argument("--minicons", action="store_true", help="minicons mode: no start token, first token unscored")
     s.add_argument("--words", action="store_true", help="per-word surprisal in bits, plain and corrected for word "
                    "boundaries (Pimentel & Meister 2024), from the same pass (a causal LM)")
     _switch_arguments(s, SCORE_SWITCHES, AUTO)  # --start, --share, --quant, --dtype, --token-budget, --revision

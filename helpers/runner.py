@@ -244,8 +244,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             for m in todo:
                 frame = method_frame(info, table, m, sides, this)
                 written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
-                                           configs[m.name], {**engine, "share_used": getattr(scorer, "share_used",
-                                                                                            scorer.share)},
+                                           configs[m.name], {**engine, "share_used": scorer.share_used},
                                            tag=store_tag, shard=selection.shard))
     if unscored:
         raise MissingShardsError(missing_message(selection.name, loaded.name, selection.from_shards, unscored))

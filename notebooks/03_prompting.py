@@ -102,7 +102,7 @@ from helpers.analysis import cross_model, introspection, introspection_compariso
 from helpers.data.selection import select
 from helpers.methods.fewshot import FewShot, k_values as fewshot_ks_of
 from helpers.methods.hu_levy import TASKS, default_sets
-from helpers.methods.hu_levy_requests import PROMPT_TYPES
+from helpers.methods.hu_levy_prompt_types import PROMPT_TYPES
 from helpers.store import load_files
 from helpers.runs.switches import Switches
 from helpers.selection_parser import parse_selection

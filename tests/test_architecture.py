@@ -1,6 +1,8 @@
-"""The package's floors (docs/architecture.md): every module imports only from its own floor or
-below, analyses never reach the engine, no two modules import each other (directly or round a
-circle), no module is over 300 lines, and the package root holds at most 15 modules."""
+"""The package's floors, as ``helpers/__init__.py`` names them (and docs/architecture.md draws
+them): every module imports only from its own floor or below, analyses never reach the engine
+(directly or through any other module, importing a module running its packages' ``__init__``),
+no two modules import each other (directly or round a circle), no module is over 300 lines, and
+the package root holds at most 15 modules."""
 from __future__ import annotations
 
 import ast
@@ -8,25 +10,12 @@ from pathlib import Path
 
 import pytest
 
+import helpers
 from helpers import paths
 
 PACKAGE = paths.ROOT / "helpers"
-# ground floor first; a module may import from its own floor and the floors below
-FLOORS = [
-    {"paths", "files", "parquet_io", "progress", "provenance", "selection_parser"},
-    {"data"},
-    {"models"},
-    {"engine"},
-    {"methods"},
-    {"store"},
-    {"runner"},
-    {"analysis"},
-    {"runs"},
-    {"zoo", "plots", "explain", "reporting", "explore"},
-    {"sweep"},
-    {"cli", "demo", "__main__", "__init__"},
-]
-NEVER = {"analysis": {"engine", "runner", "runs"}}  # analyses read the store, never the engine
+FLOORS = [set(members) for _, members in helpers.FLOORS]  # ground floor first
+NEVER = {floor: set(parts) for floor, parts in helpers.NEVER.items()}
 
 
 def modules() -> dict[str, Path]:
@@ -73,6 +62,24 @@ def graph() -> dict[str, set[str]]:
     return {name: imports(name, path, set(found)) for name, path in found.items()}
 
 
+def loaded_with(name: str, known: set[str]) -> set[str]:
+    """The packages whose ``__init__`` runs when ``name`` is imported."""
+    parts = name.split(".")
+    return {p for i in range(2, len(parts)) if (p := ".".join(parts[:i])) in known}
+
+
+def reach(edges: dict[str, set[str]], start: str) -> set[str]:
+    """Every module that importing ``start`` runs (its imports, theirs, and their packages)."""
+    known, seen, todo = set(edges), set(), [start]
+    while todo:
+        for target in edges[todo.pop()]:
+            for module in {target} | loaded_with(target, known):
+                if module not in seen:
+                    seen.add(module)
+                    todo.append(module)
+    return seen
+
+
 def test_every_import_goes_to_the_same_floor_or_below():
     wrong = []
     for name, targets in graph().items():
@@ -82,6 +89,37 @@ def test_every_import_goes_to_the_same_floor_or_below():
             if t_level > level or t_part in NEVER.get(part, ()):
                 wrong.append(f"{name} -> {target}")
     assert not wrong, "imports of a higher floor (or a forbidden one):\n" + "\n".join(sorted(wrong))
+
+
+def test_analyses_never_reach_the_engine_even_through_other_modules():
+    edges = graph()
+    wrong = []
+    for name in sorted(edges):
+        part = floor_of(name)[1]
+        for target in sorted(reach(edges, name)):
+            forbidden = floor_of(target)[1] in NEVER.get(part, ())
+            if forbidden and target not in (helpers.ENGINE_CONTRACT, "helpers.engine"):
+                wrong.append(f"{name} reaches {target}")
+    assert not wrong, "modules reaching what their floor never may:\n" + "\n".join(wrong)
+
+
+def test_the_transitive_rule_sees_a_module_reached_through_another():
+    edges = {"helpers.analysis.a": {"helpers.methods.b"}, "helpers.methods.b": {"helpers.engine.interface"},
+             "helpers.methods": set(), "helpers.engine.interface": set(), "helpers.engine": {"helpers.engine.causal"},
+             "helpers.engine.causal": set()}
+    # the engine package's __init__ runs with its interface: an eager one would load the scorers
+    assert reach(edges, "helpers.analysis.a") == {"helpers.methods.b", "helpers.methods", "helpers.engine.interface",
+                                                  "helpers.engine", "helpers.engine.causal"}
+
+
+def test_the_engine_package_loads_no_scorer_with_its_interface():
+    import subprocess
+    import sys
+
+    code = ("import sys, helpers.methods, helpers.analysis.separability; "
+            "print(sorted(m for m in sys.modules if m.startswith('helpers.engine')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=paths.ROOT)
+    assert out.stdout.strip() == "['helpers.engine', 'helpers.engine.interface']"
 
 
 def test_no_import_circle():

@@ -25,7 +25,7 @@ from helpers.engine.encoding import Encoder, target_start
 from helpers.engine.seq2seq_encoding import Seq2SeqEncoder
 from helpers.methods import Runtime
 from helpers.methods.hu_levy import WORD_COMPARISON
-from helpers.methods.hu_levy_requests import prompts_for
+from helpers.methods.hu_levy_prompt_types import prompts_for
 from helpers.models import LoadedModel
 
 MERGES = [("i", "n"), ("in", "g"), ("i", "c"), ("ic", "ing"), ("c", "a"), ("ca", "k"), ("cak", "e"), ("Ġ", "cake"),

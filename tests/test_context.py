@@ -12,7 +12,7 @@ import torch
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
 from helpers.methods import PROMPT_METHODS, READOUT_METHODS
-from helpers.methods.hu_levy_requests import prompts_for
+from helpers.methods.hu_levy_prompt_types import prompts_for
 from helpers.store import ScoreStore, load_files
 from helpers.runner import RunSetup, run_methods
 from helpers.engine import CausalScorer

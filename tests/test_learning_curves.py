@@ -217,7 +217,7 @@ def test_two_revisions_load_offline_are_stored_apart_and_equal_their_snapshot_fo
 
 def test_revision_names_and_their_errors(offline_hub):
     assert resolve("lab/tiny-gpt2@step30").name == "lab/tiny-gpt2@step30"
-    assert check_loadable("lab/tiny-gpt2@step30", revision="step30")[0].revision == "step30"
+    assert check_loadable("lab/tiny-gpt2@step30", revision="step30").spec.revision == "step30"
     with pytest.raises(ModelNotFoundError, match=r"^'lab/tiny-gpt2@step30' names revision 'step30', and revision "
                                                  r"'step0' was given too: give one of them$"):
         check_loadable("lab/tiny-gpt2@step30", revision="step0")
@@ -308,6 +308,6 @@ def test_make_report_writes_the_demo_model_at_step_0_and_its_last_step_as_hub_re
     assert {v.dtype for v in weights["step0"].values()} == {v.dtype for v in trained.values()}
     assert not torch.equal(weights["step0"]["transformer.h.0.attn.c_attn.weight"], trained["transformer.h.0.attn.c_attn.weight"])
     monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
-    assert check_loadable("report/demo-en@step0")[0].name == "report/demo-en@step0"  # found offline
+    assert check_loadable("report/demo-en@step0").spec.name == "report/demo-en@step0"  # found offline
     with pytest.raises(ValueError, match=r"has no training.json: the report's learning curves need a model trained"):
         report_checkpoints.checkpoint_cache("tiny-gpt2", tmp_path / "hub2")

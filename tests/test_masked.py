@@ -175,6 +175,12 @@ def test_bad_settings_are_refused_with_what_to_do(bert):
         CausalScorer(bert)
     with pytest.raises(ValueError, match="separate=True requests"):
         MaskedScorer(bert, progress=False).score([Request("Is it? ", "Yes", separate=True)])
+    with pytest.raises(ValueError, match="start='minicons' is a causal-model convention"):
+        MaskedScorer(bert, start="minicons")
+    plain = MaskedScorer(bert, progress=False)  # the protocol's answers of a masked LM
+    requests = [Request("Is it? ", "Yes")]
+    assert plain.shaped(requests, "prompt") is requests and plain.prompt_shape is None and not plain.marks_words
+    assert plain.start_id is None
 
 
 def blimp_pairs(paradigms: int = 2, per: int = 2) -> DatasetSelection:

@@ -13,7 +13,7 @@ from helpers.analysis import hu_levy
 from helpers.analysis.metrics import balanced_accuracy
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
-from helpers.methods.hu_levy_requests import prompts_for
+from helpers.methods.hu_levy_prompt_types import prompts_for
 from helpers.methods.prompting import good_slots
 from helpers.store import ScoreStore, load_files
 from helpers.runner import run_methods

@@ -136,7 +136,7 @@ def test_parity_with_minicons(tiny, arch):
     from minicons.scorer import IncrementalLMScorer
 
     lm = tiny(f"tiny-{arch}")
-    ours = CausalScorer(lm, progress=False, minicons=True)
+    ours = CausalScorer(lm, progress=False, start="minicons")
     theirs = IncrementalLMScorer(lm.model, device="cpu", tokenizer=lm.tokenizer)
     texts = SENTENCES[:12]
     expected = theirs.sequence_score(texts, reduction=lambda x: x.sum(0).item())

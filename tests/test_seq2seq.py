@@ -18,7 +18,6 @@ from helpers.engine.seq2seq import (
     answer_request,
     span_request,
 )
-from helpers.methods.hu_levy_requests import adapt
 
 TOL = 1e-4  # nats
 
@@ -55,7 +54,7 @@ CONTEXTS = [("", "The cat sees a dog."), ("The old teacher", " likes the young s
 
 def test_the_tiny_t5_is_built_with_t5s_tokenizer_and_registered_as_seq2seq(t5):
     tok = t5.tokenizer
-    assert t5.is_seq2seq and REGISTRY["tiny-t5"].architecture == "seq2seq"
+    assert t5.kind == "seq2seq" and REGISTRY["tiny-t5"].architecture == "seq2seq"
     assert (tok.pad_token_id, tok.eos_token_id, tok.unk_token_id) == (0, 1, 2)
     assert tok.convert_tokens_to_ids("<extra_id_0>") == len(tok) - 1  # sentinels at the end, reversed
     assert tok.convert_tokens_to_ids("<extra_id_99>") == len(tok) - 100
@@ -177,18 +176,21 @@ def test_a_t5_with_tied_embeddings_scales_its_decoder_output(t5):
     assert abs(got.total - ref.sum()) < TOL
 
 
-def test_adapt_leaves_causal_requests_alone_and_maps_seq2seq_ones(t5, tiny):
+def test_each_kind_shapes_requests_its_own_way(t5, tiny):
     from helpers.engine import CausalScorer
 
     causal = CausalScorer(tiny("tiny-gpt2"), progress=False)
     reqs = [Request("The cat sees the", " dog"), Request("Answer: ", "Yes")]
-    assert adapt(reqs, causal, "span") is reqs
+    assert causal.shaped(reqs, "span") is reqs and causal.prompt_shape is None
     s2s = Seq2SeqScorer(t5, progress=False)
-    assert adapt(reqs, s2s, "span") == [Seq2SeqRequest("span", f"The cat sees the {SENTINEL}", "dog"),
+    assert s2s.shaped(reqs, "span") == [Seq2SeqRequest("span", f"The cat sees the {SENTINEL}", "dog"),
                                         Seq2SeqRequest("span", f"Answer: {SENTINEL}", "Yes")]
-    assert adapt(reqs, s2s, "prompt")[1] == Seq2SeqRequest("answer", "Answer: ", "Yes")
+    assert s2s.shaped(reqs, "prompt")[1] == Seq2SeqRequest("answer", "Answer: ", "Yes")
+    assert s2s.prompt_shape == "answer" and not s2s.marks_words
     spans = Seq2SeqScorer(t5, prompts="span", progress=False)
-    assert adapt(reqs, spans, "prompt")[1] == Seq2SeqRequest("span", f"Answer: {SENTINEL}", "Yes")
+    assert spans.shaped(reqs, "prompt")[1] == Seq2SeqRequest("span", f"Answer: {SENTINEL}", "Yes")
+    with pytest.raises(ValueError, match="shape must be one of 'span', 'prompt'"):
+        causal.shaped(reqs, "sentence")
     assert "prompts=span" in spans.start_policy and "decoder_start:<pad>" in s2s.start_policy
 
 
@@ -199,8 +201,8 @@ def test_clear_errors(t5, tiny):
         CausalScorer(t5)
     with pytest.raises(TypeError, match="not an encoder-decoder"):
         Seq2SeqScorer(tiny("tiny-gpt2"))
-    with pytest.raises(ValueError, match="minicons mode"):
-        Seq2SeqScorer(t5, minicons=True)
+    with pytest.raises(ValueError, match="causal-model convention"):
+        Seq2SeqScorer(t5, start="minicons")
     with pytest.raises(ValueError, match="causal-model convention"):
         Seq2SeqScorer(t5, start="none")
     with pytest.raises(ValueError, match="prompts must be"):

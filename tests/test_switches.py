@@ -61,7 +61,7 @@ def test_start_token_conventions_encode_and_score_as_documented(tiny):
         assert scored["none"].total == pytest.approx(plain_lp(lm.model, words, 1), abs=1e-4)
         twin = "bos-else-eos" if bos_added_by_tokenizer else "none"
         np.testing.assert_array_equal(scored["minicons"].logprobs, scored[twin].logprobs)
-        assert CausalScorer(lm, progress=False, minicons=True).start_convention == "minicons"
+        assert CausalScorer(lm, progress=False, start="minicons").start_convention == "minicons"
 
 
 def test_start_token_switch_changes_the_scores_and_its_record_only(tiny, tmp_path):

@@ -14,12 +14,18 @@
   (:func:`~.unknown_tokens.unknown_share`), and the runner's warning when it is much.
 
 The public names are importable from here: ``from helpers.engine import Request, scorer_for``.
+They load on first use, so that importing :mod:`.interface` (as the methods do) loads no scorer.
 """
-from .causal import CausalScorer
-from .interface import SHARE_MODES, OptionReadout, Request, Scored, Scorer
-from .kinds import SCORER_KINDS, scorer_for
-from .masked import MaskedScorer
-from .seq2seq import Seq2SeqScorer
+from importlib import import_module
 
-__all__ = ["SHARE_MODES", "SCORER_KINDS", "CausalScorer", "MaskedScorer", "OptionReadout", "Request", "Scored",
-           "Scorer", "Seq2SeqScorer", "scorer_for"]
+_HOMES = {"SHARE_MODES": "interface", "OptionReadout": "interface", "Request": "interface", "Scored": "interface",
+          "Scorer": "interface", "SCORER_KINDS": "kinds", "scorer_for": "kinds", "CausalScorer": "causal",
+          "MaskedScorer": "masked", "Seq2SeqScorer": "seq2seq"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{_HOMES[name]}", __name__), name)

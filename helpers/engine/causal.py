@@ -36,7 +36,7 @@ from .interface import (SCORER_FEATURES, OptionReadout, Request, Scored, ScoresR
                         checked_share, option_readouts)
 from .logit_transform import LogitTransform, Projection
 from .plan import Node, build_tree
-from .word_initial import check_marks_words, word_initial_mask
+from .word_initial import check_marks_words, marks_words, word_initial_mask
 from ..models import LoadedModel
 from ..progress import bar as progress_bar
 
@@ -49,7 +49,7 @@ class CausalScorer(ScoresRequests):
     ``start="bos-else-eos"`` (or "auto") starts every sequence with the tokenizer's BOS, else
     its EOS, so the first word is scored; ``start="none"`` adds no start token (first token
     unscored); a literal token string forces that token; None takes the model's own policy
-    (``loaded.start_token``). ``start="minicons"`` (or ``minicons=True``) reproduces minicons'
+    (``loaded.start_token``). ``start="minicons"`` reproduces minicons'
     IncrementalLMScorer: no start token added by the engine (the tokenizer adds its own
     special tokens, if any), first token unscored. ``start_convention`` names the policy.
     ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
@@ -72,8 +72,9 @@ class CausalScorer(ScoresRequests):
 
     features = frozenset(SCORER_FEATURES)  # constrained decoding (outlines) and token mass (word boundaries)
     _word_initial: np.ndarray | None = None  # found on first use (:attr:`word_initial`)
+    _marks_words: bool | None = None  # found on first use (:attr:`marks_words`)
 
-    def __init__(self, loaded: LoadedModel, *, start: str | None = None, minicons: bool = False,
+    def __init__(self, loaded: LoadedModel, *, start: str | None = None,
                  share: Share = "auto", token_budget: int | None = None, batch_size: int | None = None,
                  progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None,
                  pack: bool = True, pack_min_stem: int | None = None, segments: bool | None = None):
@@ -81,7 +82,7 @@ class CausalScorer(ScoresRequests):
             raise TypeError(f"CausalScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
                             f"got {type(loaded).__name__}")
         checked_share(share)
-        if loaded.is_seq2seq:
+        if loaded.kind == "seq2seq":
             raise TypeError(f"{loaded.name} is an encoder-decoder: score it with helpers.engine.seq2seq.Seq2SeqScorer "
                             "(helpers.engine.kinds.scorer_for picks it)")
         if loaded.kind == "masked":
@@ -91,11 +92,10 @@ class CausalScorer(ScoresRequests):
         self._encode_seconds = self._plan_seconds = 0.0  # see :attr:`seconds`
         self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
         self.max_positions = model_checks.max_positions(model)
-        self.encoder = Encoder(tokenizer, start or loaded.start_token, minicons, self.max_positions)
+        self.encoder = Encoder(tokenizer, start or loaded.start_token, self.max_positions)
         self.start_id, self.start_policy = self.encoder.start_id, self.encoder.start_policy
         self.start_convention = self.encoder.convention  # "bos-else-eos", "none", "minicons" or "token"
         self.share, self.progress, self.min_shared = share, progress, int(min_shared)
-        self.minicons = self.encoder.minicons
         # token ids go to the input embedding's device and logits come from the output head's
         # (a model split by a device map; its first weight may wait on the disk, as "meta")
         self.device, self.output_device = loaded.input_device, loaded.output_device
@@ -207,6 +207,13 @@ class CausalScorer(ScoresRequests):
         if self._word_initial is None:
             self._word_initial = word_initial_mask(self.tokenizer, self.executor.project.vocab)
         return self._word_initial
+
+    @property
+    def marks_words(self) -> bool:
+        """Whether the tokenizer marks word beginnings (word-boundary requests can be corrected), found once."""
+        if self._marks_words is None:
+            self._marks_words = marks_words(self.tokenizer, self.word_initial)
+        return self._marks_words
 
     # ---------------------------------------------------------------- scoring
     def _scored(self, enc: Encoded, lp: np.ndarray, raw: np.ndarray, mass: np.ndarray | None = None, *,

@@ -45,24 +45,24 @@ START_CONVENTIONS = {
 }
 
 
-def convention_of(start: str, minicons: bool = False) -> str:
+def convention_of(start: str) -> str:
     """The named convention of a ``start`` setting: one of :data:`START_CONVENTIONS`, or "token"
     for a literal start token string ("auto" is "bos-else-eos")."""
-    if minicons or start == "minicons":
+    if start == "minicons":
         return "minicons"
     if start in ("auto", "bos-else-eos"):
         return "bos-else-eos"
     return "none" if start == "none" else "token"
 
 
-def resolve_start(tokenizer, start: str, minicons: bool) -> tuple[int | None, str]:
+def resolve_start(tokenizer, start: str) -> tuple[int | None, str]:
     """(id of the document-start token or None, the policy as text, e.g. "bos:<s>").
 
     ``start="bos-else-eos"`` (or "auto") takes the tokenizer's BOS, else its EOS; "none" adds
-    no start token; "minicons" (or ``minicons=True``) adds none and lets the tokenizer add its
+    no start token; "minicons" adds none and lets the tokenizer add its
     own special tokens; any other string is a literal token.
     """
-    convention = convention_of(start, minicons)
+    convention = convention_of(start)
     if convention == "minicons":
         return None, "minicons:tokenizer-default"
     if convention == "none":
@@ -113,13 +113,13 @@ class Encoder:
     text's last token is then fed and the position after the text read.
     """
 
-    def __init__(self, tokenizer, start: str = "auto", minicons: bool = False, max_positions: int | None = None):
+    def __init__(self, tokenizer, start: str = "auto", max_positions: int | None = None):
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
-        self.convention = convention_of(start, minicons)
+        self.convention = convention_of(start)
         self.tokenizer, self.max_positions = tokenizer, max_positions
-        self.minicons = self.convention == "minicons"
-        self.start_id, self.start_policy = resolve_start(tokenizer, start, minicons)
+        self.special_tokens = self.convention == "minicons"  # the tokenizer adds its own
+        self.start_id, self.start_policy = resolve_start(tokenizer, start)
         # appended after a word_boundary request's text: EOS, whose log-prob there is the text's end
         eos = tokenizer.eos_token_id
         self.probe_id = eos if eos is not None else (self.start_id or 0)
@@ -136,11 +136,11 @@ class Encoder:
                 raise TypeError(f"request {i} is a {type(r).__name__}; build requests with Request(context, target)")
             check_text(r.context, "context", allow_empty=True)
             check_text(r.target, "target", allow_empty=False)
-        batch = self.tokenizer([r.context + r.target for r in requests], add_special_tokens=self.minicons,
+        batch = self.tokenizer([r.context + r.target for r in requests], add_special_tokens=self.special_tokens,
                                return_offsets_mapping=True)
         apart = [i for i, r in enumerate(requests) if r.separate]
         if apart:
-            ctx = self.tokenizer([requests[i].context for i in apart], add_special_tokens=self.minicons)["input_ids"]
+            ctx = self.tokenizer([requests[i].context for i in apart], add_special_tokens=self.special_tokens)["input_ids"]
             tgt = self.tokenizer([requests[i].target for i in apart], add_special_tokens=False)["input_ids"]
             for i, c, t in zip(apart, ctx, tgt):
                 batch["input_ids"][i] = list(c) + list(t)

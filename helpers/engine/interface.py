@@ -20,6 +20,18 @@ import numpy as np
 SHARE_MODES = ("none", "context", "prefix", "tree", "auto")
 Share = Literal["none", "context", "prefix", "tree", "auto"]
 
+# How a method's requests read (Scorer.shaped): "span", a word or sentence continuing its context (Hu &
+# Levy's word tasks); "prompt", an answer after a prompt (metalinguistic prompts, Yes/No, A/B).
+REQUEST_SHAPES = ("span", "prompt")
+RequestShape = Literal["span", "prompt"]
+
+
+def checked_shape(shape) -> str:
+    """``shape`` if it is one of :data:`REQUEST_SHAPES`, else a clear error."""
+    if shape not in REQUEST_SHAPES:
+        raise ValueError(f"shape must be one of {', '.join(map(repr, REQUEST_SHAPES))}, got {shape!r}")
+    return shape
+
 # What a scorer may offer beyond score() and next_token(), which some methods need (a
 # method's ``needs``); each scorer class lists what it offers in ``features``.
 SCORER_FEATURES = {
@@ -101,18 +113,34 @@ class OptionReadout:
 
 @runtime_checkable
 class Scorer(Protocol):
-    """What the methods and the runner ask of a scorer (of any kind of model)."""
+    """What the methods and the runner ask of a scorer (of any kind of model): nothing else of a
+    scorer is read outside the engine. Where the kinds answer differently, the comments say how."""
 
-    loaded: object  # helpers.models.LoadedModel
+    loaded: object  # helpers.models.LoadedModel (its model, tokenizer, spec and kind)
     tokenizer: object
+    start_id: int | None  # the start token's id: causal, the convention's (None for "none"/"minicons");
+    # seq2seq, the decoder start token; masked, None (the tokenizer's special tokens frame each text)
     start_policy: str  # recorded with every result, e.g. "bos:<s>"
     start_convention: str  # "bos-else-eos", "none", "minicons", "token", "decoder-start" or "special-tokens"
     share: str  # one of SHARE_MODES: how much of a run's input runs once and is reused
+    share_used: str  # the mode the last call ran: causal "auto" names the candidate it chose; else ``share``
     token_budget: int  # tokens per forward pass (recorded with every score file)
     features: frozenset  # what it offers of SCORER_FEATURES
     progress: bool
-    minicons: bool
     max_positions: int | None  # the model's position limit (None: none known)
+    prompt_shape: str | None  # how a prompt meets its answer: None (causal and masked: the text continues);
+    # seq2seq "answer" (the prompt is the source) or "span" (a sentinel after the prompt), recorded by prompts
+    marks_words: bool  # word-boundary requests can be corrected: causal, its tokenizer marks word beginnings
+    # (found once); seq2seq and masked offer no token mass: False
+
+    def encode(self, request: Request):
+        """The request's token ids as the scorer feeds them (causal; what outlines must be given).
+        seq2seq and masked refuse: constrained decoding needs a causal model."""
+
+    def shaped(self, requests: Sequence[Request], shape: RequestShape) -> list:
+        """A method's (context, target) requests in this kind's input shape: causal and masked
+        take them as they are; seq2seq makes ``"span"`` requests a sentinel span after the context
+        and ``"prompt"`` requests its :attr:`prompt_shape`."""
 
     def score(self, requests: Sequence, with_context: bool = False, desc: str = "scoring",
               only: Sequence[int] | None = None) -> list[Scored]:
@@ -156,6 +184,19 @@ class ScoresRequests:
     def score_texts(self, texts: Iterable[str], desc: str = "scoring") -> list[Scored]:
         """Score sentences on their own (an empty context)."""
         return self.score([Request("", t) for t in texts], desc=desc)
+
+    @property
+    def share_used(self) -> str:
+        """The share mode the last call ran (the causal scorer's "auto" picks one per call)."""
+        return self.share
+
+    prompt_shape = None  # the text continues (seq2seq overrides)
+    marks_words = False  # no token mass (the causal scorer overrides)
+
+    def shaped(self, requests: Sequence[Request], shape: RequestShape) -> list:
+        """The requests as they are (a kind with another input shape overrides)."""
+        checked_shape(shape)
+        return requests
 
 
 def check_text(value, what: str, allow_empty: bool) -> str:

@@ -29,8 +29,9 @@ def scorer_class(loaded: LoadedModel) -> type:
 
 def scorer_for(model, **kwargs) -> Scorer:
     """The scorer of ``model``: a :class:`LoadedModel`, or a registry name, folder or Hugging
-    Face id loaded with the load options among ``kwargs`` (quant, dtype, device_map,
-    max_memory, offload_folder, revision); the other ``kwargs`` go to the scorer."""
+    Face id (or a :class:`~helpers.models.Loadable`, checked already) loaded with the load options
+    among ``kwargs`` (quant, dtype, device_map, max_memory, offload_folder, revision); the other
+    ``kwargs`` go to the scorer."""
     load_kw = {k: kwargs.pop(k) for k in LOAD_OPTIONS if k in kwargs}
     if isinstance(model, LoadedModel):
         if load_kw:

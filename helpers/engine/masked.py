@@ -46,10 +46,9 @@ class MaskedScorer(ScoresRequests):
     rows. ``start`` takes only "auto": the tokenizer's own special tokens frame every text.
     """
 
-    is_seq2seq = False
     features = frozenset()  # of SCORER_FEATURES: no continuation, no outlines, no token mass
 
-    def __init__(self, loaded: LoadedModel, *, variant: str = "pll", start: str | None = None, minicons: bool = False,
+    def __init__(self, loaded: LoadedModel, *, variant: str = "pll", start: str | None = None,
                  share: str = "prefix", token_budget: int | None = None, batch_size: int | None = None,
                  progress: bool = True):
         if not isinstance(loaded, LoadedModel):
@@ -63,8 +62,8 @@ class MaskedScorer(ScoresRequests):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
         if tokenizer.mask_token_id is None:
             raise ValueError(f"{loaded.name}'s tokenizer has no mask token: pseudo-log-likelihood masks each token")
-        if minicons or start not in (None, "auto"):
-            raise ValueError(f"start={'minicons' if minicons else start!r} is a causal-model convention; a masked LM "
+        if start not in (None, "auto"):
+            raise ValueError(f"start={start!r} is a causal-model convention; a masked LM "
                              "scores its tokenizer's special tokens around the text: use start='auto'")
         checked_share(share)  # identical sequences run once, whatever the mode
         self.variant = checked_variant(variant)
@@ -72,8 +71,8 @@ class MaskedScorer(ScoresRequests):
         self.mask_id = tokenizer.mask_token_id
         limit = getattr(tokenizer, "model_max_length", None)
         self.max_positions = int(limit) if limit and limit < 1_000_000 else None
-        self.progress, self.minicons = progress, False
-        self.start_convention = "special-tokens"
+        self.progress = progress
+        self.start_id, self.start_convention = None, "special-tokens"
         self.start_policy = f"masked:{self.variant};special_tokens={tokenizer.cls_token or tokenizer.bos_token}"
         self.device = loaded.input_device
         self.base, self.head = _split_head(self.model, tokenizer, self.device)

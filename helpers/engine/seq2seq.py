@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from .head import halving_on_oom, logprobs_at
-from .interface import (OptionReadout, Request, Scored, ScoresRequests, check_text, checked_answers, checked_share,
-                        option_readouts)
+from .interface import (OptionReadout, Request, RequestShape, Scored, ScoresRequests, check_text, checked_answers,
+                        checked_shape, checked_share, option_readouts)
 from .seq2seq_encoding import (NEXT_SENTINEL, SENTINEL, SHAPES, Encoded2, Seq2SeqEncoder, Seq2SeqRequest, answer_request,
                                span_request)
 from ..models import LoadedModel
@@ -52,13 +52,12 @@ class Seq2SeqScorer(ScoresRequests):
     there is no minicons mode: the decoder always starts with its start token.
     """
 
-    is_seq2seq = True
     # of SCORER_FEATURES: continuations (the decoder reads left to right), neither outlines' answers nor the
     # causal body's token mass
     features = frozenset({"continuation"})
 
     def __init__(self, loaded: LoadedModel, *, source: str = "", prompts: Literal["answer", "span"] = "answer",
-                 span_end: bool = True, start: str | None = None, minicons: bool = False, share: str = "prefix",
+                 span_end: bool = True, start: str | None = None, share: str = "prefix",
                  token_budget: int | None = None, batch_size: int | None = None, progress: bool = True):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"Seq2SeqScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, "
@@ -68,17 +67,14 @@ class Seq2SeqScorer(ScoresRequests):
             raise TypeError(f"{loaded.name} is not an encoder-decoder model; score it with helpers.engine.interface.Scorer")
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
-        if minicons:
-            raise ValueError("minicons mode (first token unscored) is for causal models; an encoder-decoder's "
-                             "decoder always starts with its decoder start token")
         if prompts not in ("answer", "span"):
             raise ValueError(f"prompts must be 'answer' (prompt as source) or 'span' (sentinel), got {prompts!r}")
         checked_share(share)  # any mode but "none" runs a batch's shared sources once
         check_text(source, "source", allow_empty=True)
         self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
-        self.source, self.prompts, self.span_end, self.share = source, prompts, bool(span_end), share
+        self.source, self.prompt_shape, self.span_end, self.share = source, prompts, bool(span_end), share
         self.encoding = Seq2SeqEncoder(tokenizer, source, self.span_end)
-        self.progress, self.minicons, self.max_positions = progress, False, None
+        self.progress, self.max_positions = progress, None
         if start in ("none", "minicons"):
             raise ValueError(f"start={start!r} is a causal-model convention (first token unscored); {loaded.name} is "
                              "an encoder-decoder, whose decoder always starts with its decoder start token: use "
@@ -132,9 +128,16 @@ class Seq2SeqScorer(ScoresRequests):
         """Log-prob of each option after each prompt, the prompt read in the scorer's prompt
         shape (``answer``: the prompt as source; ``span``: a sentinel after the prompt)."""
         options = checked_answers(options)
-        shaped = span_request if self.prompts == "span" else answer_request
-        scored = self.score([shaped(p, o) for p in prompts for o in options], desc=desc)
+        scored = self.score(self.shaped([Request(p, o) for p in prompts for o in options], "prompt"), desc=desc)
         return option_readouts(len(prompts), options, scored)
+
+    def shaped(self, requests: Sequence[Request], shape: RequestShape) -> list[Seq2SeqRequest]:
+        """Each (context, target) as a sentinel span after the context (``"span"``: Hu & Levy's
+        word prediction and comparison), or a prompt and its answer in :attr:`prompt_shape`
+        (``"prompt"``: ``answer`` unless built with ``prompts="span"``, Hu & Levy's own formulation)."""
+        as_span = checked_shape(shape) == "span" or self.prompt_shape == "span"
+        return [span_request(r.context, r.target) if as_span else answer_request(r.context, r.target)
+                for r in requests]
 
     def token_logprobs(self, encoded: Sequence[Encoded2], with_context: bool = False,
                        desc: str = "scoring", only: Sequence[int] | None = None

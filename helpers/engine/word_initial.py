@@ -52,6 +52,11 @@ def end_of_word_suffix(tokenizer) -> str | None:
     return json.loads(backend.to_str()).get("model", {}).get("end_of_word_suffix") or None
 
 
+def marks_words(tokenizer, mask: np.ndarray) -> bool:
+    """Whether ``tokenizer`` (with word-initial ``mask``) marks word beginnings (:func:`check_marks_words`)."""
+    return not end_of_word_suffix(tokenizer) and bool(mask.any())
+
+
 def check_marks_words(tokenizer, mask: np.ndarray, name: str) -> None:
     """A clear error when ``tokenizer`` (with word-initial ``mask``) does not mark word beginnings
     (``name``: the model)."""

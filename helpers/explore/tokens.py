@@ -34,9 +34,9 @@ def tokenizer_for(meta: dict):
     why = "no model name in the score file"
     for name in dict.fromkeys(n for n in (meta.get("model_name"), meta.get("model_id")) if n):
         try:
-            spec, source, offline, _ = check_loadable(name, quant=None, revision=meta.get("revision"))
-            tok = AutoTokenizer.from_pretrained(source, revision=spec.revision, local_files_only=offline,
-                                                trust_remote_code=spec.trust_remote_code)
+            tok = AutoTokenizer.from_pretrained(
+                (checked := check_loadable(name, quant=None, revision=meta.get("revision"))).source,
+                **checked.read_options)
         except (ModelNotFoundError, OSError, ValueError, TypeError) as err:
             why = f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
             continue

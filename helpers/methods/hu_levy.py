@@ -32,7 +32,7 @@ import pandas as pd
 from . import answers
 from ..engine.interface import Request
 from .base import Family, Method
-from .hu_levy_requests import DIRECT, adapt, prompts_for
+from .hu_levy_prompt_types import DIRECT, prompts_for
 from .options import Option
 from .prompt_text import fill_before, separator, with_context
 
@@ -89,13 +89,13 @@ class WordPrediction(HLFamily):
         space = separator(template.language)
         prefix, word = item["prefix"], item["continuation"]
         if template.id == DIRECT:
-            return adapt([Request(with_context(context, prefix, template.language), space + word)], runtime.scorer,
-                         "span")
+            request = Request(with_context(context, prefix, template.language), space + word)
+            return runtime.scorer.shaped([request], "span")
         if "{full_sentence}" in template.text:  # the word ends the prompt, after its prefix
             before = template.text.replace("{full_sentence}", prefix + space)
         else:
             before, _ = fill_before(template.text, prefix=prefix)
-        return adapt([Request(with_context(context, before, template.language), word)], runtime.scorer, "span")
+        return runtime.scorer.shaped([Request(with_context(context, before, template.language), word)], "span")
 
     def table(self, items, template, contexts, scored, runtime, states):
         return pd.DataFrame({"lp": [s[0].total for s in scored], "n_tokens": [s[0].n_tokens for s in scored]})
@@ -112,7 +112,7 @@ class WordComparison(HLFamily):
         prefix, good, bad = item["prefix"], item["good_continuation"], item["bad_continuation"]
         if template.id == DIRECT:
             head = with_context(context, prefix, lang)
-            return adapt([Request(head, space + good), Request(head, space + bad)], runtime.scorer, "span")
+            return runtime.scorer.shaped([Request(head, space + good), Request(head, space + bad)], "span")
         out = []
         for w1, w2 in ((good, bad), (bad, good)):
             if "{full_sentence}" in template.text:
@@ -121,7 +121,7 @@ class WordComparison(HLFamily):
                 head, _ = fill_before(template.text, prefix=prefix, w1=w1, w2=w2)
             head = with_context(context, head, lang)
             out += [Request(head, good), Request(head, bad)]
-        return adapt(out, runtime.scorer, "span")
+        return runtime.scorer.shaped(out, "span")
 
     def table(self, items, template, contexts, scored, runtime, states):
         if template.id == DIRECT:
@@ -143,7 +143,7 @@ class SentenceJudgment(HLFamily):
         for side in ("good", "bad"):
             head = with_context(context, fill_before(template.text, sentence=item[side])[0], lang)
             out += [Request(head, yes), Request(head, no)]
-        return adapt(out, runtime.scorer, "prompt")
+        return runtime.scorer.shaped(out, "prompt")
 
     def table(self, items, template, contexts, scored, runtime, states):
         if template.id == DIRECT:
@@ -163,7 +163,7 @@ class SentenceComparison(HLFamily):
         for s1, s2 in ((item["good"], item["bad"]), (item["bad"], item["good"])):
             head = with_context(context, fill_before(template.text, s1=s1, s2=s2)[0], lang)
             out += [Request(head, n) for n in answers.ONE_TWO]
-        return adapt(out, runtime.scorer, "prompt")
+        return runtime.scorer.shaped(out, "prompt")
 
     def table(self, items, template, contexts, scored, runtime, states):
         if template.id == DIRECT:

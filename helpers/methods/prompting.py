@@ -22,7 +22,6 @@ from . import answers, constrained, fewshot
 from ..engine.interface import Request
 from .base import Family, Method
 from .fewshot import FEWSHOT
-from .hu_levy_requests import adapt, is_seq2seq
 from .options import Option
 from .prompt_text import render
 from .templates import ide_templates
@@ -65,8 +64,8 @@ class PromptFamily(Family):
     def template_config(self, template, runtime):
         config = {"template_id": template.id, "template_text": template.user, "system": template.system,
                   "prompt_style": template.style}
-        if is_seq2seq(runtime.scorer):  # the prompt is the encoder's source ("answer") or holds a sentinel ("span")
-            config["prompt_shape"] = runtime.scorer.prompts
+        if runtime.scorer.prompt_shape is not None:  # seq2seq: the prompt is the source, or holds a sentinel
+            config["prompt_shape"] = runtime.scorer.prompt_shape
         return config
 
 
@@ -87,8 +86,8 @@ class YesNo(PromptFamily):
 
     def requests(self, item, template, context, runtime, state):
         yes, no = answers.yes_no(template.language)
-        return adapt([Request(state[side], answer, separate=True) for side in runtime.sides for answer in (yes, no)],
-                     runtime.scorer, "prompt")
+        return runtime.scorer.shaped([Request(state[side], answer, separate=True)
+                                      for side in runtime.sides for answer in (yes, no)], "prompt")
 
     def table(self, items, template, contexts, scored, runtime, states):
         table = {}
@@ -141,7 +140,7 @@ class AB(PromptFamily):
         return render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
 
     def requests(self, item, template, context, runtime, state):
-        return adapt([Request(state[1], letter, separate=True) for letter in answers.AB], runtime.scorer, "prompt")
+        return runtime.scorer.shaped([Request(state[1], letter, separate=True) for letter in answers.AB], "prompt")
 
     def table(self, items, template, contexts, scored, runtime, states):
         slots, prompts = [s for s, _ in states], [p for _, p in states]
@@ -156,7 +155,7 @@ class AB(PromptFamily):
             "n_tokens_bad": _sentence_lengths(tok, [i["bad"] for i in items])})
         if runtime.use_outlines:
             if "outlines_ab" not in runtime.cache:
-                runtime.cache["outlines_ab"] = constrained.ChoiceGenerator(runtime.scorer.model, tok, answers.AB)
+                runtime.cache["outlines_ab"] = constrained.ChoiceGenerator(runtime.scorer.loaded.model, tok, answers.AB)
             out["answer_outlines"] = constrained.answers(runtime.cache["outlines_ab"], runtime.scorer, prompts,
                                                          runtime.progress)
         elif all(len(s[0].logprobs) == len(s[1].logprobs) == 1 for s in scored):

@@ -39,7 +39,6 @@ from ..data.syntaxgym import join_regions
 from ..data.syntaxgym_formulas import Prediction, parse
 from .prompt_text import with_context
 from ..engine.interface import Request, Scored
-from ..engine.word_initial import check_marks_words
 from .base import Family, Method
 from .syntaxgym_pass import SYNTAXGYM_PASS, counted, item_passes
 from .word_boundary import corrected_spans
@@ -73,18 +72,6 @@ def _request(head: str, sentence: str, word_boundary: bool = False) -> Request:
     return Request(context, head[len(context):] + sentence, word_boundary=word_boundary)
 
 
-def marks_words(runtime) -> bool:
-    """Whether the run's tokenizer marks word beginnings (the correction applies), found once."""
-    if "marks_words" not in runtime.cache:
-        scorer = runtime.scorer
-        try:
-            check_marks_words(scorer.tokenizer, scorer.word_initial, scorer.loaded.name)
-            runtime.cache["marks_words"] = True
-        except ValueError:
-            runtime.cache["marks_words"] = False
-    return runtime.cache["marks_words"]
-
-
 def _item_conditions(item) -> list[dict]:
     if "conditions" not in item:
         raise KeyError("the syntaxgym methods score SyntaxGym suite items (select the dataset 'syntaxgym_items'); "
@@ -111,7 +98,7 @@ class SyntaxGymFamily(Family):
 
     def requests(self, item, template, context, runtime, state):
         head = with_context(context, "", runtime.language)
-        boundary = self.corrected and marks_words(runtime)
+        boundary = self.corrected and runtime.scorer.marks_words  # the tokenizer marks word beginnings
         return [_request(head, join_regions([c for _, c in cond["regions"]])[0], boundary)
                 for cond in _item_conditions(item)]
 

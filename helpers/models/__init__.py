@@ -3,11 +3,11 @@ fingerprints, and the tiny random test models (built offline in seconds).
 
 The public names are importable from here: ``from helpers.models import load, REGISTRY``.
 """
-from .loading import LoadedModel, check_loadable, load
+from .loading import Loadable, LoadedModel, check_loadable, load
 from .placement import check_placement, execution_device, load_options, parse_max_memory
 from .quantization import QuantizationUnavailableError, default_dtype, quantization_config, quantization_probe
 from .registry import DEFAULT_MODEL, REGISTRY, ModelNotFoundError, ModelSpec, registry_table, resolve
 
-__all__ = ["DEFAULT_MODEL", "REGISTRY", "LoadedModel", "ModelNotFoundError", "ModelSpec", "QuantizationUnavailableError",
+__all__ = ["DEFAULT_MODEL", "REGISTRY", "Loadable", "LoadedModel", "ModelNotFoundError", "ModelSpec", "QuantizationUnavailableError",
            "check_loadable", "check_placement", "default_dtype", "execution_device", "load", "load_options",
            "parse_max_memory", "quantization_config", "quantization_probe", "registry_table", "resolve"]

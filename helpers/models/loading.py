@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import socket
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -115,18 +115,9 @@ class LoadedModel:
         return self.spec.is_instruct
 
     @property
-    def is_seq2seq(self) -> bool:
-        """An encoder-decoder (scored by helpers.engine.seq2seq.Seq2SeqScorer)."""
-        return bool(getattr(self.model.config, "is_encoder_decoder", False))
-
-    @property
     def kind(self) -> str:
-        """The kind of model, which picks its scorer (helpers.engine.kinds): "causal", "seq2seq" or
-        "masked" (a masked LM: the registry says so, or its configuration, see :func:`is_masked_lm`)."""
-        if self.is_seq2seq:
-            return "seq2seq"
-        masked = self.spec.architecture == "masked" or is_masked_lm(self.model.config)
-        return "masked" if masked or type(self.model).__name__.endswith("ForMaskedLM") else "causal"
+        """The kind of model, which picks its scorer (helpers.engine.kinds): :func:`model_kind`."""
+        return model_kind(self.spec, self.model.config, type(self.model).__name__)
 
     @property
     def input_device(self) -> torch.device:
@@ -145,6 +136,21 @@ class LoadedModel:
                 **(self.gguf.provenance() if self.gguf else {})}
 
 
+def model_kind(spec: ModelSpec, config, model_class: str = "") -> str:
+    """The kind of a model, decided here only: "seq2seq" (an encoder-decoder configuration),
+    "masked" (the registry says so, its configuration is a masked LM's, see :func:`is_masked_lm`,
+    or its class is a ``...ForMaskedLM``) or "causal". It picks the transformers class that loads
+    the model (:data:`AUTO_CLASSES`) and its scorer (:mod:`helpers.engine.kinds`)."""
+    if getattr(config, "is_encoder_decoder", False):
+        return "seq2seq"
+    if spec.architecture == "masked" or is_masked_lm(config) or model_class.endswith("ForMaskedLM"):
+        return "masked"
+    return "causal"
+
+
+AUTO_CLASSES = {"causal": AutoModelForCausalLM, "seq2seq": AutoModelForSeq2SeqLM, "masked": AutoModelForMaskedLM}
+
+
 def is_masked_lm(config) -> bool:
     """A masked LM's configuration: not a decoder (``is_decoder`` False), not an encoder-decoder, and
     saved from a ``...ForMaskedLM`` class (BERT, RoBERTa, DeBERTa, LTG-BERT)."""
@@ -153,13 +159,44 @@ def is_masked_lm(config) -> bool:
     return any(str(a).endswith("ForMaskedLM") for a in (getattr(config, "architectures", None) or ()))
 
 
-def check_loadable(name_or_path, quant: Quant | Literal["auto"] = "auto", revision: str | None = None
-                   ) -> tuple[ModelSpec, str, bool, Quant]:
+@dataclass(frozen=True, eq=False)
+class Loadable:
+    """A model checked by :func:`check_loadable` and not loaded yet: its spec (with the
+    revision), where it loads from and whether offline, the quantization as used, and its
+    configuration (which decides its :attr:`kind`). :func:`load` takes it without checking again."""
+
+    spec: ModelSpec
+    source: str
+    offline: bool
+    quant: Quant
+    config: object
+    checkpoint: gguf_files.GGUFCheckpoint | None = None  # a GGUF file, inspected
+    trust_remote_code: bool = False  # asked for by the caller (the spec may say so too)
+
+    @property
+    def kind(self) -> str:
+        return model_kind(self.spec, self.config)
+
+    @property
+    def read_options(self) -> dict:
+        """transformers' arguments that read its files (revision, remote code, offline, GGUF file)."""
+        return _read_options(self.spec, self.offline, self.trust_remote_code)
+
+
+def _read_options(spec: ModelSpec, offline: bool, trust_remote_code: bool) -> dict:
+    # code from a model's Hub repository runs only where its registry spec says so (or the caller asks)
+    out = dict(revision=spec.revision, trust_remote_code=trust_remote_code or spec.trust_remote_code,
+               local_files_only=offline)
+    return out | ({"gguf_file": spec.gguf_file} if spec.gguf_file is not None else {})
+
+
+def check_loadable(name_or_path, quant: Quant | Literal["auto"] = "auto", revision: str | None = None,
+                   trust_remote_code: bool = False) -> Loadable:
     """What :func:`load` checks before it reads any weights: the model's spec (with ``revision``),
-    where it loads from and whether offline, and the quantization (``"auto"``: the spec's),
-    probed on this machine. A clear error for an unknown model, a revision of a local model, a
-    model or revision that is not in the local cache offline, and a quantization that does not
-    run here."""
+    where it loads from and whether offline, the quantization (``"auto"``: the spec's), probed on
+    this machine, and the configuration (the model's kind). A clear error for an unknown model, a
+    revision of a local model, a model or revision that is not in the local cache offline, a
+    damaged GGUF file and a quantization that does not run here."""
     spec = resolve(name_or_path)
     if revision:
         if REVISION_MARK in spec.name and spec.revision != revision:
@@ -175,13 +212,18 @@ def check_loadable(name_or_path, quant: Quant | Literal["auto"] = "auto", revisi
                          f"in {quant})")
     if quant is not None:
         quantization_probe(quant, "cuda" if torch.cuda.is_available() else "cpu")
-    return spec, source, offline, quant
+    checkpoint = None
+    if spec.gguf_file is not None:  # checked (damage, architecture) before transformers reads any of it
+        checkpoint = gguf_files.inspect(Path(source) / spec.gguf_file, spec.packaged.sha256 if spec.packaged else None)
+    config = AutoConfig.from_pretrained(source, **_read_options(spec, offline, trust_remote_code))
+    return Loadable(spec, source, offline, quant, config, checkpoint, trust_remote_code)
 
 
 def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, device_map="auto",
          max_memory: dict | None = None, offload_folder: str | os.PathLike | None = None,
          trust_remote_code: bool = False, revision: str | None = None) -> LoadedModel:
-    """Load a model and its tokenizer ready for scoring, as a :class:`LoadedModel`.
+    """Load a model and its tokenizer ready for scoring, as a :class:`LoadedModel`
+    (``name_or_path`` may be a :class:`Loadable`, checked already with its quant and revision).
 
     ``quant="auto"`` takes the spec's default (4-bit NF4 from 30B parameters up);
     None loads full precision, "4bit" NF4, "8bit" LLM.int8 (bitsandbytes, on CUDA or on the
@@ -193,16 +235,16 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     goes to the next device, the CPU, then the disk (``offload_folder``).
     """
     max_memory = check_placement(device_map, max_memory, offload_folder)
-    spec, source, offline, quant = check_loadable(name_or_path, quant, revision)
+    if isinstance(name_or_path, Loadable):
+        if quant != "auto" or revision is not None:
+            raise TypeError(f"{name_or_path.spec.name} was checked with its quant and revision already: "
+                            "pass the model's name to load it with others")
+        loadable = name_or_path if not trust_remote_code else replace(name_or_path, trust_remote_code=True)
+    else:
+        loadable = check_loadable(name_or_path, quant, revision, trust_remote_code)
+    spec, source, quant, checkpoint = loadable.spec, loadable.source, loadable.quant, loadable.checkpoint
     dtype = dtype or default_dtype(quant)
-    # code from a model's Hub repository runs only where its registry spec says so (or the caller asks)
-    kwargs = dict(revision=spec.revision, trust_remote_code=trust_remote_code or spec.trust_remote_code,
-                  local_files_only=offline)
-    checkpoint = None
-    if spec.gguf_file is not None:  # checked (damage, architecture) before transformers reads any of it
-        checkpoint = gguf_files.inspect(Path(source) / spec.gguf_file,
-                                        spec.packaged.sha256 if spec.packaged else None)
-        kwargs["gguf_file"] = spec.gguf_file
+    kwargs = loadable.read_options
     tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
     if not getattr(tokenizer, "is_fast", False):
         raise TypeError(f"{spec.name}: the engine needs a fast tokenizer (character offsets); "
@@ -218,20 +260,13 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
         model_kwargs.update(device_map=device_map, max_memory=max_memory)
         if offload_folder is not None:
             model_kwargs["offload_folder"] = str(offload_folder)
-    config = AutoConfig.from_pretrained(source, **kwargs)
-    if getattr(config, "is_encoder_decoder", False):
-        auto = AutoModelForSeq2SeqLM
-    elif spec.architecture == "masked" or is_masked_lm(config):
-        auto = AutoModelForMaskedLM
-    else:
-        auto = AutoModelForCausalLM
-    if checkpoint is not None:  # the configuration read above: transformers would parse the whole file again
-        model_kwargs["config"] = config
+    if checkpoint is not None:  # the configuration read already: transformers would parse the whole file again
+        model_kwargs["config"] = loadable.config
         # plain weights in the dtype asked for on every machine (with the `kernels` package installed
         # transformers would otherwise keep quantized blocks and compute in its own kernels)
         model_kwargs["quantization_config"] = GgufConfig(dequantize=True)
     with gguf_files.routed_progress() if checkpoint is not None else nullcontext():
-        model = auto.from_pretrained(source, **model_kwargs)
+        model = AUTO_CLASSES[loadable.kind].from_pretrained(source, **model_kwargs)
     model.eval()
     model.requires_grad_(False)
     if checkpoint is not None:

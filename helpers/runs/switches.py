@@ -19,7 +19,7 @@ from ..engine.interface import SHARE_MODES, Scorer
 from ..engine.kinds import scorer_for
 from ..methods.hu_levy import ORDER_AVERAGES
 from ..methods.syntaxgym_pass import PASS_RULES
-from ..models import LoadedModel, check_loadable
+from ..models import Loadable, LoadedModel, check_loadable
 from ..models.placement import DTYPES
 from ..selection_parser import parse_selection
 
@@ -119,33 +119,38 @@ class Switches:
         return {"order_average": ORDER_AVERAGES[0] if self.order_average == AUTO else self.order_average,
                 "syntaxgym_pass": next(iter(PASS_RULES)) if self.syntaxgym_pass == AUTO else self.syntaxgym_pass}
 
-    def check(self, models) -> None:
+    def check(self, models) -> list[Loadable | LoadedModel]:
         """For each model (a name, a list or "a,b"): the errors loading would give, before any
         weights are read or anything is computed: an unknown model, a revision of a local model
         or one not in the local cache offline, a quantization this machine cannot run, a start
-        convention the model's kind does not take."""
+        convention the model's kind does not take. Returns each model checked (a
+        :class:`~helpers.models.Loadable`, which loads without checking again, or the LoadedModel given)."""
+        out = []
         for model in ([models] if isinstance(models, LoadedModel) else parse_selection(models, what="model")):
-            if isinstance(model, LoadedModel):
-                spec = model.spec
-            else:
+            if not isinstance(model, LoadedModel):
                 quant = self.load_options().get("quant", AUTO)
-                spec = check_loadable(model, quant, self.load_options().get("revision"))[0]
-            if spec.architecture == "seq2seq" and self.start in ("none", "minicons"):
+                model = check_loadable(model, quant, self.load_options().get("revision"))
+            if model.kind != "causal" and self.start in ("none", "minicons"):
+                what = ("an encoder-decoder, whose decoder always starts with its decoder start token"
+                        if model.kind == "seq2seq" else "a masked LM, scored with its tokenizer's special tokens "
+                        "around the text")
                 raise ValueError(f"start={self.start!r} is a causal-model convention (first token unscored); "
-                                 f"{spec.name} is an encoder-decoder, whose decoder always starts with its decoder "
-                                 "start token: use start='auto'")
-            if spec.architecture == "masked" and self.start in ("none", "minicons"):
-                raise ValueError(f"start={self.start!r} is a causal-model convention; {spec.name} is a masked LM, "
-                                 "scored with its tokenizer's special tokens around the text: use start='auto'")
+                                 f"{model.spec.name} is {what}: use start='auto'")
+            out.append(model)
+        return out
 
     def scorer(self, model, **kwargs) -> Scorer:
         """The scorer of ``model`` (a name, folder or Hugging Face id, or a LoadedModel) under these
-        switches, after :meth:`check`; ``kwargs`` go to the scorer (e.g. batch_size, progress)."""
-        self.check(model)
+        switches, after :meth:`check` (which loading does not repeat); ``kwargs`` go to the scorer
+        (e.g. batch_size, progress) and to loading (device_map, max_memory, offload_folder)."""
         if isinstance(model, LoadedModel) and self.load_options():
             raise ValueError(f"{', '.join(self.load_options())} apply to loading, but {model.name} is loaded already: "
                              "pass the model's name")
-        return scorer_for(model, **self.load_options(), **self.scorer_options(), **kwargs)
+        checked = self.check(model)
+        if len(checked) != 1:
+            raise ValueError(f"a scorer is built for one model, got {len(checked)}: {model!r}")
+        loading = {k: v for k, v in self.load_options().items() if k == "dtype"}  # quant and revision are checked
+        return scorer_for(checked[0], **loading, **self.scorer_options(), **kwargs)
 
     def scorer_kwargs(self) -> dict:
         """:func:`helpers.engine.kinds.scorer_for`'s arguments (load and scorer switches), for code
