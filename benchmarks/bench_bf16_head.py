@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -33,7 +34,7 @@ METHODS = ["lp", "intemplate_lp", "yesno"]
 
 
 def scores(model, selection, folder: Path):
-    files = run_methods(scorer_for(model, progress=False, share="none"), selection, METHODS,
+    files = run_methods(scorer_for(model, Settings(progress=False, share="none")), selection, METHODS,
                         {"templates": [1]}, store=ScoreStore(folder))
     return load_files(files).set_index(["method", "paradigm", "pair_id"]).sort_index()
 

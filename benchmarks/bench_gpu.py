@@ -31,6 +31,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from helpers.settings import Settings, scorer_arguments
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 HERE = Path(__file__).resolve().parent
@@ -186,7 +187,7 @@ def main() -> None:
               f"{tflops:6.1f} TFLOP/s{of_peak}{mem}{d}{extra}")
 
     def engine(requests, reference=None, **options):
-        scorer = CausalScorer(loaded, progress=False, token_budget=args.token_budget, **options)
+        scorer = CausalScorer(loaded, **scorer_arguments(options, Settings(progress=False, token_budget=args.token_budget)))
         scorer.score(requests[:512])  # warm-up (kernels, allocator; auto's timing of the device)
         peak_memory_gib(reset=True)
         before = scorer.tokens_run
@@ -212,7 +213,7 @@ def main() -> None:
 
     print(f"1. plain LP, {len(texts)} BLiMP sentences")
     plain = [Request("", t) for t in texts]
-    ids = [list(e.ids) for e in CausalScorer(loaded, progress=False).encode_many(plain)]
+    ids = [list(e.ids) for e in CausalScorer(loaded, Settings(progress=False)).encode_many(plain)]
     pad = loaded.tokenizer.pad_token_id if loaded.tokenizer.pad_token_id is not None else 0
     plain_loop(model, ids[:512], pad, args.token_budget)  # warm-up
     floor, seconds = timed(lambda: plain_loop(model, ids, pad, args.token_budget))

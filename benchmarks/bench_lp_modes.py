@@ -8,6 +8,7 @@ against the floor's. The fastest of 2 runs each. Nothing is compared with lm-eva
 import os
 import sys
 from pathlib import Path
+from helpers.settings import Settings, scorer_arguments
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -37,7 +38,7 @@ def main() -> None:
     _, floor = timed(lambda: plain_loop(model, tok, texts), 2)
     print(f"floor {len(texts) / floor:.1f} req/s")
     for name, options in MODES.items():
-        scorer = CausalScorer(lm, progress=False, **options)
+        scorer = CausalScorer(lm, **scorer_arguments(options, Settings(progress=False)))
         scorer.score(requests[:64])  # warm-up
         before = scorer.tokens_run
         _, seconds = timed(lambda: scorer.score(requests), 2)

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from helpers.settings import Settings
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -115,7 +116,7 @@ def main() -> None:
             blimp = load_data("blimp")
             lm = shaped_model(args.shape, [*blimp.good, *blimp.bad], Path(tmp) / args.shape)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    ours = MaskedScorer(lm, progress=False)
+    ours = MaskedScorer(lm, Settings(progress=False))
     # minicons 0.3 calls batch_encode_plus, which transformers 5 removed: the same call under that name
     theirs = MaskedLMScorer(lm.model, device=device, tokenizer=copy.copy(lm.tokenizer))
     theirs.tokenizer.batch_encode_plus = theirs.tokenizer.__call__
@@ -149,7 +150,7 @@ def main() -> None:
     print(f"against a float64 reference on {len(ref)} sentences: max |PLL difference| engine "
           f"{np.abs(a[:len(ref)] - ref).max():.2e}, minicons {np.abs(b[:len(ref)] - ref).max():.2e} nats")
     few = texts[:args.l2r_n]
-    c = np.array([s.total for s in MaskedScorer(lm, variant="within_word_l2r", progress=False).score_texts(few)])
+    c = np.array([s.total for s in MaskedScorer(lm, Settings(progress=False), variant="within_word_l2r").score_texts(few)])
     d = minicons_pll(theirs, few, batch, "within_word_l2r")
     print(f"within_word_l2r on {len(few)} sentences: max |PLL difference| {np.abs(c - d).max():.2e} nats "
           f"(differs from pll on {int(np.sum(np.abs(c - a[:len(few)]) > 1e-3))} sentences)")

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from helpers.settings import Settings, scorer_arguments
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -79,7 +80,7 @@ def main() -> None:
           f"all templates; {args.threads} threads, one run each")
     base = None
     for name, options in MODES.items():
-        scorer = CausalScorer(loaded, progress=False, **options)
+        scorer = CausalScorer(loaded, **scorer_arguments(options, Settings(progress=False)))
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
             files = run_methods(scorer, selection, methods, {"use_outlines": False}, store=ScoreStore(folder))

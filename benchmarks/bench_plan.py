@@ -23,6 +23,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -42,7 +43,7 @@ def main() -> None:
     ap.add_argument("--tokens", action="store_true", help="tokens per share mode against the tree's minimum")
     ap.add_argument("--pairs", type=int, default=None, help="first N BLiMP pairs (default all) for --tokens")
     args = ap.parse_args()
-    scorer = CausalScorer(load(args.model), progress=False)
+    scorer = CausalScorer(load(args.model), Settings(progress=False))
     if args.tokens:
         return token_report(scorer, args.pairs)
     family = registry.get("intemplate_lp").family

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from helpers.settings import Settings, scorer_arguments
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -66,12 +67,12 @@ def main() -> None:
           f"torch {torch.__version__}, transformers {__import__('transformers').__version__}; "
           f"load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     used, split, start = {}, {}, time.perf_counter()
-    coefficients = CausalScorer(loaded, progress=False)._auto.coefficients  # timed once per model and device
+    coefficients = CausalScorer(loaded, Settings(progress=False))._auto.coefficients  # timed once per model and device
     print(f"# auto's calibration: {time.perf_counter() - start:.2f} s (the scorer's probes included), {coefficients}")
     results, best = {}, {}
     for repeat in range(args.repeats):  # modes taken in turn; the fastest of each counts (load on the machine)
         for mode, options in modes.items():
-            scorer = CausalScorer(loaded, progress=False, **options)
+            scorer = CausalScorer(loaded, **scorer_arguments(options, Settings(progress=False)))
             with tempfile.TemporaryDirectory() as root:
                 start = time.perf_counter()
                 files = score_primed(scorer, selection, prefixes, ["lp"], store=ScoreStore(root))

@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -47,7 +48,7 @@ def main() -> None:
     unigram_for(tok, "en")  # builds the cached unigram table, so corpus tokenization is not timed
     results = {}
     for share in ("none", "prefix"):
-        scorer = CausalScorer(loaded, progress=False, share=share)
+        scorer = CausalScorer(loaded, Settings(progress=False, share=share))
         with tempfile.TemporaryDirectory() as root:
             start = time.perf_counter()
             files = run_methods(scorer, pairs, names, store=ScoreStore(root))

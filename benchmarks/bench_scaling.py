@@ -23,6 +23,7 @@ import resource
 import sys
 import time
 from pathlib import Path
+from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -98,7 +99,7 @@ def main() -> None:
         lme, t = timed_once(lambda: [x[0] for x in hflm.loglikelihood(reqs, disable_tqdm=True)])
         growth.row("plain LP: lm-eval HFLM", n, t)
         t_lme = t
-        scorer = CausalScorer(lm, progress=False)
+        scorer = CausalScorer(lm, Settings(progress=False))
         plain = [Request("", s) for s in texts]
         _, t_plan = timed_once(lambda: scorer.plan(scorer.encode_many(plain), with_context=True))
         scored, t = timed_once(lambda: scorer.score(plain))
@@ -108,7 +109,7 @@ def main() -> None:
                    f"{t_lme / t:.2f}x lm-eval; max |diff| to lm-eval {max_diff([s.total for s in scored], lme):.1e}; "
                    f"peak RSS {peak_mib():,.0f} MiB")
         requests = [Request(before, s + after) for before, after in templates for s in texts[:n // len(templates)]]
-        scorer = CausalScorer(lm, progress=False)
+        scorer = CausalScorer(lm, Settings(progress=False))
         _, t_plan = timed_once(lambda: scorer.plan(scorer.encode_many(requests), with_context=True))
         _, t = timed_once(lambda: scorer.score(requests))
         growth.row("in-template LP: engine (default)", len(requests), t,

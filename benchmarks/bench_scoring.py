@@ -33,6 +33,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from helpers.settings import Settings, scorer_arguments
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -156,7 +157,7 @@ def max_diff(a, b) -> float:
 def engine_run(lm, requests, repeats, **options):
     """(totals, seconds, tokens run, where the time went) of the engine on ``requests``: the
     fastest run's seconds, and ``CausalScorer.seconds`` (rows, head, ...) averaged over the runs."""
-    scorer = CausalScorer(lm, progress=False, **options)
+    scorer = CausalScorer(lm, **scorer_arguments(options, Settings(progress=False)))
     scored, seconds = timed(lambda: scorer.score(requests), repeats)
     split = {part: spent / repeats for part, spent in scorer.seconds.items()}
     return [s.total for s in scored], seconds, scorer.tokens_run // repeats, split
@@ -201,7 +202,7 @@ def main() -> None:
     def lm_eval_tokens(requests):
         """lm-eval on exactly the engine's tokens (context ids, continuation ids): the same
         work, so the scores must agree and the times compare the implementations."""
-        encoded = CausalScorer(lm, progress=False).encode_many(requests)
+        encoded = CausalScorer(lm, Settings(progress=False)).encode_many(requests)
         reqs = [(("", ""), list(e.ids[:e.first]), list(e.ids[e.first:])) for e in encoded]
         return timed(lambda: [x[0] for x in hflm._loglikelihood_tokens(reqs, disable_tqdm=True)], args.repeats)
 
@@ -221,7 +222,7 @@ def main() -> None:
         return out
 
     mc_scores, t = timed(run_minicons, args.repeats)
-    ours_mc = [s.total for s in CausalScorer(lm, progress=False, start="minicons").score_texts(texts)]
+    ours_mc = [s.total for s in CausalScorer(lm, Settings(progress=False, start="minicons")).score_texts(texts)]
     table.row("minicons sequence_score (batch 64)", len(texts), t, diff=max_diff(ours_mc, mc_scores))
     lme, t = lm_eval([("", s) for s in texts])
     table.row("lm-eval HFLM.loglikelihood, empty context (batch 64)", len(texts), t)
@@ -249,7 +250,7 @@ def main() -> None:
                            instances([("", s) for s in texts]))
     ours64 = [
         s.total
-        for s in CausalScorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"), progress=False).score(plain)
+        for s in CausalScorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"), Settings(progress=False)).score(plain)
     ]
     print(f"  both on the float64 model: engine (default) vs lm-eval max |diff| {max_diff(ours64, lme64):.1e}, "
           f"lm-eval vs the float64 loop {max_diff(lme64, exact):.1e}")

@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--share", default="tree", choices=["none", "context", "prefix", "tree"])
     args = p.parse_args(argv)
     selection = select("blimp", args.limit)
-    scorer = CausalScorer(load(args.model), progress=False, share=args.share)
+    scorer = CausalScorer(load(args.model), Settings(progress=False, share=args.share))
     requests = [Request("", item[side]) for item in selection.items() for side in ("good", "bad")]
     encoded = scorer.encode_many(requests)
     roots = scorer.plan(encoded)

@@ -12,7 +12,7 @@ Nothing is imported here: ``import helpers`` loads no model library.
 """
 
 FLOORS = (
-    ("ground", ("paths", "files", "parquet_io", "progress", "provenance", "selection_parser")),
+    ("ground", ("paths", "files", "parquet_io", "progress", "provenance", "selection_parser", "settings")),
     ("data", ("data",)),
     ("models", ("models",)),
     ("engine", ("engine",)),

@@ -28,9 +28,10 @@ from . import sweep
 from .demo import main as demo_main
 from .explore.command import add_parser as add_explore_parser
 from .models.fetch_command import add_parser as add_fetch_parser
-from .models import ModelNotFoundError, QuantizationUnavailableError, load_options, registry_table
-from .runs.switches import AUTO, METHOD_SWITCHES, SWITCHES, Switches
+from .models import ModelNotFoundError, QuantizationUnavailableError, registry_table
+from .settings import AUTO, METHOD_SETTINGS, SETTINGS, Settings
 from .engine.interface import Request
+from .engine.kinds import scorer_for
 from .explain import word_surprisal
 from .provenance import REUSE_STALE_ENV
 from .zoo.command import add_parsers as add_zoo_parsers
@@ -43,11 +44,9 @@ def _cmd_models(args) -> int:
 
 def _cmd_score(args) -> int:
     try:
-        switches = Switches(**{name: getattr(args, name) for name in SCORE_SWITCHES})
-        placement = load_options(device_map=args.device_map, max_memory=args.max_memory,
-                                 offload_folder=args.offload_folder)
-        scorer = switches.scorer(args.model, progress=False,
-                                 **{k: placement[k] for k in ("device_map", "max_memory", "offload_folder")})
+        settings = Settings(**{name: getattr(args, name) for name in SCORE_SETTINGS}, device_map=args.device_map,
+                            max_memory=args.max_memory, offload_folder=args.offload_folder, progress=False)
+        scorer = scorer_for(args.model, settings)
     except (ModelNotFoundError, QuantizationUnavailableError, TypeError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -72,15 +71,16 @@ def _cmd_score(args) -> int:
     return 0
 
 
-# the switches of `score` (answer orders belong to runs of Hu & Levy's methods: the sweep's notebooks)
-SCORE_SWITCHES = [name for name in SWITCHES if name not in METHOD_SWITCHES]
+# the settings of `score` (answer orders belong to runs of Hu & Levy's methods: the sweep's notebooks)
+SCORE_SETTINGS = [name for name in SETTINGS if name not in METHOD_SETTINGS]
+PRECISION_SETTINGS = [name for name in SETTINGS if name not in ("quant", "dtype")]  # the precisions set those
 
 
-def _switch_arguments(parser, names, default) -> None:
-    """One option per switch, named as the notebooks' parameter (``--token-budget`` or
-    ``--token_budget``), with its values from helpers.runs.switches."""
+def _setting_arguments(parser, names, default) -> None:
+    """One option per setting, named as the notebooks' parameter (``--token-budget`` or
+    ``--token_budget``), with its values from helpers.settings."""
     for name in names:
-        values, auto, recorded = SWITCHES[name]
+        values, auto, recorded = SETTINGS[name]
         flags = [f"--{name.replace('_', '-')}"] + ([f"--{name}"] if "_" in name else [])
         choices = None if isinstance(values, str) else [AUTO, *values]
         parser.add_argument(*flags, dest=name, default=default, choices=choices,
@@ -108,9 +108,9 @@ def _cmd_sweep(args) -> int:
     from .sweep.status import format_status, status
 
     try:
-        given = {name: getattr(args, name) for name in SWITCHES if getattr(args, name) is not None}
+        given = {name: getattr(args, name) for name in SETTINGS if getattr(args, name) is not None}
         jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param), args.shards,
-                          switches=given, revisions=",".join(args.revisions) if args.revisions else None)
+                          settings=given, revisions=",".join(args.revisions) if args.revisions else None)
         if args.status:
             print(format_status(status(jobs)))
             return 0
@@ -145,8 +145,9 @@ def _cmd_precision(args) -> int:
     templates = None if args.templates is None else [int(t) if t.isdigit() else t for t in args.templates]
     start = time.perf_counter()
     try:
+        settings = Settings(**{name: getattr(args, name) for name in PRECISION_SETTINGS})
         report = precision_report(args.model, args.dataset, args.methods, args.limit, args.precisions, templates,
-                                  args.root)
+                                  args.root, options=settings.method_options(), settings=settings)
     except (ModelNotFoundError, QuantizationUnavailableError, FileNotFoundError, KeyError, TypeError,
             ValueError) as err:
         print(f"error: {err.args[0] if isinstance(err, KeyError) and err.args else err}", file=sys.stderr)
@@ -157,10 +158,10 @@ def _cmd_precision(args) -> int:
     if args.card:
         machine = (f"{platform.machine()}, {torch.get_num_threads()} CPU thread(s), torch {torch.__version__}"
                    + (f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""))
-        settings = {"model": args.model, "dataset": args.dataset, "machine": machine, "why_subset": args.why_subset,
-                    "note": args.note}
+        card = {"model": args.model, "dataset": args.dataset, "machine": machine, "why_subset": args.why_subset,
+                "note": args.note}
         try:
-            print(f"wrote {update_card_precision(args.model, report.table, settings)}")
+            print(f"wrote {update_card_precision(args.model, report.table, card)}")
         except FileNotFoundError as err:
             print(f"error: {err} (the table above is kept in {report.csv})", file=sys.stderr)
             return 2
@@ -204,7 +205,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="one JSON object per line")
     s.add_argument("--words", action="store_true", help="per-word surprisal in bits, plain and corrected for word "
                    "boundaries (Pimentel & Meister 2024), from the same pass (a causal LM)")
-    _switch_arguments(s, SCORE_SWITCHES, AUTO)  # --start, --share, --quant, --dtype, --token-budget, --revision
+    _setting_arguments(s, SCORE_SETTINGS, AUTO)  # --start, --share, --quant, --dtype, --token-budget, --revision, ...
     s.add_argument("--device-map", default="auto", help="accelerate placement: auto, balanced, sequential, none")
     s.add_argument("--max-memory", metavar="DEVICE=SIZE,...",
                    help="cap per device for the placement, e.g. 0=20GiB,1=20GiB,cpu=60GiB (disk=...: offload)")
@@ -233,8 +234,8 @@ def parser() -> argparse.ArgumentParser:
                    help="reuse score files written by another engine numerics version or torch/transformers "
                         "major.minor (stale: recomputed by default), with a warning")
     w.add_argument("--wait", action="store_true", help="slurm: return when the submitted jobs have left the queue")
-    _switch_arguments(w.add_argument_group("switches (the notebook parameters of the same names; default: the "
-                                           "notebooks' own, 'auto')"), list(SWITCHES), None)
+    _setting_arguments(w.add_argument_group("settings (the notebook parameters of the same names; default: the "
+                                            "notebooks' own, 'auto')"), list(SETTINGS), None)
     r = w.add_argument_group("Slurm resources (over the profile's)")
     r.add_argument("--profile", help="a name in profiles/ or a YAML file (default: slurm-gpu, one GPU per task)")
     for name, kind in SLURM_FLAGS.items():
@@ -266,6 +267,7 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--card", action="store_true", help="record the table in the demo model's card")
     q.add_argument("--why-subset", default=None, help="with --limit and --card: why not every pair (in the card)")
     q.add_argument("--note", default=None, help="with --card: what these methods' rows show (in the card)")
+    _setting_arguments(q, PRECISION_SETTINGS, AUTO)  # as 02's precision section passes them
     q.set_defaults(run=_cmd_precision)
     return p
 

@@ -52,6 +52,7 @@ share = "auto"  # shared input run once: "auto" (the mode a cost model timed on 
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
+batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
 answer_models = ["demo-en", "smollm2-135m-instruct"]  # models whose Yes/No and A/B answers to the pair are shown ([] skips them)
 primed_model = "demo-en-icl"  # the model of "A context can flip the judgment" (06's teaching model)
@@ -67,12 +68,12 @@ from helpers.explain.primed_pair import show_primed_pair
 from helpers.explain.prompt_answers import prompt_answers
 from helpers.explain.scorers import Scorers
 from helpers.reporting.notebook import NotebookReport
-from helpers.runs.switches import Switches
+from helpers.settings import Settings
 from helpers.store import safe_name
 
-switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
-                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
-config = {"good": good, "bad": bad, "model": model, "method": method, "template": template, **switches.record()}
+settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
+config = {"good": good, "bad": bad, "model": model, "method": method, "template": template, **settings.record()}
 report = NotebookReport("00_quickstart", config, safe_name(model), sources=[])
 
 # %% [markdown]
@@ -86,7 +87,7 @@ report = NotebookReport("00_quickstart", config, safe_name(model), sources=[])
 # gives each method's scores and the sentence it prefers (a tie counts as wrong).
 
 # %%
-scorers = Scorers(switches=switches)  # the models this notebook keeps loaded (switching back costs no reload)
+scorers = Scorers(settings=settings)  # the models this notebook keeps loaded (switching back costs no reload)
 explanation = explain_view.show_pair(good, bad, model, method, template, scorers=scorers)
 
 # %% [markdown]

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -23,9 +25,10 @@
 # | `intemplate_lp`, `_meanlp`, `_penlp` | the sentence inside each of 5 templates ("The following sentence is grammatically acceptable.\n\n{sentence}") | the measure over the **whole input** (as Ide et al. report); the target-only measure is stored too |
 # | `comparative_lp` | a template with the target in slot A and the other sentence in slot B | LP of the whole input |
 #
-# The switches (`start`, `order_average`, `syntaxgym_pass`, `share`, `quant`, `dtype`, `token_budget`, `revision`) take
-# the same names in the sweep and `python -m helpers score`; "auto" is the model's registry
-# default (the paper's setup), and every score file records them.
+# The settings (`start`, `order_average`, `syntaxgym_pass`, `share`, `quant`, `dtype`, `token_budget`, `revision`,
+# `batch_size`) become one `Settings` object, checked once, and take the same names in the sweep and
+# `python -m helpers score`; "auto" is the model's own value (its registry entry: the paper's setup), and
+# every score file records them.
 #
 # A tie counts as an error. Scores go to the results store (`outputs/scores/`), so later
 # notebooks analyse them without the model; a rerun skips finished files.
@@ -63,19 +66,20 @@ from helpers.data.selection import select
 from helpers.engine.unknown_tokens import selection_texts, unknown_share
 from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.runs.switches import Switches
+from helpers.engine.kinds import scorer_for
+from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
-switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
-                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
-scorer = switches.scorer(model, batch_size=None if batch_size == "auto" else int(batch_size))
+scorer = scorer_for(model, settings)
 # the methods this kind of model can run; the others are listed with the reason in Table 3
 method_list, not_applicable = method_registry.applicable(
     method_registry.method_names(methods, method_registry.READOUT_METHODS), scorer)
 selection = select(dataset, limit).sharded(shard, shards)
 config = {"model": model, "dataset": dataset, "methods": method_list,
-          "templates": template_list, "limit": limit, "unigram_corpus": unigram_corpus, **switches.record()}
+          "templates": template_list, "limit": limit, "unigram_corpus": unigram_corpus, **settings.record()}
 tag = f"{scorer.loaded.name}__{dataset}" + (f"__{selection.shard.tag}" if selection.shard else "")  # tables of a shard: its pairs
 report = NotebookReport("02_readout", config, tag)
 print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
@@ -90,7 +94,7 @@ print(f"characters the tokenizer makes unknown ({unknown.unk_token or 'it has no
 
 # %%
 files = run_methods(scorer, selection, method_list, {"templates": template_list, "unigram_corpus": unigram_corpus,
-                                                     **switches.method_options()})
+                                                     **settings.method_options()})
 scores = report.sources = load_files(files)
 print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls}")
 
@@ -157,8 +161,8 @@ from helpers.zoo.precision import precision_report, summary as precision_summary
 if precision_check:
     check = precision_report(model, dataset, None if precision_methods == "default" else
                              method_registry.method_names(precision_methods), precision_limit,
-                             templates=template_list, options=switches.method_options(), **switches.scorer_options(),
-                             **{k: v for k, v in switches.load_options().items() if k == "revision"})
+                             templates=template_list, options=settings.method_options(),
+                             settings=settings.but(quant="auto", dtype="auto"))  # the precisions set these
     report.table(check.table, "readout_precision", sources=[str(f) for f in check.score_files])
     display(Markdown(precision_markdown(check.table)))
     print(precision_summary(check.table, "nf4"))

@@ -104,18 +104,18 @@ from helpers.methods.fewshot import FewShot, k_values as fewshot_ks_of
 from helpers.methods.hu_levy import TASKS, default_sets
 from helpers.methods.hu_levy_prompt_types import PROMPT_TYPES
 from helpers.store import load_files
-from helpers.runs.switches import Switches
+from helpers.engine.kinds import check_models, scorer_for
+from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
-switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
-                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
 models = parse_selection(model, what="model")  # one model, or a list: Part 1 for each, loaded in turn
 hl_models = models if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
-switches.check(list(dict.fromkeys(models + hl_models)))  # every model of both parts, before anything is scored
+checked = check_models(list(dict.fromkeys(models + hl_models)), settings)  # every model, before anything is scored
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 k_list = fewshot_ks_of(fewshot_ks)
-batch = None if batch_size == "auto" else int(batch_size)
-scorer = switches.scorer(models[0], batch_size=batch)  # the first model; the others of a list load in turn below
+scorer = scorer_for(checked[0], settings)  # the first model; the others of a list load in turn below
 # the methods asked for; each model runs those its kind can run, the others are listed with the reason in Table 3
 fewshot_asked = method_registry.method_names(fewshot_methods, [
     m for m, spec in method_registry.METHODS.items() if spec.family.takes_fewshot]) if k_list else []
@@ -132,7 +132,7 @@ config = {"model": model, "dataset": dataset, "methods": method_list,
           "hu_levy_sets": hl_sets, "hu_levy_prompts": hl_prompts, "hu_levy_limit": hu_levy_limit,
           "hu_levy_models": hl_models,
           "fewshot_ks": k_list, "fewshot_methods": fewshot_list, "fewshot_source": fewshot_source,
-          "fewshot_seed": fewshot_seed, **switches.record()}
+          "fewshot_seed": fewshot_seed, **settings.record()}
 tag = f"{scorer.loaded.name if len(models) == 1 else cross_model.models_tag(models)}__{dataset}" + \
     (f"__{selection.shard.tag}" if selection.shard else "")  # tables of a shard: its pairs
 report = NotebookReport("03_prompting", config, tag)
@@ -149,14 +149,14 @@ print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if 
 
 # %%
 runs = [(methods_asked, {"templates": template_list, "seed": seed, "use_outlines": use_outlines,
-                         **switches.method_options()})]
+                         **settings.method_options()})]
 shot_ks = k_list if fewshot_asked else []
 runs += [(fewshot_asked, {"templates": template_list, "seed": seed, "use_outlines": False,
-                          "fewshot": FewShot(k, fewshot_source, fewshot_seed), **switches.method_options()})
+                          "fewshot": FewShot(k, fewshot_source, fewshot_seed), **settings.method_options()})
          for k in shot_ks]
 if len(models) > 1:  # the Direct measure of the same pairs, for the introspection section
-    runs.append((["lp"], switches.method_options()))
-done = model_list.run_each(models, selection, runs, scorer=scorer, **switches.scorer_kwargs(), batch_size=batch)
+    runs.append((["lp"], settings.method_options()))
+done = model_list.run_each(models, selection, runs, scorer=scorer, settings=settings)
 (files, not_applicable), shot_files = done[0], [f for run in done[1:1 + len(shot_ks)] for f in run[0]]
 direct_files = done[-1][0] if len(models) > 1 else []
 scores = report.sources = load_files(files)
@@ -235,8 +235,7 @@ if shot_files:  # scored with Part 1 above (each model loaded once)
 
 # %%
 hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer,
-                                     options=switches.method_options(), shard=shard, shards=shards,
-                                     **switches.scorer_kwargs(), batch_size=batch)
+                                     options=settings.method_options(), shard=shard, shards=shards, settings=settings)
 hl_tag = cross_model.models_tag(hl_models) + (f"__{selection.shard.tag}" if selection.shard else "")
 if hl_files:
     hl_scores = load_files(hl_files)

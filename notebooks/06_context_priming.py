@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -49,6 +51,7 @@ share = "auto"  # shared input run once: "auto" (the mode a cost model timed on 
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
+batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
 shards = 1  # split the target pairs into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: read all shards' files as one run (an error names any not scored)
@@ -66,16 +69,17 @@ from helpers.data.selection import DatasetSelection, select
 from helpers.runs.primed import score_primed
 from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.runs.switches import Switches
+from helpers.engine.kinds import check_models, scorer_for
+from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
 if dataset not in ("blimp", "syntaxgym"):
     raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
-switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
-                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
 models = parse_selection(model, what="model")  # one model, or a list: the sections up to "Across models" are the first's
-switches.check(models)  # every model of the list, before anything is scored
-scorer = switches.scorer(models[0])
+checked = check_models(models, settings)  # every model of the list, before anything is scored
+scorer = scorer_for(checked[0], settings)
 # the methods this kind of model can run (the others are named with the reason)
 method_list, not_applicable = method_registry.applicable(
     method_registry.method_names(methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS), scorer)
@@ -88,7 +92,7 @@ count = priming.token_counter(scorer.tokenizer)
 group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
 config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "prefix_types": type_list, "lengths": length_list, "draws": draws, "limit": limit,
-          "paradigms": selection.paradigms, "seed": seed, "phenomenon_sentences": phenomenon_sentences, **switches.record()}
+          "paradigms": selection.paradigms, "seed": seed, "phenomenon_sentences": phenomenon_sentences, **settings.record()}
 tag = f"{scorer.loaded.name}__{dataset}" + (f"__{part.shard.tag}" if part.shard else "")  # tables of a shard: its pairs
 report = NotebookReport("06_context_priming", config, tag)
 print(f"{len(part):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.max_positions} positions); "
@@ -123,7 +127,7 @@ print("example:", repr(prefixes[prefixes.target_length == prefixes.target_length
 
 # %%
 files = score_primed(scorer, part, prefixes, method_list,
-                     {"templates": template_list, **switches.method_options()})
+                     {"templates": template_list, **settings.method_options()})
 scores = report.sources = load_files(files)
 print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.tokens_run:,} tokens run this session")
 
@@ -229,7 +233,7 @@ if phenomenon_sentences:
                                                 seed=seed, max_positions=scorer.max_positions)
     single_part = DatasetSelection(dataset, targets, limit=limit).for_shards(shard, shards)  # as `part`
     single_scores = load_files(score_primed(scorer, single_part, single, method_list[:1],
-                                            {"templates": template_list, **switches.method_options()}))
+                                            {"templates": template_list, **settings.method_options()}))
     accuracy = prefix_similarity.accuracy_matrix(single_scores)
     overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.tokenizer))}
     if labels is not None:
@@ -262,7 +266,7 @@ if dataset == "syntaxgym" and syntaxgym_regions:
     region_methods, region_not_applicable = method_registry.applicable(["syntaxgym", "syntaxgym_word"], scorer)
     for row in region_not_applicable.itertuples():
         print(f"not applicable: {row.not_applicable}")
-    region_scores = load_files(run_methods(scorer, items, region_methods, switches.method_options()))
+    region_scores = load_files(run_methods(scorer, items, region_methods, settings.method_options()))
     rates = priming_tables.suite_pass_rates(region_scores)
     display(rates.round(3))
     changed = priming_tables.verdict_changes(region_scores)
@@ -308,7 +312,7 @@ if len(models) > 1:
     other_files, refused = across_models.score_primed_each(
         models[1:], part, prefixes_for,
         method_registry.method_names(methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS),
-        {"templates": template_list, **switches.method_options()}, **switches.scorer_kwargs())
+        {"templates": template_list, **settings.method_options()}, settings=settings)
     for row in refused.itertuples():
         print(f"not applicable: {row.not_applicable}")
     others = load_files(other_files)

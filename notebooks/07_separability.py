@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -47,6 +49,7 @@ share = "auto"  # shared input run once: "auto" (the mode a cost model timed on 
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
+batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
 shards = 1  # split each dataset's items into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: the analyses read all shards' files as one run (an error names any not scored)
@@ -63,11 +66,12 @@ from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import HU2025, select
 from helpers.store import load_files
 from helpers.runner import run_methods
-from helpers.runs.switches import Switches
+from helpers.engine.kinds import check_models, scorer_for
+from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
-switches = Switches(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share,
-                    quant=quant, dtype=dtype, token_budget=token_budget, revision=revision)  # checked: a bad value stops here
+settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
 dataset_list = parse_selection(datasets, [name for name, _ in HU2025.values()], what="dataset")
 metric_list = parse_selection(metrics, list(sep.METRICS), what="metric")
 extras = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
@@ -77,15 +81,15 @@ if "cola" in dataset_list:
     selections["cola_dev"] = select("cola_dev", limit, prepared_only=True)
 selections = {name: s.for_shards(shard, shards) for name, s in selections.items()}  # a shard's items, or all
 models = parse_selection(model, what="model")  # one model, or a list: the sections up to "Across models" are the first's
-switches.check(models)  # every model of the list, before anything is scored
-scorer = switches.scorer(models[0])
+checked = check_models(models, settings)  # every model of the list, before anything is scored
+scorer = scorer_for(checked[0], settings)
 if extras:  # those this kind of model can run; the others are named with the reason
     extras, not_applicable = method_registry.applicable(extras, scorer)
     for reason in not_applicable.not_applicable:
         print(f"not applicable: {reason}")
 config = {"model": model, "datasets": dataset_list, "metrics": metric_list,
           "extra_methods": extras, "embedding_model": embedding_model, "unigram_corpus": unigram_corpus,
-          "limit": limit, "bins": bins, "seed": seed, **switches.record()}
+          "limit": limit, "bins": bins, "seed": seed, **settings.record()}
 tag = scorer.loaded.name + (f"__shard{shard}of{shards}" if shard else "")  # a shard's files and notebook
 analyse = shard is None  # a shard job scores only; the analyses read the whole run (shard None: every shard's files)
 report = NotebookReport("07_separability", config, tag)
@@ -104,7 +108,7 @@ files = []
 for name, selection in selections.items():
     language_extras = [m for m in extras if selection.language == "en" or not m.startswith("intemplate")]
     files += run_methods(scorer, selection, ["lp", "meanlp", "slor", "bf_uniform", "bf_unigram"] + language_extras,
-                         {"templates": [1], "unigram_corpus": unigram_corpus, **switches.method_options()})
+                         {"templates": [1], "unigram_corpus": unigram_corpus, **settings.method_options()})
 scores = report.sources = load_files(files, token_columns=False)
 readouts = scores[scores.method.isin(sep.METRICS)]
 table = sep.metrics_table(readouts, metric_list)
@@ -250,7 +254,7 @@ if len(models) > 1:
                             what="method", none=["none"])
     other_files, refused = across_models.score_sentences_each(
         models[1:], selections, asked, {"templates": [1], "unigram_corpus": unigram_corpus,
-                                        **switches.method_options()}, **switches.scorer_kwargs())
+                                        **settings.method_options()}, settings=settings)
     for reason in refused.not_applicable:
         print(f"not applicable: {reason}")
 else:

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from helpers.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -155,7 +156,7 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=20, help="BLiMP pairs per paradigm (the demo's 20)")
     parser.add_argument("--out", type=Path, help="write the per-template counts here (CSV; a second file *_methods)")
     args = parser.parse_args(argv)
-    scorer = scorer_for(args.model, progress=False)
+    scorer = scorer_for(args.model, Settings(progress=False))
     families, methods, detail = [], [], {}
     for spec in runs(args.limit):
         f, m, d = count_run(scorer, *spec)

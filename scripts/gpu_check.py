@@ -28,6 +28,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -113,7 +114,7 @@ def conformance(report: Report, device: str) -> None:
             reference = None
             for dtype in (torch.float32, torch.bfloat16):
                 loaded = load(folder, quant=None, dtype=dtype, device_map={"": device})
-                first = scorer_for(loaded, progress=False, share="none")
+                first = scorer_for(loaded, Settings(progress=False, share="none"))
                 if reference is None:
                     reference = float64_reference(folder, first, reqs)
                 label = str(dtype).removeprefix("torch.")
@@ -126,7 +127,7 @@ def conformance(report: Report, device: str) -> None:
                     plain = f"  (plain bf16 forward {plain_worst:.3g}; bound {bound:.3g})"
                 cells = []
                 for share in SHARES:
-                    scorer = first if share == "none" else scorer_for(loaded, progress=False, share=share)
+                    scorer = first if share == "none" else scorer_for(loaded, Settings(progress=False, share=share))
                     diff = worst([s.logprobs for s in scorer.score(reqs)], reference)
                     used = getattr(scorer, "share_used", share)
                     cells.append(f"{share}{'->' + used if share == 'auto' else ''} {diff:.2e}")
@@ -137,7 +138,7 @@ def conformance(report: Report, device: str) -> None:
                     keep = logit_transform.Projection.float32_weights
                     logit_transform.Projection.float32_weights = lambda self: None
                     try:
-                        rounded = worst([s.logprobs for s in scorer_for(loaded, progress=False, share="none")
+                        rounded = worst([s.logprobs for s in scorer_for(loaded, Settings(progress=False, share="none"))
                                          .score(reqs)], reference)
                     finally:
                         logit_transform.Projection.float32_weights = keep

@@ -9,6 +9,7 @@ from helpers.data.selection import DatasetSelection, first_per_paradigm, select
 from helpers.engine import CausalScorer
 from helpers.runner import run_methods
 from helpers.store import ScoreStore
+from helpers.settings import Settings
 
 MODELS = ("tiny-gpt2", "tiny-llama")
 METHODS = ["lp", "meanlp", "intemplate_lp", "yesno"]
@@ -25,5 +26,5 @@ def write_tiny_store(root, tiny) -> None:
     climp = first_paradigms(load("climp"), "climp", 1, 2)
     store = ScoreStore(root)
     for name in MODELS:
-        run_methods(CausalScorer(tiny(name), progress=False), blimp, METHODS, {"templates": [1, 2]}, store=store)
-    run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), climp, ["lp"], store=store)
+        run_methods(CausalScorer(tiny(name), Settings(progress=False)), blimp, METHODS, {"templates": [1, 2]}, store=store)
+    run_methods(CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)), climp, ["lp"], store=store)

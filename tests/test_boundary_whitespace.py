@@ -27,6 +27,7 @@ from helpers.methods import Runtime
 from helpers.methods.hu_levy import WORD_COMPARISON
 from helpers.methods.hu_levy_prompt_types import prompts_for
 from helpers.models import LoadedModel
+from helpers.settings import Settings
 
 MERGES = [("i", "n"), ("in", "g"), ("i", "c"), ("ic", "ing"), ("c", "a"), ("ca", "k"), ("cak", "e"), ("Ġ", "cake"),
           ("t", "h"), ("th", "e"), ("Ġ", "the"), ("Ġ", "Ġ")]
@@ -95,7 +96,7 @@ def test_the_tokenizers_split_a_bare_space(lm):
 
 def test_a_trailing_space_is_scored_with_the_target(lm):
     loaded, m64, kind = lm
-    scorer = CausalScorer(loaded, progress=False)
+    scorer = CausalScorer(loaded, Settings(progress=False))
     spaced, moved = scorer.score([Request("the ", "icing"), Request("the", " icing")])
     assert spaced.tokens == moved.tokens == [BARE[kind], "icing"]
     ids = [scorer.start_id] + loaded.tokenizer("the icing", add_special_tokens=False)["input_ids"]
@@ -114,7 +115,7 @@ def test_a_trailing_space_is_scored_with_the_target(lm):
 
 def test_line_breaks_stay_in_the_context(lm):
     loaded, m64, kind = lm
-    scorer = CausalScorer(loaded, progress=False)
+    scorer = CausalScorer(loaded, Settings(progress=False))
     after_break, spaces_after_break = scorer.score([Request("the:\n\n", "icing"), Request("the:\n ", "icing")])
     assert after_break.tokens == ["icing"]
     assert spaces_after_break.tokens == [BARE[kind], "icing"]  # the space after the line break moves, not "\n"
@@ -125,7 +126,7 @@ def test_line_breaks_stay_in_the_context(lm):
 
 def test_separate_keeps_the_prompts_space_token(lm):
     loaded, m64, kind = lm
-    scorer = CausalScorer(loaded, progress=False)
+    scorer = CausalScorer(loaded, Settings(progress=False))
     prompt = "the answer: "
     (readout,) = scorer.next_token([prompt], ["icing", "cake"], separate=True)
     tok = loaded.tokenizer
@@ -144,7 +145,7 @@ def test_hu_levy_prompts_and_direct_score_the_same_word_form():
     same two tokens (before the rule, the prompt's bare space was dropped). The byte-level
     tokenizer: the prompt's text has characters the Unigram lacks."""
     loaded, m64, _ = random_lm("bpe")
-    scorer = CausalScorer(loaded, progress=False)
+    scorer = CausalScorer(loaded, Settings(progress=False))
     item = {"prefix": "the confectioner spread the", "good_continuation": "icing", "bad_continuation": "cake"}
     runtime = Runtime(scorer, "en")
     direct, simple = prompts_for("word_comparison", "en", ["direct", "metaQuestionSimple"])

@@ -8,13 +8,14 @@ import pytest
 from helpers.cli import main
 from helpers.engine import CausalScorer, Request
 from helpers.explain.word_surprisal import word_table
+from helpers.settings import Settings
 
 
 def test_score_json_matches_engine(tiny, capsys):
     lm = tiny("tiny-gpt2")
     assert main(["score", "--model", "tiny-gpt2", "--json", "The cat sees a dog.", "A bird."]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
-    expected = CausalScorer(lm, progress=False).score_texts(["The cat sees a dog.", "A bird."])
+    expected = CausalScorer(lm, Settings(progress=False)).score_texts(["The cat sees a dog.", "A bird."])
     for line, e in zip(lines, expected):
         assert set(line) == {"text", "tokens", "logprobs", "sum", "n_tokens", "start_token"}
         assert abs(line["sum"] - e.total) < 1e-6 and line["n_tokens"] == e.n_tokens
@@ -31,7 +32,7 @@ def test_score_words_prints_corrected_word_surprisal(tiny, capsys):
     texts = ["The cat sees a dog.", "The cats annoy Tim."]
     assert main(["score", "--model", "tiny-gpt2", "--words", "--json", *texts]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
-    scored = CausalScorer(tiny("tiny-gpt2"), progress=False).score([Request("", t, word_boundary=True) for t in texts])
+    scored = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)).score([Request("", t, word_boundary=True) for t in texts])
     for line, text, s in zip(lines, texts, scored):
         table = word_table(text, s)
         assert [w["word"] for w in line["words"]] == table.text.tolist()

@@ -14,10 +14,10 @@ import torch
 from transformers import LlamaForCausalLM
 
 from helpers.engine import CausalScorer, Request, scorer_for
-from helpers.engine.interface import SHARE_MODES
 from helpers.engine.logit_transform import LogitTransform
 from helpers.models import LoadedModel, load
 from helpers.models import tiny_architectures as ta
+from helpers.settings import SHARE_MODES, Settings
 
 TOLERANCE = 1e-4  # nats, against the model's own float64 forward
 CONTEXT = "Is the following sentence grammatically acceptable? "
@@ -74,7 +74,7 @@ def test_every_share_mode_matches_the_float64_forward(built, name):
     expected = None
     tokens = {}
     for share in SHARE_MODES:
-        scorer = scorer_for(loaded, progress=False, share=share)
+        scorer = scorer_for(loaded, Settings(progress=False, share=share))
         if expected is None:
             expected = reference(loaded, scorer, REQUESTS)
             if arch.kind == "causal":  # texts longer than any window; logits peaked
@@ -94,7 +94,7 @@ def test_a_real_model_in_every_share_mode(smollm2):
     """SmolLM2-135M-Instruct's real weights (30 layers, vocabulary 49,152) on real text: in every share
     mode the engine is within 1e-4 nats of the float64 forward, or no further from it than a plain
     float32 forward of each whole sequence is."""
-    scorers = {share: scorer_for(smollm2, progress=False, share=share) for share in SHARE_MODES}
+    scorers = {share: scorer_for(smollm2, Settings(progress=False, share=share)) for share in SHARE_MODES}
     encoded = scorers["none"].encode_many(REQUESTS)
     expected = reference(smollm2, scorers["none"], REQUESTS)
     with torch.no_grad():
@@ -114,7 +114,7 @@ def test_a_real_model_in_every_share_mode(smollm2):
                                              ("cohere", LogitTransform(0.25, None)),
                                              ("granite", LogitTransform(2.0, None)), ("llama", LogitTransform())])
 def test_logit_transforms_are_read_from_the_configuration(built, name, transform):
-    scorer = scorer_for(built(name), progress=False)
+    scorer = scorer_for(built(name), Settings(progress=False))
     assert scorer.logit_transform == transform
 
 
@@ -124,10 +124,10 @@ def test_windows_matter_where_they_are_applied(built, name, monkeypatch):
     from helpers.engine import attention_layout
 
     loaded = built(name)
-    scorer = scorer_for(loaded, progress=False, share="prefix")
+    scorer = scorer_for(loaded, Settings(progress=False, share="prefix"))
     expected = reference(loaded, scorer, REQUESTS)
     monkeypatch.setattr(attention_layout.AttentionLayout, "masks", lambda self, allowed, q, k: allowed)
-    got = [s.logprobs for s in scorer_for(loaded, progress=False, share="prefix").score(REQUESTS)]
+    got = [s.logprobs for s in scorer_for(loaded, Settings(progress=False, share="prefix")).score(REQUESTS)]
     assert max(float(np.max(np.abs(g - e))) for g, e in zip(got, expected)) > 0.1
 
 
@@ -154,11 +154,11 @@ def test_an_unknown_logit_transform_is_refused_and_only_then(built):
     doubled = _DoubledLogits(base.model.config).eval()
     doubled.load_state_dict(base.model.state_dict())
     with pytest.raises(NotImplementedError, match=r"differ from the engine's by .* nats on a probe input"):
-        CausalScorer(LoadedModel.wrap(doubled, base.tokenizer), progress=False)
+        CausalScorer(LoadedModel.wrap(doubled, base.tokenizer), Settings(progress=False))
     same = _SameLogits(base.model.config).eval()
     same.load_state_dict(base.model.state_dict())
-    got = CausalScorer(LoadedModel.wrap(same, base.tokenizer), progress=False).score(REQUESTS[:2])
-    want = CausalScorer(base, progress=False).score(REQUESTS[:2])
+    got = CausalScorer(LoadedModel.wrap(same, base.tokenizer), Settings(progress=False)).score(REQUESTS[:2])
+    want = CausalScorer(base, Settings(progress=False)).score(REQUESTS[:2])
     assert all(np.array_equal(a.logprobs, b.logprobs) for a, b in zip(got, want))
 
 
@@ -166,7 +166,7 @@ def test_a_half_precision_model_passes_its_probe(built, tmp_path):
     """bfloat16 rounds the model's own logits before its soft-cap; the probe allows for it."""
     folder = ta.build("gemma2", tmp_path / "gemma2")
     loaded = load(folder, dtype=torch.bfloat16)
-    scorer = scorer_for(loaded, progress=False)
+    scorer = scorer_for(loaded, Settings(progress=False))
     bf16 = [s.total for s in scorer.score(REQUESTS)]
-    f32 = [s.total for s in scorer_for(built("gemma2"), progress=False).score(REQUESTS)]
+    f32 = [s.total for s in scorer_for(built("gemma2"), Settings(progress=False)).score(REQUESTS)]
     assert np.max(np.abs(np.array(bf16) - np.array(f32))) < 0.5  # bfloat16 rounding, not a missing soft-cap

@@ -17,6 +17,7 @@ from helpers.store import ScoreStore, load_files
 from helpers.runner import RunSetup, run_methods
 from helpers.engine import CausalScorer
 from helpers.methods.templates import ide_templates
+from helpers.settings import Settings
 
 CONTEXT = "The dog sleeps. A teacher reads the book. Some cats run."
 
@@ -56,7 +57,7 @@ def scored(tiny, tmp_path_factory):
     df = load("blimp")
     frame = first_per_paradigm(df[df.paradigm.isin(df.paradigm.drop_duplicates().iloc[:2])], 2)
     selection = DatasetSelection("blimp", frame, limit=2)
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     files = run_methods(
         scorer,
         selection,
@@ -189,7 +190,7 @@ def test_context_per_item_is_kept_in_the_rows(tiny, tmp_path):
     selection = DatasetSelection("blimp", df)
     contexts = ["A dog runs.", "", "Cats sleep. Birds sing."]
     files = run_methods(
-        CausalScorer(lm, progress=False),
+        CausalScorer(lm, Settings(progress=False)),
         selection,
         ["lp"],
         setup=RunSetup(context=contexts),
@@ -198,13 +199,13 @@ def test_context_per_item_is_kept_in_the_rows(tiny, tmp_path):
     s = load_files(files)
     assert list(s.context) == contexts
     alone = load_files(
-        run_methods(CausalScorer(lm, progress=False), selection, ["lp"], store=ScoreStore(tmp_path / "b"))
+        run_methods(CausalScorer(lm, Settings(progress=False)), selection, ["lp"], store=ScoreStore(tmp_path / "b"))
     )
     assert s.score_good.iloc[1] == pytest.approx(alone.score_good.iloc[1], abs=1e-5)  # empty context: unchanged
     assert not np.isclose(s.score_good.iloc[0], alone.score_good.iloc[0], atol=1e-3)
     with pytest.raises(ValueError, match="2 contexts for 3 items"):
         run_methods(
-            CausalScorer(lm, progress=False),
+            CausalScorer(lm, Settings(progress=False)),
             selection,
             ["lp"],
             setup=RunSetup(context=contexts[:2]),

@@ -8,6 +8,7 @@ import pytest
 from helpers.engine import CausalScorer, Request, cost_model, share_plan
 from helpers.engine.cost_model import Coefficients, Workload
 from helpers.engine.plan import build_tree
+from helpers.settings import Settings, scorer_arguments
 
 PREFIX = ("The committee met on a grey morning in the old hall. Everyone had read the report, and "
           "nobody wanted to speak first. After a long silence the chair opened the window. ")
@@ -48,7 +49,7 @@ def test_fit_recovers_the_coefficients_of_exact_timings():
 
 
 def test_workload_counts_calls_tokens_pairs_and_gathers_exactly(tiny):
-    scorer = CausalScorer(tiny("tiny-llama"), progress=False, share="prefix", pack=False)
+    scorer = CausalScorer(tiny("tiny-llama"), Settings(progress=False, share="prefix"), pack=False)
 
     class Seq:
         def __init__(self, ids, first):
@@ -67,7 +68,7 @@ def test_workload_counts_calls_tokens_pairs_and_gathers_exactly(tiny):
 
 def test_the_mode_the_coefficients_favour_is_chosen(tiny):
     lm = tiny("tiny-llama")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     names = [m.name for m in scorer._auto.modes]
     assert names == ["none", "prefix, cached levels", "prefix, packed", "prefix, packed, dense mask", "tree",
                      "tree, dense mask"]
@@ -97,14 +98,14 @@ def test_the_mode_the_coefficients_favour_is_chosen(tiny):
 def test_calibration_is_positive_finite_cached_and_counts_in_no_statistic(tiny, monkeypatch):
     lm = tiny("tiny-gpt2")
     cost_model._CACHE.pop(lm.model, None)
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     c = scorer._auto.coefficients
     values = [c.call, c.token, c.pair, c.gathered, c.block]
     assert all(math.isfinite(v) and v > 0 for v in values), values
     assert (scorer.forward_calls, scorer.tokens_run) == (0, 0)
     assert scorer.seconds["rows"] == scorer.seconds["head"] == 0.0
     monkeypatch.setattr(cost_model, "calibrate", lambda *a, **k: pytest.fail("calibrated twice"))
-    other = CausalScorer(lm, progress=False)  # the same model and device: the cached coefficients
+    other = CausalScorer(lm, Settings(progress=False))  # the same model and device: the cached coefficients
     assert other._auto.coefficients is c
     other.score(plain_requests())
     assert other.share_used in [m.name for m in other._auto.modes]
@@ -115,10 +116,10 @@ def test_calibration_is_positive_finite_cached_and_counts_in_no_statistic(tiny, 
 def test_auto_equals_the_chosen_mode_bit_for_bit_and_no_reuse_within_tolerance(tiny, monkeypatch, name):
     lm = tiny("tiny-llama")
     monkeypatch.setattr(share_plan.cost_model, "cheapest", lambda costs: name)
-    auto = CausalScorer(lm, progress=False)
+    auto = CausalScorer(lm, Settings(progress=False))
     mode = next(m for m in auto._auto.modes if m.name == name)
-    by_hand = CausalScorer(lm, progress=False, **mode.scorer_options())
-    plain = CausalScorer(lm, progress=False, share="none")
+    by_hand = CausalScorer(lm, **scorer_arguments(mode.by_hand(), Settings(progress=False)))
+    plain = CausalScorer(lm, Settings(progress=False, share="none"))
     for requests in (primed_requests(), plain_requests()):
         got, want, ref = (s.score(requests, with_context=True) for s in (auto, by_hand, plain))
         assert auto.share_used == name
@@ -132,7 +133,7 @@ def test_auto_equals_the_chosen_mode_bit_for_bit_and_no_reuse_within_tolerance(t
 
 def test_auto_decides_as_no_reuse_with_its_own_calibration(tiny):
     lm = tiny("tiny-qwen2")
-    auto, plain = CausalScorer(lm, progress=False), CausalScorer(lm, progress=False, share="none")
+    auto, plain = CausalScorer(lm, Settings(progress=False)), CausalScorer(lm, Settings(progress=False, share="none"))
     requests = primed_requests()
     a, p = auto.score(requests), plain.score(requests)
     assert auto.share_used in [m.name for m in auto._auto.modes]
@@ -178,11 +179,11 @@ def test_score_files_record_auto_and_the_mode_that_ran_and_keep_the_configuratio
     blimp = data.load("blimp")
     selection = DatasetSelection("blimp", first_per_paradigm(blimp[blimp.paradigm.isin(blimp.paradigm.unique()[:2])], 1),
                                  limit=1)
-    auto = CausalScorer(lm, progress=False)
+    auto = CausalScorer(lm, Settings(progress=False))
     files = run_methods(auto, selection, ["lp"], store=store)
     meta = read_metadata(files[0])
     assert meta["share"] == "auto" and meta["share_used"] == auto.share_used != "auto"
-    again = run_methods(CausalScorer(lm, progress=False, share="none"), selection, ["lp"], store=store)
+    again = run_methods(CausalScorer(lm, Settings(progress=False, share="none")), selection, ["lp"], store=store)
     assert again == files and store.writes == 1  # the same configuration: found, not scored again
 
 
@@ -194,7 +195,7 @@ def test_a_later_process_reads_the_stored_coefficients_and_chooses_by_them(tiny,
     monkeypatch.setenv("HELPERS_CALIBRATION_DIR", str(tmp_path))
     lm = tiny("tiny-llama")
     cost_model._CACHE.pop(lm.model, None)
-    first = CausalScorer(lm, progress=False)._auto.coefficients
+    first = CausalScorer(lm, Settings(progress=False))._auto.coefficients
     (stored,) = tmp_path.glob("*.json")
     fields = calibration_file.key(lm.model, lm.weights, "cpu")
     assert stored == calibration_file.path_of(fields)
@@ -203,13 +204,13 @@ def test_a_later_process_reads_the_stored_coefficients_and_chooses_by_them(tiny,
 
     cost_model._CACHE.pop(lm.model, None)  # as a new process: nothing in memory
     monkeypatch.setattr(cost_model, "calibrate", lambda *a, **k: pytest.fail("timed again"))
-    assert CausalScorer(lm, progress=False)._auto.coefficients == first
+    assert CausalScorer(lm, Settings(progress=False))._auto.coefficients == first
     # stored coefficients under which only tokens cost: a reuse plan (half the tokens of the
     # primed requests) is chosen, the cheapest by the file's numbers
     coefficients = Coefficients(1e-12, 1.0, 1e-12, 1e-12, 1e-12)
     cost_model._CACHE.pop(lm.model, None)
     stored.write_text(__import__("json").dumps({"key": fields, "coefficients": coefficients.__dict__}))
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     scorer.score(primed_requests())
     assert scorer._auto.coefficients == coefficients and scorer.share_used != "none"
     costs = scorer._auto.last_costs
@@ -227,5 +228,5 @@ def test_an_unreadable_stored_timing_is_measured_again(tiny, monkeypatch, tmp_pa
     path.write_text("{not json")
     cost_model._CACHE.pop(lm.model, None)
     with pytest.warns(UserWarning, match="unreadable cost coefficients"):
-        c = CausalScorer(lm, progress=False)._auto.coefficients
+        c = CausalScorer(lm, Settings(progress=False))._auto.coefficients
     assert Coefficients(**__import__("json").loads(path.read_text())["coefficients"]) == c

@@ -14,6 +14,7 @@ import pytest
 from helpers import paths
 from helpers.analysis import cross_model, hu_levy
 from helpers.analysis.metrics import balanced_accuracy
+from helpers.settings import Settings
 
 MODELS = ["tiny-gpt2", "tiny-llama", "demo-en"]
 
@@ -149,7 +150,7 @@ def test_mandarin_word_prediction_sets_load_and_run(tmp_path, monkeypatch, tiny)
     assert data.load("hl_simple_zh").continuation.tolist() == ["内", "的", "的"]
     assert default_sets("zh") == ["hl_mandarin", "hl_news_zh", "hl_simple_zh"]
     monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
-    scorer = CausalScorer(tiny("tiny-qwen2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-qwen2"), Settings(progress=False))
     files = run_methods(
         scorer,
         select("hl_simple_zh"),
@@ -179,7 +180,7 @@ def store(tmp_path_factory, tiny_dir):
     selection = select("syntaxgym", 1)
     for model in MODELS:
         run_methods(
-            scorer_for(model, progress=False),
+            scorer_for(model, Settings(progress=False)),
             selection,
             ["lp", "intemplate_lp", "yesno", "ab_logit"],
             {"templates": [1, 2, 3, 4, 5], "use_outlines": False},

@@ -15,6 +15,7 @@ from helpers.data.selection import HU2025, select
 from helpers.store import ScoreStore, load_scores
 from helpers.runner import run_methods
 from helpers.engine import CausalScorer
+from helpers.settings import Settings
 
 
 @pytest.fixture
@@ -156,7 +157,7 @@ def test_processed_file_records_its_options(processed):
 
 
 def test_variants_are_apart_in_the_score_store(tmp_path, processed, tiny):
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
     store = ScoreStore(tmp_path / "scores")
     full, hu = select("li", limit=1), select("li_hu2025", limit=1)
     files_full = run_methods(scorer, full, ["lp"], store=store)

@@ -14,6 +14,7 @@ from helpers.models import load
 from helpers.engine import Request, CausalScorer
 from helpers.zoo.demo_training import benchmark_sentences, training_documents
 from helpers.zoo.model_card import sample_decisions
+from helpers.settings import Settings
 
 CARDS = {"demo-en": ("blimp", paths.MODELS / "demo-en"), "demo-zh": ("climp", paths.MODELS / "demo-zh"),
          "demo-en-icl": ("blimp", paths.MODELS / "demo-en-icl")}
@@ -39,7 +40,7 @@ def test_pinned_sample_accuracy_matches_an_independent_computation(demo):
     dataset, folder = CARDS[demo.name]
     record = json.loads((folder / "training.json").read_text())
     pinned = record["sample_accuracy"]
-    engine = sample_decisions(CausalScorer(demo, progress=False), dataset, pinned["pairs_per_paradigm"])
+    engine = sample_decisions(CausalScorer(demo, Settings(progress=False)), dataset, pinned["pairs_per_paradigm"])
     assert sorted(engine.phenomenon.unique()) == sorted(pinned["phenomena"])
     assert (engine.groupby("paradigm").size() == pinned["pairs_per_paradigm"]).all()
     n = len(engine)
@@ -68,7 +69,7 @@ def test_late_positions_are_trained():
     prefix_ids = tok(prefix, add_special_tokens=False)["input_ids"][:800]
     passage = tok.decode(tok(passage, add_special_tokens=False)["input_ids"][:200])
     requests = [Request("", passage), Request(tok.decode(prefix_ids), " " + passage)]
-    early, late = CausalScorer(lm, progress=False).score(requests)
+    early, late = CausalScorer(lm, Settings(progress=False)).score(requests)
     assert late.n_tokens >= 190
     assert np.mean(late.logprobs) > np.mean(early.logprobs) - 0.3, (np.mean(early.logprobs), np.mean(late.logprobs))
 
@@ -102,7 +103,7 @@ def test_demo_en_icl_follows_its_context(tmp_path):
     from helpers.runs.primed import score_primed
     from helpers.store import ScoreStore, load_files
 
-    scorer = CausalScorer(load("demo-en-icl"), progress=False)
+    scorer = CausalScorer(load("demo-en-icl"), Settings(progress=False))
     selection = select("blimp", 5).pick_paradigms(priming.paradigm_choice("blimp", "auto"), 0)
     prefixes = priming.build_prefixes(selection.frame, priming.token_counter(scorer.tokenizer),
                                       pool=data.load_processed("blimp"), prefix_types=["in_acceptable", "in_unacceptable"],

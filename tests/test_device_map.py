@@ -11,8 +11,9 @@ import pytest
 import torch
 
 from helpers.cli import main
-from helpers.models import check_placement, execution_device, load, load_options, parse_max_memory
+from helpers.models import check_placement, execution_device, load
 from helpers.engine import Request, CausalScorer
+from helpers.settings import Settings, parse_max_memory, scorer_arguments
 
 SENTENCES = ["The cat sees a dog.", "The cats sees a dog.", "Every teacher admires the students.",
              "Who did the children think that the man saw?", "The keys to the cabinet is on the table."]
@@ -29,7 +30,7 @@ def unsplit():
 
 
 def scores(lm, **kw) -> tuple[np.ndarray, int]:
-    scorer = CausalScorer(lm, progress=False, **kw)
+    scorer = CausalScorer(lm, **scorer_arguments(kw, Settings(progress=False)))
     return np.array([s.total for s in scorer.score(REQUESTS)]), scorer.forward_calls
 
 
@@ -56,7 +57,7 @@ def test_all_weights_on_disk_the_engine_reads_devices_from_the_model(unsplit, tm
     assert lm.model.hf_device_map == {"": "disk"}
     assert next(lm.model.parameters()).device.type == "meta"
     assert lm.input_device == lm.output_device == torch.device("cpu")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     assert scorer.device == scorer.output_device == torch.device("cpu")
     got = np.array([s.total for s in scorer.score(REQUESTS)])
     assert np.array_equal(got, scores(unsplit)[0])
@@ -93,14 +94,15 @@ def test_text_forms_of_the_loading_options():
     assert parse_max_memory(None) is None and parse_max_memory({"cpu": 5}) == {"cpu": 5}
     with pytest.raises(ValueError, match="'cpu' is not DEVICE=SIZE"):
         parse_max_memory("cpu")
-    assert load_options("none", "bfloat16", "none", "cpu=1GB", "/x") == {
-        "quant": None, "dtype": torch.bfloat16, "device_map": None, "max_memory": {"cpu": "1GB"},
-        "offload_folder": "/x"}
-    assert load_options()["quant"] == "auto" and load_options(dtype="auto")["dtype"] is None
-    with pytest.raises(ValueError, match="quant must be"):
-        load_options(quant="3bit")
-    with pytest.raises(ValueError, match="dtype must be"):
-        load_options(dtype="fp8")
+    # the settings read them once, as the command line and a notebook give them
+    given = Settings(quant="none", dtype="bfloat16", device_map="none", max_memory="cpu=1GB", offload_folder="/x")
+    assert given.load_arguments() == {"quant": None, "dtype": "bfloat16", "revision": None, "device_map": None,
+                                      "max_memory": {"cpu": "1GB"}, "offload_folder": "/x"}
+    assert Settings().load_arguments()["quant"] == "auto" and Settings(dtype="auto").load_arguments()["dtype"] is None
+    with pytest.raises(ValueError, match="quant='3bit' does not exist"):
+        Settings(quant="3bit")
+    with pytest.raises(ValueError, match="dtype='fp8' does not exist"):
+        Settings(dtype="fp8")
 
 
 def test_command_line_splits_the_model_and_prints_the_same_scores(unsplit, tmp_path, capsys):
@@ -108,7 +110,7 @@ def test_command_line_splits_the_model_and_prints_the_same_scores(unsplit, tmp_p
                "--offload-folder", str(tmp_path), *SENTENCES[:2]])
     assert rc == 0
     got = [json.loads(line)["sum"] for line in capsys.readouterr().out.splitlines()]
-    assert got == [s.total for s in CausalScorer(unsplit, progress=False).score_texts(SENTENCES[:2])]
+    assert got == [s.total for s in CausalScorer(unsplit, Settings(progress=False)).score_texts(SENTENCES[:2])]
     # the caps reach the loader: a bad one is the loader's error, exit status 2
     assert main(["score", "--model", "demo-en", "--max-memory", "cpu=1MB,disk=1GB", "A cat."]) == 2
     assert "pass offload_folder" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from helpers.engine.interface import SCORER_FEATURES
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, read_metadata
 from notebook_run import run_notebook
+from helpers.settings import Settings
 
 TOL = 1e-4  # nats
 
@@ -36,7 +37,7 @@ def t5(tiny):
 
 
 def test_methods_needing_what_a_scorer_lacks_are_not_applicable_with_the_reason(t5, tiny):
-    causal, seq2seq = CausalScorer(tiny("tiny-gpt2"), progress=False), Seq2SeqScorer(t5, progress=False)
+    causal, seq2seq = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)), Seq2SeqScorer(t5, Settings(progress=False))
     assert causal.features == frozenset(SCORER_FEATURES) == {"continuation", "outlines", "token_mass"}
     assert seq2seq.features == {"continuation"}
     everything = list(registry.METHODS)
@@ -56,7 +57,7 @@ def test_methods_needing_what_a_scorer_lacks_are_not_applicable_with_the_reason(
 def test_the_runner_refuses_a_method_that_is_not_applicable_before_scoring(t5, tmp_path):
     store = ScoreStore(tmp_path)
     with pytest.raises(ValueError, match=r"^ab needs constrained decoding .* lacks: leave out ab for this model"):
-        run_methods(Seq2SeqScorer(t5, progress=False), blimp_pairs(), ["ab_logit", "ab"], {"templates": [1]},
+        run_methods(Seq2SeqScorer(t5, Settings(progress=False)), blimp_pairs(), ["ab_logit", "ab"], {"templates": [1]},
                     store=store)
     assert store.writes == 0 and not list(tmp_path.rglob("*.parquet"))
 
@@ -74,7 +75,7 @@ def _answer_lp64(model, tokenizer, prompt: str, answer: str) -> float:
 def test_yes_no_and_ab_prompts_are_the_encoders_source_and_the_answer_the_decoders(t5, tmp_path):
     ref = copy.deepcopy(t5.model).double()
     store = ScoreStore(tmp_path)
-    files = run_methods(Seq2SeqScorer(t5, progress=False), blimp_pairs(), ["yesno", "ab_logit"],
+    files = run_methods(Seq2SeqScorer(t5, Settings(progress=False)), blimp_pairs(), ["yesno", "ab_logit"],
                         {"templates": [1]}, store=store)
     yesno, ab = (pd.read_parquet(f) for f in files)
     for row in yesno.itertuples():
@@ -93,7 +94,7 @@ def test_yes_no_and_ab_prompts_are_the_encoders_source_and_the_answer_the_decode
     assert meta[1]["outlines"] is False  # no constrained decoding ran
     # the sentinel shape is another configuration, written apart
     with pytest.warns(UserWarning, match="different configuration; writing yesno__t1__"):
-        span = run_methods(Seq2SeqScorer(t5, progress=False, prompts="span"), blimp_pairs(), ["yesno"],
+        span = run_methods(Seq2SeqScorer(t5, Settings(progress=False), prompts="span"), blimp_pairs(), ["yesno"],
                            {"templates": [1]}, store=store)
     assert read_metadata(span[0])["prompt_shape"] == "span" and span[0] != files[0]
     assert not np.allclose(pd.read_parquet(span[0]).lp_yes_good, yesno.lp_yes_good)
@@ -101,7 +102,7 @@ def test_yes_no_and_ab_prompts_are_the_encoders_source_and_the_answer_the_decode
 
 def test_a_causal_models_prompt_files_keep_their_configuration(tiny, tmp_path):
     """Causal runs record no prompt shape: their files are found by the configuration they had."""
-    files = run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), blimp_pairs(1, 1), ["yesno", "ab_logit"],
+    files = run_methods(CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)), blimp_pairs(1, 1), ["yesno", "ab_logit"],
                         {"templates": [1]}, store=ScoreStore(tmp_path))
     meta = [read_metadata(f) for f in files]
     assert all("prompt_shape" not in m for m in meta) and meta[1]["outlines"] is False  # one-token letters: no decode

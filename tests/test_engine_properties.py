@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers.engine import Request, CausalScorer
+from helpers.settings import Settings, scorer_arguments
 
 WORDS = st.sampled_from(["the", "cat", "sees", "a", "dog", "Who", "should", "我", "喜欢", "ü", "—", "’s", "123", "\t"])
 TEXT = st.one_of(
@@ -59,7 +60,7 @@ def _usable(scorer: CausalScorer, pairs) -> list[Request]:
 @given(pairs=REQUESTS)
 def test_random_text_matches_float64_reference_across_modes(tiny, arch, pairs):
     lm = tiny(f"tiny-{arch}")
-    base = CausalScorer(lm, progress=False, share="none")
+    base = CausalScorer(lm, Settings(progress=False, share="none"))
     requests = _usable(base, pairs)
     if not requests:
         return
@@ -74,7 +75,7 @@ def test_random_text_matches_float64_reference_across_modes(tiny, arch, pairs):
                     dict(share="prefix", pack_min_stem=0), dict(share="prefix", pack=False),
                     dict(share="prefix", batch_size=1), dict(share="prefix", batch_size=3),
                     dict(share="none", batch_size=16), dict(share="prefix", token_budget=32)):
-        got = CausalScorer(lm, progress=False, **options).score(requests, with_context=True)
+        got = CausalScorer(lm, **scorer_arguments(options, Settings(progress=False))).score(requests, with_context=True)
         for a, b in zip(expected, got):
             np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5, err_msg=str(options))
             np.testing.assert_allclose(b.context_logprobs, a.context_logprobs, atol=1e-5, err_msg=str(options))

@@ -31,6 +31,7 @@ from helpers.parquet_io import read_parquet
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, load_scores
 from test_stale_scores import scorer, selection  # noqa: F401 - fixtures: tiny-gpt2, two BLiMP paradigms
+from helpers.settings import Settings
 
 pytestmark = pytest.mark.faults
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,8 +208,8 @@ def test_g_a_missing_weights_shard_names_the_file(tmp_path, tiny):
                               "copy cannot be loaded)")
     kept.rename(shards[1])  # the fault is gone: the same scores as the unsharded model
     request = [Request("", "The cat sleeps.")]
-    again = CausalScorer(load_model(str(folder)), progress=False).score(request)[0]
-    assert again.logprobs == pytest.approx(CausalScorer(loaded, progress=False).score(request)[0].logprobs, abs=1e-6)
+    again = CausalScorer(load_model(str(folder)), Settings(progress=False)).score(request)[0]
+    assert again.logprobs == pytest.approx(CausalScorer(loaded, Settings(progress=False)).score(request)[0].logprobs, abs=1e-6)
 
 
 # 5 pairs per paradigm, so that the five Yes/No passes after lp.parquet give Ctrl-C time to land while the kernel

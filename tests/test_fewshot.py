@@ -23,6 +23,7 @@ from helpers.store import ScoreStore, load_files, load_scores, read_metadata
 from helpers.runner import run_methods
 from helpers.engine import Request, CausalScorer
 from helpers.methods.templates import ide_templates
+from helpers.settings import Settings
 
 SYSTEM = "Your task is to evaluate the quality of given text."
 USER = "Is the following sentence grammatically acceptable? Respond with Yes or No as your answer.\n\n"
@@ -101,7 +102,7 @@ def test_too_few_items_and_wrong_settings_are_clear_errors(tiny, blimp, tmp_path
         FewShot(2, "elsewhere")
     with pytest.raises(ValueError, match="whole number >= 0"):
         FewShot(-1)
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
     with pytest.raises(ValueError, match="run lp, meanlp with fewshot=0"):
         run_methods(
             scorer,
@@ -120,7 +121,7 @@ def test_k0_is_the_zero_shot_run_exactly(tiny, blimp, tmp_path, name):
     """k = 0 builds the very requests of the zero-shot run (so the very scores), records k = 0 with
     no source or seed, and is found in the store as the same configuration."""
     lm = tiny(name)
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     selection = pairs(blimp, 4, 2)
     store = ScoreStore(tmp_path)
     files = run_methods(scorer, selection, ["intemplate_lp", "yesno"], {"templates": [1]}, store=store)
@@ -166,7 +167,7 @@ def _reference(model, ids: list[int], first: int) -> float:
 def test_fewshot_scores_equal_a_plain_reference_and_are_stored_as_scored(tiny, blimp, tmp_path, name):
     lm = tiny(name)
     tok, model = lm.tokenizer, lm.model
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     selection = pairs(blimp, 6, 1)
     shots = FewShot(3, "other", 7)
     files = run_methods(
@@ -228,7 +229,7 @@ def test_a_shared_block_of_examples_runs_once(tiny, blimp, tmp_path):
     for method, share in (("intemplate_lp", "context"), ("yesno", "prefix")):
         run = {}
         for k in (0, 4):
-            scorer = CausalScorer(lm, progress=False, share=share, pack=False)  # cached levels: a shared node runs once
+            scorer = CausalScorer(lm, Settings(progress=False, share=share), pack=False)  # cached levels: a shared node runs once
             run_methods(
                 scorer,
                 selection,
@@ -251,7 +252,7 @@ def test_a_shared_block_of_examples_runs_once(tiny, blimp, tmp_path):
 
 
 def test_accuracy_by_k_table(tiny, blimp, tmp_path):
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
     selection = pairs(blimp, 6, 2)
     files = []
     for k in (0, 2):

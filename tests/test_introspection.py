@@ -13,6 +13,7 @@ import pytest
 from helpers.analysis import introspection as intro
 from helpers.analysis import introspection_comparison as comp
 from helpers.analysis.pair_correlation import correlation
+from helpers.settings import Settings
 from helpers.store import ScoreStore, load_files, load_scores
 
 N = 40  # pairs: two paradigms of 20
@@ -310,14 +311,14 @@ def test_run_each_scores_each_model_in_turn_and_lists_what_its_kind_cannot_run(s
     folder = str(build("bert", scratch / "tiny-bert"))
     selection = select("syntaxgym", 1)
     runs = [(["yesno", "ab_logit"], {"templates": [1]}), (["lp"], {})]
-    (prompts, refused), (direct, none) = run_each(["tiny-gpt2", folder], selection, runs, progress=False)
+    (prompts, refused), (direct, none) = run_each(["tiny-gpt2", folder], selection, runs, settings=Settings(progress=False))
     assert [(f.parent.name, f.name) for f in prompts] == [("tiny-gpt2", "yesno__t1.parquet"),
                                                           ("tiny-gpt2", "ab_logit__t1.parquet")]
     assert [f.parent.name for f in direct] == ["tiny-gpt2", "tiny-bert"] and none.empty
     assert refused[["model", "method"]].values.tolist() == [["tiny-bert", "yesno"], ["tiny-bert", "ab_logit"]]
     assert refused.not_applicable.str.contains("continuing a context left to right").all()
     written = {f: f.stat().st_mtime_ns for f in prompts + direct}
-    again = run_each(["tiny-gpt2", folder], selection, runs, progress=False)  # the store has them: nothing rescored
+    again = run_each(["tiny-gpt2", folder], selection, runs, settings=Settings(progress=False))  # the store has them: nothing rescored
     assert again[0][0] + again[1][0] == prompts + direct
     assert {f: f.stat().st_mtime_ns for f in prompts + direct} == written
 

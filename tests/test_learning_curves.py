@@ -21,9 +21,9 @@ from helpers.models import tiny as tiny_models
 from helpers.plots import learning_curves as plots
 from helpers.reporting.outputs import required_scores
 from helpers.runner import run_methods
-from helpers.runs.switches import Switches
 from helpers.store import ScoreStore, load_files, read_metadata
 from helpers.sweep.dependencies import waits_on
+from helpers.settings import Settings
 
 
 # --------------------------------------------------------------------------- steps from revision names
@@ -185,7 +185,7 @@ def blimp_pairs(paradigms: int = 3, per: int = 2) -> DatasetSelection:
 def test_two_revisions_load_offline_are_stored_apart_and_equal_their_snapshot_folders(offline_hub):
     tmp, snapshot = offline_hub
     selection, store = blimp_pairs(), ScoreStore()
-    hub_scorers = {"step0": scorer_for("lab/tiny-gpt2@step0"), "step30": Switches(revision="step30").scorer("lab/tiny-gpt2")}
+    hub_scorers = {"step0": scorer_for("lab/tiny-gpt2@step0"), "step30": scorer_for("lab/tiny-gpt2", Settings(revision="step30"))}
     by_name = run_methods(hub_scorers["step0"], selection, ["lp"], store=store)
     by_switch = run_methods(hub_scorers["step30"], selection, ["lp"], store=store)
     assert [p.relative_to(store.root).as_posix() for p in by_name + by_switch] == [
@@ -211,7 +211,7 @@ def test_two_revisions_load_offline_are_stored_apart_and_equal_their_snapshot_fo
     # the analyses see two models; a rerun of either revision finds its file
     both = required_scores(["lab/tiny-gpt2@step0", "lab/tiny-gpt2@step30"], "blimp", ["lp"])
     assert sorted(both.model.unique()) == ["lab/tiny-gpt2@step0", "lab/tiny-gpt2@step30"]
-    assert run_methods(scorer_for("lab/tiny-gpt2", revision="step0"), selection, ["lp"], store=store) == by_name[:1]
+    assert run_methods(scorer_for("lab/tiny-gpt2", Settings(revision="step0")), selection, ["lp"], store=store) == by_name[:1]
     assert store.writes == 2
 
 
@@ -255,7 +255,7 @@ def test_a_sweep_runs_each_revision_as_a_model_and_the_curves_after_all_of_them(
     with pytest.raises(ValueError, match=r"^--revisions: 'tiny-gpt2' is a local model without revisions; sweep"):
         sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], revisions=["step1"])
     with pytest.raises(ValueError, match=r"^give either --revisions .* or --revision .*, not both$"):
-        sweep.plan(["02"], ["org/a"], ["blimp"], switches={"revision": "v1"}, revisions="step1")
+        sweep.plan(["02"], ["org/a"], ["blimp"], settings={"revision": "v1"}, revisions="step1")
     with pytest.raises(ValueError, match=r"names a revision twice"):
         sweep.plan(["02"], ["org/a"], ["blimp"], revisions="step1,step1")
 

@@ -28,6 +28,7 @@ from helpers.models.tiny_masked import build
 from helpers.runner import run_methods
 from helpers.store import ScoreStore
 from notebook_run import run_notebook
+from helpers.settings import Settings, scorer_arguments
 
 TOL = 1e-4  # nats, against the float64 reference
 TEXTS = ["The teachers walked quickly.", "Some dogs eat the cake.", "A cat sees these birds.",
@@ -70,7 +71,7 @@ def reference(lm, context: str, target: str, variant: str) -> tuple[list[str], n
 
 @pytest.mark.parametrize("variant", ["pll", "within_word_l2r"])
 def test_pll_matches_a_float64_reference_one_masked_copy_at_a_time(masked, variant):
-    scorer = MaskedScorer(masked, variant=variant, progress=False)
+    scorer = MaskedScorer(masked, Settings(progress=False), variant=variant)
     got = scorer.score_texts(TEXTS)
     for text, s in zip(TEXTS, got):
         tokens, ref = reference(masked, "", text, variant)
@@ -81,7 +82,7 @@ def test_pll_matches_a_float64_reference_one_masked_copy_at_a_time(masked, varia
 
 
 def test_within_word_l2r_differs_exactly_where_a_word_has_pieces_to_the_right(masked):
-    pll, l2r = (MaskedScorer(masked, variant=v, progress=False).score_texts(TEXTS) for v in ("pll", "within_word_l2r"))
+    pll, l2r = (MaskedScorer(masked, Settings(progress=False), variant=v).score_texts(TEXTS) for v in ("pll", "within_word_l2r"))
     multi = lone = 0
     for text, a, b in zip(TEXTS, pll, l2r):
         enc = masked.tokenizer(text)
@@ -98,7 +99,7 @@ def test_within_word_l2r_differs_exactly_where_a_word_has_pieces_to_the_right(ma
 
 
 def test_a_context_is_visible_and_only_the_target_is_masked_and_scored(masked):
-    scorer = MaskedScorer(masked, progress=False)
+    scorer = MaskedScorer(masked, Settings(progress=False))
     for context, target in (("The teachers", " walked quickly."), ("Some dogs eat ", "the cake."), ("", "A cat.")):
         s = scorer.score([Request(context, target)], with_context=True)[0]
         tokens, ref = reference(masked, context, target, "pll")
@@ -112,10 +113,10 @@ def test_a_context_is_visible_and_only_the_target_is_masked_and_scored(masked):
 
 
 def test_a_head_the_probe_does_not_find_reads_the_models_own_logits(bert, monkeypatch):
-    split = MaskedScorer(bert, progress=False)
+    split = MaskedScorer(bert, Settings(progress=False))
     assert split.head is bert.model.cls and split.base is bert.model.bert  # BERT's MLM head, run at masked rows
     monkeypatch.setattr(masked_module, "HEAD_NAMES", ())
-    whole = MaskedScorer(bert, progress=False)
+    whole = MaskedScorer(bert, Settings(progress=False))
     assert whole.head is None
     for a, b in zip(split.score_texts(TEXTS), whole.score_texts(TEXTS)):
         np.testing.assert_allclose(b.logprobs, a.logprobs, atol=2e-5, rtol=0)
@@ -124,26 +125,26 @@ def test_a_head_the_probe_does_not_find_reads_the_models_own_logits(bert, monkey
 
 def test_order_is_exact_and_batching_only_rounds(bert):
     texts = TEXTS * 2 + ["The cat sees a dog.", "Those birds walked."]
-    base = MaskedScorer(bert, progress=False).score_texts(texts)
+    base = MaskedScorer(bert, Settings(progress=False)).score_texts(texts)
     shuffled = np.random.default_rng(0).permutation(len(texts))
-    again = MaskedScorer(bert, progress=False).score_texts([texts[i] for i in shuffled])
+    again = MaskedScorer(bert, Settings(progress=False)).score_texts([texts[i] for i in shuffled])
     for k, i in enumerate(shuffled):  # the same batches whatever the order: bit for bit
         assert np.array_equal(again[k].logprobs, base[i].logprobs)
-    scorer = MaskedScorer(bert, progress=False)
+    scorer = MaskedScorer(bert, Settings(progress=False))
     part = scorer.score([Request("", t) for t in texts], only=[3, 0])
     assert np.array_equal(part[0].logprobs, base[3].logprobs) and np.array_equal(part[1].logprobs, base[0].logprobs)
     for options in (dict(batch_size=1), dict(batch_size=3), dict(token_budget=40), dict(token_budget=1 << 20)):
-        got = MaskedScorer(bert, progress=False, **options).score_texts(texts)
+        got = MaskedScorer(bert, **scorer_arguments(options, Settings(progress=False))).score_texts(texts)
         for a, b in zip(base, got):  # other batch shapes: float32 rounding only
             np.testing.assert_allclose(b.logprobs, a.logprobs, atol=2e-5, rtol=0, err_msg=str(options))
-    one = MaskedScorer(bert, progress=False, batch_size=1)
+    one = MaskedScorer(bert, Settings(progress=False, batch_size=1))
     one.score_texts(texts[:1])
     assert one.forward_calls == base[0].n_tokens  # one copy per scored token
 
 
 def test_loading_picks_the_masked_kind_and_trusts_remote_code_only_where_the_spec_says(bert, monkeypatch, tmp_path):
     assert bert.kind == "masked" and type(bert.model).__name__ == "BertForMaskedLM"
-    made = scorer_for(bert, progress=False)
+    made = scorer_for(bert, Settings(progress=False))
     assert isinstance(made, MaskedScorer) and isinstance(made, Scorer)  # the protocol's attributes and methods
     specs = {n: REGISTRY[n] for n in ("bert-base-cased", "roberta-base", "deberta-v3-base", "modernbert-base", "ltg-bert-babylm")}
     assert all(s.architecture == "masked" for s in specs.values())
@@ -170,14 +171,14 @@ def test_bad_settings_are_refused_with_what_to_do(bert):
     with pytest.raises(ValueError, match=r"^variant must be one of 'pll', 'within_word_l2r', got 'l2r'$"):
         MaskedScorer(bert, variant="l2r")
     with pytest.raises(ValueError, match="start='none' is a causal-model convention.*use start='auto'"):
-        MaskedScorer(bert, start="none")
+        MaskedScorer(bert, Settings(start="none"))
     with pytest.raises(TypeError, match=r"is a masked LM: score it with helpers.engine.masked.MaskedScorer"):
         CausalScorer(bert)
     with pytest.raises(ValueError, match="separate=True requests"):
-        MaskedScorer(bert, progress=False).score([Request("Is it? ", "Yes", separate=True)])
+        MaskedScorer(bert, Settings(progress=False)).score([Request("Is it? ", "Yes", separate=True)])
     with pytest.raises(ValueError, match="start='minicons' is a causal-model convention"):
-        MaskedScorer(bert, start="minicons")
-    plain = MaskedScorer(bert, progress=False)  # the protocol's answers of a masked LM
+        MaskedScorer(bert, Settings(start="minicons"))
+    plain = MaskedScorer(bert, Settings(progress=False))  # the protocol's answers of a masked LM
     requests = [Request("Is it? ", "Yes")]
     assert plain.shaped(requests, "prompt") is requests and plain.prompt_shape is None and not plain.marks_words
     assert plain.start_id is None
@@ -190,7 +191,7 @@ def blimp_pairs(paradigms: int = 2, per: int = 2) -> DatasetSelection:
 
 
 def test_prompt_methods_are_not_applicable_and_sentence_readouts_run_on_pll(bert, tmp_path):
-    scorer = MaskedScorer(bert, progress=False)
+    scorer = MaskedScorer(bert, Settings(progress=False))
     everything = list(registry.METHODS)
     runs, refused = registry.applicable(everything, scorer)
     assert runs == [m for m in everything if m in SENTENCE_METHODS]
@@ -217,7 +218,7 @@ def test_the_command_line_prints_pll_terms_and_their_sum(bert, capsys):
     folder = bert.model.config._name_or_path
     assert main(["score", "--model", folder, "--json", TEXTS[0], TEXTS[1]]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.strip().splitlines()]
-    expected = MaskedScorer(bert, progress=False).score_texts(TEXTS[:2])
+    expected = MaskedScorer(bert, Settings(progress=False)).score_texts(TEXTS[:2])
     for line, e in zip(lines, expected):
         assert line["tokens"] == e.tokens and line["logprobs"] == [float(x) for x in e.logprobs]
         assert line["sum"] == e.total and line["n_tokens"] == e.n_tokens

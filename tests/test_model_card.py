@@ -21,6 +21,7 @@ from helpers.runner import run_methods
 from helpers.engine import CausalScorer
 from helpers.zoo.demo_training import Recipe
 from helpers.zoo.model_card import AGREEMENT, agreement_sample, card_text, lp_accuracy, write_card
+from helpers.settings import Settings
 
 CARD_KEYS = ("previous_stages", "sample_accuracy", "lp_accuracy", "card_notes")
 
@@ -101,7 +102,7 @@ def test_written_card_states_the_accuracies_of_an_independent_recomputation(tmp_
         write_card(str(folder), "blimp", scores_root=tmp_path / "scores")
     pairs = first_per_paradigm(data.load("blimp"), 2)
     lm = load(str(folder))
-    run_methods(CausalScorer(lm, progress=False), DatasetSelection("blimp", pairs, {}, 2), ["lp"],
+    run_methods(CausalScorer(lm, Settings(progress=False)), DatasetSelection("blimp", pairs, {}, 2), ["lp"],
                 store=ScoreStore(tmp_path / "scores"))
     text = write_card(str(folder), "blimp", scores_root=tmp_path / "scores", per_paradigm=3).read_text()
 

@@ -5,6 +5,8 @@ import pytest
 import torch
 
 from helpers import models
+from helpers.settings import Settings
+
 
 def test_papers_models_resolve_and_large_ones_load_in_4bit():
     """Ide et al. ran the 30B+ models in 4-bit NF4; every registry entry resolves to itself and
@@ -117,11 +119,11 @@ def test_4bit_tiny_model_close_to_float32():  # on CUDA, or on the CPU with bits
     texts = ["The cat sees a dog.", "Every teacher admires the students."]
     a = [
         s.total
-        for s in CausalScorer(models.load("tiny-llama", quant=None, dtype=torch.float32), progress=False).score_texts(
+        for s in CausalScorer(models.load("tiny-llama", quant=None, dtype=torch.float32), Settings(progress=False)).score_texts(
             texts
         )
     ]
-    b = [s.total for s in CausalScorer(models.load("tiny-llama", quant="4bit"), progress=False).score_texts(texts)]
+    b = [s.total for s in CausalScorer(models.load("tiny-llama", quant="4bit"), Settings(progress=False)).score_texts(texts)]
     assert all(abs(x - y) < 1.0 for x, y in zip(a, b))
 
 
@@ -142,4 +144,4 @@ def test_loaded_model_carries_its_provenance(tiny, tiny_dir):
     assert lm.provenance() == {"model_name": "tiny-gpt2", "model_id": "tiny-gpt2", "revision": None,
                                "weights": lm.weights, "quant": None, "dtype": "float32"}
     wrapped = models.LoadedModel.wrap(lm.model, lm.tokenizer, name="mine")
-    assert wrapped.name == "mine" and wrapped.weights is None and wrapped.start_token == "auto"
+    assert wrapped.name == "mine" and wrapped.weights is None and wrapped.start_token == "bos-else-eos"

@@ -19,6 +19,7 @@ from helpers.methods import measures
 from helpers.plots import morcela as figs
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, load_files
+from helpers.settings import Settings
 
 BETA, GAMMA, SCALE, INTERCEPT = 0.4, 0.7, 2.0, 0.3
 
@@ -220,7 +221,7 @@ def test_figure_has_one_panel_each_and_draws_one_model():
 def test_a_run_over_stored_scores_of_a_tiny_model(tiny, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("The cat sees a dog.\nWho did you see?\nThe students admire the teacher.\n")
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
     li = load("li_hu2025")
     li = first_per_paradigm(li[li.paradigm.isin(li.paradigm.drop_duplicates().iloc[:10])], 3)
     blimp = load("blimp_hu2025")

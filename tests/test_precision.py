@@ -249,3 +249,11 @@ def test_02_readout_shows_the_precision_table_the_cli_reproduces(scratch, tiny_d
     sidecar = json.loads((tmp_path / "outputs" / "tables" / "02_readout_precision__tiny-llama__blimp.csv.json")
                          .read_text())
     assert sorted(sidecar["score_files"]) == sorted(map(str, written))
+    # the command line takes the settings 02's precision section passes (all but quant and dtype, which the
+    # precisions set): another start convention is another configuration, scored and recorded as such
+    assert main(["precision", "--model", "tiny-llama", "--dataset", "blimp", "--methods", "lp", "--limit", "1",
+                 "--precisions", "float32", "--start", "none", "--share", "none",
+                 "--root", str(tmp_path / "outputs" / "precision")]) == 0
+    runs = [(m["start_convention"], m["share"]) for p in sorted(folder.glob("lp*.parquet"))
+            if (m := meta_of(p))["precision"] == "float32"]
+    assert ("none", "none") in runs and ("bos-else-eos", "auto") in runs

@@ -16,6 +16,7 @@ from helpers.explain.primed_pair import margin_figure, primed_pair
 from helpers.models import load
 from helpers.runs.primed import score_primed
 from helpers.store import ScoreStore, load_files
+from helpers.settings import Settings
 
 
 def quickstart_parameters() -> dict:
@@ -25,7 +26,7 @@ def quickstart_parameters() -> dict:
 
 @pytest.fixture(scope="module")
 def icl():
-    return CausalScorer(load("demo-en-icl"), progress=False)
+    return CausalScorer(load("demo-en-icl"), Settings(progress=False))
 
 
 def test_the_quickstart_pair_is_flipped_as_06_scores_it(icl, tmp_path):

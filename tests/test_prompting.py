@@ -19,6 +19,7 @@ from helpers.store import ScoreStore, load_files
 from helpers.runner import run_methods
 from helpers.engine import Request, CausalScorer
 from helpers.methods.templates import HL_PROMPTS, ide_templates
+from helpers.settings import Settings
 
 SENT = "The cat sees a dog."
 YN_EN_SYSTEM = "Your task is to evaluate the quality of given text."
@@ -69,7 +70,7 @@ def test_chat_template_without_system_role_gets_system_in_front(tiny):
 def test_exactly_one_document_start_token(tiny, name):
     lm = tiny(name)
     tok = lm.tokenizer
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     instruct = name.endswith("instruct")
     text = prompt_text.render(ide_templates("yn", "en", "chat" if instruct else "base")[0], tok, instruct, sentence=SENT)
     ids = scorer.encode(Request(text, "Yes", separate=True)).ids
@@ -87,7 +88,7 @@ def _reference_answer_logits(model, scorer, prompt: str, options):
 @pytest.mark.parametrize("name", ["tiny-gpt2", "tiny-llama-instruct", "tiny-mixtral"])
 def test_yesno_equals_full_softmax_and_released_equals_raw_logit_ratio(tiny, name, tmp_path):
     lm = tiny(name)
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     files = run_methods(
         scorer, blimp_sample(1, 6), ["yesno", "yesno_released"], {"templates": [2]}, store=ScoreStore(tmp_path)
     )
@@ -107,7 +108,7 @@ def test_outlines_decision_and_logit_decision_agree(tiny, name, tmp_path):
     letters' logits without a decode, and gives outlines' answer on every pair."""
     lm = tiny(name)
     files = run_methods(
-        CausalScorer(lm, progress=False),
+        CausalScorer(lm, Settings(progress=False)),
         blimp_sample(3, 200),
         ["ab", "ab_logit"],
         {"templates": [1], "use_outlines": True},
@@ -116,7 +117,7 @@ def test_outlines_decision_and_logit_decision_agree(tiny, name, tmp_path):
     s = load_files(files).set_index(["method", "paradigm", "pair_id"])
     outlines, logit = s.loc["ab"], s.loc["ab_logit"]
     assert len(outlines) == len(logit) == 200
-    by_default = load_files(run_methods(CausalScorer(lm, progress=False), blimp_sample(3, 200), ["ab"],
+    by_default = load_files(run_methods(CausalScorer(lm, Settings(progress=False)), blimp_sample(3, 200), ["ab"],
                                         {"templates": [1]}, store=ScoreStore(tmp_path / "auto")))
     assert list(by_default.answer_outlines) == list(outlines.answer_outlines)
     assert list(by_default.correct) == list(outlines.correct)
@@ -134,7 +135,7 @@ def test_ab_slots_are_seeded_and_stored(tiny, tmp_path):
     assert (slots == good_slots(40, 42)).all() and not (slots == good_slots(40, 7)).all()
     assert 10 < (slots == "A").sum() < 30
     files = run_methods(
-        CausalScorer(tiny("tiny-gpt2"), progress=False),
+        CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)),
         blimp_sample(1, 40),
         ["ab_logit"],
         {"templates": [1], "use_outlines": False},
@@ -145,7 +146,7 @@ def test_ab_slots_are_seeded_and_stored(tiny, tmp_path):
     np.testing.assert_allclose(s.score_good, np.where(s.good_slot == "A", s.lp_a, s.lp_b))
     assert (s.correct == (np.where(s.good_slot == "A", s.answer == "A", s.answer == "B"))).all()
     # without outlines, 'ab' is greedy's answer read from the one-token letters' logits (a tie: the lower id)
-    files = run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), blimp_sample(1, 40), ["ab"],
+    files = run_methods(CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)), blimp_sample(1, 40), ["ab"],
                         {"templates": [1], "use_outlines": False}, store=ScoreStore(tmp_path / "b"))
     ab = load_files(files)
     assert list(ab.answer_outlines) == list(np.where(ab.lp_b > ab.lp_a, "B", "A")) and set(ab.ab_path) == {
@@ -193,7 +194,7 @@ def test_hu_levy_summaries_by_hand():
 
 def test_hu_levy_word_prediction_equals_float64_reference(tiny, tmp_path):
     lm = tiny("tiny-gpt2")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     items = load("hl_p18").head(3)
     files = run_methods(
         scorer,

@@ -18,6 +18,7 @@ from helpers.store import ScoreStore, read_metadata
 from helpers.runner import run_methods
 from helpers.engine import CausalScorer
 from helpers.runs.precision import PRECISIONS
+from helpers.settings import Settings
 
 PER_PARADIGM = 3  # 67 BLiMP paradigms x 3 = 201 pairs, 402 sentences
 QUANTIZED = {"transformer.h.{}.attn.c_attn": (256, 768), "transformer.h.{}.attn.c_proj": (256, 256),
@@ -33,7 +34,7 @@ def runs(tmp_path_factory):
     out = {}
     for name in ("float32", "bfloat16", "nf4"):
         lm = PRECISIONS[name].load("demo-en")
-        (path,) = run_methods(CausalScorer(lm, progress=False), selection, ["lp"], store=ScoreStore(root / name))
+        (path,) = run_methods(CausalScorer(lm, Settings(progress=False)), selection, ["lp"], store=ScoreStore(root / name))
         out[name] = (lm, pd.read_parquet(path), path)
     return out
 
@@ -146,9 +147,9 @@ def test_the_engine_on_nf4_matches_a_plain_forward_of_the_same_model(runs):
             logits = torch.nn.functional.linear(hidden.float(), lm.model.get_output_embeddings().weight.float())
             logprobs = torch.log_softmax(logits.double(), dim=-1)  # [seq-1, vocab]
             plain.append(float(logprobs.gather(-1, ids[0, 1:, None]).sum()))
-    alone = np.array([s.total for s in CausalScorer(lm, progress=False, share="none").score_texts(sentences)])
+    alone = np.array([s.total for s in CausalScorer(lm, Settings(progress=False, share="none")).score_texts(sentences)])
     assert np.allclose(alone, plain, atol=1e-4, rtol=0), np.abs(alone - plain).max()
-    shared = np.array([s.total for s in CausalScorer(lm, progress=False, pack=False).score_texts(sentences)])
+    shared = np.array([s.total for s in CausalScorer(lm, Settings(progress=False), pack=False).score_texts(sentences)])
     assert np.allclose(shared, plain, atol=0.25, rtol=0), np.abs(shared - plain).max()
     runner = frame.score_good[:12].tolist() + frame.score_bad[:12].tolist()
     assert np.allclose(runner, plain, atol=0.25, rtol=0), np.abs(np.array(runner) - plain).max()
@@ -163,8 +164,8 @@ def test_8bit_loads_and_scores_on_the_cpu():
     assert len(eight) == 16 and all(m.weight.dtype == torch.int8 for m in eight)
     assert lm.provenance()["quant"] == "8bit"
     texts = list(selection.frame.good) + list(selection.frame.bad)
-    ref = np.array([s.total for s in CausalScorer(load("demo-en"), progress=False).score_texts(texts)])
-    got = np.array([s.total for s in CausalScorer(lm, progress=False).score_texts(texts)])
+    ref = np.array([s.total for s in CausalScorer(load("demo-en"), Settings(progress=False)).score_texts(texts)])
+    got = np.array([s.total for s in CausalScorer(lm, Settings(progress=False)).score_texts(texts)])
     n = len(selection.frame)
     assert 0.005 < np.abs(got - ref).mean() < 0.2
     assert np.mean(np.sign(got[:n] - got[n:]) == np.sign(ref[:n] - ref[n:])) >= 0.95

@@ -24,6 +24,7 @@ from helpers.data.selection import DatasetSelection
 from helpers.store import ScoreStore, load_files
 from helpers.runner import run_methods
 from helpers.engine import Request, CausalScorer
+from helpers.settings import Settings
 
 GOOD, BAD = "The cats annoy Tim.", "The cats annoys Tim."
 
@@ -55,7 +56,7 @@ def test_alignment_marks_only_the_words_that_differ():
 
 
 def test_the_pair_decisions_equal_the_runners_score_files(tiny, tmp_path):
-    scorer = CausalScorer(tiny("tiny-llama"), progress=False)
+    scorer = CausalScorer(tiny("tiny-llama"), Settings(progress=False))
     ex = explain.explain_pair(scorer, GOOD, BAD, template=2)
     frame = pd.DataFrame({"dataset": "blimp", "language": "en", "paradigm": "p", "phenomenon": "x", "field": "syntax",
                           "pair_id": [0], "good": [GOOD], "bad": [BAD]})
@@ -204,7 +205,7 @@ def test_quickstart_runs_headlessly_and_matches_the_score_command(scratch):
 def test_judge_gives_the_runners_decision_for_every_pair_method(tiny, tmp_path):
     from helpers import methods as registry
 
-    scorer = CausalScorer(tiny("tiny-llama"), progress=False)
+    scorer = CausalScorer(tiny("tiny-llama"), Settings(progress=False))
     pairs = [{"good": GOOD, "bad": BAD}, {"good": "The dogs bark.", "bad": "The dogs barks."}]
     frame = pd.DataFrame({"dataset": "blimp", "language": "en", "paradigm": "p", "phenomenon": "x", "field": "syntax",
                           "pair_id": [0, 1], "good": [p["good"] for p in pairs], "bad": [p["bad"] for p in pairs]})

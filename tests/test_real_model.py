@@ -21,6 +21,7 @@ from helpers.models import gguf as gguf_files
 from helpers.models.packaged import PackagedModelUnavailableError, fetch
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, read_metadata
+from helpers.settings import Settings
 
 NAME = "smollm2-135m-instruct"
 SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
@@ -60,7 +61,7 @@ def test_the_registry_entry_pins_the_wheel_file_and_its_conventions(smollm2):
 
 def test_per_token_logprobs_equal_the_float64_forward(smollm2):
     """Within 1e-4 nats of the pinned float64 forward, token for token, in the default share mode."""
-    scorer = scorer_for(smollm2, progress=False)
+    scorer = scorer_for(smollm2, Settings(progress=False))
     for text, got in zip(FLOAT64, scorer.score([Request("", t) for t in FLOAT64])):
         tokens, expected = zip(*FLOAT64[text])
         assert tuple(got.tokens) == tokens
@@ -71,7 +72,7 @@ def test_per_token_logprobs_equal_the_float64_forward(smollm2):
 def test_pinned_blimp_accuracy(smollm2):
     """LP on the first 2 pairs of each of BLiMP's 67 paradigms, decided and counted exactly."""
     frame = select("blimp", 2).frame
-    scorer = scorer_for(smollm2, progress=False)
+    scorer = scorer_for(smollm2, Settings(progress=False))
     good = np.array([s.total for s in scorer.score([Request("", t) for t in frame.good])])
     bad = np.array([s.total for s in scorer.score([Request("", t) for t in frame.bad])])
     assert len(frame) == 134 and int((good > bad).sum()) == 107 and not (good == bad).any()
@@ -89,7 +90,7 @@ def test_chat_yes_no_prompt_is_the_chatml_template_rendered(smollm2):
 def test_score_files_record_the_gguf(smollm2, tmp_path):
     selection = select("blimp", 1)
     selection = type(selection)(selection.name, selection.frame.iloc[:3], limit=1)
-    files = run_methods(scorer_for(smollm2, progress=False), selection, ["lp"], store=ScoreStore(tmp_path))
+    files = run_methods(scorer_for(smollm2, Settings(progress=False)), selection, ["lp"], store=ScoreStore(tmp_path))
     meta = read_metadata(files[0])
     assert {k: meta[k] for k in ("model_name", "weights", "gguf_sha256", "gguf_type", "dtype", "quant")} == {
         "model_name": NAME, "weights": SHA256[:16], "gguf_sha256": SHA256, "gguf_type": "Q4_1",
@@ -111,7 +112,7 @@ def test_a_saved_copy_loads_without_the_gguf(smollm2, tmp_path):
     smollm2.tokenizer.save_pretrained(tmp_path)
     copy = load(tmp_path)
     text = next(iter(FLOAT64))
-    ours, theirs = (scorer_for(m, progress=False, start="<|endoftext|>", share="none").score([Request("", text)])[0]
+    ours, theirs = (scorer_for(m, Settings(progress=False, start="token:<|endoftext|>", share="none")).score([Request("", text)])[0]
                     for m in (smollm2, copy))
     assert list(ours.logprobs) == list(theirs.logprobs) and copy.gguf is None
 

@@ -19,6 +19,7 @@ from helpers.store import ScoreStore, load_files, load_scores, read_metadata
 from helpers.runner import run_methods
 from helpers.engine import Request, CausalScorer
 from helpers.methods.templates import ide_templates
+from helpers.settings import Settings
 
 SEVEN = ["lp", "meanlp", "penlp", "intemplate_lp", "intemplate_meanlp", "intemplate_penlp", "comparative_lp"]
 
@@ -81,7 +82,7 @@ def reference_scores(model, tok, start_id, pairs, language):
 def test_seven_readouts_equal_plain_reference(tiny, tmp_path, arch, dataset):
     lm = tiny(f"tiny-{arch}")
     selection = sample(dataset)
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     files = run_methods(scorer, selection, SEVEN, store=ScoreStore(tmp_path))
     assert len(files) == 3 + 3 * 5 + 5
     scores = load_files(files)
@@ -103,7 +104,7 @@ def test_seven_readouts_equal_plain_reference(tiny, tmp_path, arch, dataset):
 def test_penlp_and_whole_input_counts(tiny, tmp_path):
     lm = tiny("tiny-llama")
     files = run_methods(
-        CausalScorer(lm, progress=False),
+        CausalScorer(lm, Settings(progress=False)),
         sample("blimp", 2, 2),
         ["penlp", "intemplate_lp", "intemplate_meanlp"],
         {"templates": [1]},
@@ -123,7 +124,7 @@ def test_ties_count_as_errors(tiny, tmp_path):
     pairs = load("blimp")
     selection = DatasetSelection("blimp", pairs[pairs.identical].reset_index(drop=True))
     s = load_files(
-        run_methods(CausalScorer(tiny("tiny-gpt2"), progress=False), selection, ["lp"], store=ScoreStore(tmp_path))
+        run_methods(CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)), selection, ["lp"], store=ScoreStore(tmp_path))
     )
     assert len(s) == 7 and s.tie.all() and not s.correct.any()
 
@@ -140,7 +141,7 @@ def test_slor_and_bayes_factors_against_counted_unigrams(tiny, tmp_path):
         return np.array([math.log((counts[i] + 1) / total) for i in ids])
 
     files = run_methods(
-        CausalScorer(lm, progress=False),
+        CausalScorer(lm, Settings(progress=False)),
         sample("blimp", 2, 3),
         ["slor", "bf_uniform", "bf_unigram"],
         {"unigram_corpus": corpus},
@@ -158,7 +159,7 @@ def test_slor_and_bayes_factors_against_counted_unigrams(tiny, tmp_path):
 
 
 def test_store_second_run_computes_nothing(tiny, tmp_path):
-    scorer = CausalScorer(tiny("tiny-llama"), progress=False)
+    scorer = CausalScorer(tiny("tiny-llama"), Settings(progress=False))
     selection = sample("blimp", 3, 2)
     first = run_methods(scorer, selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path))
     calls = scorer.forward_calls
@@ -171,7 +172,7 @@ def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
     lm = tiny("tiny-qwen2")
     selection = sample("blimp", 3, 2)
     clean = run_methods(
-        CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "a")
+        CausalScorer(lm, Settings(progress=False)), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "a")
     )
     store = ScoreStore(tmp_path / "b")
     original = ScoreStore.write
@@ -183,11 +184,11 @@ def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
 
     monkeypatch.setattr(ScoreStore, "write", failing)
     with pytest.raises(KeyboardInterrupt):
-        run_methods(CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=store)
+        run_methods(CausalScorer(lm, Settings(progress=False)), selection, SEVEN, {"templates": [1, 2]}, store=store)
     assert len(store.files()) == 5 and not list((tmp_path / "b").rglob("*.tmp"))
     monkeypatch.setattr(ScoreStore, "write", original)
     resumed = run_methods(
-        CausalScorer(lm, progress=False), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "b")
+        CausalScorer(lm, Settings(progress=False)), selection, SEVEN, {"templates": [1, 2]}, store=ScoreStore(tmp_path / "b")
     )
     assert [p.name for p in sorted(resumed)] == [p.name for p in sorted(clean)]
     for a, b in zip(sorted(clean), sorted(resumed)):
@@ -196,7 +197,7 @@ def test_interrupted_run_resumes_to_the_same_files(tiny, tmp_path, monkeypatch):
 
 
 def test_changed_configuration_writes_alongside(tiny, tmp_path):
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
     store = ScoreStore(tmp_path)
     full = load("blimp")
     a = run_methods(scorer, DatasetSelection("blimp", first_per_paradigm(full, 1), limit=1), ["lp"], store=store)
@@ -211,7 +212,7 @@ def test_changed_configuration_writes_alongside(tiny, tmp_path):
 def test_score_file_schema_and_provenance(tiny, tmp_path):
     lm = tiny("tiny-llama")
     files = run_methods(
-        CausalScorer(lm, progress=False),
+        CausalScorer(lm, Settings(progress=False)),
         sample("blimp", 2, 1),
         ["intemplate_lp"],
         {"templates": [3]},
@@ -235,9 +236,9 @@ def test_retrained_weights_do_not_reuse_stored_scores(tiny, tmp_path):
     keeps the old file, and load_scores uses only the newest weights."""
     lm = tiny("tiny-gpt2")
     store = ScoreStore(tmp_path)
-    old = run_methods(CausalScorer(lm, progress=False), sample("blimp", 2, 4), ["lp"], store=store)
+    old = run_methods(CausalScorer(lm, Settings(progress=False)), sample("blimp", 2, 4), ["lp"], store=store)
     retrained = dataclasses.replace(lm, weights="retrained")
-    scorer = CausalScorer(retrained, progress=False)
+    scorer = CausalScorer(retrained, Settings(progress=False))
     with pytest.warns(UserWarning, match="different configuration"):
         new = run_methods(scorer, sample("blimp", 2, 3), ["lp"], store=store)
     assert scorer.forward_calls > 0 and new != old
@@ -278,7 +279,7 @@ def test_a_new_method_needs_only_a_registry_entry(tiny, tmp_path):
     try:
         lm = tiny("tiny-gpt2")
         selection = sample("blimp", 2, 2)
-        scorer = CausalScorer(lm, progress=False)
+        scorer = CausalScorer(lm, Settings(progress=False))
         files = run_methods(scorer, selection, ["first_token_lp", "lp"], store=ScoreStore(tmp_path))
         scores = load_scores("blimp", "tiny-gpt2", root=tmp_path, token_columns=True)
         first, lp = scores[scores.method == "first_token_lp"], scores[scores.method == "lp"]
@@ -298,7 +299,7 @@ def test_single_sentences_are_items_too(tiny, tmp_path):
     lm = tiny("tiny-llama")
     cola = load("cola").head(5)
     selection = DatasetSelection("cola", cola)
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     files = run_methods(
         scorer, selection, ["lp", "intemplate_lp", "yesno"], {"templates": [1]}, store=ScoreStore(tmp_path)
     )

@@ -15,6 +15,7 @@ from helpers.engine.executor import Executor
 from helpers.engine.plan import Node, build_tree, outline, walk
 from helpers.models import LoadedModel
 from helpers.engine import Request, CausalScorer
+from helpers.settings import Settings, scorer_arguments
 
 ARCHS = ("llama", "qwen2", "mixtral", "gpt2")
 SENTENCES = [
@@ -49,7 +50,7 @@ reference_logprobs.cache = {}
 @pytest.mark.parametrize("arch", ARCHS)
 def test_lp_matches_float64_reference(tiny, arch):
     lm = tiny(f"tiny-{arch}")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     results = scorer.score_texts(SENTENCES)
     for text, r in zip(SENTENCES, results):
         enc = scorer.encode(Request("", text))
@@ -62,15 +63,15 @@ def test_lp_matches_float64_reference(tiny, arch):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_batch_size_and_order_invariance(tiny, arch):
     lm = tiny(f"tiny-{arch}")
-    base = [s.total for s in CausalScorer(lm, progress=False, batch_size=1).score_texts(SENTENCES)]
+    base = [s.total for s in CausalScorer(lm, Settings(progress=False, batch_size=1)).score_texts(SENTENCES)]
     for bs in (3, 16):
-        got = [s.total for s in CausalScorer(lm, progress=False, batch_size=bs).score_texts(SENTENCES)]
+        got = [s.total for s in CausalScorer(lm, Settings(progress=False, batch_size=bs)).score_texts(SENTENCES)]
         np.testing.assert_allclose(got, base, atol=1e-4)
     order = list(range(len(SENTENCES)))
     random.Random(0).shuffle(order)
-    shuffled = CausalScorer(lm, progress=False).score_texts([SENTENCES[i] for i in order])
+    shuffled = CausalScorer(lm, Settings(progress=False)).score_texts([SENTENCES[i] for i in order])
     np.testing.assert_allclose([shuffled[order.index(i)].total for i in range(len(order))], base, atol=1e-4)
-    tiny_budget = CausalScorer(lm, progress=False, token_budget=40).score_texts(SENTENCES)
+    tiny_budget = CausalScorer(lm, Settings(progress=False, token_budget=40)).score_texts(SENTENCES)
     np.testing.assert_allclose([s.total for s in tiny_budget], base, atol=1e-4)
 
 
@@ -89,8 +90,8 @@ def test_shared_context_equals_plain_path(tiny, arch, share):
     rng = random.Random(1)
     contexts = _contexts(rng)
     requests = [Request(c, t) for c in contexts for t in SENTENCES[:8]] + [Request("", t) for t in SENTENCES]
-    plain = CausalScorer(lm, progress=False, share="none")
-    shared = CausalScorer(lm, progress=False, share=share)
+    plain = CausalScorer(lm, Settings(progress=False, share="none"))
+    shared = CausalScorer(lm, Settings(progress=False, share=share))
     lengths = [len(plain.encode(Request("", c)).ids) for c in contexts]
     assert lengths[0] <= 10 and lengths[-1] >= 450, lengths
     a = plain.score(requests, with_context=True)
@@ -107,7 +108,7 @@ def test_shared_prefix_of_pairs_matches_reference(tiny):
     pairs = [("Who should Derek hug after shocking Richard?", "Who should Derek hug Richard after shocking?"),
              ("The cat sees a dog.", "The cat see a dog."), ("The cat sees a dog.", "The cat sees a dog.")]
     texts = [s for p in pairs for s in p]
-    scorer = CausalScorer(lm, progress=False, share="prefix")
+    scorer = CausalScorer(lm, Settings(progress=False, share="prefix"))
     for text, r in zip(texts, scorer.score_texts(texts)):
         enc = scorer.encode(Request("", text))
         np.testing.assert_allclose(r.logprobs, reference_logprobs(lm.model, enc.ids, enc.first), atol=1e-4)
@@ -117,7 +118,7 @@ def test_shared_prefix_of_pairs_matches_reference(tiny):
                                            ("gpt2", "bos:<|endoftext|>")])
 def test_exactly_one_document_start_token(tiny, arch, expected):
     lm = tiny(f"tiny-{arch}")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     assert scorer.start_policy == expected
     start = scorer.start_id
     start_text = lm.tokenizer.decode([start])
@@ -136,7 +137,7 @@ def test_parity_with_minicons(tiny, arch):
     from minicons.scorer import IncrementalLMScorer
 
     lm = tiny(f"tiny-{arch}")
-    ours = CausalScorer(lm, progress=False, start="minicons")
+    ours = CausalScorer(lm, Settings(progress=False, start="minicons"))
     theirs = IncrementalLMScorer(lm.model, device="cpu", tokenizer=lm.tokenizer)
     texts = SENTENCES[:12]
     expected = theirs.sequence_score(texts, reduction=lambda x: x.sum(0).item())
@@ -147,7 +148,7 @@ def test_parity_with_minicons(tiny, arch):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_next_token_readout_equals_reference(tiny, arch):
     lm = tiny(f"tiny-{arch}")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     prompts = ["Is the following sentence grammatically acceptable? The cat sees a dog.\nAnswer: ",
                "A: The cat.\nB: The cats.\nAnswer:"]
     readouts = scorer.next_token(prompts, ["Yes", "No", "A"])
@@ -174,7 +175,7 @@ def test_option_readout_equals_float64_log_softmax_of_full_logits(tiny, arch):
                "A: The cat.\nB: The cats.\nAnswer:", "他把书看了。 Answer:"]
     options = ["Yes", "No", "A", " a careful doctor"]
     for order in (options, options[::-1]):
-        readouts = CausalScorer(lm, progress=False).next_token(prompts, order, separate=True)
+        readouts = CausalScorer(lm, Settings(progress=False)).next_token(prompts, order, separate=True)
         for prompt, readout in zip(prompts, readouts):
             prompt_ids = [start] + tok(prompt, add_special_tokens=False)["input_ids"]
             expected = {}
@@ -196,13 +197,13 @@ def test_option_readout_equals_float64_log_softmax_of_full_logits(tiny, arch):
 
 def test_single_token_options_need_no_extra_forward(tiny):
     lm = tiny("tiny-llama")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     scorer.next_token(["Is it acceptable? The cat sees a dog.\nAnswer:"], ["Yes", "No"])
     assert scorer.forward_calls == 1
 
 
 def test_seconds_account_each_stage_of_a_run(tiny):
-    scorer = CausalScorer(tiny("tiny-llama"), progress=False)
+    scorer = CausalScorer(tiny("tiny-llama"), Settings(progress=False))
     assert scorer.seconds == {"encode": 0.0, "plan": 0.0, "rows": 0.0, "head": 0.0}
     start = time.perf_counter()
     scorer.score_texts(["The cat sees a dog.", "The cats sees a dog."])
@@ -215,7 +216,7 @@ def test_seconds_account_each_stage_of_a_run(tiny):
 
 def test_multi_token_option_is_a_continuation(tiny):
     lm = tiny("tiny-gpt2")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     r = scorer.next_token(["The cat sees"], [" a careful doctor"])[0]
     assert r.n_tokens[" a careful doctor"] > 1
     enc = scorer.encode(Request("The cat sees", " a careful doctor"))
@@ -228,12 +229,12 @@ def test_multi_token_option_is_a_continuation(tiny):
 def test_bad_requests_raise_clear_errors(tiny, bad, error):
     lm = tiny("tiny-gpt2")
     with pytest.raises(error, match="target|context"):
-        CausalScorer(lm, progress=False).score([bad])
+        CausalScorer(lm, Settings(progress=False)).score([bad])
 
 
 def test_non_request_and_bad_options(tiny):
     lm = tiny("tiny-gpt2")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     with pytest.raises(TypeError, match="Request"):
         scorer.score(["a plain string"])
     with pytest.raises(ValueError, match="empty"):
@@ -252,7 +253,7 @@ def test_option_that_tokenizes_to_nothing(tiny):
     wp.normalizer = normalizers.BertNormalizer(lowercase=True)
     wp.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     bert_like = PreTrainedTokenizerFast(tokenizer_object=wp, unk_token="[UNK]", eos_token="[CLS]", pad_token="[CLS]")
-    scorer = CausalScorer(LoadedModel.wrap(lm.model, bert_like, spec=lm.spec), progress=False)
+    scorer = CausalScorer(LoadedModel.wrap(lm.model, bert_like, spec=lm.spec), Settings(progress=False))
     assert scorer.score([Request("answer:", " yes")])[0].tokens == ["yes"]
     with pytest.raises(ValueError, match="tokenizes to no tokens"):
         scorer.next_token(["answer:"], ["yes", "   "])
@@ -261,22 +262,22 @@ def test_option_that_tokenizes_to_nothing(tiny):
 def test_too_long_request_is_refused(tiny):
     lm = tiny("tiny-gpt2")
     with pytest.raises(ValueError, match="exceeds the model's 1024 positions"):
-        CausalScorer(lm, progress=False).score([Request("", "cat " * 1500)])
+        CausalScorer(lm, Settings(progress=False)).score([Request("", "cat " * 1500)])
 
 
 def test_float64_sums_and_float32_softmax_on_half_model(tiny):
     lm = tiny("tiny-llama")
     half = copy.deepcopy(lm.model).to(torch.bfloat16)
     half_lm = LoadedModel.wrap(half, lm.tokenizer, spec=lm.spec)
-    r = CausalScorer(half_lm, progress=False).score_texts(["The cat sees a dog."])[0]
+    r = CausalScorer(half_lm, Settings(progress=False)).score_texts(["The cat sees a dog."])[0]
     assert r.logprobs.dtype == np.float64
-    ref = CausalScorer(lm, progress=False).score_texts(["The cat sees a dog."])[0]
+    ref = CausalScorer(lm, Settings(progress=False)).score_texts(["The cat sees a dog."])[0]
     assert abs(r.total - ref.total) < 0.5  # bf16 weights: close, not equal
 
 
 def test_progress_bar_reports_items(tiny, capsys):
     lm = tiny("tiny-gpt2")
-    CausalScorer(lm, progress=True).score_texts(SENTENCES[:4], desc="demo")
+    CausalScorer(lm, Settings(progress=True)).score_texts(SENTENCES[:4], desc="demo")
     err = capsys.readouterr().err
     assert "demo" in err and "seq" in err
 
@@ -285,9 +286,9 @@ def test_tiny_kv_budget_runs_in_chunks_with_the_same_scores(tiny):
     lm = tiny("tiny-llama")
     requests = [Request(c, t) for c in ("The following sentence is acceptable.\n\n", "Here is a sentence.\n\n")
                 for t in SENTENCES] + [Request("", t) for t in SENTENCES]
-    roomy = CausalScorer(lm, progress=False).score(requests, with_context=True)
+    roomy = CausalScorer(lm, Settings(progress=False)).score(requests, with_context=True)
     # packed rows keep no cache; shared prefixes run level by level (auto may run none on so little)
-    tight = CausalScorer(lm, progress=False, kv_budget_bytes=1, pack=False, share="tree")
+    tight = CausalScorer(lm, Settings(progress=False, share="tree"), kv_budget_bytes=1, pack=False)
     cramped = tight.score(requests, with_context=True)
     assert tight.forward_calls > 3
     for a, b in zip(roomy, cramped):
@@ -297,8 +298,8 @@ def test_tiny_kv_budget_runs_in_chunks_with_the_same_scores(tiny):
 
 def test_out_of_memory_halves_the_batch_and_goes_on(tiny, monkeypatch):
     lm = tiny("tiny-gpt2")
-    expected = [s.total for s in CausalScorer(lm, progress=False).score_texts(SENTENCES)]
-    scorer = CausalScorer(lm, progress=False, share="none")
+    expected = [s.total for s in CausalScorer(lm, Settings(progress=False)).score_texts(SENTENCES)]
+    scorer = CausalScorer(lm, Settings(progress=False, share="none"))
     real = Executor._forward
     sizes = []
 
@@ -324,7 +325,7 @@ def _plan_requests(scorer: CausalScorer) -> list:
 @pytest.mark.parametrize("share", ["none", "context", "prefix", "tree"])
 def test_plan_is_pure_and_holds_every_request_once(tiny, share):
     lm = tiny("tiny-llama")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     encoded = _plan_requests(scorer)
     need_from = [1 if i % 3 == 0 else e.first for i, e in enumerate(encoded)]
     # the plan is made of token ids alone: nodes have no slot for log-probs, caches or a progress bar
@@ -357,7 +358,7 @@ def test_plan_is_pure_and_holds_every_request_once(tiny, share):
 @pytest.mark.parametrize("share", ["none", "context", "prefix", "tree"])
 def test_executor_results_do_not_depend_on_batching_or_budgets(tiny, share):
     lm = tiny("tiny-llama")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     encoded = _plan_requests(scorer)
     need_from = [1 if i % 3 == 0 else e.first for i, e in enumerate(encoded)]
     roots = build_tree(encoded, need_from, share=share)
@@ -389,7 +390,7 @@ def test_packed_subtrees_equal_the_cached_path_with_fewer_calls(tiny, arch):
     """Tree attention (a shared part and its continuations in one row) gives the scores of
     running each level from the cache, and of the float64 reference."""
     lm = tiny(f"tiny-{arch}")
-    packed, cached = CausalScorer(lm, progress=False, pack_min_stem=0), CausalScorer(lm, progress=False, pack=False)
+    packed, cached = CausalScorer(lm, Settings(progress=False), pack_min_stem=0), CausalScorer(lm, Settings(progress=False), pack=False)
     assert packed.pack == "bool" and cached.pack is None  # the tiny models use SDPA
     encoded = _plan_requests(packed)
     need_from = [1 if i % 3 == 0 else e.first for i, e in enumerate(encoded)]
@@ -414,13 +415,13 @@ def test_rows_hold_what_fits_and_repeat_the_shared_part(tiny):
     """A context shared by more continuations than one row holds is repeated in each row;
     with no room for waste, each row holds the context and one continuation."""
     lm = tiny("tiny-llama")
-    scorer = CausalScorer(lm, progress=False, share="context", pack_min_stem=0)  # the context is the only shared part
+    scorer = CausalScorer(lm, Settings(progress=False, share="context"), pack_min_stem=0)  # the context is the only shared part
     latin = [t for t in SENTENCES if t[0].isascii() and t[0].isupper() and len(t.split()) > 2]
     requests = [Request("Here is a sentence.\n\n", t) for t in latin]
     encoded = scorer.encode_many(requests)
     stem = encoded[0].first
     assert all(e.ids[:e.first] == encoded[0].ids[:stem] for e in encoded)  # one shared context
-    expected = CausalScorer(lm, progress=False, share="none").score(requests)
+    expected = CausalScorer(lm, Settings(progress=False, share="none")).score(requests)
     for waste, budget in ((0.0, 2048), (scorer.executor.pack_waste, 2048), (1e9, 60)):
         scorer.executor.pack_waste, scorer.executor.token_budget = waste, budget
         before_tokens, before_calls = scorer.tokens_run, scorer.forward_calls
@@ -445,14 +446,12 @@ def test_packing_with_an_additive_mask_and_beyond_the_token_budget(tiny):
     lm = tiny("tiny-llama")
     eager_model = copy.deepcopy(lm.model)
     eager_model.set_attn_implementation("eager")
-    eager = CausalScorer(LoadedModel.wrap(eager_model, lm.tokenizer), progress=False, pack_min_stem=0)
+    eager = CausalScorer(LoadedModel.wrap(eager_model, lm.tokenizer), Settings(progress=False), pack_min_stem=0)
     assert eager.pack == "additive"
-    sdpa = CausalScorer(lm, progress=False, pack_min_stem=0)
+    sdpa = CausalScorer(lm, Settings(progress=False), pack_min_stem=0)
     requests = [Request("Here is a long context that every sentence shares in this test. " * 3, t) for t in SENTENCES]
     expected = sdpa.score(requests, with_context=True)
-    small = CausalScorer(
-        lm, progress=False, token_budget=40, pack_min_stem=0
-    )  # the shared context alone is over 40 tokens
+    small = CausalScorer(lm, Settings(progress=False, token_budget=40), pack_min_stem=0)  # the shared context alone is over 40 tokens
     for scorer in (eager, small):
         for a, b in zip(expected, scorer.score(requests, with_context=True)):
             np.testing.assert_allclose(b.logprobs, a.logprobs, atol=1e-5)
@@ -487,7 +486,7 @@ def test_attention_that_ignores_a_custom_mask_is_not_packed(tiny):
 def test_scoring_only_some_requests_gives_the_whole_runs_values_bit_for_bit(tiny, options):
     """``only`` runs the whole plan's batches that the chosen requests need (and those caching
     what they read), so each value equals the whole run's exactly, with fewer forward passes."""
-    scorer = CausalScorer(tiny("tiny-llama"), progress=False, **options)
+    scorer = CausalScorer(tiny("tiny-llama"), **scorer_arguments(options, Settings(progress=False)))
     requests = [Request(c, t) for c in ("", "Here is a context that some sentences share. ")
                 for t in SENTENCES]
     whole = scorer.score(requests, with_context=True)
@@ -510,7 +509,7 @@ def test_the_plan_is_built_with_the_cycle_collector_paused_and_leaves_it_as_foun
     seen = []
     radix = plan_module._radix
     monkeypatch.setattr(plan_module, "_radix", lambda items: seen.append(gc.isenabled()) or radix(items))
-    encoded = CausalScorer(tiny("tiny-llama"), progress=False).encode_many([Request("", t) for t in SENTENCES])
+    encoded = CausalScorer(tiny("tiny-llama"), Settings(progress=False)).encode_many([Request("", t) for t in SENTENCES])
     try:
         for enabled in (True, False):
             (gc.enable if enabled else gc.disable)()
@@ -528,7 +527,7 @@ def test_a_tree_run_is_planned_per_block_so_a_shard_runs_its_own_rows(tiny, monk
     """Under "tree" each block of requests gets its own trie: the first block's requests alone
     run exactly that trie's rows (no row shared with later blocks), with the whole run's values."""
     monkeypatch.setattr(executor_module, "BLOCK_REQUESTS", 10)
-    scorer = CausalScorer(tiny("tiny-llama"), progress=False, token_budget=20, share="tree")  # blocks of max(10, 20 // 2)
+    scorer = CausalScorer(tiny("tiny-llama"), Settings(progress=False, token_budget=20, share="tree"))  # blocks of max(10, 20 // 2)
     requests = [Request(c, t) for c in ("", "Here is a context that some sentences share. ") for t in SENTENCES]
     encoded = scorer.encode_many(requests)
     roots = scorer.plan(encoded)
@@ -586,8 +585,8 @@ def test_packed_rows_attend_segment_by_segment(tiny, arch):
     from helpers.engine import segment_attention as sa
 
     lm = tiny(f"tiny-{arch}")
-    split = CausalScorer(lm, progress=False, share="tree", pack_min_stem=0)
-    dense = CausalScorer(lm, progress=False, share="tree", pack_min_stem=0, segments=False)
+    split = CausalScorer(lm, Settings(progress=False, share="tree"), pack_min_stem=0)
+    dense = CausalScorer(lm, Settings(progress=False, share="tree"), pack_min_stem=0, segments=False)
     assert split.executor.segmented and not dense.executor.segmented
     assert split.executor.pack_waste == float("inf")  # wasted pairs cost nothing: rows as long as the budget
     computed = []
@@ -618,7 +617,7 @@ def test_each_request_finishes_once_when_its_parent_is_repeated_in_rows(tiny):
     """A one-token continuation is read at its parent's last position; a parent repeated in
     several rows still finishes it once (a progress bar counts each request once)."""
     lm = tiny("tiny-llama")
-    scorer = CausalScorer(lm, progress=False, share="context", pack_min_stem=0, token_budget=60)
+    scorer = CausalScorer(lm, Settings(progress=False, share="context", token_budget=60), pack_min_stem=0)
     context = "Here is a sentence that the others continue."
     requests = [Request(context, t) for t in ["Yes", "No"] + SENTENCES[:6]]
     encoded = scorer.encode_many(requests)
@@ -628,7 +627,7 @@ def test_each_request_finishes_once_when_its_parent_is_repeated_in_rows(tiny):
     results = scorer.executor.run(roots, len(encoded), on_result=lambda: finished.append(1))
     assert scorer.forward_calls > 1  # the context ran in more than one row
     assert len(finished) == len(requests)
-    expected = CausalScorer(lm, progress=False, share="none").score(requests)
+    expected = CausalScorer(lm, Settings(progress=False, share="none")).score(requests)
     for (lp, _), e, want in zip(results, encoded, expected):
         np.testing.assert_allclose(lp[e.first:], want.logprobs, atol=1e-5)
 
@@ -636,7 +635,7 @@ def test_each_request_finishes_once_when_its_parent_is_repeated_in_rows(tiny):
 def test_a_sequences_last_token_is_predicted_not_fed(tiny):
     """Sequences run alone feed every token but the last; the log-probs are the reference's."""
     lm = tiny("tiny-gpt2")
-    scorer = CausalScorer(lm, progress=False, share="none")
+    scorer = CausalScorer(lm, Settings(progress=False, share="none"))
     texts = SENTENCES[:6]
     results = scorer.score_texts(texts)
     encoded = scorer.encode_many([Request("", t) for t in texts])

@@ -25,6 +25,7 @@ from helpers.store import ScoreStore, load_files
 from helpers.runner import run_methods
 from helpers.engine import CausalScorer
 from helpers.data.unigram_corpus import resolve_unigram_corpus
+from helpers.settings import Settings
 
 FIVE = list(sep.METRICS)
 CORPUS = "The cat sees a dog.\nThe dogs see a cat.\nEvery teacher admires the students.\nA moon emerges.\n"
@@ -47,7 +48,7 @@ def stored(tiny, tmp_path_factory):
     corpus = root / "corpus.txt"
     corpus.write_text(CORPUS)
     lm = tiny("tiny-gpt2")
-    scorer = CausalScorer(lm, progress=False)
+    scorer = CausalScorer(lm, Settings(progress=False))
     blimp = load("blimp")
     blimp = blimp[blimp.paradigm.isin(blimp.paradigm.drop_duplicates().iloc[:2])]
     pairs = DatasetSelection("blimp", first_per_paradigm(blimp, 3), limit=3)

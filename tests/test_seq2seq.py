@@ -18,6 +18,7 @@ from helpers.engine.seq2seq import (
     answer_request,
     span_request,
 )
+from helpers.settings import Settings
 
 TOL = 1e-4  # nats
 
@@ -34,7 +35,7 @@ def ref64(t5):
 
 @pytest.fixture(scope="module")
 def scorer(t5):
-    return Seq2SeqScorer(t5, progress=False, token_budget=256)
+    return Seq2SeqScorer(t5, Settings(progress=False, token_budget=256))
 
 
 @torch.no_grad()
@@ -60,7 +61,7 @@ def test_the_tiny_t5_is_built_with_t5s_tokenizer_and_registered_as_seq2seq(t5):
     assert tok.convert_tokens_to_ids("<extra_id_99>") == len(tok) - 100
     assert tok("The cat.")["input_ids"][-1] == tok.eos_token_id  # </s> after every text
     # Flan-T5's layout: the decoder's last state goes to the head unscaled
-    assert t5.model.config.decoder_start_token_id == 0 and Seq2SeqScorer(t5, progress=False).scale == 1.0
+    assert t5.model.config.decoder_start_token_id == 0 and Seq2SeqScorer(t5, Settings(progress=False)).scale == 1.0
     assert {REGISTRY[f"flan-t5-{s}"].hf_id for s in ("small", "large", "xl")} == {
         "google/flan-t5-small", "google/flan-t5-large", "google/flan-t5-xl"}
 
@@ -78,7 +79,7 @@ def test_decoder_shape_equals_the_float64_reference(t5, ref64, scorer):
         np.testing.assert_allclose(s.context_logprobs, ref[:n_ctx], atol=TOL, rtol=0)
         assert abs(s.total - ref[n_ctx:].sum()) < TOL
     # a task source changes what the encoder reads, and the reference follows it
-    task = Seq2SeqScorer(t5, source="Score this sentence.", progress=False)
+    task = Seq2SeqScorer(t5, Settings(progress=False), source="Score this sentence.")
     (s,) = task.score([Request("", "The cat sees a dog.")])
     ids = tok("The cat sees a dog.", add_special_tokens=False)["input_ids"]
     ref = _lp64(ref64, tok("Score this sentence.")["input_ids"], ids)
@@ -103,7 +104,7 @@ def test_span_shape_equals_hu_and_levys_recipe_in_float64(t5, ref64, scorer):
     ref = _lp64(ref64, tok(f"The old teacher {SENTINEL} the young student.")["input_ids"], labels)[1:-1]
     assert s.tokens[-1] == "<extra_id_1>" and abs(s.total - ref.sum()) < TOL
     # span_end=False leaves the closing token out
-    (short,) = Seq2SeqScorer(t5, span_end=False, progress=False).score([span_request("The old teacher likes the ",
+    (short,) = Seq2SeqScorer(t5, Settings(progress=False), span_end=False).score([span_request("The old teacher likes the ",
                                                                                      "student")])
     assert short.n_tokens == got[0].n_tokens - 1 and abs(short.total - got[0].logprobs[:-1].sum()) < TOL
 
@@ -135,7 +136,7 @@ def test_batching_and_shared_sources_do_not_change_scores(t5, scorer):
     reqs = ([Request(c, t) for c, t in CONTEXTS] + [span_request("The cat sees the ", "dog")]
             + [answer_request("Is it good? ", a) for a in ("Yes", "No")])
     together = [s.total for s in scorer.score(reqs)]
-    one_by_one = Seq2SeqScorer(t5, progress=False, batch_size=1, share="none")
+    one_by_one = Seq2SeqScorer(t5, Settings(progress=False, batch_size=1, share="none"))
     alone = [one_by_one.score([r])[0].total for r in reqs]
     np.testing.assert_allclose(together, alone, atol=1e-5, rtol=0)
     assert one_by_one.forward_calls == len(reqs)
@@ -143,7 +144,7 @@ def test_batching_and_shared_sources_do_not_change_scores(t5, scorer):
 
 def test_scoring_only_some_requests_gives_the_whole_lists_values_bit_for_bit(t5):
     """``only`` runs the whole list's batches that hold the chosen requests: the same values."""
-    scorer = Seq2SeqScorer(t5, progress=False, batch_size=2)
+    scorer = Seq2SeqScorer(t5, Settings(progress=False, batch_size=2))
     reqs = ([Request(c, t) for c, t in CONTEXTS] + [span_request("The cat sees the ", "dog")]
             + [answer_request("Is it good? ", a) for a in ("Yes", "No")])
     whole = scorer.score(reqs)
@@ -167,7 +168,7 @@ def test_a_t5_with_tied_embeddings_scales_its_decoder_output(t5):
     cfg.scale_decoder_outputs = True
     torch.manual_seed(1)
     tied = T5ForConditionalGeneration(cfg).eval()
-    s = Seq2SeqScorer(LoadedModel.wrap(tied, t5.tokenizer, name="tied-t5"), progress=False)
+    s = Seq2SeqScorer(LoadedModel.wrap(tied, t5.tokenizer, name="tied-t5"), Settings(progress=False))
     assert s.scale == pytest.approx(cfg.d_model ** -0.5)
     tok = t5.tokenizer
     (got,) = s.score([answer_request("Is it good?", "Yes")])
@@ -179,15 +180,15 @@ def test_a_t5_with_tied_embeddings_scales_its_decoder_output(t5):
 def test_each_kind_shapes_requests_its_own_way(t5, tiny):
     from helpers.engine import CausalScorer
 
-    causal = CausalScorer(tiny("tiny-gpt2"), progress=False)
+    causal = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
     reqs = [Request("The cat sees the", " dog"), Request("Answer: ", "Yes")]
     assert causal.shaped(reqs, "span") is reqs and causal.prompt_shape is None
-    s2s = Seq2SeqScorer(t5, progress=False)
+    s2s = Seq2SeqScorer(t5, Settings(progress=False))
     assert s2s.shaped(reqs, "span") == [Seq2SeqRequest("span", f"The cat sees the {SENTINEL}", "dog"),
                                         Seq2SeqRequest("span", f"Answer: {SENTINEL}", "Yes")]
     assert s2s.shaped(reqs, "prompt")[1] == Seq2SeqRequest("answer", "Answer: ", "Yes")
     assert s2s.prompt_shape == "answer" and not s2s.marks_words
-    spans = Seq2SeqScorer(t5, prompts="span", progress=False)
+    spans = Seq2SeqScorer(t5, Settings(progress=False), prompts="span")
     assert spans.shaped(reqs, "prompt")[1] == Seq2SeqRequest("span", f"Answer: {SENTINEL}", "Yes")
     with pytest.raises(ValueError, match="shape must be one of 'span', 'prompt'"):
         causal.shaped(reqs, "sentence")
@@ -202,19 +203,19 @@ def test_clear_errors(t5, tiny):
     with pytest.raises(TypeError, match="not an encoder-decoder"):
         Seq2SeqScorer(tiny("tiny-gpt2"))
     with pytest.raises(ValueError, match="causal-model convention"):
-        Seq2SeqScorer(t5, start="minicons")
+        Seq2SeqScorer(t5, Settings(start="minicons"))
     with pytest.raises(ValueError, match="causal-model convention"):
-        Seq2SeqScorer(t5, start="none")
+        Seq2SeqScorer(t5, Settings(start="none"))
     with pytest.raises(ValueError, match="prompts must be"):
         Seq2SeqScorer(t5, prompts="decoder")
-    s = Seq2SeqScorer(t5, progress=False)
+    s = Seq2SeqScorer(t5, Settings(progress=False))
     with pytest.raises(ValueError, match="exactly once"):
         s.score([Seq2SeqRequest("span", "no sentinel here", "dog")])
     with pytest.raises(ValueError, match="target is empty"):
         s.score([Request("The cat", "")])
     with pytest.raises(NotImplementedError, match="ab_logit"):
         s.encode(Request("A", "B"))
-    assert isinstance(scorer_for("tiny-t5", progress=False), Seq2SeqScorer)
+    assert isinstance(scorer_for("tiny-t5", Settings(progress=False)), Seq2SeqScorer)
 
 
 def test_hu_levy_tasks_run_on_the_tiny_t5(t5, tmp_path, monkeypatch):
@@ -226,7 +227,7 @@ def test_hu_levy_tasks_run_on_the_tiny_t5(t5, tmp_path, monkeypatch):
     from helpers.methods.templates import hu_levy_prompts
 
     monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
-    s = Seq2SeqScorer(t5, progress=False)
+    s = Seq2SeqScorer(t5, Settings(progress=False))
     store = ScoreStore(tmp_path / "scores")
     words_sel, pairs_sel = select("hl_p18", 2), select("hl_blimp", 1)
     files = run_methods(
@@ -260,11 +261,11 @@ def test_each_kind_of_model_gets_its_scorer_and_both_follow_the_protocol(t5, tin
     causal = tiny("tiny-gpt2")
     assert (causal.kind, t5.kind) == ("causal", "seq2seq")
     assert SCORER_KINDS == {"causal": CausalScorer, "seq2seq": Seq2SeqScorer, "masked": MaskedScorer}
-    made = {lm.kind: scorer_for(lm, progress=False) for lm in (causal, t5)}  # a LoadedModel, not loaded again
+    made = {lm.kind: scorer_for(lm, Settings(progress=False)) for lm in (causal, t5)}  # a LoadedModel, not loaded again
     assert isinstance(made["causal"], CausalScorer) and isinstance(made["seq2seq"], Seq2SeqScorer)
     for scorer in made.values():
         assert isinstance(scorer, Scorer)  # loaded, tokenizer, start policy and convention, score, next_token ...
         (s,) = scorer.score_texts(["The cat sees a dog."])
         assert s.n_tokens > 0 and np.isfinite(s.total)
-    with pytest.raises(TypeError, match="apply to loading; tiny-gpt2 is loaded already"):
-        scorer_for(causal, quant="4bit")
+    with pytest.raises(ValueError, match="quant apply to loading, but tiny-gpt2 is loaded already"):
+        scorer_for(causal, Settings(quant="4bit"))

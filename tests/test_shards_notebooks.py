@@ -16,10 +16,11 @@ from helpers.data.selection import DatasetSelection, first_per_paradigm, select
 from helpers.data.shards import MissingShardsError
 from helpers.data.unigram_corpus import resolve_unigram_corpus
 from helpers.engine import CausalScorer
+from helpers.engine.kinds import scorer_for
 from helpers.runner import RunSetup, run_methods
 from helpers.runs import hu_levy as hu_levy_runs
 from helpers.runs.primed import score_primed
-from helpers.runs.switches import Switches
+from helpers.settings import Settings
 from helpers.store import ScoreStore, load_files
 from helpers.sweep.dependencies import waits_on
 
@@ -44,7 +45,7 @@ def assert_same_run(sharded: pd.DataFrame, whole: pd.DataFrame, columns=SCORE_CO
 def packed(tiny):
     """tiny-llama in packed rows, blocks of 8 requests and a small token budget: a shard's
     requests lie in a few of many batches, so the shard runs only part of the plan."""
-    scorer = CausalScorer(tiny("tiny-llama"), progress=False, share=SHARE, pack_min_stem=0, token_budget=96)
+    scorer = CausalScorer(tiny("tiny-llama"), Settings(progress=False, share=SHARE, token_budget=96), pack_min_stem=0)
     scorer.executor.block = 8
     return scorer
 
@@ -145,7 +146,7 @@ def test_03_prompting_shards_are_the_unsharded_run_bit_for_bit(tiny, tmp_path):
 
 def test_03_hu_levy_sets_shard_the_same_way(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "whole"))
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False, share=SHARE)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False, share=SHARE))
     args = (["tiny-gpt2"], ["hl_syntaxgym"], ["direct", "metaQuestionSimple"], 1)
     whole = load_files(hu_levy_runs.score_models(*args, scorer=scorer), token_columns=True)
     assert len(whole) == 2 * 2 * 23  # two tasks x two prompts x 23 suites
@@ -167,7 +168,7 @@ def test_07_scoring_shards_and_the_analyses_of_the_gathered_run(tiny, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("The cat sees a dog.\nThe dogs see a cat.\nEvery teacher admires the students.\n")
     unigram = resolve_unigram_corpus(corpus, "en")
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False, share=SHARE)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False, share=SHARE))
     cola = DatasetSelection("cola", data.load("cola").iloc[[0, 1, 17, 18, 19, 40]].reset_index(drop=True))
     selections = {"blimp": pairs(3, 3), "cola": cola}
     methods = ["lp", "meanlp", "slor", "bf_uniform", "bf_unigram", "penlp", "intemplate_lp", "yesno"]
@@ -229,13 +230,13 @@ def test_notebook_06_sharded_then_read_as_one_run(scratch):
     folder = scratch / "outputs" / "scores" / "blimp" / "tiny-gpt2"
     assert sorted(p.name for p in folder.iterdir()) == ["lp__primed_grid__shard2of2.parquet"]
     assert len(pd.read_parquet(folder / "lp__primed_grid__shard2of2.parquet")) == 33 * 6  # 33 of 67 pairs x 6 rows
-    switches = Switches(share=SHARE)  # the notebook's switches
-    scorer = switches.scorer("tiny-gpt2", progress=False)
+    settings = Settings(share=SHARE)  # the notebook's settings
+    scorer = scorer_for("tiny-gpt2", settings.but(progress=False))
     selection = select("blimp", 1)
     prefixes = priming.build_prefixes(selection.frame, priming.token_counter(scorer.tokenizer),
                                       pool=data.load_processed("blimp"), lengths=[0, 12], draws=1, seed=0,
                                       max_positions=scorer.max_positions, short_pool="error")
-    options = {"templates": [1], **switches.method_options()}
+    options = {"templates": [1], **settings.method_options()}
     with pytest.raises(MissingShardsError, match=r"shard\(s\) 1 of 2 are not scored yet"):
         score_primed(scorer, selection.for_shards(None, 2), prefixes, ["lp"], options)
     score_primed(scorer, selection.sharded(1, 2), prefixes, ["lp"], options)  # into the notebook's store

@@ -19,6 +19,7 @@ from helpers.runner import run_methods
 from helpers.store import META_KEY, ScoreStore, load_scores, read_metadata
 from helpers.sweep import jobs as sweep_jobs
 from helpers.sweep.status import JobStatus, format_status, store_counts
+from helpers.settings import Settings
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def selection():
 
 @pytest.fixture(scope="module")
 def scorer(tiny):
-    return CausalScorer(tiny("tiny-gpt2"), progress=False)
+    return CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
 
 
 def run(scorer, selection, root, **store_options):

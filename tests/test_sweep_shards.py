@@ -18,6 +18,7 @@ from helpers.store import ScoreStore, load_files, load_scores
 from helpers.runner import RunSetup, run_methods
 from helpers.engine import CausalScorer
 from helpers.data.shards import Shard, split
+from helpers.settings import Settings, scorer_arguments
 
 def test_split_is_by_paradigm_then_position():
     frame = pd.DataFrame({"paradigm": ["a", "b", "a", "c", "b", "a", "c"]})
@@ -58,7 +59,7 @@ def test_bad_shards_are_clear_errors(shard, shards, message):
 def test_shard_files_are_read_as_one_run_bit_for_bit(tiny, tmp_path, model, options, block):
     """A sharded run gives the unsharded scores bit for bit: each shard plans the whole run and
     runs the batches its pairs need, and the split and the merge lose, add and reorder nothing."""
-    scorer = CausalScorer(tiny(model), progress=False, **options)
+    scorer = CausalScorer(tiny(model), **scorer_arguments(options, Settings(progress=False)))
     if block:
         scorer.executor.block = block
     first = select("hl_blimp", 2)
@@ -123,7 +124,7 @@ def test_few_shot_shards_draw_the_whole_runs_examples(tiny, tmp_path):
     """A shard plans the whole run, so its few-shot examples (drawn from the run's pairs) and
     scores are the unsharded run's bit for bit; a shard with one context per item is planned
     alone, and few-shot refuses it."""
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
     first = select("hl_blimp", 2)
     selection = replace(first, frame=first.frame.head(30))
     options = dict(templates=[1], fewshot=FewShot(2, "other", 3))

@@ -1,5 +1,5 @@
-"""Every switch (start, order_average, syntaxgym_pass, share, quant, dtype, token_budget, revision) under one
-name: a parameter of every scoring notebook, an option of the sweep and of `python -m helpers
+"""Every setting (start, order_average, syntaxgym_pass, share, quant, dtype, token_budget, revision,
+batch_size) under one name: a parameter of every scoring notebook, an option of the sweep and of `python -m helpers
 score`, "auto" the registry's default (the papers' setups), recorded in every score file;
 a value that does not exist, a quantization this machine cannot run and a revision that is not
 here are one-line errors before anything is loaded or computed."""
@@ -12,7 +12,6 @@ import sys
 import numpy as np
 import papermill as pm
 import pytest
-import torch
 
 from helpers import paths, sweep
 from helpers.cli import main
@@ -22,8 +21,9 @@ from helpers.engine import CausalScorer, Request
 from helpers.models import REGISTRY, LoadedModel, ModelNotFoundError, QuantizationUnavailableError, quantization_probe
 from helpers.models import tiny as tiny_models
 from helpers.runner import run_methods
-from helpers.runs.switches import SWITCHES, Switches
 from helpers.store import ScoreStore, read_metadata
+from helpers.engine.kinds import check_models, scorer_for
+from helpers.settings import SETTINGS, Settings
 
 SCORING = ("00", "02", "03", "06", "07")
 
@@ -44,7 +44,7 @@ def blimp_pairs(paradigms: int = 2, per: int = 1) -> DatasetSelection:
 ])
 def test_a_switch_value_that_does_not_exist_is_a_one_line_error_naming_the_values(name, value, names):
     with pytest.raises(ValueError) as err:
-        Switches(**{name: value})
+        Settings(**{name: value})
     assert str(err.value).startswith(f"{name}={value!r} does not exist: use one of {names} ('auto': ")
     assert "\n" not in str(err.value)
 
@@ -53,24 +53,29 @@ def test_a_switch_value_that_does_not_exist_is_a_one_line_error_naming_the_value
                                         ("revision", ""), ("revision", " v1"), ("revision", 3)])
 def test_free_valued_switches_refuse_what_is_no_value(name, value):
     with pytest.raises(ValueError, match=rf"^{name}={value!r} is not a") as err:
-        Switches(**{name: value})
+        Settings(**{name: value})
     assert "\n" not in str(err.value)
 
 
-def test_switches_become_load_scorer_and_method_options():
-    auto = Switches()
-    assert auto.record() == {name: "auto" for name in SWITCHES}
-    assert auto.load_options() == {} and auto.scorer_options() == {"start": None}
+def test_one_settings_object_gives_loading_the_engine_and_the_methods_their_part():
+    auto = Settings()
+    assert auto.record() == {name: "auto" for name in SETTINGS if name != "batch_size"}
+    assert auto.loading() == {} and auto.load_arguments() == {
+        "quant": "auto", "dtype": None, "revision": None, "device_map": "auto", "max_memory": None,
+        "offload_folder": None}
     assert auto.method_options() == {"order_average": "accuracy", "syntaxgym_pass": "directional"}
-    given = Switches(start="none", order_average="logprob", syntaxgym_pass="strict", share="none", quant=None,
-                     dtype="bfloat16", token_budget="512", revision="v1")
+    given = Settings(start="none", order_average="logprob", syntaxgym_pass="strict", share="none", quant=None,
+                     dtype="bfloat16", token_budget="512", revision="v1", batch_size="8")
     assert given.record() == {"start": "none", "order_average": "logprob", "syntaxgym_pass": "strict",
                               "share": "none", "quant": "none",
                               "dtype": "bfloat16", "token_budget": 512, "revision": "v1"}
-    assert given.load_options() == {"quant": None, "dtype": torch.bfloat16, "revision": "v1"}
-    assert given.scorer_options() == {"start": "none", "share": "none", "token_budget": 512}
+    assert given.loading() == {"quant": "none", "dtype": "bfloat16", "revision": "v1"}
+    assert (given.given("token_budget"), given.given("batch_size"), auto.given("token_budget")) == (512, 8, None)
     assert given.method_options() == {"order_average": "logprob", "syntaxgym_pass": "strict"}
-    assert Switches(quant="4bit").load_options() == {"quant": "4bit"}
+    assert Settings(quant="4bit").load_arguments()["quant"] == "4bit"
+    # "auto" is the registry's start for the model; a literal start token is named as one
+    assert (auto.start_for("none"), given.start_for("minicons"), Settings(start="token:<s>").start_for("none")) == (
+        "none", "none", "<s>")
 
 
 def test_the_registry_carries_each_papers_precision_and_start_convention():
@@ -78,17 +83,18 @@ def test_the_registry_carries_each_papers_precision_and_start_convention():
     for name in ide:  # "we perform 4-bit quantization using bitsandbytes"; Qwen2 without a start token
         spec = REGISTRY[name]
         assert "ide2024" in spec.papers and spec.default_quant == "4bit", name
-        assert spec.start_token == ("none" if name.startswith("qwen2") else "auto"), name
+        assert spec.start_token == ("none" if name.startswith("qwen2") else "bos-else-eos"), name
     for name in ("opt-125m", "opt-350m", "opt-1.3b", "opt-2.7b", "opt-6.7b"):  # Sinha et al., through minicons
         assert REGISTRY[name].papers == ("sinha2023",) and REGISTRY[name].start_token == "minicons"
         assert REGISTRY[name].default_quant is None
-    hu2025 = {"gpt2": "auto", "llama3": "auto", "gpt2-chinese": "[CLS]", "llama3-chinese-8b": "auto"}
+    hu2025 = {"gpt2": "bos-else-eos", "llama3": "bos-else-eos", "gpt2-chinese": "[CLS]",
+              "llama3-chinese-8b": "bos-else-eos"}
     for name, start in hu2025.items():
         assert "hu2025" in REGISTRY[name].papers and REGISTRY[name].start_token == start, name
     for size in ("small", "large", "xl"):
         spec = REGISTRY[f"flan-t5-{size}"]
         assert (spec.papers, spec.architecture, spec.default_quant, spec.start_token) == (
-            ("hulevy2023",), "seq2seq", None, "auto")
+            ("hulevy2023",), "seq2seq", None, "bos-else-eos")
     assert [n for n, s in REGISTRY.items() if s.default_quant] == ide  # no other model loads quantized by default
 
 
@@ -96,45 +102,45 @@ def test_auto_start_is_the_registry_default_and_a_given_start_overrides_it(tiny)
     lm = tiny("tiny-qwen2")
     as_ide = LoadedModel.wrap(lm.model, lm.tokenizer, dataclasses.replace(lm.spec, start_token="none"))
     text = "The cat sees a dog."
-    auto = Switches().scorer(as_ide, progress=False)
+    auto = scorer_for(as_ide, Settings(progress=False))
     assert (auto.start_convention, auto.start_policy) == ("none", "none")
     words = lm.tokenizer(text, add_special_tokens=False)["input_ids"]
     assert auto.score_texts([text])[0].token_ids == words[1:]  # the first token is unscored
-    given = Switches(start="bos-else-eos").scorer(as_ide, progress=False)
+    given = scorer_for(as_ide, Settings(start="bos-else-eos", progress=False))
     assert given.start_convention == "bos-else-eos" and given.score_texts([text])[0].token_ids == words
-    assert Switches().scorer(lm, progress=False).start_convention == "bos-else-eos"  # the tiny model's own default
+    assert scorer_for(lm, Settings(progress=False)).start_convention == "bos-else-eos"  # the tiny model's own default
     with pytest.raises(ValueError, match="quant apply to loading, but tiny-qwen2 is loaded already"):
-        Switches(quant="none").scorer(lm)
+        scorer_for(lm, Settings(quant="none"))
 
 
 def test_bad_models_revisions_quantizations_and_starts_fail_before_loading(tiny, monkeypatch):
     with pytest.raises(ModelNotFoundError, match=r"^revision 'v1' names a commit.*'tiny-gpt2' is a local model "
                                                  "without revisions: leave the revision out$"):
-        Switches(revision="v1").check("tiny-gpt2")
+        check_models("tiny-gpt2", Settings(revision="v1"))
     with pytest.raises(ModelNotFoundError, match=r"^'gpt2' \(openai-community/gpt2\) at revision 'no-such-tag' is "
                                                  r"not in the local Hugging Face cache and HF_HUB_OFFLINE is set\. .*"
                                                  r"huggingface-cli download openai-community/gpt2 --revision no-such"):
-        Switches(revision="no-such-tag").check("gpt2")
+        check_models("gpt2", Settings(revision="no-such-tag"))
     with pytest.raises(ValueError, match=r"^start='none' is a causal-model convention .* tiny-t5 is an "
                                          r"encoder-decoder.*use start='auto'$"):
-        Switches(start="none").check(["tiny-gpt2", "tiny-t5"])  # every model of a list is checked
+        check_models(["tiny-gpt2", "tiny-t5"], Settings(start="none"))  # every model of a list is checked
     monkeypatch.setitem(sys.modules, "bitsandbytes", None)  # as on a machine without the package
     quantization_probe.cache_clear()
     try:
         with pytest.raises(QuantizationUnavailableError, match=r"^4bit quantization needs bitsandbytes"):
-            Switches(quant="4bit").scorer("tiny-gpt2")
-        Switches(quant="none").check("tiny-gpt2")  # full precision needs no backend
+            scorer_for("tiny-gpt2", Settings(quant="4bit"))
+        check_models("tiny-gpt2", Settings(quant="none"))  # full precision needs no backend
     finally:
         quantization_probe.cache_clear()
 
 
 def test_the_runner_records_share_and_token_budget_and_reuses_files_across_them(tiny, tmp_path):
     lm, store = tiny("tiny-gpt2"), ScoreStore(tmp_path)
-    plain = run_methods(CausalScorer(lm, progress=False, share="none", token_budget=300), blimp_pairs(), ["lp"],
+    plain = run_methods(CausalScorer(lm, Settings(progress=False, share="none", token_budget=300)), blimp_pairs(), ["lp"],
                         store=store)
     meta = read_metadata(plain[0])
     assert (meta["share"], meta["token_budget"]) == ("none", 300)
-    again = run_methods(CausalScorer(lm, progress=False, share="tree"), blimp_pairs(), ["lp"], store=store)
+    again = run_methods(CausalScorer(lm, Settings(progress=False, share="tree")), blimp_pairs(), ["lp"], store=store)
     assert again == plain and store.writes == 1  # the same configuration: found, not scored again
 
 
@@ -142,24 +148,24 @@ def test_every_scoring_notebook_takes_every_switch_with_auto_as_its_default():
     for path in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
         parameters = pm.inspect_notebook(str(path))
         if path.name[:2] in SCORING:
-            assert {name: parameters[name]["default"] for name in SWITCHES} == \
-                {name: '"auto"' for name in SWITCHES}, path.name
+            assert {name: parameters[name]["default"] for name in SETTINGS} == \
+                {name: '"auto"' for name in SETTINGS}, path.name
         else:
-            assert not set(SWITCHES) & set(parameters), path.name
+            assert not set(SETTINGS) & set(parameters), path.name
 
 
 def test_the_sweep_gives_switches_to_the_notebooks_that_score_and_checks_them(capsys, monkeypatch):
-    jobs = sweep.plan(["02", "04"], ["tiny-gpt2"], ["blimp"], switches={"share": "none", "token_budget": 512})
+    jobs = sweep.plan(["02", "04"], ["tiny-gpt2"], ["blimp"], settings={"share": "none", "token_budget": 512})
     scoring, reading = (job.papermill_parameters() for job in jobs)
     assert scoring == {"share": "none", "token_budget": 512, "model": "tiny-gpt2", "dataset": "blimp"}
     assert reading == {"model": "tiny-gpt2", "dataset": "blimp"}  # 04 reads the store: no switches
     assert jobs[0].output.name == "02_readout__tiny-gpt2__blimp__share-none__token_budget-512.ipynb"
     with pytest.raises(ValueError, match=r"^share='all' does not exist: use one of"):
-        sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], switches={"share": "all"})
+        sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], settings={"share": "all"})
     with pytest.raises(ValueError, match=r"^start='bos' does not exist"):
         sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], {"02:start": "bos"})  # given as a parameter too
-    with pytest.raises(ValueError, match="no notebook of this sweep \\(01\\) takes the switch start"):
-        sweep.plan(["01"], ["none"], ["blimp"], switches={"start": "none"})
+    with pytest.raises(ValueError, match="no notebook of this sweep \\(01\\) takes the setting start"):
+        sweep.plan(["01"], ["none"], ["blimp"], settings={"start": "none"})
     with pytest.raises(SystemExit):  # argparse names the choices
         main(["sweep", "--notebooks", "02", "--models", "tiny-gpt2", "--quant", "2bit", "--status"])
     assert "invalid choice: '2bit' (choose from 'auto', 'none', '4bit', '8bit')" in capsys.readouterr().err
@@ -179,7 +185,7 @@ def test_the_command_line_takes_the_switches_under_their_names(tiny, capsys):
     assert main(["score", "--model", "tiny-gpt2", "--json", "--start", "none", "--share", "none",
                  "--token-budget", "64", text]) == 0
     out = json.loads(capsys.readouterr().out)
-    expected = CausalScorer(tiny("tiny-gpt2"), progress=False, start="none").score([Request("", text)])[0]
+    expected = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False, start="none")).score([Request("", text)])[0]
     assert out["start_token"] == "none" and out["tokens"] == expected.tokens
     np.testing.assert_allclose(out["logprobs"], expected.logprobs, atol=1e-5)
     assert main(["score", "--model", "tiny-gpt2", "--revision", "v1", text]) == 2

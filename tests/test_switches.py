@@ -11,10 +11,10 @@ import torch
 from helpers.analysis import comparisons, ensembles, hu_levy as hl_tables
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
-from helpers.engine.encoding import START_CONVENTIONS
 from helpers.store import ScoreStore, load_files, read_metadata
 from helpers.runner import run_methods
 from helpers.engine import Request, CausalScorer
+from helpers.settings import START_CONVENTIONS, Settings
 
 SWITCH_KEYS = {"start_token", "start_convention", "fewshot_k", "fewshot_source", "fewshot_seed", "order_average",
                "unigram_source"}
@@ -47,10 +47,10 @@ def test_start_token_conventions_encode_and_score_as_documented(tiny):
     for name, bos_added_by_tokenizer in (("tiny-llama", True), ("tiny-gpt2", False)):
         lm = tiny(name)
         words = lm.tokenizer(text, add_special_tokens=False)["input_ids"]
-        scorers = {c: CausalScorer(lm, progress=False, start=c) for c in START_CONVENTIONS}
+        scorers = {c: CausalScorer(lm, Settings(progress=False, start=c)) for c in START_CONVENTIONS}
         assert {c: s.start_convention for c, s in scorers.items()} == {c: c for c in START_CONVENTIONS}
         default = scorers["bos-else-eos"]
-        assert CausalScorer(lm, progress=False).start_convention == "bos-else-eos"
+        assert CausalScorer(lm, Settings(progress=False)).start_convention == "bos-else-eos"
         ids = {c: list(s.encode(Request("", text)).ids) for c, s in scorers.items()}
         assert ids["bos-else-eos"] == [default.start_id] + words and ids["none"] == words
         assert ids["minicons"] == (ids["bos-else-eos"] if bos_added_by_tokenizer else words)
@@ -61,7 +61,7 @@ def test_start_token_conventions_encode_and_score_as_documented(tiny):
         assert scored["none"].total == pytest.approx(plain_lp(lm.model, words, 1), abs=1e-4)
         twin = "bos-else-eos" if bos_added_by_tokenizer else "none"
         np.testing.assert_array_equal(scored["minicons"].logprobs, scored[twin].logprobs)
-        assert CausalScorer(lm, progress=False, start="minicons").start_convention == "minicons"
+        assert CausalScorer(lm, Settings(progress=False, start="minicons")).start_convention == "minicons"
 
 
 def test_start_token_switch_changes_the_scores_and_its_record_only(tiny, tmp_path):
@@ -69,7 +69,7 @@ def test_start_token_switch_changes_the_scores_and_its_record_only(tiny, tmp_pat
     selection = blimp_pairs()
     files = {
         c: run_methods(
-            CausalScorer(lm, progress=False, start=c),
+            CausalScorer(lm, Settings(progress=False, start=c)),
             selection,
             ["lp", "intemplate_lp", "yesno"],
             {"templates": [1]},
@@ -99,7 +99,7 @@ def _hl(tiny, tmp_path, method: str, stimuli: str, order_average: str, store: Sc
     items = load(stimuli).head(8)
     selection = DatasetSelection(stimuli, items)
     return run_methods(
-        CausalScorer(tiny("tiny-gpt2"), progress=False),
+        CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)),
         selection,
         [method],
         {"templates": ["direct", "metaQuestionSimple", "metaInstruct"], "order_average": order_average},
@@ -199,7 +199,7 @@ def test_unigram_source_is_recorded_in_every_file_and_moves_only_its_methods(tin
     methods = ["lp", "bf_uniform", "slor", "bf_unigram", "intemplate_lp", "yesno"]
     runs = [
         run_methods(
-            CausalScorer(lm, progress=False), selection, methods, {"templates": [1], "unigram_corpus": c}, store=store
+            CausalScorer(lm, Settings(progress=False)), selection, methods, {"templates": [1], "unigram_corpus": c}, store=store
         )
         for c in corpora
     ]

@@ -29,6 +29,7 @@ from helpers.runner import RunSetup, run_methods
 from helpers.engine import CausalScorer
 from helpers.models import LoadedModel
 from two_pass_boundary import two_pass_region_surprisal
+from helpers.settings import Settings
 
 CONTEXT = "The old teacher sees a small bird. Some happy children like the green garden."
 
@@ -151,7 +152,7 @@ def stored_surprisals(row) -> dict:
 def run(loaded, frame, method, tmp_path, context="") -> pd.DataFrame:
     selection = DatasetSelection("syntaxgym_items", frame.reset_index(drop=True))
     (path,) = run_methods(
-        CausalScorer(loaded, progress=False),
+        CausalScorer(loaded, Settings(progress=False)),
         selection,
         [method],
         setup=RunSetup(context=context),
@@ -372,7 +373,7 @@ def test_one_pass_equals_the_two_pass_correction_on_every_suite(tiny, items, tmp
     same logits, reduced over other shapes), and every prediction's verdict is the same."""
     loaded = tiny("tiny-gpt2")
     wide = LoadedModel.wrap(copy.deepcopy(loaded.model).double().eval(), loaded.tokenizer, name="tiny-gpt2-float64")
-    scorer = CausalScorer(wide, progress=False)
+    scorer = CausalScorer(wide, Settings(progress=False))
     word = run(wide, items, "syntaxgym_word", tmp_path)
     before = scorer.forward_calls
     plain, corrected = two_pass_region_surprisal(scorer, items.to_dict("records"))
@@ -430,7 +431,7 @@ def crafted(scorer, item: dict, bits: dict) -> list:
 def test_fgd_hierarchy_passes_on_its_directional_prediction(tiny, items, values, default, strict):
     """fgd_hierarchy item 1 with region surprisals set by hand: the default counts prediction 1
     only (prediction 2 is made of "=" alone), ``syntaxgym_pass="strict"`` counts both."""
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
     item = items[(items.suite == "fgd_hierarchy") & (items["item"] == 1)].iloc[0].to_dict()
     family = get("syntaxgym").family
     scored = crafted(scorer, item, values)
@@ -501,7 +502,7 @@ def test_unigram_parity_with_the_released_results(items):
 def test_pass_rule_option_is_recorded_and_checked(tiny, items, tmp_path):
     frame = items[items.suite.isin(["fgd_hierarchy", "number_prep"])].groupby("suite").head(2)
     selection = DatasetSelection("syntaxgym_items", frame.reset_index(drop=True))
-    scorer = CausalScorer(tiny("tiny-gpt2"), progress=False)
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
     files = {rule: run_methods(scorer, selection, ["syntaxgym"], {"syntaxgym_pass": rule},
                                store=ScoreStore(tmp_path / rule))[0] for rule in ("directional", "strict")}
     meta = {rule: read_metadata(path) for rule, path in files.items()}

@@ -33,6 +33,7 @@ from helpers.models.tiny import corpus_sentences
 from helpers.models.tiny_masked import build
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, read_metadata
+from helpers.settings import Settings
 
 CJK = [(0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
        (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F)]  # the ideographs BERT splits one by one
@@ -108,7 +109,7 @@ def test_the_warning_names_model_dataset_share_examples_and_what_to_do_and_the_f
     selection = first_pairs(frames, "rublimp", 6)
     texts = list(selection.frame.good) + list(selection.frame.bad)
     unknown, characters, words = wordpiece_count(bert.tokenizer, texts)
-    scorer = scorer_for(bert, progress=False)
+    scorer = scorer_for(bert, Settings(progress=False))
     store = ScoreStore(tmp_path)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -163,7 +164,7 @@ def test_a_sentencepiece_unigram_makes_unknown_exactly_the_characters_outside_it
         texts = selection_texts(selection.frame)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            measured = warn_unknown_tokens(scorer_for(t5, progress=False), selection)
+            measured = warn_unknown_tokens(scorer_for(t5, Settings(progress=False)), selection)
         outside = sum(not c.isspace() and c not in known for t in texts for c in t)
         assert (measured.unknown, measured.texts) == (outside, len(texts)) and measured.unk_token == "<unk>"
         assert unknown_warnings(caught) == [warning_text("tiny-t5", name, measured)]
@@ -199,7 +200,7 @@ def reference_terms(lm, scorer, ids: list[int]) -> np.ndarray:
 def test_byte_level_models_score_russian_and_japanese_pairs_end_to_end_without_the_warning(name, tiny, roberta,
                                                                                           frames, tmp_path):
     lm = loaded_model(name, tiny, roberta)
-    scorer = scorer_for(lm, progress=False)
+    scorer = scorer_for(lm, Settings(progress=False))
     for dataset in ("rublimp", "jblimp"):
         selection = first_pairs(frames, dataset, 4)
         with warnings.catch_warnings(record=True) as caught:
@@ -228,7 +229,7 @@ def test_byte_level_models_score_russian_and_japanese_pairs_end_to_end_without_t
 @pytest.mark.parametrize("name", BYTE_LEVEL)
 def test_byte_level_tokens_decode_back_to_the_exact_russian_and_japanese_text(name, tiny, roberta, frames):
     lm = loaded_model(name, tiny, roberta)
-    scorer = scorer_for(lm, progress=False)
+    scorer = scorer_for(lm, Settings(progress=False))
     texts = [frames["rublimp"].good.iloc[0], frames["jblimp"].good.iloc[0]]
     assert texts == ["Руками обхватила широкие плечи Окота.", "太郎が昨日花子に会った人を探しているのだ。"]
     for text, scored in zip(texts, scorer.score_texts(texts)):

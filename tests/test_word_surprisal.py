@@ -25,6 +25,7 @@ from helpers.models.tiny import corpus_sentences, t5_tokenizer
 from helpers.models.tiny_masked import wordpiece_tokenizer
 from helpers.runner import RunSetup, run_methods
 from helpers.store import ScoreStore
+from helpers.settings import Settings
 
 CONTEXT = "The old teacher sees a small bird."
 TEXTS = [("", "The cat sees a dog."), ("", "Every student likes the old river."), ("", "The cats annoy Tim."),
@@ -96,7 +97,7 @@ def test_tokenizers_that_mark_no_word_beginnings_are_refused(gpt2):
 
 
 def test_boundary_mass_and_corrected_words_equal_a_float64_reference(gpt2):
-    scorer = CausalScorer(gpt2[0], progress=False)
+    scorer = CausalScorer(gpt2[0], Settings(progress=False))
     scored = scorer.score([Request(c, t, word_boundary=True) for c, t in TEXTS])
     plain = scorer.score([Request(c, t) for c, t in TEXTS])
     for (context, target), s, p in zip(TEXTS, scored, plain):
@@ -118,7 +119,7 @@ def test_word_lp_is_lp_plus_the_boundary_terms(gpt2, tmp_path, context):
     frame = pd.DataFrame({"dataset": "blimp", "language": "en", "paradigm": "p", "phenomenon": "x", "field": "syntax",
                           "pair_id": [0, 1], "good": ["The cat sees a dog.", "The cats annoy Tim."],
                           "bad": ["The cat see a dog.", "The cats annoys Tim."]})
-    scorer = CausalScorer(gpt2[0], progress=False)
+    scorer = CausalScorer(gpt2[0], Settings(progress=False))
     lp_file, word_file = run_methods(scorer, DatasetSelection("blimp", frame), ["lp", "word_lp"],
                                      setup=RunSetup(context=context), store=ScoreStore(tmp_path))
     lps, words = pd.read_parquet(lp_file), pd.read_parquet(word_file)
@@ -168,7 +169,7 @@ def test_a_whole_word_vocabulary_needs_no_correction():
         model.transformer.ln_f.weight[0], model.transformer.ln_f.bias[0] = 0.0, 1.0
         model.lm_head.weight[:, 0] = 0.0
         model.lm_head.weight[tok.all_special_ids, 0] = -1e4
-    scorer = CausalScorer(LoadedModel.wrap(model, tok, name="whole-words"), progress=False)
+    scorer = CausalScorer(LoadedModel.wrap(model, tok, name="whole-words"), Settings(progress=False))
     texts = [t for t in corpus_sentences(500) if t.isascii()][:2]  # words of its vocabulary
     scored = scorer.score([Request("", t, word_boundary=True) for t in texts]
                           + [Request(texts[0], " " + texts[1], word_boundary=True)])
@@ -181,7 +182,7 @@ def test_a_whole_word_vocabulary_needs_no_correction():
 
 
 def test_not_applicable_without_a_causal_lm(tiny):
-    t5 = Seq2SeqScorer(tiny("tiny-t5"), progress=False)
+    t5 = Seq2SeqScorer(tiny("tiny-t5"), Settings(progress=False))
     runnable, refused = applicable(["lp", "word_lp", "syntaxgym_word"], t5)
     assert runnable == ["lp"] and list(refused.method) == ["word_lp", "syntaxgym_word"]
     reason = refused.not_applicable[0]
@@ -195,7 +196,7 @@ def test_the_quickstart_view_shows_the_corrected_words(gpt2, tmp_path):
     """00's words (each punctuation mark apart): a word's correction is L(after it) - L(at its start),
     L = log B where the token there begins a word (or the sentence ends), else 0 (the "." right
     after "Tim"); the corrected words sum to the word_lp method's score."""
-    scorer = CausalScorer(gpt2[0], progress=False)
+    scorer = CausalScorer(gpt2[0], Settings(progress=False))
     bow = gpt2[2]
     good, bad = "The cats annoy Tim.", "The cats annoys Tim."
     ex = explain.explain_pair(scorer, good, bad)

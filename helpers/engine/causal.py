@@ -32,24 +32,26 @@ from . import model_checks, share_plan
 from .encoding import Encoded, Encoder
 from .executor import Executor
 from .attention_layout import AttentionLayout
-from .interface import (SCORER_FEATURES, OptionReadout, Request, Scored, ScoresRequests, Share, checked_answers,
-                        checked_share, option_readouts)
+from .interface import (SCORER_FEATURES, OptionReadout, Request, Scored, ScoresRequests, checked_answers,
+                        checked_settings, option_readouts)
 from .logit_transform import LogitTransform, Projection
 from .plan import Node, build_tree
 from .word_initial import check_marks_words, marks_words, word_initial_mask
 from ..models import LoadedModel
 from ..progress import bar as progress_bar
+from ..settings import Settings
 
 __all__ = ["CausalScorer"]
 
 
 class CausalScorer(ScoresRequests):
-    """Score text with a causal LM.
+    """Score text with a causal LM, under ``settings`` (:class:`helpers.settings.Settings`: start,
+    share, token_budget, batch_size and progress; default all "auto").
 
-    ``start="bos-else-eos"`` (or "auto") starts every sequence with the tokenizer's BOS, else
+    ``start="bos-else-eos"`` starts every sequence with the tokenizer's BOS, else
     its EOS, so the first word is scored; ``start="none"`` adds no start token (first token
-    unscored); a literal token string forces that token; None takes the model's own policy
-    (``loaded.start_token``). ``start="minicons"`` reproduces minicons'
+    unscored); ``"token:<s>"`` forces that token; "auto" takes the model's registry
+    entry (``loaded.start_token``). ``start="minicons"`` reproduces minicons'
     IncrementalLMScorer: no start token added by the engine (the tokenizer adds its own
     special tokens, if any), first token unscored. ``start_convention`` names the policy.
     ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
@@ -71,17 +73,16 @@ class CausalScorer(ScoresRequests):
     """
 
     features = frozenset(SCORER_FEATURES)  # constrained decoding (outlines) and token mass (word boundaries)
-    _word_initial: np.ndarray | None = None  # found on first use (:attr:`word_initial`)
-    _marks_words: bool | None = None  # found on first use (:attr:`marks_words`)
+    _word_initial, _marks_words = None, None  # found on first use (:attr:`word_initial`, :attr:`marks_words`)
 
-    def __init__(self, loaded: LoadedModel, *, start: str | None = None,
-                 share: Share = "auto", token_budget: int | None = None, batch_size: int | None = None,
-                 progress: bool = True, min_shared: int = 3, kv_budget_bytes: int | None = None,
-                 pack: bool = True, pack_min_stem: int | None = None, segments: bool | None = None):
+    def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, min_shared: int = 3,
+                 kv_budget_bytes: int | None = None, pack: bool = True, pack_min_stem: int | None = None,
+                 segments: bool | None = None):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"CausalScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
                             f"got {type(loaded).__name__}")
-        checked_share(share)
+        settings = checked_settings(settings)
+        share, token_budget, batch_size = settings.share, settings.given("token_budget"), settings.given("batch_size")
         if loaded.kind == "seq2seq":
             raise TypeError(f"{loaded.name} is an encoder-decoder: score it with helpers.engine.seq2seq.Seq2SeqScorer "
                             "(helpers.engine.kinds.scorer_for picks it)")
@@ -92,12 +93,11 @@ class CausalScorer(ScoresRequests):
         self._encode_seconds = self._plan_seconds = 0.0  # see :attr:`seconds`
         self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
         self.max_positions = model_checks.max_positions(model)
-        self.encoder = Encoder(tokenizer, start or loaded.start_token, self.max_positions)
+        self.encoder = Encoder(tokenizer, settings.start_for(loaded.start_token), self.max_positions)
         self.start_id, self.start_policy = self.encoder.start_id, self.encoder.start_policy
         self.start_convention = self.encoder.convention  # "bos-else-eos", "none", "minicons" or "token"
-        self.share, self.progress, self.min_shared = share, progress, int(min_shared)
-        # token ids go to the input embedding's device and logits come from the output head's
-        # (a model split by a device map; its first weight may wait on the disk, as "meta")
+        self.share, self.progress, self.min_shared = share, settings.progress, int(min_shared)
+        # ids go to the input embedding's device, logits come from the head's (either may be "meta" on disk)
         self.device, self.output_device = loaded.input_device, loaded.output_device
         head, body = model.get_output_embeddings(), model.base_model
         # logits as the model computes them: the output embedding, then any scale or soft-cap

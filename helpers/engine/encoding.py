@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .interface import Request, check_text
+from ..settings import START_CONVENTIONS
 
 # Characters at which str.splitlines() breaks: whitespace of these kinds stays in the context.
 LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
@@ -35,30 +36,18 @@ class Encoded:
     probe: int | None = None
 
 
-# The document-start conventions a Scorer can take by name (``start=``), as score files record them.
-START_CONVENTIONS = {
-    "bos-else-eos": "one BOS token (else EOS) before every sequence, so the first word is scored (the default)",
-    "none": "no start token and no special tokens: the first token of a sequence is unscored "
-            "(Ide et al.'s released code for Qwen, which has no BOS)",
-    "minicons": "no start token added; the tokenizer adds its own special tokens, if any, and the first token "
-                "is unscored (minicons' IncrementalLMScorer, which Sinha et al. measured with)",
-}
-
-
 def convention_of(start: str) -> str:
     """The named convention of a ``start`` setting: one of :data:`START_CONVENTIONS`, or "token"
-    for a literal start token string ("auto" is "bos-else-eos")."""
-    if start == "minicons":
-        return "minicons"
-    if start in ("auto", "bos-else-eos"):
-        return "bos-else-eos"
-    return "none" if start == "none" else "token"
+    for a literal start token string."""
+    if start in START_CONVENTIONS:
+        return start
+    return "token"
 
 
 def resolve_start(tokenizer, start: str) -> tuple[int | None, str]:
     """(id of the document-start token or None, the policy as text, e.g. "bos:<s>").
 
-    ``start="bos-else-eos"`` (or "auto") takes the tokenizer's BOS, else its EOS; "none" adds
+    ``start="bos-else-eos"`` takes the tokenizer's BOS, else its EOS; "none" adds
     no start token; "minicons" adds none and lets the tokenizer add its
     own special tokens; any other string is a literal token.
     """
@@ -113,7 +102,7 @@ class Encoder:
     text's last token is then fed and the position after the text read.
     """
 
-    def __init__(self, tokenizer, start: str = "auto", max_positions: int | None = None):
+    def __init__(self, tokenizer, start: str = "bos-else-eos", max_positions: int | None = None):
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
         self.convention = convention_of(start)

@@ -14,10 +14,11 @@ from typing import Iterable, Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-# How much of a run's input the engine runs once and reuses (see helpers.engine.causal.CausalScorer).
-# "auto": the causal scorer picks, per call, the mode its cost model predicts fastest
-# (helpers.engine.share_plan); the other scorers share what they can under any mode but "none".
-SHARE_MODES = ("none", "context", "prefix", "tree", "auto")
+from ..settings import SHARE_MODES, Settings
+
+# How much of a run's input the engine runs once and reuses (helpers.settings.SHARE_MODES; see
+# helpers.engine.causal.CausalScorer). "auto": the causal scorer picks, per call, the mode its cost model
+# predicts fastest (helpers.engine.share_plan); the other scorers share what they can under any mode but "none".
 Share = Literal["none", "context", "prefix", "tree", "auto"]
 
 # How a method's requests read (Scorer.shaped): "span", a word or sentence continuing its context (Hu &
@@ -206,6 +207,29 @@ def check_text(value, what: str, allow_empty: bool) -> str:
     if not allow_empty and not value:
         raise ValueError(f"{what} is empty: there is nothing to score")
     return value
+
+
+def checked_settings(settings) -> Settings:
+    """A scorer's ``settings`` (None: every setting "auto"), or a clear error for anything else."""
+    if settings is None:
+        return Settings()
+    if not isinstance(settings, Settings):
+        raise TypeError(f"a scorer takes its settings as one helpers.settings.Settings (e.g. Settings(share='none', "
+                        f"progress=False)), got {type(settings).__name__}: {settings!r}")
+    return settings
+
+
+def start_refused(kind: str, start: str, name: str) -> str | None:
+    """Why model ``name`` of ``kind`` cannot take the ``start`` setting, None where it can: a causal
+    LM takes every convention; an encoder-decoder's decoder starts with its decoder start token
+    ("auto", "bos-else-eos" or a token string); a masked LM is framed by its tokenizer's special tokens."""
+    if kind == "seq2seq" and start in ("none", "minicons"):
+        return (f"start={start!r} is a causal-model convention (first token unscored); {name} is an encoder-decoder, "
+                "whose decoder always starts with its decoder start token: use start='auto'")
+    if kind == "masked" and start != "auto":
+        return (f"start={start!r} is a causal-model convention; {name} is a masked LM, scored with its tokenizer's "
+                "special tokens around the text: use start='auto'")
+    return None
 
 
 def checked_share(share) -> str:

@@ -2,22 +2,24 @@
 
 A new kind of scorer is one module implementing :class:`helpers.engine.interface.Scorer`
 and one line of :data:`SCORER_KINDS`, keyed by :attr:`helpers.models.LoadedModel.kind`.
+:func:`check_models` checks models against a run's :class:`~helpers.settings.Settings` before
+anything loads, and :func:`scorer_for` loads one and builds its scorer under them.
 """
 from __future__ import annotations
 
 from .causal import CausalScorer
-from .interface import Scorer
+from .interface import Scorer, start_refused
 from .masked import MaskedScorer
 from .seq2seq import Seq2SeqScorer
-from ..models import LoadedModel, load
+from ..models import Loadable, LoadedModel, check_loadable, load
+from ..selection_parser import parse_selection
+from ..settings import Settings
 
 SCORER_KINDS: dict[str, type] = {
     "causal": CausalScorer,  # decoder-only LMs (GPT-2, Llama, Qwen, Mixtral, ...)
     "seq2seq": Seq2SeqScorer,  # encoder-decoders (T5, Flan-T5)
     "masked": MaskedScorer,  # masked LMs (BERT, RoBERTa, DeBERTa, LTG-BERT): pseudo-log-likelihood
 }
-
-LOAD_OPTIONS = ("quant", "dtype", "device_map", "max_memory", "offload_folder", "revision")
 
 
 def scorer_class(loaded: LoadedModel) -> type:
@@ -27,16 +29,42 @@ def scorer_class(loaded: LoadedModel) -> type:
     return SCORER_KINDS[loaded.kind]
 
 
-def scorer_for(model, **kwargs) -> Scorer:
-    """The scorer of ``model``: a :class:`LoadedModel`, or a registry name, folder or Hugging
-    Face id (or a :class:`~helpers.models.Loadable`, checked already) loaded with the load options
-    among ``kwargs`` (quant, dtype, device_map, max_memory, offload_folder, revision); the other
-    ``kwargs`` go to the scorer."""
-    load_kw = {k: kwargs.pop(k) for k in LOAD_OPTIONS if k in kwargs}
+def check_models(models, settings: Settings | None = None) -> list[Loadable | LoadedModel]:
+    """For each model (a name, a list or "a,b", or a LoadedModel or Loadable): the errors loading would give,
+    before any weights are read or anything is computed: an unknown model, a revision of a local
+    model or one not in the local cache offline, a quantization this machine cannot run, a start
+    convention the model's kind does not take. Returns each model checked (a
+    :class:`~helpers.models.Loadable`, which loads without checking again, or the LoadedModel given)."""
+    settings = settings or Settings()
+    out = []
+    one = isinstance(models, (LoadedModel, Loadable))
+    for model in ([models] if one else parse_selection(models, what="model")):
+        if not isinstance(model, (LoadedModel, Loadable)):
+            arguments = settings.load_arguments()
+            model = check_loadable(model, arguments["quant"], arguments["revision"])
+        if refused := start_refused(model.kind, settings.start, model.spec.name):
+            raise ValueError(refused)
+        out.append(model)
+    return out
+
+
+def scorer_for(model, settings: Settings | None = None, **kind_options) -> Scorer:
+    """The scorer of ``model`` under ``settings`` (default: every setting "auto"): a
+    :class:`LoadedModel`, or a registry name, folder or Hugging Face id checked
+    (:func:`check_models`, once: a :class:`~helpers.models.Loadable` it returned is not checked
+    again) and loaded with the settings' loading part. ``kind_options``
+    go to the scorer of the model's kind (e.g. ``source=`` of an encoder-decoder, ``variant=`` of
+    a masked LM)."""
+    settings = settings or Settings()
     if isinstance(model, LoadedModel):
-        if load_kw:
-            raise TypeError(f"{', '.join(load_kw)} apply to loading; {model.name} is loaded already")
+        if settings.loading():
+            raise ValueError(f"{', '.join(settings.loading())} apply to loading, but {model.name} is loaded already: "
+                             "pass the model's name")
         loaded = model
     else:
-        loaded = load(model, **load_kw)
-    return scorer_class(loaded)(loaded, **kwargs)
+        checked = check_models(model, settings)
+        if len(checked) != 1:
+            raise ValueError(f"a scorer is built for one model, got {len(checked)}: {model!r}")
+        arguments = {k: v for k, v in settings.load_arguments().items() if k not in ("quant", "revision")}
+        loaded = load(checked[0], **arguments)  # quant and revision were checked with it
+    return scorer_class(loaded)(loaded, settings, **kind_options)

@@ -28,10 +28,12 @@ import numpy as np
 import torch
 
 from .head import halving_on_oom, logprobs_at
-from .interface import OptionReadout, Request, Scored, ScoresRequests, checked_answers, checked_share, option_readouts
+from .interface import (OptionReadout, Request, Scored, ScoresRequests, checked_answers, checked_settings,
+                        option_readouts, start_refused)
 from .masked_encoding import VARIANTS, MaskedEncoded, checked_variant, encode_many, masked_positions
 from ..models import LoadedModel
 from ..progress import bar as progress_bar
+from ..settings import AUTO, Settings
 
 __all__ = ["MaskedScorer", "VARIANTS"]
 
@@ -42,15 +44,14 @@ class MaskedScorer(ScoresRequests):
     """Score text with a masked LM (``AutoModelForMaskedLM``) by pseudo-log-likelihood.
 
     ``variant``: "pll" (Salazar et al. 2020) or "within_word_l2r" (Kauf & Ivanova 2023).
-    ``token_budget`` bounds the tokens of one forward pass (rows x length), ``batch_size`` its
-    rows. ``start`` takes only "auto": the tokenizer's own special tokens frame every text.
+    Of ``settings``, ``token_budget`` bounds the tokens of one forward pass (rows x length),
+    ``batch_size`` its rows; ``start`` takes only "auto": the tokenizer's own special tokens frame
+    every text; every share mode runs identical sequences once.
     """
 
     features = frozenset()  # of SCORER_FEATURES: no continuation, no outlines, no token mass
 
-    def __init__(self, loaded: LoadedModel, *, variant: str = "pll", start: str | None = None,
-                 share: str = "prefix", token_budget: int | None = None, batch_size: int | None = None,
-                 progress: bool = True):
+    def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, variant: str = "pll"):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"MaskedScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, "
                             f"tokenizer)), got {type(loaded).__name__}")
@@ -62,16 +63,17 @@ class MaskedScorer(ScoresRequests):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
         if tokenizer.mask_token_id is None:
             raise ValueError(f"{loaded.name}'s tokenizer has no mask token: pseudo-log-likelihood masks each token")
-        if start not in (None, "auto"):
-            raise ValueError(f"start={start!r} is a causal-model convention; a masked LM "
-                             "scores its tokenizer's special tokens around the text: use start='auto'")
-        checked_share(share)  # identical sequences run once, whatever the mode
+        settings = checked_settings(settings)
+        if refused := start_refused("masked", settings.start, loaded.name):
+            raise ValueError(refused)
+        share = "prefix" if settings.share == AUTO else settings.share  # identical sequences run once in any mode
+        token_budget, batch_size = settings.given("token_budget"), settings.given("batch_size")
         self.variant = checked_variant(variant)
         self.loaded, self.model, self.tokenizer, self.share = loaded, loaded.model, tokenizer, share
         self.mask_id = tokenizer.mask_token_id
         limit = getattr(tokenizer, "model_max_length", None)
         self.max_positions = int(limit) if limit and limit < 1_000_000 else None
-        self.progress = progress
+        self.progress = settings.progress
         self.start_id, self.start_convention = None, "special-tokens"
         self.start_policy = f"masked:{self.variant};special_tokens={tokenizer.cls_token or tokenizer.bos_token}"
         self.device = loaded.input_device

@@ -32,11 +32,12 @@ import torch
 
 from .head import halving_on_oom, logprobs_at
 from .interface import (OptionReadout, Request, RequestShape, Scored, ScoresRequests, check_text, checked_answers,
-                        checked_shape, checked_share, option_readouts)
+                        checked_settings, checked_shape, option_readouts, start_refused)
 from .seq2seq_encoding import (NEXT_SENTINEL, SENTINEL, SHAPES, Encoded2, Seq2SeqEncoder, Seq2SeqRequest, answer_request,
                                span_request)
 from ..models import LoadedModel
 from ..progress import bar as progress_bar
+from ..settings import AUTO, Settings
 
 __all__ = ["NEXT_SENTINEL", "SENTINEL", "SHAPES", "Encoded2", "Seq2SeqRequest", "Seq2SeqScorer", "answer_request",
            "span_request"]
@@ -48,17 +49,18 @@ class Seq2SeqScorer(ScoresRequests):
     or a task source. ``prompts`` is the shape of Hu & Levy's metalinguistic prompts:
     "answer" (the prompt as source) or "span" (the prompt with a sentinel where the answer
     goes, as Hu & Levy's released code runs Flan-T5). ``span_end`` scores the token that
-    closes a sentinel span. ``start`` overrides the decoder start token (a token string);
-    there is no minicons mode: the decoder always starts with its start token.
+    closes a sentinel span. Of ``settings`` (:class:`helpers.settings.Settings`), ``start="token:<pad>"``
+    overrides the decoder start token ("auto" and "bos-else-eos": the configuration's); there is no
+    minicons or "none" mode: the decoder always starts with its start token; every share mode but
+    "none" runs a batch's shared sources once ("auto": "prefix").
     """
 
     # of SCORER_FEATURES: continuations (the decoder reads left to right), neither outlines' answers nor the
     # causal body's token mass
     features = frozenset({"continuation"})
 
-    def __init__(self, loaded: LoadedModel, *, source: str = "", prompts: Literal["answer", "span"] = "answer",
-                 span_end: bool = True, start: str | None = None, share: str = "prefix",
-                 token_budget: int | None = None, batch_size: int | None = None, progress: bool = True):
+    def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, source: str = "",
+                 prompts: Literal["answer", "span"] = "answer", span_end: bool = True):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"Seq2SeqScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, "
                             f"tokenizer)), got {type(loaded).__name__}")
@@ -69,17 +71,18 @@ class Seq2SeqScorer(ScoresRequests):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
         if prompts not in ("answer", "span"):
             raise ValueError(f"prompts must be 'answer' (prompt as source) or 'span' (sentinel), got {prompts!r}")
-        checked_share(share)  # any mode but "none" runs a batch's shared sources once
+        settings = checked_settings(settings)
+        start = settings.start_for(AUTO)  # "auto": the decoder start token
+        token_budget, batch_size = settings.given("token_budget"), settings.given("batch_size")
+        share = "prefix" if settings.share == AUTO else settings.share  # any mode but "none": shared sources run once
         check_text(source, "source", allow_empty=True)
         self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
         self.source, self.prompt_shape, self.span_end, self.share = source, prompts, bool(span_end), share
         self.encoding = Seq2SeqEncoder(tokenizer, source, self.span_end)
-        self.progress, self.max_positions = progress, None
-        if start in ("none", "minicons"):
-            raise ValueError(f"start={start!r} is a causal-model convention (first token unscored); {loaded.name} is "
-                             "an encoder-decoder, whose decoder always starts with its decoder start token: use "
-                             "start='auto'")
-        if start in (None, "auto", "bos-else-eos"):
+        self.progress, self.max_positions = settings.progress, None
+        if refused := start_refused("seq2seq", start, loaded.name):
+            raise ValueError(refused)
+        if start in (AUTO, "bos-else-eos"):
             self.start_id = model.config.decoder_start_token_id
             if self.start_id is None:
                 raise ValueError(f"{loaded.name} has no decoder_start_token_id; pass start=<token string>")

@@ -40,8 +40,9 @@ class Mode:
     pack_min_stem: int = 16
     segmented: bool = False
 
-    def scorer_options(self) -> dict:
-        """The ``CausalScorer`` arguments that run this mode by hand."""
+    def by_hand(self) -> dict:
+        """The settings and ``CausalScorer`` arguments that run this mode by hand
+        (:func:`helpers.settings.scorer_arguments` splits them)."""
         if self.share == "none" or not self.pack:
             return {"share": self.share, "pack": False} if self.share != "none" else {"share": "none"}
         return {"share": self.share, "pack_min_stem": self.pack_min_stem, "segments": self.segmented}

@@ -10,8 +10,9 @@ import difflib
 from collections import OrderedDict
 
 from ..engine.interface import Scorer
+from ..engine.kinds import scorer_for
 from ..models import REGISTRY, ModelNotFoundError
-from ..runs.switches import Switches
+from ..settings import Settings
 
 
 class ExplainError(ValueError):
@@ -26,10 +27,10 @@ def model_choices() -> list[str]:
 
 class Scorers:
     """Scorers by model name, the ``keep`` most recently used kept loaded, each built under
-    ``switches`` (:class:`helpers.runs.switches.Switches`; default: every switch "auto")."""
+    ``settings`` (:class:`helpers.settings.Settings`; default: every setting "auto")."""
 
-    def __init__(self, keep: int = 2, switches: Switches | None = None):
-        self.keep, self.switches = keep, switches or Switches()
+    def __init__(self, keep: int = 2, settings: Settings | None = None):
+        self.keep, self.settings = keep, (settings or Settings()).but(progress=False)
         self._loaded: OrderedDict[str, Scorer] = OrderedDict()
 
     def __contains__(self, name) -> bool:
@@ -44,16 +45,16 @@ class Scorers:
         if name in self._loaded:
             self._loaded.move_to_end(name)
             return self._loaded[name]
-        scorer = _load(name, self.switches)
+        scorer = _load(name, self.settings)
         self._loaded[name] = scorer
         while len(self._loaded) > self.keep:
             self._loaded.popitem(last=False)
         return scorer
 
 
-def _load(name: str, switches: Switches) -> Scorer:
+def _load(name: str, settings: Settings) -> Scorer:
     try:
-        return switches.scorer(name, progress=False)
+        return scorer_for(name, settings)
     except ModelNotFoundError as err:
         if name in REGISTRY:  # registered, but its weights are not here (offline, not cached)
             raise ExplainError(f"Model {name!r} cannot be loaded on this machine: {err} "

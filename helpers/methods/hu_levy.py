@@ -35,9 +35,7 @@ from .base import Family, Method
 from .hu_levy_prompt_types import DIRECT, prompts_for
 from .options import Option
 from .prompt_text import fill_before, separator, with_context
-
-
-ORDER_AVERAGES = ("accuracy", "logprob")  # see the module docstring
+from ..settings import ORDER_AVERAGES  # see the module docstring
 
 
 def _direct_requests(item, context: str, language: str) -> list[Request]:

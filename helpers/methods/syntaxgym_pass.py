@@ -26,12 +26,7 @@ from __future__ import annotations
 
 from ..data.syntaxgym_formulas import COMPARISONS, Binary, Negate, Prediction
 from .options import Option
-
-PASS_RULES = {
-    "directional": "every prediction with a direction (< or >) holds; null predictions (only =) are reported, "
-                   "not counted (Hu et al. 2020's released results)",
-    "strict": "every prediction holds",
-}
+from ..settings import PASS_RULES
 
 
 def _pass_rule(value) -> str:

@@ -21,6 +21,7 @@ from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
                           GgufConfig)
 
 from ..paths import ROOT, hub_offline
+from ..settings import DTYPES
 from . import gguf as gguf_files
 from .fingerprint import weights_fingerprint
 from .packaged import fetch as fetch_packaged
@@ -103,7 +104,8 @@ class LoadedModel:
 
     @property
     def start_token(self) -> str:
-        """The document-start policy: "auto" (BOS, else EOS) or a literal token string."""
+        """The registry's document-start convention (what ``start="auto"`` takes): "bos-else-eos",
+        "none", "minicons" or a literal token string."""
         return self.spec.start_token
 
     @property
@@ -227,8 +229,8 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
 
     ``quant="auto"`` takes the spec's default (4-bit NF4 from 30B parameters up);
     None loads full precision, "4bit" NF4, "8bit" LLM.int8 (bitsandbytes, on CUDA or on the
-    CPU where a probe finds its backend working; else a clear error). ``dtype`` defaults to
-    bfloat16 on CUDA, float32 on the CPU (bfloat16 compute for 4-bit).
+    CPU where a probe finds its backend working; else a clear error). ``dtype`` (a torch dtype
+    or its name) defaults to bfloat16 on CUDA, float32 on the CPU (bfloat16 compute for 4-bit).
     ``device_map="auto"`` spreads the model over the GPUs (accelerate); on a machine without
     CUDA the model stays on the CPU unless ``max_memory`` is given. ``max_memory`` caps each
     device ({0: "20GiB", 1: "20GiB", "cpu": "60GiB", "disk": "200GiB"}): what does not fit
@@ -243,6 +245,10 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     else:
         loadable = check_loadable(name_or_path, quant, revision, trust_remote_code)
     spec, source, quant, checkpoint = loadable.spec, loadable.source, loadable.quant, loadable.checkpoint
+    if isinstance(dtype, str):  # a name, as helpers.settings.Settings gives it
+        if dtype not in DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(DTYPES)} (or None: the device's), got {dtype!r}")
+        dtype = getattr(torch, dtype)
     dtype = dtype or default_dtype(quant)
     kwargs = loadable.read_options
     tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)

@@ -26,9 +26,9 @@ class ModelSpec:
     kind: Literal["base", "instruct"] = "base"
     languages: tuple[str, ...] = ("en",)
     billions: float = 0.0
-    # the start-token convention by default: "auto" (the tokenizer's BOS, else its EOS), "none",
-    # "minicons" (helpers.engine.encoding.START_CONVENTIONS) or a literal token string
-    start_token: str = "auto"
+    # the start-token convention by default: "bos-else-eos" (the tokenizer's BOS, else its EOS), "none",
+    # "minicons" (helpers.settings.START_CONVENTIONS) or a literal token string; start="auto" takes it
+    start_token: str = "bos-else-eos"
     revision: str | None = None
     local: bool = False  # hf_id is a folder (relative to the repo root) or a tiny model
     tiny: bool = False  # built on demand by helpers.models.tiny
@@ -152,10 +152,10 @@ REGISTRY: dict[str, ModelSpec] = {s.name: s for s in _SPECS}
 
 def registry_table() -> str:
     """The registry as aligned text lines (for errors and the CLI)."""
-    lines = [f"{'name':<24}{'kind':<10}{'lang':<8}{'quant':<7}{'start':<10}{'papers':<20}hf id"]
+    lines = [f"{'name':<24}{'kind':<10}{'lang':<8}{'quant':<7}{'start':<13}{'papers':<20}hf id"]
     for s in REGISTRY.values():
         lines.append(f"{s.name:<24}{s.kind:<10}{','.join(s.languages):<8}{s.default_quant or '-':<7}"
-                     f"{s.start_token:<10}{','.join(s.papers) or '-':<20}{s.hf_id}")
+                     f"{s.start_token:<13}{','.join(s.papers) or '-':<20}{s.hf_id}")
     return "\n".join(lines)
 
 

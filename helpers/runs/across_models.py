@@ -19,6 +19,7 @@ from ..data.selection import DatasetSelection
 from ..methods import applicable
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..runner import run_methods
+from ..settings import Settings
 from .model_list import each_model
 from .primed import score_primed
 
@@ -31,7 +32,8 @@ def _refused(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def score_primed_each(models, selection: DatasetSelection, prefixes_for: Callable, methods: Sequence[str],
-                      options: Mapping, *, scorer=None, **scorer_kwargs) -> tuple[list[Path], pd.DataFrame]:
+                      options: Mapping, *, scorer=None, settings: Settings | None = None
+                      ) -> tuple[list[Path], pd.DataFrame]:
     """Every model of ``models`` scored on ``selection`` under the prefix table
     ``prefixes_for(scorer)`` builds for it (:func:`helpers.runs.primed.score_primed`). Returns the
     score files of all models and the methods a model's kind cannot run (model, method,
@@ -44,7 +46,7 @@ def score_primed_each(models, selection: DatasetSelection, prefixes_for: Callabl
         if runnable:
             files.extend(score_primed(current, selection, prefixes_for(current), runnable, options))
 
-    each_model(models, work, scorer=scorer, **scorer_kwargs)
+    each_model(models, work, scorer=scorer, settings=settings)
     return files, _refused(refused)
 
 
@@ -60,7 +62,8 @@ def score_sentences(scorer, selections: Mapping[str, DatasetSelection], extras: 
 
 
 def score_sentences_each(models, selections: Mapping[str, DatasetSelection], extras: Sequence[str],
-                         options: Mapping, *, scorer=None, **scorer_kwargs) -> tuple[list[Path], pd.DataFrame]:
+                         options: Mapping, *, scorer=None, settings: Settings | None = None
+                      ) -> tuple[list[Path], pd.DataFrame]:
     """:func:`score_sentences` for every model of ``models``, each with the ``extras`` its kind
     can run; the score files of all models and the refused methods (model, method, not_applicable)."""
     files, refused = [], []
@@ -70,5 +73,5 @@ def score_sentences_each(models, selections: Mapping[str, DatasetSelection], ext
         refused.append(left_out)
         files.extend(score_sentences(current, selections, runnable, options))
 
-    each_model(models, work, scorer=scorer, **scorer_kwargs)
+    each_model(models, work, scorer=scorer, settings=settings)
     return files, _refused(refused)

@@ -11,16 +11,17 @@ from ..data.selection import select
 from ..methods import applicable
 from ..methods.hu_levy import TASKS
 from ..runner import run_methods
+from ..settings import Settings
 from .model_list import each_model
 
 
 def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int | None = None, *, scorer=None,
                  options: Mapping | None = None, shard: int | None = None, shards: int = 1,
-                 **scorer_kwargs) -> list[Path]:
+                 settings: Settings | None = None) -> list[Path]:
     """The score files of every task of every stimulus set in ``sets`` for every model of
     ``models`` (a name, a list or "a,b"), with the prompt types ``prompts`` and the method
     ``options`` (e.g. ``order_average``). ``scorer``, an already loaded scorer, serves its own
-    model; others are loaded with ``scorer_kwargs`` (see :func:`helpers.engine.kinds.scorer_for`).
+    model; others are loaded under ``settings`` (see :func:`helpers.engine.kinds.scorer_for`).
     A task the model's kind cannot run (every Hu & Levy task on a masked LM: their prompts are
     continued left to right) is left out with a warning that gives the reason. ``shard`` of
     ``shards`` scores that shard of each stimulus set (``shard`` None with ``shards`` > 1: reads
@@ -40,4 +41,4 @@ def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int
                                      {**(options or {}), "templates": list(prompts)})
         return files
 
-    return [f for files in each_model(models, score_sets, scorer=scorer, **scorer_kwargs) for f in files]
+    return [f for files in each_model(models, score_sets, scorer=scorer, settings=settings) for f in files]

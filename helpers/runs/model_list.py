@@ -16,6 +16,7 @@ from ..methods import applicable
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..runner import run_methods
 from ..selection_parser import parse_selection
+from ..settings import Settings
 
 
 def _serves(scorer, name) -> bool:
@@ -28,15 +29,15 @@ def _serves(scorer, name) -> bool:
     return spec.local and Path(str(name)).expanduser().resolve() == Path(spec.hf_id).expanduser().resolve()
 
 
-def each_model(models, work: Callable, *, scorer=None, **scorer_kwargs) -> list:
+def each_model(models, work: Callable, *, scorer=None, settings: Settings | None = None) -> list:
     """``work(scorer)`` for every model of ``models`` (a name, a list or "a,b"), one at a time:
-    each is loaded with ``scorer_kwargs`` (:func:`helpers.engine.kinds.scorer_for`) and released
+    each is loaded under ``settings`` (:func:`helpers.engine.kinds.scorer_for`) and released
     before the next is loaded (``work`` must keep no reference to it); ``scorer``, an already
     loaded scorer, serves its own model and is kept. Returns what ``work`` returned, per model."""
     out = []
     for name in parse_selection(models, what="model"):
         own = _serves(scorer, name)
-        current = scorer if own else scorer_for(name, **scorer_kwargs)
+        current = scorer if own else scorer_for(name, settings)
         out.append(work(current))
         if not own:
             del current
@@ -47,12 +48,12 @@ def each_model(models, work: Callable, *, scorer=None, **scorer_kwargs) -> list:
 
 
 def run_each(models, selection: DatasetSelection, runs: Sequence[tuple[Sequence[str], Mapping]], *, scorer=None,
-             **scorer_kwargs) -> list[tuple[list[Path], pd.DataFrame]]:
+             settings: Settings | None = None) -> list[tuple[list[Path], pd.DataFrame]]:
     """For every model of ``models`` (a name, a list or "a,b"), every run of ``runs``
     ((methods, options): :func:`helpers.runner.run_methods`' arguments) on ``selection``.
     Returns, per run, the score files of all models (model by model) and the methods a model's
     kind cannot run (model, method, not_applicable: the reason), which are left out. ``scorer``,
-    an already loaded scorer, serves its own model; the others are loaded with ``scorer_kwargs``
+    an already loaded scorer, serves its own model; the others are loaded under ``settings``
     (see :func:`helpers.engine.kinds.scorer_for`)."""
     out = [([], []) for _ in runs]
 
@@ -66,6 +67,6 @@ def run_each(models, selection: DatasetSelection, runs: Sequence[tuple[Sequence[
             if runnable:
                 files += run_methods(current, selection, runnable, options)
 
-    each_model(models, work, scorer=scorer, **scorer_kwargs)
+    each_model(models, work, scorer=scorer, settings=settings)
     return [(files, pd.concat(refused, ignore_index=True) if refused else pd.DataFrame(columns=NOT_APPLICABLE_COLUMNS))
             for files, refused in out]

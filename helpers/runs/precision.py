@@ -17,32 +17,37 @@ import torch
 from .. import paths
 from ..data import DATASETS
 from ..data.selection import select
-from ..engine.kinds import LOAD_OPTIONS, scorer_for
+from ..engine.kinds import scorer_for
 from ..methods import method_names
 from ..methods.hu_levy import TASKS
 from ..models import load
 from ..runner import RunSetup, run_methods
 from ..selection_parser import parse_selection
+from ..settings import AUTO, Settings
 from ..store import ScoreStore
 
 
 @dataclass(frozen=True)
 class Precision:
-    """A way to load a model: its label and the arguments of :func:`helpers.models.load`."""
+    """A way to load a model: its label and its loading settings (:class:`helpers.settings.Settings`)."""
 
     name: str
-    quant: str | None
-    dtype: torch.dtype
+    quant: str
+    dtype: str
 
-    def load(self, model: str, **kwargs):
-        return load(model, quant=self.quant, dtype=self.dtype, **kwargs)
+    def settings(self, base: Settings | None = None) -> Settings:
+        """``base`` (default: every setting "auto") loading in this precision."""
+        return (base or Settings()).but(quant=self.quant, dtype=self.dtype)
+
+    def load(self, model: str):
+        return load(model, **self.settings().load_arguments())
 
 
 PRECISIONS = {p.name: p for p in (
-    Precision("float32", None, torch.float32),
-    Precision("bfloat16", None, torch.bfloat16),
-    Precision("nf4", "4bit", torch.bfloat16),  # NF4 weights, bfloat16 compute (Ide et al.)
-    Precision("int8", "8bit", torch.float32),  # LLM.int8 weights; bitsandbytes computes in float16
+    Precision("float32", "none", "float32"),
+    Precision("bfloat16", "none", "bfloat16"),
+    Precision("nf4", "4bit", "bfloat16"),  # NF4 weights, bfloat16 compute (Ide et al.)
+    Precision("int8", "8bit", "float32"),  # LLM.int8 weights; bitsandbytes computes in float16
 )}
 REFERENCE = "float32"
 IDE_METHODS = ["lp", "intemplate_lp", "yesno", "ab"]  # LP, in-template LP, Yes/No, A/B (Ide et al.)
@@ -95,29 +100,28 @@ class PrecisionScores:
 
 
 def score_precision(model: str, selection, precision: str, methods: Sequence[str], options: dict | None = None,
-                    store: ScoreStore | None = None, **scorer_kwargs) -> PrecisionScores:
+                    store: ScoreStore | None = None, settings: Settings | None = None) -> PrecisionScores:
     """``methods`` on ``selection`` with ``model`` loaded in ``precision``, into ``store``
-    (default :func:`store_root`); ``scorer_kwargs`` go to :func:`helpers.engine.kinds.scorer_for`
-    (load options but quant and dtype, which the precision sets, and the scorer's: start,
-    share, token_budget, ...). The model is released before returning."""
+    (default :func:`store_root`), under ``settings`` (all but quant and dtype, which the precision
+    sets: start, share, token_budget, revision, placement). The model is released before returning."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose from: {', '.join(PRECISIONS)}")
-    load_kw = {k: scorer_kwargs.pop(k) for k in LOAD_OPTIONS if k in scorer_kwargs}
-    if {"quant", "dtype"} & set(load_kw):
+    settings = settings or Settings()
+    if settings.quant != AUTO or settings.dtype != AUTO:
         raise TypeError(f"a precision check sets quant and dtype itself ({precision}: {PRECISIONS[precision]}); "
-                        "leave them out")
-    loaded = PRECISIONS[precision].load(model, **load_kw)
+                        "leave them 'auto'")
     setup = RunSetup(configuration={"precision": precision}, tag=precision)
     int8_casts = logging.getLogger("bitsandbytes.autograd._functions")
     quiet = _Without("MatMul8bitLt: inputs will be cast")  # int8 computes in float16 (PRECISIONS), every layer says so
     int8_casts.addFilter(quiet)
     try:
-        scorer = scorer_for(loaded, **{"progress": False, **scorer_kwargs})  # its start-up checks run the model
+        # its start-up checks run the model
+        scorer = scorer_for(model, PRECISIONS[precision].settings(settings).but(progress=False))
         files = run_methods(scorer, selection, methods, options, setup=setup, store=store or ScoreStore(store_root()))
     finally:
         int8_casts.removeFilter(quiet)
-    size = int(loaded.model.get_memory_footprint())
-    del scorer, loaded
+    size = int(scorer.loaded.model.get_memory_footprint())
+    del scorer
     gc.collect()
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
@@ -126,10 +130,10 @@ def score_precision(model: str, selection, precision: str, methods: Sequence[str
 
 def score_precisions(model: str, dataset: str, methods=None, limit: int | None = None, precisions="all",
                      options: dict | None = None, store: ScoreStore | None = None,
-                     **scorer_kwargs) -> list[PrecisionScores]:
+                     settings: Settings | None = None) -> list[PrecisionScores]:
     """Every precision of ``precisions`` (float32 first) on the first ``limit`` items per
     paradigm of ``dataset`` with ``methods`` (default :func:`default_methods`)."""
     chosen = method_names(methods) if methods is not None else default_methods(dataset)
     selection = select(dataset, limit)
-    return [score_precision(model, selection, name, chosen, options, store, **scorer_kwargs)
+    return [score_precision(model, selection, name, chosen, options, store, settings)
             for name in precision_names(precisions)]

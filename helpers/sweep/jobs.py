@@ -23,7 +23,7 @@ from pathlib import Path
 import papermill as pm
 
 from .. import paths
-from ..runs.switches import SWITCHES, Switches
+from ..settings import SETTINGS, Settings
 from ..store import safe_name
 from ..data.shards import check as check_shards
 from .revisions import models_for, parse_revisions
@@ -152,30 +152,30 @@ def parameters_for(notebook: Path, parameters: dict) -> dict:
     return out
 
 
-def with_switches(found: dict[str, Path], parameters: dict, switches: dict | None) -> dict:
-    """``parameters`` with each switch of ``switches`` (helpers.runs.switches: start, share, quant,
-    ...) for every notebook of the sweep that takes it (those that score); an error before
-    anything runs for a switch value that does not exist (given here or as a parameter) or a
-    switch that no notebook of the sweep takes."""
+def with_settings(found: dict[str, Path], parameters: dict, settings: dict | None) -> dict:
+    """``parameters`` with each of ``settings`` (helpers.settings: start, share, quant, ...) for
+    every notebook of the sweep that takes it (those that score); an error before anything runs
+    for a setting value that does not exist (given here or as a parameter) or a setting that no
+    notebook of the sweep takes."""
     parameters = dict(parameters)
-    for name, value in (switches or {}).items():
+    for name, value in (settings or {}).items():
         takers = [path for path in found.values() if name in declared_parameters(path)]
         if not takers:
-            raise ValueError(f"no notebook of this sweep ({', '.join(found)}) takes the switch {name}: it applies "
+            raise ValueError(f"no notebook of this sweep ({', '.join(found)}) takes the setting {name}: it applies "
                              "to the notebooks that score (00, 02, 03, 06, 07)")
         parameters.update({f"{path.stem}:{name}": value for path in takers})
     for key, value in parameters.items():
         name = key.rpartition(":")[2]
-        if name in SWITCHES:
-            Switches(**{name: value})  # a one-line error naming the values
+        if name in SETTINGS:
+            Settings(**{name: value})  # a one-line error naming the values
     return parameters
 
 
 def plan(notebooks: list[str], models: list[str], datasets: list[str], parameters: dict | None = None,
-         shards: int = 1, switches: dict | None = None, revisions=None) -> list[Job]:
+         shards: int = 1, settings: dict | None = None, revisions=None) -> list[Job]:
     """Every (notebook, model, dataset[, shard]) job; an error before anything runs when a
-    notebook lacks a parameter that its job would inject or a switch value does not exist.
-    ``parameters`` keys may name their notebook (``"02:methods"``); ``switches`` (start, share,
+    notebook lacks a parameter that its job would inject or a setting value does not exist.
+    ``parameters`` keys may name their notebook (``"02:methods"``); ``settings`` (start, share,
     quant, ...) go to every notebook that takes them; ``shards`` > 1 gives each combination that
     many jobs, except the analyses (``ANALYSES``) of a sweep with notebooks that score: one job
     each, reading the whole run; a ``GATHERED`` notebook gets one more job per combination
@@ -185,10 +185,10 @@ def plan(notebooks: list[str], models: list[str], datasets: list[str], parameter
     one job per model, given the list; :mod:`.revisions`)."""
     found = {nb: find_notebook(nb) for nb in notebooks}
     revisions = parse_revisions(revisions) if revisions not in (None, "", []) else None
-    if revisions and ((switches or {}).get("revision") not in (None, "auto")
+    if revisions and ((settings or {}).get("revision") not in (None, "auto")
                       or any(k.rpartition(":")[2] == "revision" for k in parameters or {})):
         raise ValueError("give either --revisions (a sweep over revisions) or --revision (one revision), not both")
-    parameters = with_switches(found, parameters or {}, switches)
+    parameters = with_settings(found, parameters or {}, settings)
     for key in parameters:
         prefix, sep, _ = key.rpartition(":")
         if sep and not any(path.name.startswith(prefix) for path in found.values()):

@@ -27,6 +27,7 @@ from ..engine.kinds import scorer_for
 from .demo_training import Recipe
 from .precision_card import precision_text
 from .priming_card import priming_text, record_priming
+from ..settings import Settings
 
 # The fixed sample a test pins the card to: the first 50 pairs of every agreement paradigm.
 AGREEMENT = {"blimp": ["anaphor_agreement", "determiner_noun_agreement", "subject_verb_agreement"],
@@ -222,7 +223,7 @@ def write_card(model: str, dataset: str, scores_root: str | Path | None = None,
     if priming:
         record["priming"] = record_priming(folder, spec.name, dataset, outputs)
     accuracy = lp_accuracy(results.load_scores(dataset, spec.name, ["lp"], root=scores_root))
-    sample = sample_accuracy(scorer_for(model, progress=False), dataset, per_paradigm)
+    sample = sample_accuracy(scorer_for(model, Settings(progress=False)), dataset, per_paradigm)
     record["sample_accuracy"] = {"dataset": dataset, "phenomena": AGREEMENT[dataset],
                                  "pairs_per_paradigm": per_paradigm, "lp_accuracy": round(sample, 4)}
     record["lp_accuracy"] = {"dataset": dataset, "pairs": accuracy.pairs, "accuracy": round(accuracy.accuracy, 4),

@@ -20,6 +20,7 @@ import pandas as pd
 from ..analysis.precision import REFERENCE, precision_table
 from ..files import write_text
 from ..runs.precision import PRECISIONS, default_methods, score_precisions, store_root
+from ..settings import Settings
 from ..store import ScoreStore
 
 __all__ = ["PRECISIONS", "REFERENCE", "PrecisionReport", "markdown", "precision_report", "summary"]
@@ -52,16 +53,16 @@ def _defaults(methods: list[str] | None, dataset: str) -> bool:
 
 def precision_report(model: str, dataset: str, methods=None, limit: int | None = None, precisions="all",
                      templates=None, root: str | Path | None = None, options: dict | None = None,
-                     **scorer_kwargs) -> PrecisionReport:
+                     settings: Settings | None = None) -> PrecisionReport:
     """Score ``methods`` (default :func:`helpers.runs.precision.default_methods`) on the first
     ``limit`` items per paradigm of ``dataset`` in every precision of ``precisions`` (float32
     first), with the ``templates`` (default all) and other method ``options``, compare them
     with float32 and write the table beside the score files under ``root`` (default
-    outputs/precision). ``scorer_kwargs``: see :func:`helpers.runs.precision.score_precision`."""
+    outputs/precision). ``settings``: see :func:`helpers.runs.precision.score_precision`."""
     store = ScoreStore(root or store_root())
     options = {**(options or {}), **({} if templates is None else {"templates": list(templates)})} or None
     runs = score_precisions(model, dataset, methods if methods is not None else default_methods(dataset), limit,
-                            precisions, options, store, **scorer_kwargs)
+                            precisions, options, store, settings)
     files = [f for run in runs for f in run.files]
     table = precision_table(files, {run.precision: run.weight_bytes for run in runs})
     folder = Path(files[0]).parent

@@ -1,0 +1,213 @@
+"""The settings of a run: one object from a notebook's parameters (or the command line, or a
+sweep) to the loader, the scorer and the methods, each field checked here once.
+
+A notebook turns its parameters into one :class:`Settings` (a one-line error names the values
+of a setting that does not exist); :func:`helpers.engine.kinds.check_models` checks the models
+against it before anything loads, and :func:`helpers.engine.kinds.scorer_for` loads a model and
+builds its scorer from it. The scorers take it too (``CausalScorer(loaded, settings)``) and
+read the engine's fields; the loader reads :meth:`Settings.load_arguments`; the methods get
+:meth:`Settings.method_options`. ``"auto"`` has one meaning per field, the model's own value:
+:data:`SETTINGS` says which, and what the score files record. Adding a setting is one entry of
+:data:`SETTINGS` and one field of :class:`Settings`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+AUTO = "auto"
+
+# The document-start conventions a scorer takes by name (``start=``), as score files record them.
+START_CONVENTIONS = {
+    "bos-else-eos": "one BOS token (else EOS) before every sequence, so the first word is scored (the default)",
+    "none": "no start token and no special tokens: the first token of a sequence is unscored "
+            "(Ide et al.'s released code for Qwen, which has no BOS)",
+    "minicons": "no start token added; the tokenizer adds its own special tokens, if any, and the first token "
+                "is unscored (minicons' IncrementalLMScorer, which Sinha et al. measured with)",
+}
+# How much of a run's input the engine runs once and reuses (helpers.engine.causal.CausalScorer).
+SHARE_MODES = ("none", "context", "prefix", "tree", AUTO)
+ORDER_AVERAGES = ("accuracy", "logprob")  # Hu & Levy's two answer orders (helpers.methods.hu_levy)
+PASS_RULES = {  # which SyntaxGym predictions decide an item (helpers.methods.syntaxgym_pass)
+    "directional": "every prediction with a direction (< or >) holds; null predictions (only =) are reported, "
+                   "not counted (Hu et al. 2020's released results)",
+    "strict": "every prediction holds",
+}
+TOKEN = "token:"  # start="token:<s>": a literal start token
+QUANTS = ("none", "4bit", "8bit")
+DTYPES = ("float32", "bfloat16", "float16")
+METHOD_SETTINGS = ("order_average", "syntaxgym_pass")  # given to the methods; the others load and score
+
+# name -> (its values besides "auto", or what a value is; what "auto" is; what the score files record)
+SETTINGS: dict[str, tuple[tuple | str, str, str]] = {
+    "start": (tuple(START_CONVENTIONS), "the model's registry entry (bos-else-eos; none for Qwen2, minicons "
+              "for OPT, as the papers scored them)", "start_convention, start_token"),
+    "order_average": (ORDER_AVERAGES, "accuracy (Hu & Levy's)", "order_average (None where a task has one order)"),
+    "syntaxgym_pass": (tuple(PASS_RULES), "directional (predictions with < or > decide, as the released results)",
+                       "syntaxgym_pass (SyntaxGym methods)"),
+    "share": (tuple(m for m in SHARE_MODES if m != AUTO), "the scorer's: on a causal LM per call the mode its "
+              "cost model, timed on the device, predicts fastest; an encoder-decoder or masked LM runs each "
+              "shared part once (prefix)", "share, share_used"),
+    "quant": (QUANTS, "the registry's (4bit for Ide et al.'s models)", "quant"),
+    "dtype": (DTYPES, "bfloat16 on CUDA, float32 on the CPU", "dtype"),
+    "token_budget": ("tokens per forward pass",
+                     "the scorer's (32768 on a GPU; 2048 causal, 4096 encoder-decoder and masked on the CPU)",
+                     "token_budget"),
+    "revision": ("a commit, branch or tag", "the registry's (the newest cached weights)", "revision, weights"),
+    "batch_size": ("sequences per forward pass", "as many as the token budget holds", "-"),
+}
+
+
+def _choice(name: str, value) -> str:
+    """``value`` if it is "auto" or one of the setting's values, else a one-line error naming them."""
+    if value is None:  # papermill's None: full precision for quant, the default elsewhere
+        return "none" if name == "quant" else AUTO
+    if value == AUTO or value in SETTINGS[name][0]:
+        return value
+    raise ValueError(f"{name}={value!r} does not exist: use one of {', '.join(map(repr, (AUTO, *SETTINGS[name][0])))} "
+                     f"('auto': {SETTINGS[name][1]})")
+
+
+def _start(value) -> str:
+    """A start convention, "auto", or ``"token:"`` and a literal start token of the model's vocabulary."""
+    if value is None:
+        return AUTO
+    if value == AUTO or value in START_CONVENTIONS or (isinstance(value, str) and len(value) > len(TOKEN)
+                                                       and value.startswith(TOKEN)):
+        return value
+    raise ValueError(f"start={value!r} does not exist: use one of {', '.join(map(repr, (AUTO, *START_CONVENTIONS)))} "
+                     f"('auto': {SETTINGS['start'][1]}), or {TOKEN!r} and a token of the model's vocabulary "
+                     "(e.g. 'token:<s>')")
+
+
+def _count(name: str, value):
+    if value in (None, AUTO):
+        return AUTO
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}={value!r} is not a number of {SETTINGS[name][0].split()[0]}: use 'auto' or a whole "
+                         f"number > 0 ({SETTINGS[name][0]})")
+    return value
+
+
+def _revision(value):
+    if value in (None, AUTO):
+        return AUTO
+    if not isinstance(value, str) or not value.strip() or value.strip() != value:
+        raise ValueError(f"revision={value!r} is not a revision: use 'auto' (the registry's) or a commit hash, "
+                         "branch or tag of the model's Hugging Face repository")
+    return value
+
+
+def parse_max_memory(items) -> dict | None:
+    """``["0=20GiB", "cpu=60GiB"]`` or ``"0=20GiB,cpu=60GiB"`` (the command line's and a
+    notebook parameter's forms) as ``{0: "20GiB", "cpu": "60GiB"}``; a dict is kept."""
+    if not items:
+        return None
+    if isinstance(items, dict):
+        return dict(items)
+    if isinstance(items, str):
+        items = items.replace(",", " ").split()
+    out = {}
+    for item in items:
+        key, sep, size = str(item).partition("=")
+        if not sep or not key.strip() or not size.strip():
+            raise ValueError(f"max memory {item!r} is not DEVICE=SIZE, e.g. 0=20GiB or cpu=60GiB")
+        key = key.strip()
+        out[int(key) if key.isdigit() else key] = size.strip()
+    return out
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run's settings, checked; "auto" everywhere is each model's own setup (:data:`SETTINGS`).
+
+    ``device_map``, ``max_memory`` (``{0: "20GiB", "cpu": "60GiB"}`` or ``"0=20GiB,cpu=60GiB"``) and
+    ``offload_folder`` place the weights (:func:`helpers.models.load`, which checks them);
+    ``progress`` draws the scorer's progress bars."""
+
+    start: str = AUTO
+    order_average: str = AUTO
+    syntaxgym_pass: str = AUTO
+    share: str = AUTO
+    quant: str = AUTO
+    dtype: str = AUTO
+    token_budget: int | str = AUTO
+    revision: str = AUTO
+    batch_size: int | str = AUTO
+    device_map: object = AUTO
+    max_memory: dict | None = None
+    offload_folder: str | None = None
+    progress: bool = True
+
+    def __post_init__(self):
+        for name in (*METHOD_SETTINGS, "share", "quant", "dtype"):
+            object.__setattr__(self, name, _choice(name, getattr(self, name)))
+        object.__setattr__(self, "start", _start(self.start))
+        for name in ("token_budget", "batch_size"):
+            object.__setattr__(self, name, _count(name, getattr(self, name)))
+        object.__setattr__(self, "revision", _revision(self.revision))
+        object.__setattr__(self, "device_map", None if self.device_map in (None, "none", "None", "null")
+                           else self.device_map)
+        object.__setattr__(self, "max_memory", parse_max_memory(self.max_memory))
+        if not isinstance(self.progress, bool):
+            raise ValueError(f"progress={self.progress!r}: use True or False")
+
+    def start_for(self, registered: str) -> str:
+        """The start convention (or literal token) to use for a model whose registry entry says
+        ``registered``: that, under "auto"."""
+        if self.start == AUTO:
+            return registered
+        return self.start.removeprefix(TOKEN) if self.start.startswith(TOKEN) else self.start
+
+    def given(self, name: str):
+        """The setting's value, None where it is "auto" (the scorer's or the model's own)."""
+        value = getattr(self, name)
+        return None if value == AUTO else value
+
+    def but(self, **changes) -> "Settings":
+        """These settings with ``changes`` (checked as any)."""
+        return replace(self, **changes)
+
+    def record(self) -> dict:
+        """The notebook-parameter settings as given ("auto" kept), for a notebook's configuration."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in SETTINGS and f.name != "batch_size"}
+
+    def loading(self) -> dict:
+        """The loading settings that are not "auto" (those a loaded model could not take)."""
+        given = {k: getattr(self, k) for k in ("quant", "dtype", "revision") if getattr(self, k) != AUTO}
+        placed = {"device_map": self.device_map} if self.device_map != AUTO else {}
+        return {**given, **placed, **{k: v for k in ("max_memory", "offload_folder")
+                                       if (v := getattr(self, k)) is not None}}
+
+    def load_arguments(self) -> dict:
+        """:func:`helpers.models.load`'s arguments: quant ("auto": the registry's; "none": full
+        precision), dtype (a name; None: the device's), revision (None: the registry's) and placement."""
+        return {"quant": None if self.quant == "none" else self.quant,
+                "dtype": None if self.dtype == AUTO else self.dtype,
+                "revision": None if self.revision == AUTO else self.revision,
+                "device_map": self.device_map, "max_memory": self.max_memory, "offload_folder": self.offload_folder}
+
+    def method_options(self) -> dict:
+        """The method options of the settings (``run_methods``' ``options``)."""
+        return {"order_average": ORDER_AVERAGES[0] if self.order_average == AUTO else self.order_average,
+                "syntaxgym_pass": next(iter(PASS_RULES)) if self.syntaxgym_pass == AUTO else self.syntaxgym_pass}
+
+
+def scorer_arguments(options: dict, base: Settings | None = None) -> dict:
+    """A scorer's keyword arguments from ``options`` that mix setting names with the scorer kind's
+    own arguments (a benchmark's or test's table of modes, e.g. ``{"share": "tree", "pack_min_stem": 0}``):
+    ``settings`` (``base`` with the settings among them) and the others as they are."""
+    names = {f.name for f in fields(Settings)}
+    own = {k: v for k, v in options.items() if k in names}
+    return {"settings": (base or Settings()).but(**own), **{k: v for k, v in options.items() if k not in names}}
+
+
+def describe() -> str:
+    """Every setting: its values, what "auto" is and what a score file records."""
+    return "\n".join(f"{name}: auto, {values if isinstance(values, str) else ', '.join(values)} ('auto': {auto}; "
+                     f"recorded as {rec})" for name, (values, auto, rec) in SETTINGS.items())
+
+
+__all__ = ["AUTO", "DTYPES", "METHOD_SETTINGS", "ORDER_AVERAGES", "PASS_RULES", "QUANTS", "SETTINGS", "SHARE_MODES",
+           "START_CONVENTIONS", "Settings", "describe", "parse_max_memory", "scorer_arguments"]
