@@ -17,7 +17,7 @@ FLOORS = (
     ("models", ("models",)),
     ("engine", ("engine",)),
     ("methods", ("methods",)),
-    ("store", ("store",)),
+    ("store", ("store", "records")),
     ("runner", ("runner",)),
     ("analysis", ("analysis",)),
     ("runs", ("runs",)),

@@ -11,9 +11,7 @@ method's business.
 """
 from __future__ import annotations
 
-import hashlib
-import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -22,30 +20,13 @@ import pandas as pd
 
 from . import methods as registry
 from .data.selection import DatasetSelection
-from .data.shards import MissingShardsError, Shard, file_tag, missing_message
+from .data.shards import MissingShardsError, missing_message, planned_items
 from .engine.interface import Scorer
-from .engine.unknown_tokens import warn_unknown_tokens
-from .methods.base import METHODS_VERSION, Family, Method, Runtime
+from .engine.suitability import warn_unsuited
+from .methods.base import Family, Method, Runtime
 from .methods.options import checked_options
-from .models import REGISTRY
+from .records import contexts_for, engine_record, info_frame, run_configuration, unscored_shards
 from .store import ScoreStore
-
-INFO_COLUMNS = ["dataset", "paradigm", "phenomenon", "field", "pair_id", "item_id", "word_shuffle",
-                "lexically_identical", "attractor", "human_agreement", "identical", "rating_good", "rating_bad",
-                "rating_diff", "prefix", "continuation", "good_continuation", "bad_continuation", "category",
-                "good_human_score", "bad_human_score", "label", "suite", "item", "circuit"]
-
-
-def contexts_for(context: str | Sequence[str], n: int) -> tuple[list[str], object]:
-    """One context per item, and how the configuration records it (the text, or a hash of
-    the per-item texts, which the score rows keep in their ``context`` column)."""
-    if isinstance(context, str):
-        return [context] * n, context
-    contexts = [str(c) for c in context]
-    if len(contexts) != n:
-        raise ValueError(f"{len(contexts)} contexts for {n} items: give one context, or one per item")
-    digest = hashlib.sha256("\x00".join(contexts).encode()).hexdigest()[:16]
-    return contexts, {"per_item": True, "sha256": digest}
 
 
 def sides_of(frame: pd.DataFrame) -> tuple[str, ...]:
@@ -89,26 +70,6 @@ def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method, sides:
     return pd.concat([frame, table[keep]], axis=1)
 
 
-def planned_items(selection: DatasetSelection, context, items: list[dict], contexts: list[str],
-                  whole_context: Sequence[str] | None = None) -> tuple[list[dict], list[str], np.ndarray | None]:
-    """The items a run's requests are planned over, their contexts, and where ``items`` are
-    among them: a shard's whole run (its one context for all, or ``whole_context``, the whole
-    run's per-item contexts), so that its batches, and so its scores bit for bit, are those of
-    the unsharded run; else ``items`` (a shard with per-item contexts and no ``whole_context``)."""
-    if selection.shard is None or selection.whole is None:
-        return items, contexts, None
-    whole, positions = selection.whole.to_dict("records"), selection.shard.positions()
-    if isinstance(context, str):
-        return whole, [context] * len(whole), positions
-    if whole_context is None:
-        return items, contexts, None
-    planned = [str(c) for c in whole_context]
-    if len(planned) != len(whole) or [planned[p] for p in positions] != contexts:
-        raise ValueError(f"whole_context holds {len(planned)} contexts for the {len(whole)} items of the whole run, "
-                         f"and must hold the shard's own contexts at its positions: give the whole run's contexts")
-    return whole, planned, positions
-
-
 def score_pass(scorer: Scorer, family: Family, items: list, template, contexts: list[str], runtime: Runtime,
                positions: np.ndarray | None = None) -> tuple[pd.DataFrame, list[list]]:
     """One engine pass of ``family`` over ``items`` with ``template``: the family's table (one
@@ -131,7 +92,7 @@ def score_pass(scorer: Scorer, family: Family, items: list, template, contexts: 
     return family.table(items, template, contexts, scored, runtime, states), scored
 
 
-def _groups(chosen: list[Method]) -> dict[Family, list[Method]]:
+def by_family(chosen: list[Method]) -> dict[Family, list[Method]]:
     """The chosen methods by family (each family's pass serves all of its methods)."""
     groups: dict[Family, list[Method]] = {}
     for m in chosen:
@@ -149,20 +110,6 @@ class RunSetup:
     extra_columns: Sequence[str] = ()  # more columns of the selection's frame kept in the score rows
     tag: str | None = None  # names the files of a kind of run apart: lp__primed.parquet
     whole_context: Sequence[str] | None = None  # a shard's whole run's per-item contexts (planned over, recorded)
-
-
-def warn_language(scorer: Scorer, selection: DatasetSelection) -> None:
-    """A warning when the model's registry entry names languages and not all of the selection's
-    (a MultiBLiMP selection holds several): the scores are computed (a test may want them) but
-    are no judgement of the model's grammar in those languages."""
-    spec = getattr(scorer.loaded, "spec", None)
-    registered = spec is not None and REGISTRY.get(spec.name) == spec  # an unregistered model's languages are unknown
-    missing = ", ".join(repr(lang) for lang in selection.languages if lang not in spec.languages) if registered else ""
-    if missing:
-        warnings.warn(f"{spec.name} is registered for {', '.join(spec.languages)} text, not {missing} "
-                      f"({selection.name}): its scores there say nothing about the language; choose a model "
-                      f"trained on {missing} text (a registry name, folder or Hugging Face id)",
-                      stacklevel=3)
 
 
 def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[str] | str,
@@ -187,44 +134,27 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     """
     store, setup = store or ScoreStore(), setup or RunSetup()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
-    families = _groups(chosen)
     values = checked_options(options, chosen, registry.families())
     registry.refuse_not_applicable(chosen, scorer)  # a method needing what this scorer lacks: before any work
+    unknown = warn_unsuited(scorer, selection)  # a language it was not trained on, words it cannot spell
     language, sides = selection.language, sides_of(selection.frame)
-    warn_language(scorer, selection)
-    unknown = warn_unknown_tokens(scorer, selection)  # words its tokenizer cannot spell: a warning
     runtime = Runtime(scorer, language, progress=scorer.progress, sides=sides, **values)
-    store_tag = setup.tag
-    if runtime.fewshot.k:  # few-shot files are named apart: yesno__t1__4shot.parquet
-        store_tag = f"{store_tag}-{runtime.fewshot.k}shot" if store_tag else f"{runtime.fewshot.k}shot"
+    store_tag = runtime.fewshot.file_tag(setup.tag)
     items = selection.items()
     contexts, context_config = contexts_for(setup.context, len(items))
     plan_items, plan_contexts, positions = planned_items(selection, setup.context, items, contexts,
                                                          setup.whole_context)
     if positions is not None and not isinstance(setup.context, str):  # the whole run's contexts: its config hash
         context_config = contexts_for(plan_contexts, len(plan_contexts))[1]
-    if runtime.fewshot.k and selection.shard is not None and positions is None:
-        raise ValueError(f"few-shot examples are drawn from the whole run's pairs, but shard {selection.shard.tag} "
-                         "with one context per item is planned alone; run few-shot methods unsharded here")
-    missing = [c for c in setup.extra_columns if c not in selection.frame.columns]
-    if missing:
-        raise KeyError(f"extra columns {missing} are not in the {selection.name} selection's frame")
-    keep = [c for c in INFO_COLUMNS if c in selection.frame.columns] + \
-        [c for c in setup.extra_columns if c not in INFO_COLUMNS]
-    info = selection.frame[keep].reset_index(drop=True)
-    if not isinstance(setup.context, str):
-        info = info.assign(**{setup.context_column: contexts})
+    runtime.fewshot.check_planned(selection.shard, positions is None)
+    info = info_frame(selection, setup.extra_columns, None if isinstance(setup.context, str) else contexts,
+                      setup.context_column)
     loaded = scorer.loaded
-    base = {**loaded.provenance(), "start_token": scorer.start_policy, "start_convention": scorer.start_convention,
-            **selection.config(), "methods_version": METHODS_VERSION, "context": context_config,
-            **runtime.fewshot.config(), "order_average": None, **setup.configuration}
-    # how the engine ran (recorded, not part of the configuration: results agree across them), and the
-    # share of the data's characters its tokenizer made unknown (recorded, not part of the configuration)
-    engine = {"share": scorer.share, "token_budget": scorer.token_budget,
-              "unknown_tokens": unknown.meta() if unknown else None}
+    base = run_configuration(scorer, selection, runtime, context_config, setup.configuration)
+    engine = engine_record(scorer, unknown)
     written: list[Path] = []
     unscored: dict[str, list[int]] = {}  # a run read from its shards: the shards of each file not scored yet
-    for family, group in families.items():
+    for family, group in by_family(chosen).items():
         run = family.runtime_for(group, runtime)
         for template in family.templates(language, "chat" if run.instruct else "base", list(run.templates)):
             tconfig = family.template_config(template, run)
@@ -234,12 +164,12 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             written.extend(p for paths in found.values() for p in paths)  # a file, or a run's shard files
             todo = [m for m in group if not found[m.name]]
             if selection.from_shards > 1:  # read from the shards' files, never scored
-                unscored.update(_unscored_shards(store, selection, loaded.name, todo, tconfig["template_id"],
-                                                 configs, store_tag))
+                unscored.update(unscored_shards(store, selection, loaded.name, todo, tconfig["template_id"],
+                                                configs, store_tag))
                 continue
             if not todo:
                 continue
-            this = replace(run, unigram=run.unigram if any(m.needs_unigram for m in todo) else None)
+            this = run.for_methods(todo)
             table, _ = score_pass(scorer, family, plan_items, template, plan_contexts, this, positions)
             for m in todo:
                 frame = method_frame(info, table, m, sides, this)
@@ -249,15 +179,3 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     if unscored:
         raise MissingShardsError(missing_message(selection.name, loaded.name, selection.from_shards, unscored))
     return written
-
-
-def _unscored_shards(store: ScoreStore, selection: DatasetSelection, model: str, methods: list[Method], template,
-                     configs: dict, tag: str | None) -> dict[str, list[int]]:
-    """For each method's file stem, the shards of ``selection.from_shards`` with no finished file."""
-    count, out = selection.from_shards, {}
-    for m in methods:
-        missing = [i for i in range(1, count + 1) if not store.find(
-            selection.name, model, m.name, template, configs[m.name], file_tag(tag, Shard(i, count, 0, ())))]
-        if missing:
-            out[store.stem(m.name, template, tag)] = missing
-    return out

@@ -45,7 +45,8 @@ from helpers.engine.kinds import scorer_for  # noqa: E402
 from helpers.methods.base import Runtime  # noqa: E402
 from helpers.methods.fewshot import FewShot  # noqa: E402
 from helpers.methods.options import checked_options  # noqa: E402
-from helpers.runner import INFO_COLUMNS, method_frame, sides_of  # noqa: E402
+from helpers.records import INFO_COLUMNS  # noqa: E402
+from helpers.runner import method_frame, sides_of  # noqa: E402
 
 HL_JUDGED = ["hl_sentence_judgment", "hl_sentence_comparison"]
 IDE = ["yesno", "yesno_released", "ab_logit", "intemplate_lp", "intemplate_meanlp", "intemplate_penlp",

@@ -143,7 +143,7 @@ def test_each_model_releases_a_model_before_loading_the_next(monkeypatch):
 
     made = []
 
-    def load(name, **kwargs):
+    def load(name, settings=None):
         assert all(ref() is None for ref in made), "a model was still held when the next one loaded"
         made.append(weakref.ref(obj := Loaded(name)))
         return obj

@@ -26,7 +26,7 @@ from helpers.data.multiblimp_languages import LANGUAGES, language_codes, languag
 from helpers.data.selection import DatasetSelection
 from helpers.data.sources import ChecksumError, DataNotFoundError, DataSource
 from helpers.models import REGISTRY
-from helpers.runner import warn_language
+from helpers.engine.suitability import warn_language
 
 PINNED = "de923efa8d2483d6b13364ee68e65308e990a991"
 OTHER = "0123456789abcdef0123456789abcdef01234567"

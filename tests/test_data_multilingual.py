@@ -19,7 +19,7 @@ from helpers.data.sources import ChecksumError, DataSource
 from helpers.methods.prompt_text import separator, with_context
 from helpers.methods.templates import ide_templates
 from helpers.models import REGISTRY
-from helpers.runner import warn_language
+from helpers.engine.suitability import warn_language
 
 
 @pytest.fixture(scope="module")

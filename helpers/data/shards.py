@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -180,3 +181,23 @@ def group_runs(metas: list[tuple]) -> tuple[list[tuple], list[str]]:
             notes.append(f"left out {stem} in {folder}: shards {have} of {count} are there; run the others "
                          f"(python -m helpers sweep ... --shards {count}) to read them as one run")
     return runs, notes
+
+
+def planned_items(selection, context, items: list[dict], contexts: list[str],
+                  whole_context: Sequence[str] | None = None) -> tuple[list[dict], list[str], np.ndarray | None]:
+    """The items a run's requests are planned over, their contexts, and where ``items`` (of the
+    :class:`~helpers.data.selection.DatasetSelection` ``selection``) are among them: a shard's whole run (its one context for all, or ``whole_context``, the whole
+    run's per-item contexts), so that its batches, and so its scores bit for bit, are those of
+    the unsharded run; else ``items`` (a shard with per-item contexts and no ``whole_context``)."""
+    if selection.shard is None or selection.whole is None:
+        return items, contexts, None
+    whole, positions = selection.whole.to_dict("records"), selection.shard.positions()
+    if isinstance(context, str):
+        return whole, [context] * len(whole), positions
+    if whole_context is None:
+        return items, contexts, None
+    planned = [str(c) for c in whole_context]
+    if len(planned) != len(whole) or [planned[p] for p in positions] != contexts:
+        raise ValueError(f"whole_context holds {len(planned)} contexts for the {len(whole)} items of the whole run, "
+                         f"and must hold the shard's own contexts at its positions: give the whole run's contexts")
+    return whole, planned, positions

@@ -121,13 +121,14 @@ def warning_text(model: str, dataset: str, measured: UnknownShare) -> str:
 
 
 def warn_unknown_tokens(scorer, selection: DatasetSelection, threshold: float = THRESHOLD,
-                        limit: int | None = SAMPLE) -> UnknownShare | None:
+                        limit: int | None = SAMPLE, stacklevel: int = 3) -> UnknownShare | None:
     """Measure the unknown share of ``selection``'s texts under ``scorer``'s tokenizer and warn
-    when it exceeds ``threshold``; None where the scorer has no fast tokenizer to measure with."""
+    (at ``stacklevel``) when it exceeds ``threshold``; None where the scorer has no fast tokenizer
+    to measure with."""
     tokenizer = getattr(scorer, "tokenizer", None)
     if not getattr(tokenizer, "is_fast", False):
         return None
     measured = unknown_share(tokenizer, selection_texts(selection.frame), limit)
     if measured.share > threshold:
-        warnings.warn(warning_text(scorer.loaded.name, selection.name, measured), stacklevel=3)
+        warnings.warn(warning_text(scorer.loaded.name, selection.name, measured), stacklevel=stacklevel)
     return measured

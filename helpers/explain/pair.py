@@ -22,7 +22,7 @@ from .. import methods as registry
 from ..data.selection import select
 from ..engine.interface import Request, Scorer
 from ..methods.base import Runtime
-from ..runner import decisions as method_decisions, score_pass
+from ..runner import by_family, decisions as method_decisions, score_pass
 from .scorers import ExplainError
 from .word_surprisal import corrected_by_word
 from .words import align_words, group_tokens, language_of
@@ -92,11 +92,8 @@ def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template:
     language = language or language_of(items[0]["good"])
     runtime = Runtime(scorer, language, scorer.loaded.is_instruct, use_outlines=False, progress=False,
                       templates=(template,))
-    families: dict = {}
-    for m in chosen:
-        families.setdefault(m.family, []).append(m)
     rows, scored_by_family = [], {}
-    for family, group in families.items():
+    for family, group in by_family(chosen).items():
         run = family.runtime_for(group, runtime)
         found = family.templates(language, "chat" if run.instruct else "base", [template])
         if not found:

@@ -9,7 +9,7 @@ nothing else about them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Sequence
 
 import pandas as pd
@@ -53,6 +53,11 @@ class Runtime:
         if self.instruct is None:
             loaded = getattr(self.scorer, "loaded", None)
             self.instruct = bool(loaded.is_instruct) if loaded is not None else False
+
+    def for_methods(self, methods: Sequence["Method"]) -> "Runtime":
+        """The runtime of a pass computing ``methods``: the unigram table only where one of them
+        reads it (a pass of the others is configured and computed without it)."""
+        return replace(self, unigram=self.unigram if any(m.needs_unigram for m in methods) else None)
 
 
 class Family:

@@ -47,6 +47,20 @@ class FewShot:
         return {"fewshot_k": int(self.k), "fewshot_source": self.source if drawn else None,
                 "fewshot_seed": int(self.seed) if drawn else None}
 
+    def file_tag(self, tag: str | None) -> str | None:
+        """A run's file tag with the few-shot k added: few-shot files are named apart
+        (``yesno__t1__4shot.parquet``)."""
+        if not self.k:
+            return tag
+        return f"{tag}-{self.k}shot" if tag else f"{self.k}shot"
+
+    def check_planned(self, shard, planned_alone: bool) -> None:
+        """Examples are drawn from the whole run's items: a clear error for a ``shard`` planned
+        alone (one context per item, no whole run to draw from)."""
+        if self.k and shard is not None and planned_alone:
+            raise ValueError(f"few-shot examples are drawn from the whole run's pairs, but shard {shard.tag} "
+                             "with one context per item is planned alone; run few-shot methods unsharded here")
+
 
 NO_SHOTS = FewShot()
 
