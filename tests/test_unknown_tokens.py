@@ -22,9 +22,9 @@ import torch
 from tokenizers import Tokenizer, models
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
-from helpers import runner
 from helpers.data import load as load_data
 from helpers.data.selection import DatasetSelection, first_per_paradigm
+from helpers.engine import suitability
 from helpers.engine.kinds import scorer_for
 from helpers.engine.unknown_tokens import (SAMPLE, THRESHOLD, UnknownShare, sampled, selection_texts, unknown_share,
                                            warn_unknown_tokens, warning_text)
@@ -126,7 +126,7 @@ def test_the_warning_names_model_dataset_share_examples_and_what_to_do_and_the_f
         "texts": 12, "of_texts": 12, "examples": [w for w, _ in words.most_common(5)]}
     # recorded beside the configuration, not in it: another measurement finds the same file
     other = UnknownShare("[UNK]", 1, 1, 10, 0)
-    monkeypatch.setattr(runner, "warn_unknown_tokens", lambda scorer, selection: other)
+    monkeypatch.setattr(suitability, "warn_unknown_tokens", lambda scorer, selection, stacklevel: other)
     assert run_methods(scorer, selection, ["lp"], store=store) == files and store.writes == 1
 
 

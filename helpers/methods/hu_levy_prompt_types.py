@@ -9,6 +9,7 @@ from .templates import HL_PROMPTS, hu_levy_prompts
 DIRECT = "direct"
 PROMPT_TYPES = (DIRECT, *HL_PROMPTS)
 
+
 @dataclass(frozen=True)
 class HLPrompt:
     """One prompt type of one task ("direct" has no text: the string is scored alone)."""
@@ -17,6 +18,7 @@ class HLPrompt:
     task: str
     language: str
     text: str = ""
+
 
 def prompts_for(task: str, language: str, selected) -> list[HLPrompt]:
     """The prompt types of ``task`` in ``language`` among ``selected`` (names, or "all")."""
