@@ -203,11 +203,5 @@ def scorer_arguments(options: dict, base: Settings | None = None) -> dict:
     return {"settings": (base or Settings()).but(**own), **{k: v for k, v in options.items() if k not in names}}
 
 
-def describe() -> str:
-    """Every setting: its values, what "auto" is and what a score file records."""
-    return "\n".join(f"{name}: auto, {values if isinstance(values, str) else ', '.join(values)} ('auto': {auto}; "
-                     f"recorded as {rec})" for name, (values, auto, rec) in SETTINGS.items())
-
-
 __all__ = ["AUTO", "DTYPES", "METHOD_SETTINGS", "ORDER_AVERAGES", "PASS_RULES", "QUANTS", "SETTINGS", "SHARE_MODES",
-           "START_CONVENTIONS", "Settings", "describe", "parse_max_memory", "scorer_arguments"]
+           "START_CONVENTIONS", "Settings", "parse_max_memory", "scorer_arguments"]
