@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     for count in args.shards:
         batches = tokens = 0
         for index in range(1, count + 1):
-            positions = selection.sharded(index, count).shard.positions()
+            positions = selection.for_shards(index, count).shard.positions()
             needed = executor._needed_batches(roots, {2 * int(q) + k for q in positions for k in (0, 1)})
             batches += len(needed)
             tokens += sum(sizes[key] for key in needed)

@@ -11,7 +11,7 @@ from typing import Sequence
 import pandas as pd
 
 from .data.selection import DatasetSelection
-from .data.shards import Shard, file_tag
+from .data.shards import file_tag
 from .methods.base import METHODS_VERSION, Method, Runtime
 from .store import ScoreStore
 
@@ -65,11 +65,12 @@ def engine_record(scorer, unknown) -> dict:
 
 def unscored_shards(store: ScoreStore, selection: DatasetSelection, model: str, methods: list[Method], template,
                     configs: dict, tag: str | None) -> dict[str, list[int]]:
-    """For each method's file stem, the shards of ``selection.from_shards`` with no finished file."""
-    count, out = selection.from_shards, {}
+    """For each method's file stem, the shards of the run ``selection`` reads from its shards'
+    files that have no finished file."""
+    out = {}
     for m in methods:
-        missing = [i for i in range(1, count + 1) if not store.find(
-            selection.name, model, m.name, template, configs[m.name], file_tag(tag, Shard(i, count, 0, ())))]
+        missing = [part.index for part in selection.shard.each() if not store.find(
+            selection.name, model, m.name, template, configs[m.name], file_tag(tag, part))]
         if missing:
             out[store.stem(m.name, template, tag)] = missing
     return out

@@ -147,6 +147,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     if positions is not None and not isinstance(setup.context, str):  # the whole run's contexts: its config hash
         context_config = contexts_for(plan_contexts, len(plan_contexts))[1]
     runtime.fewshot.check_planned(selection.shard, positions is None)
+    reading = selection.shard is not None and not selection.shard.scored  # read from the shards' files
     info = info_frame(selection, setup.extra_columns, None if isinstance(setup.context, str) else contexts,
                       setup.context_column)
     loaded = scorer.loaded
@@ -163,7 +164,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
                                             configs[m.name], store_tag, selection.shard) for m in group}
             written.extend(p for paths in found.values() for p in paths)  # a file, or a run's shard files
             todo = [m for m in group if not found[m.name]]
-            if selection.from_shards > 1:  # read from the shards' files, never scored
+            if reading:  # never scored
                 unscored.update(unscored_shards(store, selection, loaded.name, todo, tconfig["template_id"],
                                                 configs, store_tag))
                 continue
@@ -177,5 +178,5 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
                                            configs[m.name], {**engine, "share_used": scorer.share_used},
                                            tag=store_tag, shard=selection.shard))
     if unscored:
-        raise MissingShardsError(missing_message(selection.name, loaded.name, selection.from_shards, unscored))
+        raise MissingShardsError(missing_message(selection.name, loaded.name, selection.shard.count, unscored))
     return written

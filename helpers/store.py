@@ -31,7 +31,7 @@ import pyarrow as pa
 from . import paths
 from .parquet_io import read_parquet, read_schema, write_parquet
 from .provenance import REUSE_STALE_ENV, describe_numerics, git_commit, library_versions, numerics
-from .data.shards import Shard, file_tag, group_runs, merge, run_key
+from .data.shards import Shard, file_tag, group_runs, is_shard_file, merge, run_key
 
 META_KEY = b"helpers"
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
@@ -120,20 +120,20 @@ class ScoreStore:
 
     def find_run(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None,
                  shard: Shard | None = None) -> list[Path]:
-        """The finished files of exactly this configuration: the file of ``shard`` when given, else
-        the run's own file or, failing that, a complete set of its shard files (in shard order)."""
-        if shard is not None:
+        """The finished files of exactly this configuration: the file of ``shard`` when it is one to
+        score, else the run's own file or, failing that, a complete set of its shard files (in
+        shard order)."""
+        if shard is not None and shard.scored:
             found = self.find(dataset, model, method, template, config, file_tag(tag, shard))
             return [found] if found else []
         found = self.find(dataset, model, method, template, config, tag)
         if found:
             return [found]
         h, stem = config_hash(config), self.stem(method, template, tag)
-        pattern = re.compile(rf"{re.escape(stem)}__shard\d+of\d+(__{h})?\.parquet")
         metas = []
         for candidate in sorted(self.folder(dataset, model).glob(f"{stem}__shard*.parquet")):
             try:
-                meta = read_metadata(candidate, verify=True) if pattern.fullmatch(candidate.name) else {}
+                meta = read_metadata(candidate, verify=True) if is_shard_file(candidate.name, stem, h) else {}
             except (ValueError, OSError, pa.ArrowInvalid):
                 continue
             if meta.get("config_hash") == h and meta.get("shard") and self._usable(candidate, meta):
@@ -182,6 +182,8 @@ class ScoreStore:
         """Write one score file atomically (temporary file, then rename); a ``shard``'s file is
         named apart (``lp__shard2of3.parquet``) and records which positions of the run it holds."""
         if shard is not None:
+            if not shard.scored:
+                raise ValueError("a run read from its shards' files writes no score file: score a shard (shard=k)")
             tag, extra_meta = file_tag(tag, shard), {**(extra_meta or {}), "shard": shard.meta()}
         need = ITEM_SCORE_COLUMNS if "score" in frame.columns else PAIR_SCORE_COLUMNS
         missing = [c for c in need if c not in frame.columns]

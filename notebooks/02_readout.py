@@ -63,6 +63,7 @@ from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import select
+from helpers.data.shards import file_tag
 from helpers.engine.unknown_tokens import selection_texts, unknown_share
 from helpers.store import load_files
 from helpers.runner import run_methods
@@ -77,10 +78,10 @@ scorer = scorer_for(model, settings)
 # the methods this kind of model can run; the others are listed with the reason in Table 3
 method_list, not_applicable = method_registry.applicable(
     method_registry.method_names(methods, method_registry.READOUT_METHODS), scorer)
-selection = select(dataset, limit).sharded(shard, shards)
+selection = select(dataset, limit).for_shards(shard, shards)  # a shard's pairs, or the whole run
 config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "limit": limit, "unigram_corpus": unigram_corpus, **settings.record()}
-tag = f"{scorer.loaded.name}__{dataset}" + (f"__{selection.shard.tag}" if selection.shard else "")  # tables of a shard: its pairs
+tag = file_tag(f"{scorer.loaded.name}__{dataset}", selection.shard)  # tables of a shard: its pairs
 report = NotebookReport("02_readout", config, tag)
 print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
       f"{scorer.loaded.name} ({scorer.loaded.dtype}, start token {scorer.start_policy}); methods: {', '.join(method_list)}")

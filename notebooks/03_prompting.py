@@ -100,6 +100,7 @@ from helpers.analysis import accuracy, fewshot as fewshot_tables, hu_levy, promp
 from helpers.reporting.notebook import NotebookReport
 from helpers.analysis import cross_model, introspection, introspection_comparison
 from helpers.data.selection import select
+from helpers.data.shards import file_tag
 from helpers.methods.fewshot import FewShot, k_values as fewshot_ks_of
 from helpers.methods.hu_levy import TASKS, default_sets
 from helpers.methods.hu_levy_prompt_types import PROMPT_TYPES
@@ -133,8 +134,8 @@ config = {"model": model, "dataset": dataset, "methods": method_list,
           "hu_levy_models": hl_models,
           "fewshot_ks": k_list, "fewshot_methods": fewshot_list, "fewshot_source": fewshot_source,
           "fewshot_seed": fewshot_seed, **settings.record()}
-tag = f"{scorer.loaded.name if len(models) == 1 else cross_model.models_tag(models)}__{dataset}" + \
-    (f"__{selection.shard.tag}" if selection.shard else "")  # tables of a shard: its pairs
+tag = file_tag(f"{scorer.loaded.name if len(models) == 1 else cross_model.models_tag(models)}__{dataset}",
+               selection.shard)  # tables of a shard: its pairs
 report = NotebookReport("03_prompting", config, tag)
 print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if instruct else 'a base'} model: "
       f"{'chat' if instruct else 'base'} templates; methods: {', '.join(method_list)}"
@@ -236,7 +237,7 @@ if shot_files:  # scored with Part 1 above (each model loaded once)
 # %%
 hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer,
                                      options=settings.method_options(), shard=shard, shards=shards, settings=settings)
-hl_tag = cross_model.models_tag(hl_models) + (f"__{selection.shard.tag}" if selection.shard else "")
+hl_tag = file_tag(cross_model.models_tag(hl_models), selection.shard)
 if hl_files:
     hl_scores = load_files(hl_files)
     hl_summary = hu_levy.summarize(hl_scores)
@@ -300,8 +301,8 @@ if hl_files:
 intro_models = list(dict.fromkeys((models if len(models) > 1 else []) + (hl_models if len(hl_models) > 1 else [])))
 intro_files = (files + direct_files if len(models) > 1 else []) + (hl_files if len(hl_models) > 1 else [])
 if intro_files:
-    intro_tag = cross_model.models_tag(intro_models) + (f"__{dataset}" if len(models) > 1 else "") + \
-        (f"__{selection.shard.tag}" if selection.shard else "")
+    intro_tag = file_tag(cross_model.models_tag(intro_models) + (f"__{dataset}" if len(models) > 1 else ""),
+                         selection.shard)
     intro_scores = load_files(intro_files)
     intro_items = introspection.disagreeing(introspection.item_measures(intro_scores), introspection_disagree)
     intro = introspection_comparison.with_relations(introspection.matrix(intro_items, seed=seed))

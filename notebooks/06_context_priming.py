@@ -66,6 +66,7 @@ from helpers.data import priming
 from helpers.analysis import prefix_similarity, primed_separability, priming_effects, priming_tables
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import DatasetSelection, select
+from helpers.data.shards import file_tag
 from helpers.runs.primed import score_primed
 from helpers.store import load_files
 from helpers.runner import run_methods
@@ -93,7 +94,7 @@ group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group 
 config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "prefix_types": type_list, "lengths": length_list, "draws": draws, "limit": limit,
           "paradigms": selection.paradigms, "seed": seed, "phenomenon_sentences": phenomenon_sentences, **settings.record()}
-tag = f"{scorer.loaded.name}__{dataset}" + (f"__{part.shard.tag}" if part.shard else "")  # tables of a shard: its pairs
+tag = file_tag(f"{scorer.loaded.name}__{dataset}", part.shard)  # tables of a shard: its pairs
 report = NotebookReport("06_context_priming", config, tag)
 print(f"{len(part):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.max_positions} positions); "
       f"methods: {', '.join(method_list)}")

@@ -64,6 +64,7 @@ from helpers.analysis import isolated, pair_correlation as pc, separability as s
 from helpers.runs.teaching import score_teaching
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import HU2025, select
+from helpers.data.shards import file_tag
 from helpers.store import load_files
 from helpers.runner import run_methods
 from helpers.engine.kinds import check_models, scorer_for
@@ -90,8 +91,9 @@ if extras:  # those this kind of model can run; the others are named with the re
 config = {"model": model, "datasets": dataset_list, "metrics": metric_list,
           "extra_methods": extras, "embedding_model": embedding_model, "unigram_corpus": unigram_corpus,
           "limit": limit, "bins": bins, "seed": seed, **settings.record()}
-tag = scorer.loaded.name + (f"__shard{shard}of{shards}" if shard else "")  # a shard's files and notebook
-analyse = shard is None  # a shard job scores only; the analyses read the whole run (shard None: every shard's files)
+part = next(iter(selections.values())).shard  # the same part of every dataset's run (None: unsharded)
+tag = file_tag(scorer.loaded.name, part)  # a shard's files and notebook
+analyse = part is None or not part.scored  # a shard job scores only; the analyses read the whole run
 report = NotebookReport("07_separability", config, tag)
 display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} for n, s in selections.items()]))
 

@@ -77,11 +77,11 @@ def test_06_primed_shards_are_the_unsharded_run_bit_for_bit(primed_setup, tmp_pa
     assert len(whole) == 2 * 6 * (1 + 2 * 2)  # methods x pairs x (no prefix + 2 types x 2 lengths)
     calls = scorer.forward_calls
     store = ScoreStore(tmp_path / "b")
-    parts = [load_files(score_primed(scorer, selection.sharded(i, 3), prefixes, methods, {"templates": [1]},
+    parts = [load_files(score_primed(scorer, selection.for_shards(i, 3), prefixes, methods, {"templates": [1]},
                                      store=store), token_columns=True) for i in (1, 2, 3)]
     assert scorer.forward_calls - calls < 3 * calls  # each shard runs only the batches its rows need
     for part, i in zip(parts, (1, 2, 3)):  # each shard: its own pairs, under the whole run's prefixes
-        mine = set(zip(selection.sharded(i, 3).frame.paradigm, selection.sharded(i, 3).frame.pair_id))
+        mine = set(zip(selection.for_shards(i, 3).frame.paradigm, selection.for_shards(i, 3).frame.pair_id))
         assert set(zip(part.paradigm, part.pair_id)) == mine
     gathered = score_primed(scorer, selection.for_shards(None, 3), prefixes, methods, {"templates": [1]}, store=store)
     assert [p.name for p in gathered] == [f"{m}__primed_grid__shard{i}of3.parquet"
@@ -96,7 +96,7 @@ def test_06_a_shard_draws_the_unsharded_runs_prefixes(primed_setup):
     alone gives exactly the rows the whole selection's draw gives them."""
     scorer, selection, prefixes, count, pool = primed_setup
     for i in (1, 2):
-        part = selection.sharded(i, 2)
+        part = selection.for_shards(i, 2)
         alone = priming.build_prefixes(part.frame, count, pool=pool, prefix_types=["in_acceptable", "wikitext"],
                                        lengths=[0, 12, 30], seed=5, max_positions=scorer.max_positions)
         keys = pd.MultiIndex.from_frame(part.frame[["paradigm", "pair_id"]])
@@ -107,17 +107,17 @@ def test_06_a_shard_draws_the_unsharded_runs_prefixes(primed_setup):
 def test_06_missing_shards_and_partial_prefix_tables_are_clear_errors(primed_setup, tmp_path):
     scorer, selection, prefixes, *_ = primed_setup
     store = ScoreStore(tmp_path)
-    score_primed(scorer, selection.sharded(2, 3), prefixes, ["lp"], store=store)
+    score_primed(scorer, selection.for_shards(2, 3), prefixes, ["lp"], store=store)
     with pytest.raises(MissingShardsError, match=r"blimp x tiny-llama is read from its 3 shards' score files, but "
                                                  r"shard\(s\) 1, 3 of 3 are not scored yet \(lp__primed_grid: "
                                                  r"shards 1, 3\): run the notebook with shard=1"):
         score_primed(scorer, selection.for_shards(None, 3), prefixes, ["lp"], store=store)
-    part = selection.sharded(1, 3)
+    part = selection.for_shards(1, 3)
     keys = pd.MultiIndex.from_frame(part.frame[["paradigm", "pair_id"]])
     own = prefixes[pd.MultiIndex.from_frame(prefixes[["paradigm", "pair_id"]]).isin(keys)]
-    with pytest.raises(ValueError, match=r"the prefix table covers 2 of the 6 pairs of the whole run"):
+    with pytest.raises(ValueError, match=r"the prefix table covers 2 of the 6 items of the whole run"):
         score_primed(scorer, part, own, ["lp"], store=store)
-    whole_context = ["x"] * (len(part.whole) - 1)
+    whole_context = ["x"] * (len(part.shard.whole) - 1)
     with pytest.raises(ValueError, match=r"whole_context holds 5 contexts for the 6 items of the whole run"):
         run_methods(scorer, part, ["lp"], setup=RunSetup(context=["x"] * len(part), whole_context=whole_context),
                     store=store)
@@ -135,7 +135,7 @@ def test_03_prompting_shards_are_the_unsharded_run_bit_for_bit(tiny, tmp_path):
     assert set(whole.method) == set(methods) and len(whole) == 4 * 2 * 8
     store = ScoreStore(tmp_path / "b")
     for i in (1, 2):
-        run_methods(scorer, selection.sharded(i, 2), methods, options, store=store)
+        run_methods(scorer, selection.for_shards(i, 2), methods, options, store=store)
     gathered = run_methods(scorer, selection.for_shards(None, 2), methods, options, store=store)
     assert len(gathered) == 2 * 4 * 2 and all("shard" in p.name for p in gathered)
     sharded = load_files(gathered, token_columns=True)
@@ -239,7 +239,7 @@ def test_notebook_06_sharded_then_read_as_one_run(scratch):
     options = {"templates": [1], **settings.method_options()}
     with pytest.raises(MissingShardsError, match=r"shard\(s\) 1 of 2 are not scored yet"):
         score_primed(scorer, selection.for_shards(None, 2), prefixes, ["lp"], options)
-    score_primed(scorer, selection.sharded(1, 2), prefixes, ["lp"], options)  # into the notebook's store
+    score_primed(scorer, selection.for_shards(1, 2), prefixes, ["lp"], options)  # into the notebook's store
     whole = score_primed(scorer, selection, prefixes, ["lp"], options, store=ScoreStore(scratch / "whole"))
     run_notebook("06_context_priming.ipynb", scratch / "all.ipynb", shards=2, **params)
     tables = scratch / "outputs" / "tables"

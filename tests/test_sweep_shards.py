@@ -30,7 +30,7 @@ def test_split_is_by_paradigm_then_position():
 
 def test_a_shard_of_a_selection(tiny_dir):
     full = select("hl_blimp", 2)  # paradigms interleave in this table
-    parts = [full.sharded(i, 3) for i in (1, 2, 3)]
+    parts = [full.for_shards(i, 3) for i in (1, 2, 3)]
     assert [len(p) for p in parts] == [len(full) // 3 + (i < len(full) % 3) for i in range(3)]
     assert all(p.config() == full.config() for p in parts)  # the run's configuration: same config hash
     positions = np.sort(np.concatenate([p.shard.positions() for p in parts]))
@@ -39,17 +39,24 @@ def test_a_shard_of_a_selection(tiny_dir):
     assert first.shard.tag == "shard1of3"
     assert first.frame.equals(full.frame.iloc[first.shard.positions()].reset_index(drop=True))
     assert Shard.from_meta(json.loads(json.dumps(first.shard.meta()))) == first.shard
-    assert full.sharded(None, 1) is full
+    assert full.for_shards(None, 1) is full
+    read = full.for_shards(None, 3)  # the whole run, read from its 3 shards' files
+    assert read.frame is full.frame and not read.shard.scored and read.shard.tag is None
+    assert [s.tag for s in read.shard.each()] == ["shard1of3", "shard2of3", "shard3of3"]
+    assert read.config() == full.config()
+    with pytest.raises(ValueError, match=r"the selection is already shard 1 of 3: shard the whole run"):
+        first.for_shards(1, 2)
 
 
 @pytest.mark.parametrize("shard, shards, message", [
-    (None, 3, r"shard must be a number from 1 to 3"), (4, 3, r"shard must be a number from 1 to 3 \(which of the 3 shards to run\), got 4"),
+    (0, 3, r"shard must be a number from 1 to 3"), (4, 3, r"shard must be a number from 1 to 3 \(which of the 3 shards to run\), or None \(read "
+              r"all 3 shards' files as one run\), got 4"),
     (2, 1, r"shard 2 of 1"), (None, 0, r"shards must be a whole number >= 1, got 0"),
     (1, 500, r"500 shards of 134 items: ask for at most 134 shards"),
 ])
 def test_bad_shards_are_clear_errors(shard, shards, message):
     with pytest.raises(ValueError, match=message):
-        select("blimp", 2).sharded(shard, shards)
+        select("blimp", 2).for_shards(shard, shards)
 
 
 @pytest.mark.parametrize("model, options, block", [
@@ -64,16 +71,16 @@ def test_shard_files_are_read_as_one_run_bit_for_bit(tiny, tmp_path, model, opti
         scorer.executor.block = block
     first = select("hl_blimp", 2)
     selection = replace(first, frame=first.frame.head(30))  # 17 paradigms that interleave: shards are not ranges
-    assert [len(selection.sharded(i, 3).shard.ranges) for i in (1, 2, 3)] == [2, 4, 3]
+    assert [len(selection.for_shards(i, 3).shard.ranges) for i in (1, 2, 3)] == [2, 4, 3]
     methods = ["lp", "meanlp"]
     whole = run_methods(scorer, selection, methods, store=ScoreStore(tmp_path / "a"))
     whole_calls = scorer.forward_calls
     store = ScoreStore(tmp_path / "b")
     for i in (1, 2):
-        run_methods(scorer, selection.sharded(i, 3), methods, store=store)
+        run_methods(scorer, selection.for_shards(i, 3), methods, store=store)
     with pytest.warns(UserWarning, match=r"left out lp in .*: shards \[1, 2\] of 3 are there"):
         assert load_scores(root=tmp_path / "b").empty
-    run_methods(scorer, selection.sharded(3, 3), methods, store=store)
+    run_methods(scorer, selection.for_shards(3, 3), methods, store=store)
     sharded_calls = scorer.forward_calls - whole_calls
     # each shard runs the batches its pairs need: all of a one-block run, its own blocks' otherwise
     assert (sharded_calls == 3 * whole_calls) if block is None else (whole_calls < sharded_calls < 2 * whole_calls), \
@@ -132,11 +139,11 @@ def test_few_shot_shards_draw_the_whole_runs_examples(tiny, tmp_path):
                                    store=ScoreStore(tmp_path / "a")))
     store = ScoreStore(tmp_path / "b")
     for i in (1, 2, 3):
-        run_methods(scorer, selection.sharded(i, 3), ["intemplate_lp", "yesno"], options, store=store)
+        run_methods(scorer, selection.for_shards(i, 3), ["intemplate_lp", "yesno"], options, store=store)
     calls = scorer.forward_calls
     found = run_methods(scorer, selection, ["intemplate_lp", "yesno"], options, store=store)  # the shards, as one run
     assert scorer.forward_calls == calls and all("shard" in p.name for p in found)
     pd.testing.assert_frame_equal(load_files(found), whole, check_exact=True)
-    part = selection.sharded(2, 3)
+    part = selection.for_shards(2, 3)
     with pytest.raises(ValueError, match=r"shard shard2of3 with one context per item is planned alone"):
         run_methods(scorer, part, ["yesno"], options, setup=RunSetup(context=["A context. "] * len(part)), store=store)

@@ -41,9 +41,7 @@ class DatasetSelection:
     frame: pd.DataFrame
     options: dict = field(default_factory=dict)
     limit: int | None = None
-    shard: Shard | None = None  # which shard of the run the frame holds (helpers.data.shards); None: all
-    whole: pd.DataFrame | None = None  # a shard's whole run (its batches are planned over it)
-    from_shards: int = 1  # > 1: the run is read from this many shards' files, never scored (an analysis)
+    shard: Shard | None = None  # the part of a sharded run the frame holds (helpers.data.shards); None: unsharded
     paradigms: tuple[str, ...] | None = None  # the paradigms kept by :meth:`pick_paradigms` (None: all)
 
     def __post_init__(self):
@@ -110,20 +108,15 @@ class DatasetSelection:
         frame = self.frame[self.frame["paradigm"].astype(str).isin(kept)].reset_index(drop=True)
         return replace(self, frame=frame, paradigms=tuple(kept))
 
-    def sharded(self, shard: int | None, shards: int = 1) -> "DatasetSelection":
-        """Shard ``shard`` (1 to ``shards``) of these items, by paradigm then position (itself when
-        ``shards`` is 1); its score files hold the whole run's configuration (helpers.data.shards)."""
-        from .shards import shard_of
-
-        return shard_of(self, shard, shards)
-
     def for_shards(self, shard: int | None, shards: int = 1) -> "DatasetSelection":
-        """What a notebook's ``shard`` and ``shards`` ask of this run: shard ``shard`` to score, or,
-        with ``shard`` None and ``shards`` > 1, the whole run read from its shards' score files
-        (nothing is scored; :func:`helpers.runner.run_methods` names any shard not scored yet)."""
-        from .shards import gathered
+        """What a notebook's ``shard`` and ``shards`` ask of this run: itself when ``shards`` is 1;
+        shard ``shard`` (1 to ``shards``, by paradigm then position) to score, its score files
+        holding the whole run's configuration; or, with ``shard`` None, the whole run read from its
+        shards' score files (nothing is scored; :func:`helpers.runner.run_methods` names any shard
+        not scored yet). :mod:`helpers.data.shards` decides all of it."""
+        from .shards import shard_selection
 
-        return gathered(self, shards) if shard is None and shards != 1 else self.sharded(shard, shards)
+        return shard_selection(self, shard, shards)
 
     def __len__(self) -> int:
         return len(self.frame)

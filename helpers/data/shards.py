@@ -1,18 +1,21 @@
-"""Deterministic shards of a dataset run, and shard files read back as one run.
+"""A shard of a dataset run: one value that slices a selection, names its score files, and
+puts shard files back together as one run. Nothing outside this module knows how.
 
 A run's items are ordered by paradigm (in order of first appearance), then by position, and
 cut into ``count`` contiguous parts of near-equal size (sizes differ by at most one), so a
 paradigm stays in one shard unless it is cut at a boundary. A shard job plans the whole run
-and runs only the batches its items need (:meth:`helpers.engine.interface.Scorer.score`'s ``only``),
-so its scores are bit for bit the unsharded run's. Shard ``index`` (1 to ``count``)
-keeps its items in the run's own order. A shard's score files carry the run's configuration
-(the same config hash as the unsharded run) and, in their metadata, which positions of the
-run they hold; :func:`merge` puts the rows of a complete set back into the run's order.
+(:attr:`Shard.whole`, :func:`planned_items`) and asks the engine for its own requests only
+(:meth:`helpers.engine.interface.Scorer.score`'s ``only``), so its scores are bit for bit the
+unsharded run's. Shard ``index`` (1 to ``count``) keeps its items in the run's own order. A
+shard's score files carry the run's configuration (the same config hash as the unsharded run)
+and, in their metadata, which positions of the run they hold; :func:`merge` puts the rows of a
+complete set back into the run's order. A :class:`Shard` with ``index`` None is the whole run
+read from its ``count`` shards' files (an analysis: nothing is scored).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 import numpy as np
@@ -24,17 +27,29 @@ SHARD_SUFFIX = re.compile(r"__shard\d+of\d+")
 @dataclass(frozen=True)
 class Shard:
     """Shard ``index`` of ``count`` of a run of ``total`` items: the items at ``ranges``
-    ([start, stop) positions of the run's frame)."""
+    ([start, stop) positions of the run's frame), planned over ``whole`` (the run's items).
+    ``index`` None: the whole run, read from its ``count`` shards' score files."""
 
-    index: int
+    index: int | None
     count: int
     total: int
     ranges: tuple[tuple[int, int], ...]
+    whole: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     @property
-    def tag(self) -> str:
-        """The part of a file name that says which shard it holds (``shard2of3``)."""
-        return f"shard{self.index}of{self.count}"
+    def scored(self) -> bool:
+        """Whether this run scores a shard (else it reads every shard's files)."""
+        return self.index is not None
+
+    @property
+    def tag(self) -> str | None:
+        """The part of a file name that says which shard it holds (``shard2of3``); None for the
+        whole run read from its shards."""
+        return f"shard{self.index}of{self.count}" if self.scored else None
+
+    def each(self) -> list["Shard"]:
+        """The ``count`` shards of this run, for naming their files."""
+        return [Shard(i, self.count, self.total, ()) for i in range(1, self.count + 1)]
 
     def positions(self) -> np.ndarray:
         return np.concatenate([np.arange(a, b) for a, b in self.ranges]) if self.ranges else np.array([], int)
@@ -50,16 +65,18 @@ class Shard:
 
 
 def check(index, count) -> tuple[int | None, int]:
-    """``(index, count)`` as ints, or a clear error: count >= 1, and index 1..count when count > 1."""
+    """``(index, count)`` as ints, or a clear error: count >= 1, and index None or 1..count."""
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
         raise ValueError(f"shards must be a whole number >= 1, got {count!r}")
     if count == 1:
         if index not in (None, 1):
             raise ValueError(f"shard {index!r} of 1: with shards = 1 leave shard as None")
         return None, 1
+    if index is None:
+        return None, int(count)
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 1 <= index <= count:
         raise ValueError(f"shard must be a number from 1 to {count} (which of the {count} shards to run), "
-                         f"got {index!r}")
+                         f"or None (read all {count} shards' files as one run), got {index!r}")
     return int(index), int(count)
 
 
@@ -88,29 +105,47 @@ def ranges(positions: np.ndarray) -> tuple[tuple[int, int], ...]:
     return tuple((a, b) for a, b in out)
 
 
-def shard_of(selection, index, count):
-    """Shard ``index`` of ``count`` of a :class:`~helpers.data.selection.DatasetSelection` (itself
-    when ``count`` is 1). The shard's configuration is the whole run's, so its score files
-    have the unsharded run's config hash."""
+def shard_selection(selection, index, count):
+    """What a notebook's ``shard`` and ``shards`` ask of a
+    :class:`~helpers.data.selection.DatasetSelection`: itself when ``count`` is 1; shard ``index``
+    of ``count`` to score (its score files carry the whole run's configuration); or, with
+    ``index`` None, the whole run read from its ``count`` shards' files (nothing is scored)."""
     index, count = check(index, count)
     if count == 1:
         return selection
     if selection.shard is not None:
-        raise ValueError(f"the selection is already shard {selection.shard.index} of {selection.shard.count}")
-    positions = split(selection.frame, count)[index - 1]
-    shard = Shard(index, count, len(selection.frame), ranges(positions))
-    return replace(selection, frame=selection.frame.iloc[positions].reset_index(drop=True), shard=shard,
-                   whole=selection.frame)
+        raise ValueError(f"the selection is already {_named(selection.shard)}: shard the whole run")
+    parts = split(selection.frame, count)  # a clear error for more shards than items
+    n = len(selection.frame)
+    if index is None:
+        return replace(selection, shard=Shard(None, count, n, ((0, n),)))
+    positions = parts[index - 1]
+    shard = Shard(index, count, n, ranges(positions), whole=selection.frame)
+    return replace(selection, frame=selection.frame.iloc[positions].reset_index(drop=True), shard=shard)
 
 
-def gathered(selection, count):
-    """The whole run of a :class:`~helpers.data.selection.DatasetSelection` as ``count`` shards
-    scored it: read from their files, never scored (``from_shards``)."""
-    check(1, count)
-    if selection.shard is not None:
-        raise ValueError(f"the selection is shard {selection.shard.index} of {selection.shard.count}, not a whole run")
-    split(selection.frame, count)  # a clear error for more shards than items
-    return replace(selection, from_shards=int(count))
+def derived(whole, items, keys: Sequence[str], what: str = "table"):
+    """The part of ``whole`` (a selection built from the unsharded run of ``items``, one row or
+    more per item, e.g. a pair under each priming prefix) that ``items``' shard asks for: the
+    rows whose ``keys`` are ``items``' own, as a shard of ``whole``, or ``whole`` read from its
+    shards' files. ``what`` names the table that made ``whole`` in the error for one that does
+    not cover the whole run."""
+    shard = items.shard
+    n = len(whole.frame)
+    if not shard.scored:
+        return replace(whole, shard=Shard(None, shard.count, n, ((0, n),)))
+    covered = len(whole.frame[list(keys)].drop_duplicates())
+    if covered != len(shard.whole):
+        raise ValueError(f"the {what} covers {covered} of the {len(shard.whole)} items of the whole run: a shard is "
+                         f"scored under the whole run's {what} (build it from the unsharded selection)")
+    mine = pd.MultiIndex.from_frame(items.frame[list(keys)].astype(str))
+    positions = np.flatnonzero(pd.MultiIndex.from_frame(whole.frame[list(keys)].astype(str)).isin(mine))
+    part = Shard(shard.index, shard.count, n, ranges(positions), whole=whole.frame)
+    return replace(whole, frame=whole.frame.iloc[positions].reset_index(drop=True), shard=part)
+
+
+def _named(shard: Shard) -> str:
+    return f"shard {shard.index} of {shard.count}" if shard.scored else f"the run read from {shard.count} shards"
 
 
 class MissingShardsError(LookupError):
@@ -128,9 +163,16 @@ def missing_message(dataset: str, model: str, count: int, missing: dict[str, lis
 
 
 def file_tag(tag: str | None, shard: Shard | None) -> str | None:
-    """A score file's tag with the shard's part added."""
+    """A file's (or a notebook's tables') tag with the shard's part added (none for a run read
+    from its shards)."""
     parts = [t for t in (tag, shard.tag if shard else None) if t]
     return "__".join(parts) or None
+
+
+def is_shard_file(name: str, stem: str, config_hash: str) -> bool:
+    """Whether ``name`` is the file of a shard of the run whose own file is ``stem``.parquet (or
+    ``stem__<config_hash>``.parquet, written beside a taken name)."""
+    return re.fullmatch(rf"{re.escape(stem)}__shard\d+of\d+(__{config_hash})?\.parquet", name) is not None
 
 
 def run_key(path, meta: dict) -> tuple:
@@ -186,12 +228,14 @@ def group_runs(metas: list[tuple]) -> tuple[list[tuple], list[str]]:
 def planned_items(selection, context, items: list[dict], contexts: list[str],
                   whole_context: Sequence[str] | None = None) -> tuple[list[dict], list[str], np.ndarray | None]:
     """The items a run's requests are planned over, their contexts, and where ``items`` (of the
-    :class:`~helpers.data.selection.DatasetSelection` ``selection``) are among them: a shard's whole run (its one context for all, or ``whole_context``, the whole
-    run's per-item contexts), so that its batches, and so its scores bit for bit, are those of
-    the unsharded run; else ``items`` (a shard with per-item contexts and no ``whole_context``)."""
-    if selection.shard is None or selection.whole is None:
+    :class:`~helpers.data.selection.DatasetSelection` ``selection``) are among them: a shard's
+    whole run (its one context for all, or ``whole_context``, the whole run's per-item contexts),
+    so that its batches, and so its scores bit for bit, are those of the unsharded run; else
+    ``items`` (a shard with per-item contexts and no ``whole_context``)."""
+    shard = selection.shard
+    if shard is None or shard.whole is None:
         return items, contexts, None
-    whole, positions = selection.whole.to_dict("records"), selection.shard.positions()
+    whole, positions = shard.whole.to_dict("records"), shard.positions()
     if isinstance(context, str):
         return whole, [context] * len(whole), positions
     if whole_context is None:

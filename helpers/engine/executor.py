@@ -19,7 +19,7 @@ batch is halved and the run goes on.
 Batches hold the nodes of one block of the run's requests (``BLOCK_REQUESTS`` in the run's
 order, or half the token budget where that is more), or nodes shared across blocks (a
 context under "context" or "prefix"; the trie of "tree" is planned per block), so that a
-range of the requests (one shard of a dataset run) lies in few batches. A run may
+range of the requests lies in few batches. A run may
 ask for some of the plan's requests only (``only``): the batches are formed from the whole
 plan as before, and just those holding a node the requests need (or caching the keys and
 values such a batch reads) run, so each value is bit for bit the one the whole run computes.
@@ -81,7 +81,6 @@ class Executor(Scheduling, ForwardPass, LogprobReading):
         # and in the head (vocabulary log-softmax at the positions read); on a GPU the head's
         # copy to the host waits for the body, so the split holds on CPU only
         self.seconds = {"rows": 0.0, "head": 0.0}
-        self._partial = False  # running only some requests' batches (their batches must stay the whole run's)
 
     def run(self, roots: Sequence[Node], n_requests: int, on_result: Callable[[], object] | None = None,
             only: Iterable[int] | None = None, mass=None) -> list[tuple[np.ndarray, ...] | None]:
@@ -94,11 +93,7 @@ class Executor(Scheduling, ForwardPass, LogprobReading):
         wanted = None if only is None else set(only)
         needed = None if wanted is None else self._needed_batches(list(roots), wanted)
         state = RunState(n_requests, on_result, wanted, mass)
-        self._partial = wanted is not None
-        try:
-            self._run_nodes(list(roots), state, needed)
-        finally:
-            self._partial = False
+        self._run_nodes(list(roots), state, needed)
         missing = [i for i in (wanted or ()) if state.results[i] is None]
         if missing:
             raise RuntimeError(f"{len(missing)} of the requested results were not computed (request {missing[0]}); "
@@ -126,5 +121,5 @@ class Executor(Scheduling, ForwardPass, LogprobReading):
         def shrink() -> None:
             self.token_budget = max(64, self.token_budget // 2)
 
-        halving_on_oom(batch, lambda part: self._forward(list(part), state), shrink=shrink, partial=self._partial,
+        halving_on_oom(batch, lambda part: self._forward(list(part), state), shrink=shrink, partial=state.wanted is not None,
                        budget=lambda: self.token_budget)

@@ -58,8 +58,8 @@ def halving_on_oom(batch: Sequence[T], run: Callable[[Sequence[T]], None], *, sh
                    partial: bool, budget: Callable[[], int]) -> None:
     """``run(batch)``; on CUDA out-of-memory, ``shrink()`` (halve the token budget for good) and
     run each half the same way. A batch of one that does not fit is the error itself; a partial
-    run (a shard) refuses, since smaller batches would no longer be the whole run's, nor its
-    numbers. ``budget()`` is the token budget now, named in that refusal."""
+    run (only some requests, e.g. a shard's) refuses, since smaller batches would no longer be
+    the whole run's, nor its numbers. ``budget()`` is the token budget now, named in that refusal."""
     try:
         run(batch)
     except torch.cuda.OutOfMemoryError:

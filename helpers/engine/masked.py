@@ -82,7 +82,6 @@ class MaskedScorer(ScoresRequests):
         self.token_budget = int(token_budget or (32768 if self.device.type == "cuda" else 4096))
         self.batch_size = batch_size
         self.forward_calls = self.tokens_run = 0
-        self._partial = False
 
     def encode_many(self, requests: Sequence[Request]) -> list[MaskedEncoded]:
         """Token ids of every request (see :class:`~helpers.engine.masked_encoding.MaskedEncoded`)."""
@@ -122,15 +121,13 @@ class MaskedScorer(ScoresRequests):
         values = {u: (np.full(len(k[0]), np.nan), np.full(len(k[0]), np.nan)) for u, k in enumerate(uniques)
                   if wanted is None or u in wanted}
         bar = progress_bar(total=len(copies), desc=desc, unit="copy", disable=not self.progress, leave=False)
-        self._partial = wanted is not None
         try:
             for batch in self._batches(copies, uniques):
                 if wanted is None or any(u in wanted for u, _ in batch):
                     halving_on_oom(batch, lambda part: self._forward(list(part), words, values), shrink=self._shrink,
-                                   partial=self._partial, budget=lambda: self.token_budget)
+                                   partial=wanted is not None, budget=lambda: self.token_budget)
                 bar.update(len(batch))
         finally:
-            self._partial = False
             bar.close()
         return [values.get(index[k]) for k in key]
 

@@ -102,7 +102,6 @@ class Seq2SeqScorer(ScoresRequests):
         self.token_budget = int(token_budget or (32768 if on_gpu else 4096))
         self.batch_size = batch_size
         self.forward_calls = self.tokens_run = 0
-        self._partial = False  # a shard's run: its batches must stay the whole list's (no halving)
 
     # ---------------------------------------------------------------- encoding
     def encode_many(self, requests: Sequence[Request | Seq2SeqRequest]) -> list[Encoded2]:
@@ -154,15 +153,13 @@ class Seq2SeqScorer(ScoresRequests):
         wanted = None if only is None else set(only)
         bar = progress_bar(total=len(encoded) if wanted is None else len(wanted), desc=desc, unit="seq",
                            disable=not self.progress, leave=False)
-        self._partial = wanted is not None
         try:
             for batch in self._batches(order, encoded):
                 if wanted is not None and wanted.isdisjoint(batch):
                     continue
-                self._run(batch, encoded, need, results)
+                self._run(batch, encoded, need, results, partial=wanted is not None)
                 bar.update(len(batch) if wanted is None else len(wanted.intersection(batch)))
         finally:
-            self._partial = False
             bar.close()
         return results
 
@@ -185,13 +182,14 @@ class Seq2SeqScorer(ScoresRequests):
         if batch:
             yield batch
 
-    def _run(self, batch: list[int], encoded, need, results) -> None:
-        """Run one batch, halved on CUDA out-of-memory (:func:`helpers.engine.head.halving_on_oom`)."""
+    def _run(self, batch: list[int], encoded, need, results, partial: bool) -> None:
+        """Run one batch, halved on CUDA out-of-memory (:func:`helpers.engine.head.halving_on_oom`;
+        never when only some requests run, ``partial``)."""
         def shrink() -> None:
             self.token_budget = max(1, self.token_budget // 2)
 
         halving_on_oom(batch, lambda part: self._forward(list(part), encoded, need, results), shrink=shrink,
-                       partial=self._partial, budget=lambda: self.token_budget)
+                       partial=partial, budget=lambda: self.token_budget)
 
     @torch.no_grad()
     def _forward(self, batch: list[int], encoded, need, results) -> None:

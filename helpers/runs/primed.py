@@ -14,11 +14,10 @@ from typing import Mapping, Sequence
 
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
 from ..data.selection import DatasetSelection
-from ..data.shards import Shard, ranges
+from ..data.shards import derived
 from ..store import ScoreStore
 from ..runner import RunSetup, run_methods
 from ..engine.interface import Scorer
@@ -42,34 +41,20 @@ def kind_of(prefixes: pd.DataFrame) -> str:
 
 
 def primed_selection(selection: DatasetSelection, prefixes: pd.DataFrame) -> DatasetSelection:
-    """One row per (target pair, prefix row): the pair's fields beside its prefix. For a shard of
-    the targets (``selection.shard``), the prefix table is the whole run's, and the result is the
-    shard of the whole run's primed rows that hold the shard's pairs (helpers.data.shards)."""
+    """One row per (target pair, prefix row): the pair's fields beside its prefix. For a part of a
+    sharded run of the targets (``selection.shard``), the prefix table is the whole run's, and the
+    result is that part of the whole run's primed rows (:func:`helpers.data.shards.derived`)."""
     if selection.shard is not None:
-        whole = primed_selection(replace(selection, frame=selection.whole, shard=None, whole=None), prefixes)
-        return primed_shard(whole, selection)
+        unsharded = selection if selection.shard.whole is None else replace(selection, frame=selection.shard.whole)
+        whole = primed_selection(replace(unsharded, shard=None), prefixes)
+        return derived(whole, selection, ["paradigm", "pair_id"], "prefix table")
     columns = KINDS[kind_of(prefixes)]
     targets = selection.frame.drop(columns=[c for c in ["prefix", *columns] if c in selection.frame])
     frame = prefixes.merge(targets, on=["paradigm", "pair_id"], how="inner", validate="many_to_one")
     if len(frame) != len(prefixes):
         raise ValueError(f"{len(prefixes) - len(frame)} prefix rows name pairs that are not in the {selection.name} "
                          "selection: build the prefixes from the same selection")
-    return DatasetSelection(selection.name, frame.reset_index(drop=True), selection.options, None,
-                            from_shards=selection.from_shards)
-
-
-def primed_shard(whole: DatasetSelection, targets: DatasetSelection) -> DatasetSelection:
-    """The rows of the whole run's primed selection whose pair is in the shard ``targets``: a
-    shard of the primed run (its positions there), planned over the whole run's prefixes."""
-    keys = ["paradigm", "pair_id"]
-    covered = len(whole.frame[keys].drop_duplicates())
-    if covered != len(targets.whole):
-        raise ValueError(f"the prefix table covers {covered} of the {len(targets.whole)} pairs of the whole run: a shard "
-                         "is scored under the whole run's prefix table (build it from the unsharded selection)")
-    mine = pd.MultiIndex.from_frame(targets.frame[keys].astype(str))
-    positions = np.flatnonzero(pd.MultiIndex.from_frame(whole.frame[keys].astype(str)).isin(mine))
-    shard = Shard(targets.shard.index, targets.shard.count, len(whole.frame), ranges(positions))
-    return replace(whole, frame=whole.frame.iloc[positions].reset_index(drop=True), shard=shard, whole=whole.frame)
+    return DatasetSelection(selection.name, frame.reset_index(drop=True), selection.options, None)
 
 
 def priming_configuration(selection: DatasetSelection, prefixes: pd.DataFrame) -> dict:
@@ -86,11 +71,12 @@ def score_primed(scorer: Scorer, selection: DatasetSelection, prefixes: pd.DataF
                  options: Mapping | None = None, *, store: ScoreStore | None = None) -> list[Path]:
     """Score ``selection``'s pairs under every prefix of ``prefixes`` with ``methods`` (``options``
     as :func:`helpers.runner.run_methods` takes them, e.g. ``{"templates": [1]}``). A shard of the
-    targets (``selection.sharded``) with the whole run's prefix table scores its pairs' rows bit
-    for bit as the unsharded run does; ``selection.for_shards(None, n)`` reads the run from its
-    shards' files."""
+    targets (``selection.for_shards(k, n)``) with the whole run's prefix table scores its pairs'
+    rows bit for bit as the unsharded run does; ``selection.for_shards(None, n)`` reads the run
+    from its shards' files."""
     primed, kind = primed_selection(selection, prefixes), kind_of(prefixes)
-    whole = None if primed.whole is None else list(primed.whole["prefix"])  # a shard plans the whole run
+    planned = primed.shard.whole if primed.shard else None
+    whole = None if planned is None else list(planned["prefix"])  # a shard plans the whole run
     setup = RunSetup(context=list(primed.frame["prefix"]), context_column="prefix", extra_columns=KINDS[kind],
                      configuration=priming_configuration(selection, prefixes), tag=f"{TAG}_{kind}",
                      whole_context=whole)

@@ -54,7 +54,9 @@ class Job:
     shards: int = 1
 
     def __post_init__(self):
-        check_shards(self.shard, self.shards)
+        if check_shards(self.shard, self.shards) == (None, self.shards) and self.shards > 1:
+            raise ValueError(f"a job of {self.shards} shards scores one of them: shard must be 1 to {self.shards} "
+                             "(the job reading every shard's files is a job of shards=1 with the shards parameter)")
 
     @property
     def output(self) -> Path:
