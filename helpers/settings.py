@@ -6,13 +6,14 @@ of a setting that does not exist); :func:`helpers.engine.kinds.check_models` che
 against it before anything loads, and :func:`helpers.engine.kinds.scorer_for` loads a model and
 builds its scorer from it. The scorers take it too (``CausalScorer(loaded, settings)``) and
 read the engine's fields; the loader reads :meth:`Settings.load_arguments`; the methods get
-:meth:`Settings.method_options`. ``"auto"`` has one meaning per field, the model's own value:
-:data:`SETTINGS` says which, and what the score files record. Adding a setting is one entry of
-:data:`SETTINGS` and one field of :class:`Settings`.
+:meth:`Settings.method_options`. ``"auto"`` has one meaning per field, the model's own value.
+Adding a setting is one field of :class:`Settings`, declared with :func:`setting`: its values,
+what "auto" is, what the score files record and its check; :data:`SETTINGS` (the command
+line's options, the notebooks' parameters) and :data:`METHOD_SETTINGS` are read from the fields.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 
 AUTO = "auto"
 
@@ -35,28 +36,6 @@ PASS_RULES = {  # which SyntaxGym predictions decide an item (helpers.methods.sy
 TOKEN = "token:"  # start="token:<s>": a literal start token
 QUANTS = ("none", "4bit", "8bit")
 DTYPES = ("float32", "bfloat16", "float16")
-METHOD_SETTINGS = ("order_average", "syntaxgym_pass")  # given to the methods; the others load and score
-
-# name -> (its values besides "auto", or what a value is; what "auto" is; what the score files record)
-SETTINGS: dict[str, tuple[tuple | str, str, str]] = {
-    "start": (tuple(START_CONVENTIONS), "the model's registry entry (bos-else-eos; none for Qwen2, minicons "
-              "for OPT, as the papers scored them)", "start_convention, start_token"),
-    "order_average": (ORDER_AVERAGES, "accuracy (Hu & Levy's)", "order_average (None where a task has one order)"),
-    "syntaxgym_pass": (tuple(PASS_RULES), "directional (predictions with < or > decide, as the released results)",
-                       "syntaxgym_pass (SyntaxGym methods)"),
-    "share": (tuple(m for m in SHARE_MODES if m != AUTO), "the scorer's: on a causal LM per call the mode its "
-              "cost model, timed on the device, predicts fastest; an encoder-decoder or masked LM runs each "
-              "shared part once (prefix)", "share, share_used"),
-    "quant": (QUANTS, "the registry's (4bit for Ide et al.'s models)", "quant"),
-    "dtype": (DTYPES, "bfloat16 on CUDA, float32 on the CPU", "dtype"),
-    "token_budget": ("tokens per forward pass",
-                     "the scorer's (32768 on a GPU; 2048 causal, 4096 encoder-decoder and masked on the CPU)",
-                     "token_budget"),
-    "revision": ("a commit, branch or tag", "the registry's (the newest cached weights)", "revision, weights"),
-    "batch_size": ("sequences per forward pass", "as many as the token budget holds", "-"),
-}
-
-
 def _choice(name: str, value) -> str:
     """``value`` if it is "auto" or one of the setting's values, else a one-line error naming them."""
     if value is None:  # papermill's None: full precision for quant, the default elsewhere
@@ -67,7 +46,14 @@ def _choice(name: str, value) -> str:
                      f"('auto': {SETTINGS[name][1]})")
 
 
-def _start(value) -> str:
+def method_setting(name: str, value) -> str:
+    """A method setting (:data:`METHOD_SETTINGS`) as the methods use it: checked here (the one
+    check, which the methods' option of the same name calls), "auto" and None its default."""
+    value = _choice(name, value)
+    return METHOD_SETTINGS[name] if value == AUTO else value
+
+
+def _start(name: str, value) -> str:
     """A start convention, "auto", or ``"token:"`` and a literal start token of the model's vocabulary."""
     if value is None:
         return AUTO
@@ -90,7 +76,7 @@ def _count(name: str, value):
     return value
 
 
-def _revision(value):
+def _revision(name: str, value):
     if value in (None, AUTO):
         return AUTO
     if not isinstance(value, str) or not value.strip() or value.strip() != value:
@@ -118,6 +104,39 @@ def parse_max_memory(items) -> dict | None:
     return out
 
 
+def _device_map(name: str, value):
+    return None if value in (None, "none", "None", "null") else value
+
+
+def _max_memory(name: str, value):
+    return parse_max_memory(value)
+
+
+def _as_given(name: str, value):
+    return value
+
+
+def _progress(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"progress={value!r}: use True or False")
+    return value
+
+
+def setting(values: tuple | str, auto: str, recorded: str, check=_choice, method_default: str | None = None):
+    """A field of :class:`Settings` that a notebook takes as a parameter (default "auto") and the
+    command line as an option: ``values`` (its values besides "auto", or what a value is), what
+    ``auto`` is, what the score files ``recorded``, its ``check`` ((name, value) -> the value as
+    used, or a one-line error), and for a setting the methods read, the value "auto" stands for."""
+    return field(default=AUTO, metadata={"values": values, "auto": auto, "recorded": recorded, "check": check,
+                                         "method_default": method_default})
+
+
+def placement(default, check):
+    """A field of :class:`Settings` that places the weights or draws the progress bars (not a
+    notebook parameter): its default and check."""
+    return field(default=default, metadata={"check": check})
+
+
 @dataclass(frozen=True)
 class Settings:
     """One run's settings, checked; "auto" everywhere is each model's own setup (:data:`SETTINGS`).
@@ -126,32 +145,30 @@ class Settings:
     ``offload_folder`` place the weights (:func:`helpers.models.load`, which checks them);
     ``progress`` draws the scorer's progress bars."""
 
-    start: str = AUTO
-    order_average: str = AUTO
-    syntaxgym_pass: str = AUTO
-    share: str = AUTO
-    quant: str = AUTO
-    dtype: str = AUTO
-    token_budget: int | str = AUTO
-    revision: str = AUTO
-    batch_size: int | str = AUTO
-    device_map: object = AUTO
-    max_memory: dict | None = None
-    offload_folder: str | None = None
-    progress: bool = True
+    start: str = setting(tuple(START_CONVENTIONS), "the model's registry entry (bos-else-eos; none for Qwen2, "
+                         "minicons for OPT, as the papers scored them)", "start_convention, start_token", _start)
+    order_average: str = setting(ORDER_AVERAGES, "accuracy (Hu & Levy's)", "order_average (None where a task has "
+                                 "one order)", method_default=ORDER_AVERAGES[0])
+    syntaxgym_pass: str = setting(tuple(PASS_RULES), "directional (predictions with < or > decide, as the released "
+                                  "results)", "syntaxgym_pass (SyntaxGym methods)", method_default="directional")
+    share: str = setting(tuple(m for m in SHARE_MODES if m != AUTO), "the scorer's: on a causal LM per call the "
+                         "mode its cost model, timed on the device, predicts fastest; an encoder-decoder or masked "
+                         "LM runs each shared part once (prefix)", "share, share_used")
+    quant: str = setting(QUANTS, "the registry's (4bit for Ide et al.'s models)", "quant")
+    dtype: str = setting(DTYPES, "bfloat16 on CUDA, float32 on the CPU", "dtype")
+    token_budget: int | str = setting("tokens per forward pass", "the scorer's (32768 on a GPU; 2048 causal, 4096 "
+                                      "encoder-decoder and masked on the CPU)", "token_budget", _count)
+    revision: str = setting("a commit, branch or tag", "the registry's (the newest cached weights)",
+                            "revision, weights", _revision)
+    batch_size: int | str = setting("sequences per forward pass", "as many as the token budget holds", "-", _count)
+    device_map: object = placement(AUTO, _device_map)
+    max_memory: dict | None = placement(None, _max_memory)
+    offload_folder: str | None = placement(None, _as_given)
+    progress: bool = placement(True, _progress)
 
     def __post_init__(self):
-        for name in (*METHOD_SETTINGS, "share", "quant", "dtype"):
-            object.__setattr__(self, name, _choice(name, getattr(self, name)))
-        object.__setattr__(self, "start", _start(self.start))
-        for name in ("token_budget", "batch_size"):
-            object.__setattr__(self, name, _count(name, getattr(self, name)))
-        object.__setattr__(self, "revision", _revision(self.revision))
-        object.__setattr__(self, "device_map", None if self.device_map in (None, "none", "None", "null")
-                           else self.device_map)
-        object.__setattr__(self, "max_memory", parse_max_memory(self.max_memory))
-        if not isinstance(self.progress, bool):
-            raise ValueError(f"progress={self.progress!r}: use True or False")
+        for f in fields(self):
+            object.__setattr__(self, f.name, f.metadata["check"](f.name, getattr(self, f.name)))
 
     def start_for(self, registered: str) -> str:
         """The start convention (or literal token) to use for a model whose registry entry says
@@ -190,8 +207,16 @@ class Settings:
 
     def method_options(self) -> dict:
         """The method options of the settings (``run_methods``' ``options``)."""
-        return {"order_average": ORDER_AVERAGES[0] if self.order_average == AUTO else self.order_average,
-                "syntaxgym_pass": next(iter(PASS_RULES)) if self.syntaxgym_pass == AUTO else self.syntaxgym_pass}
+        return {name: method_setting(name, getattr(self, name)) for name in METHOD_SETTINGS}
+
+
+# name -> (its values besides "auto", or what a value is; what "auto" is; what the score files record)
+SETTINGS: dict[str, tuple[tuple | str, str, str]] = {
+    f.name: (f.metadata["values"], f.metadata["auto"], f.metadata["recorded"]) for f in fields(Settings)
+    if "values" in f.metadata}
+# the settings given to the methods, with the value "auto" stands for; the others load and score
+METHOD_SETTINGS: dict[str, str] = {f.name: f.metadata["method_default"] for f in fields(Settings)
+                                   if f.metadata.get("method_default")}
 
 
 def scorer_arguments(options: dict, base: Settings | None = None) -> dict:

@@ -37,8 +37,8 @@ def test_values_are_checked_and_defaults_filled():
 
 @pytest.mark.parametrize("options,said", [
     ({"sede": 7}, r"unknown option 'sede'; the options \(and the methods that take them\) are: .*seed \(ab\)"),
-    ({"order_average": "mean"}, "order_average must be 'accuracy'.*or 'logprob'"),
-    ({"syntaxgym_pass": "all"}, "syntaxgym_pass must be 'directional'.*or 'strict'"),
+    ({"order_average": "mean"}, r"order_average='mean' does not exist: use one of 'auto', 'accuracy', 'logprob' \('auto': accuracy"),
+    ({"syntaxgym_pass": "all"}, r"syntaxgym_pass='all' does not exist: use one of 'auto', 'directional', 'strict'"),
     ({"seed": "7"}, "seed must be a whole number"),
     ({"use_outlines": "yes"}, "use_outlines must be 'auto', True or False"),
     ({"fewshot": -1}, "whole number >= 0"),

@@ -135,7 +135,7 @@ def test_order_averaging_changes_correct_only(tiny, tmp_path, method, stimuli):
         prompt = read_metadata(a)["template_id"]
         assert summary.loc[prompt, "accuracy"] == pytest.approx((first.mean() + second.mean()) / 2)
     assert split > 0 or method == "hl_word_comparison"  # a tiny model's word order rarely flips a decision
-    with pytest.raises(ValueError, match="order_average must be 'accuracy'"):
+    with pytest.raises(ValueError, match=r"order_average='orders' does not exist: use one of 'auto', 'accuracy', 'logprob'"):
         _hl(tiny, tmp_path, method, stimuli, "orders", store)
 
 

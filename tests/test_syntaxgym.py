@@ -524,5 +524,5 @@ def test_pass_rule_option_is_recorded_and_checked(tiny, items, tmp_path):
     assert table.loc["fgd_hierarchy", "syntaxgym directional p1"] == fgd.prediction_1.mean()
     assert np.isnan(table.loc["number_prep", "syntaxgym strict p2"]) and table.loc["number_prep", "items"] == 2
     assert table.loc["fgd_hierarchy", "counted"] == "1 / 1,2" and table.loc["number_prep", "counted"] == "1"
-    with pytest.raises(ValueError, match="syntaxgym_pass must be 'directional'.*or 'strict'"):
+    with pytest.raises(ValueError, match=r"syntaxgym_pass='all' does not exist: use one of 'auto', 'directional', 'strict'"):
         run_methods(scorer, selection, ["syntaxgym"], {"syntaxgym_pass": "all"})

@@ -27,6 +27,8 @@ probability after an empty source.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 
 from . import answers
@@ -35,7 +37,7 @@ from .base import Family, Method
 from .hu_levy_prompt_types import DIRECT, prompts_for
 from .options import Option
 from .prompt_text import fill_before, separator, with_context
-from ..settings import ORDER_AVERAGES  # see the module docstring
+from ..settings import method_setting  # the one check of order_average
 
 
 def _direct_requests(item, context: str, language: str) -> list[Request]:
@@ -49,14 +51,7 @@ def _direct_table(scored) -> pd.DataFrame:
     return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
 
 
-def _order_average(value) -> str:
-    if value not in ORDER_AVERAGES:
-        raise ValueError(f"order_average must be 'accuracy' (average the two orders' accuracies, as Hu & Levy "
-                         f"report) or 'logprob' (compare log-probs averaged over the orders), got {value!r}")
-    return value
-
-
-ORDER_AVERAGE = Option("order_average", "accuracy", _order_average,
+ORDER_AVERAGE = Option("order_average", "accuracy", partial(method_setting, "order_average"),
                        "Hu & Levy's comparisons over the two answer orders: 'accuracy' (the paper's) or 'logprob'")
 
 

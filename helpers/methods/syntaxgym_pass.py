@@ -24,19 +24,14 @@ which the released data cannot separate.
 """
 from __future__ import annotations
 
+from functools import partial
+
 from ..data.syntaxgym_formulas import COMPARISONS, Binary, Negate, Prediction
 from .options import Option
-from ..settings import PASS_RULES
+from ..settings import method_setting
 
 
-def _pass_rule(value) -> str:
-    if value not in PASS_RULES:
-        raise ValueError(f"syntaxgym_pass must be 'directional' (predictions with < or > decide, as Hu et al. "
-                         f"2020's released results) or 'strict' (every prediction), got {value!r}")
-    return value
-
-
-SYNTAXGYM_PASS = Option("syntaxgym_pass", "directional", _pass_rule,
+SYNTAXGYM_PASS = Option("syntaxgym_pass", "directional", partial(method_setting, "syntaxgym_pass"),
                         "SyntaxGym item pass: 'directional' (predictions with < or >; the released results') "
                         "or 'strict' (every prediction, = ones too)")
 
@@ -67,7 +62,7 @@ def is_null(prediction: Prediction) -> bool:
 def counted(predictions: list[Prediction], rule: str) -> list[int]:
     """The indices of the predictions that decide an item's pass under ``rule`` (all of them
     when a suite has only null predictions, so that no item passes on nothing)."""
-    _pass_rule(rule)
+    rule = method_setting("syntaxgym_pass", rule)
     if rule == "strict":
         return list(range(len(predictions)))
     decisive = [i for i, p in enumerate(predictions) if not is_null(p)]
