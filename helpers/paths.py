@@ -11,8 +11,6 @@ when called (tests and sweeps point them at scratch folders):
 - ``outputs()`` and ``scores()``: results, ``HELPERS_OUTPUTS_DIR`` (default outputs/);
 - ``embeddings()``: the sentence-embedding store, ``HELPERS_EMBEDDINGS_DIR`` (default
   data/cache/embeddings);
-- ``calibrations()``: the cost coefficients ``share="auto"`` timed per model and device,
-  ``HELPERS_CALIBRATION_DIR`` (default data/cache/share_calibration);
 - ``model_cache()``: model files fetched from the package index (SmolLM2's GGUF),
   ``HELPERS_MODEL_CACHE`` (default data/cache/models);
 - ``hub_offline()``: whether ``HF_HUB_OFFLINE`` asks for no network (read the way
@@ -39,7 +37,6 @@ PAPERS_ENV = "MINIMAL_PAIRS_PAPERS"
 PROCESSED_ENV = "HELPERS_PROCESSED_DIR"
 OUTPUTS_ENV = "HELPERS_OUTPUTS_DIR"
 EMBEDDINGS_ENV = "HELPERS_EMBEDDINGS_DIR"
-CALIBRATION_ENV = "HELPERS_CALIBRATION_DIR"
 MODEL_CACHE_ENV = "HELPERS_MODEL_CACHE"
 
 
@@ -77,11 +74,6 @@ def scores() -> Path:
 def embeddings() -> Path:
     """The store of sentence embeddings, one file per (embedding model, dataset)."""
     return Path(os.environ.get(EMBEDDINGS_ENV) or CACHE / "embeddings")
-
-
-def calibrations() -> Path:
-    """The cost coefficients of ``share="auto"``, one file per model, device and setting."""
-    return Path(os.environ.get(CALIBRATION_ENV) or CACHE / "share_calibration")
 
 
 def model_cache() -> Path:

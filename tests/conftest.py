@@ -17,8 +17,6 @@ def tiny_dir(tmp_path_factory):
     """Tiny models are built into a fresh folder for this session."""
     path = tmp_path_factory.mktemp("tiny-models")
     os.environ["HELPERS_TINY_DIR"] = str(path)
-    # share="auto"'s timings: measured afresh in this session, shared by its notebooks' kernels
-    os.environ["HELPERS_CALIBRATION_DIR"] = str(tmp_path_factory.mktemp("share-calibration"))
     return path
 
 

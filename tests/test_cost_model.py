@@ -1,5 +1,6 @@
-"""share="auto": the cost model's arithmetic and choice, its calibration, and auto's values
-against the mode it chose (bit for bit) and against no reuse (within the engine's tolerance)."""
+"""share="auto": the cost model's arithmetic and choice, its shipped coefficients (the same
+choice on every machine of a device class), the fit of timings, and auto's values against the
+mode it chose (bit for bit) and against no reuse (within the engine's tolerance)."""
 import math
 
 import numpy as np
@@ -66,49 +67,70 @@ def test_workload_counts_calls_tokens_pairs_and_gathers_exactly(tiny):
         Workload(calls=2, tokens=20 + 4 * 4, pairs=20 * 20 + 4 * 4 * (20 + 4), gathered=4 * 20, blocks=0)
 
 
-def test_the_mode_the_coefficients_favour_is_chosen(tiny):
+def test_the_mode_the_coefficients_favour_is_chosen(tiny, monkeypatch):
     lm = tiny("tiny-llama")
     scorer = CausalScorer(lm, Settings(progress=False))
     names = [m.name for m in scorer._auto.modes]
     assert names == ["none", "prefix, cached levels", "prefix, packed", "prefix, packed, dense mask", "tree",
                      "tree, dense mask"]
-    key = (str(scorer.executor.device), str(next(lm.model.parameters()).dtype), __import__("torch").get_num_threads())
-    saved = dict(cost_model._CACHE.get(lm.model, {}))
-    try:
-        # only tokens cost: primed pairs run their shared prefix once, so a reuse mode wins; the tree
-        # runs the fewest tokens (the start token too) and segment attention counts no masked pair
-        cost_model._CACHE[lm.model] = {key: Coefficients(1e-12, 1.0, 1e-12, 1e-12, 1e-12)}
-        scorer.score(primed_requests())
-        costs = scorer._auto.last_costs
-        assert scorer.share_used == min(costs, key=costs.get) != "none"
-        assert costs["none"] > 1.5 * costs[scorer.share_used]
-        # one sentence: every mode runs the same call, and ties go to no reuse
-        cost_model._CACHE[lm.model] = {key: Coefficients(1.0, 1e-12, 1e-12, 1e-12, 1e-12)}
-        scorer.score(plain_requests()[:1])
-        assert len(set(scorer._auto.last_costs.values())) == 1 and scorer.share_used == "none"
-        # calls dearest and gathers dear: the cached levels (two calls, a gather) lose to packing
-        cost_model._CACHE[lm.model] = {key: Coefficients(1.0, 1e-9, 1e-12, 1.0, 1e-12)}
-        scorer.score(primed_requests())
-        assert scorer._auto.last_costs["prefix, cached levels"] > scorer._auto.last_costs["prefix, packed"]
-        assert sum(scorer._auto.used.values()) == 3 and scorer._auto.used["none"] >= 1  # calls per mode
-    finally:
-        cost_model._CACHE[lm.model] = saved
+
+    def costs_of(*values):
+        monkeypatch.setattr(cost_model, "shipped", lambda model, device: Coefficients(*values))
+
+    # only tokens cost: primed pairs run their shared prefix once, so a reuse mode wins; the tree
+    # runs the fewest tokens (the start token too) and segment attention counts no masked pair
+    costs_of(1e-12, 1.0, 1e-12, 1e-12, 1e-12)
+    scorer.score(primed_requests())
+    costs = scorer._auto.last_costs
+    assert scorer.share_used == min(costs, key=costs.get) != "none"
+    assert costs["none"] > 1.5 * costs[scorer.share_used]
+    # one sentence: every mode runs the same call, and ties go to no reuse
+    costs_of(1.0, 1e-12, 1e-12, 1e-12, 1e-12)
+    scorer.score(plain_requests()[:1])
+    assert len(set(scorer._auto.last_costs.values())) == 1 and scorer.share_used == "none"
+    # calls dearest and gathers dear: the cached levels (two calls, a gather) lose to packing
+    costs_of(1.0, 1e-9, 1e-12, 1.0, 1e-12)
+    scorer.score(primed_requests())
+    assert scorer._auto.last_costs["prefix, cached levels"] > scorer._auto.last_costs["prefix, packed"]
+    assert sum(scorer._auto.used.values()) == 3 and scorer._auto.used["none"] >= 1  # calls per mode
 
 
-def test_calibration_is_positive_finite_cached_and_counts_in_no_statistic(tiny, monkeypatch):
+def test_shipped_coefficients_are_the_models_shape_times_its_device_class(tiny):
+    """Nothing is timed: the coefficients are the model's shape (counted here from its
+    configuration, as GPT-2's 12 d^2 multiply-adds per layer and token) times the shipped
+    per-unit costs of the device class, whatever the thread count."""
     lm = tiny("tiny-gpt2")
-    cost_model._CACHE.pop(lm.model, None)
+    cfg = lm.model.config
+    d, layers = cfg.n_embd, cfg.n_layer
+    shape = cost_model.ModelShape.of(lm.model)
+    assert shape == cost_model.ModelShape(layers, d, 12.0 * d * d * layers, 2.0 * layers * d * 4)
+    units = cost_model.DEVICE_COSTS["cpu"]
+    want = Coefficients(units.layer * layers, units.mac * shape.macs, units.pair * layers * d,
+                        units.byte * shape.kv_bytes, units.block * layers)
+    threads = __import__("torch").get_num_threads()
+    try:
+        scorer = CausalScorer(lm, Settings(progress=False))
+        __import__("torch").set_num_threads(1)
+        other = CausalScorer(lm, Settings(progress=False))
+        assert scorer._auto.coefficients == other._auto.coefficients == want
+        assert all(math.isfinite(v) and v > 0 for v in (want.call, want.token, want.pair, want.gathered, want.block))
+        assert (scorer.forward_calls, scorer.tokens_run) == (0, 0)  # nothing ran to choose
+        a, b = scorer.score(primed_requests()), other.score(primed_requests())
+        assert scorer.share_used == other.share_used
+        assert all(np.array_equal(x.logprobs, y.logprobs) for x, y in zip(a, b))
+    finally:
+        __import__("torch").set_num_threads(threads)
+    assert cost_model.device_class("cuda:1") == "cuda" and cost_model.device_class("cpu") == "cpu"
+
+
+def test_measured_coefficients_are_positive_finite_and_count_in_no_statistic(tiny):
+    lm = tiny("tiny-gpt2")
     scorer = CausalScorer(lm, Settings(progress=False))
-    c = scorer._auto.coefficients
+    c = scorer._auto.measured()
     values = [c.call, c.token, c.pair, c.gathered, c.block]
     assert all(math.isfinite(v) and v > 0 for v in values), values
     assert (scorer.forward_calls, scorer.tokens_run) == (0, 0)
     assert scorer.seconds["rows"] == scorer.seconds["head"] == 0.0
-    monkeypatch.setattr(cost_model, "calibrate", lambda *a, **k: pytest.fail("calibrated twice"))
-    other = CausalScorer(lm, Settings(progress=False))  # the same model and device: the cached coefficients
-    assert other._auto.coefficients is c
-    other.score(plain_requests())
-    assert other.share_used in [m.name for m in other._auto.modes]
 
 
 @pytest.mark.parametrize("name", ["none", "prefix, cached levels", "prefix, packed", "prefix, packed, dense mask",
@@ -131,7 +153,7 @@ def test_auto_equals_the_chosen_mode_bit_for_bit_and_no_reuse_within_tolerance(t
     assert (auto.forward_calls, auto.tokens_run) == (by_hand.forward_calls, by_hand.tokens_run)
 
 
-def test_auto_decides_as_no_reuse_with_its_own_calibration(tiny):
+def test_auto_decides_as_no_reuse(tiny):
     lm = tiny("tiny-qwen2")
     auto, plain = CausalScorer(lm, Settings(progress=False)), CausalScorer(lm, Settings(progress=False, share="none"))
     requests = primed_requests()
@@ -185,48 +207,3 @@ def test_score_files_record_auto_and_the_mode_that_ran_and_keep_the_configuratio
     assert meta["share"] == "auto" and meta["share_used"] == auto.share_used != "auto"
     again = run_methods(CausalScorer(lm, Settings(progress=False, share="none")), selection, ["lp"], store=store)
     assert again == files and store.writes == 1  # the same configuration: found, not scored again
-
-
-def test_a_later_process_reads_the_stored_coefficients_and_chooses_by_them(tiny, monkeypatch, tmp_path):
-    """The first timing of a model on a machine is kept on disk: a new process (the in-memory
-    cache cleared) reads it instead of timing again, and its choices follow the file."""
-    from helpers.engine import calibration_file
-
-    monkeypatch.setenv("HELPERS_CALIBRATION_DIR", str(tmp_path))
-    lm = tiny("tiny-llama")
-    cost_model._CACHE.pop(lm.model, None)
-    first = CausalScorer(lm, Settings(progress=False))._auto.coefficients
-    (stored,) = tmp_path.glob("*.json")
-    fields = calibration_file.key(lm.model, lm.weights, "cpu")
-    assert stored == calibration_file.path_of(fields)
-    content = __import__("json").loads(stored.read_text())
-    assert content["key"] == fields and Coefficients(**content["coefficients"]) == first
-
-    cost_model._CACHE.pop(lm.model, None)  # as a new process: nothing in memory
-    monkeypatch.setattr(cost_model, "calibrate", lambda *a, **k: pytest.fail("timed again"))
-    assert CausalScorer(lm, Settings(progress=False))._auto.coefficients == first
-    # stored coefficients under which only tokens cost: a reuse plan (half the tokens of the
-    # primed requests) is chosen, the cheapest by the file's numbers
-    coefficients = Coefficients(1e-12, 1.0, 1e-12, 1e-12, 1e-12)
-    cost_model._CACHE.pop(lm.model, None)
-    stored.write_text(__import__("json").dumps({"key": fields, "coefficients": coefficients.__dict__}))
-    scorer = CausalScorer(lm, Settings(progress=False))
-    scorer.score(primed_requests())
-    assert scorer._auto.coefficients == coefficients and scorer.share_used != "none"
-    costs = scorer._auto.last_costs
-    assert costs["none"] > 1.5 * costs[scorer.share_used]
-    assert scorer.share_used == min(costs, key=lambda n: (costs[n], list(costs).index(n)))
-
-
-def test_an_unreadable_stored_timing_is_measured_again(tiny, monkeypatch, tmp_path):
-    from helpers.engine import calibration_file
-
-    monkeypatch.setenv("HELPERS_CALIBRATION_DIR", str(tmp_path))
-    lm = tiny("tiny-gpt2")
-    path = calibration_file.path_of(calibration_file.key(lm.model, lm.weights, "cpu"))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("{not json")
-    cost_model._CACHE.pop(lm.model, None)
-    with pytest.warns(UserWarning, match="unreadable cost coefficients"):
-        c = CausalScorer(lm, Settings(progress=False))._auto.coefficients
-    assert Coefficients(**__import__("json").loads(path.read_text())["coefficients"]) == c

@@ -27,8 +27,8 @@ from helpers.sweep.dependencies import waits_on
 from notebook_run import run_notebook
 
 SCORE_COLUMNS = ["score_good", "score_bad", "correct", "tie"]
-# the default: share="auto" chooses from the timing stored for this session (conftest's
-# HELPERS_CALIBRATION_DIR), so a shard, the unsharded run and a notebook's kernel choose alike
+# the default: share="auto" chooses from the model's shape and the device class (nothing timed),
+# so a shard, the unsharded run and a notebook's kernel choose alike
 SHARE = "auto"
 
 

@@ -58,12 +58,11 @@ class CausalScorer(ScoresRequests):
     the same context tokens run them once), "prefix" (also the longest common token prefix
     of sentences, e.g. the two sentences of a pair), "tree" (every common prefix within a
     block of the run's requests, a compressed trie per block; "prefix" where nothing can be
-    packed) or "auto" (the default: per call, the mode a cost model calibrated on this device
-    predicts fastest among none, prefix cached, prefix packed and tree, :mod:`.share_plan`;
-    :attr:`share_used` says which ran). ``pack``
-    runs a shared part and its continuations as one packed row with a tree attention mask,
-    where the model's attention takes one (checked by a probe; off for flash attention), for
-    shared parts of at least ``pack_min_stem`` tokens (default: 0 under "tree", where the
+    packed) or "auto" (the default: per call, the mode a cost model for this model's shape
+    and device class predicts fastest among none, prefix cached, prefix packed and tree,
+    :mod:`.share_plan`; :attr:`share_used` says which ran). ``pack`` runs a shared part and
+    its continuations as one packed row with a tree attention mask, where the model's attention
+    takes one (checked by a probe; off for flash attention), for shared parts of at least ``pack_min_stem`` tokens (default: 0 under "tree", where the
     start token packs short sentences into rows; 16 otherwise, where a pair's opening words
     run faster from the cache: benchmarks/bench_scoring.py, bench_lp_modes.py). ``segments``
     runs a packed row's attention segment by segment, each node's tokens against the keys
@@ -137,7 +136,7 @@ class CausalScorer(ScoresRequests):
             output_device=self.output_device,
             pack_min_stem=(0 if share == "tree" else 16) if pack_min_stem is None else pack_min_stem)
         self._auto = None
-        if share == "auto":  # the mode of each call chosen by measurement
+        if share == "auto":  # the mode of each call chosen by the cost model
             modes = share_plan.candidates(self.can_share_cache, self.pack, segmented,
                                           [True, False] if segmented and segments is None else [segmented])
             if pack_min_stem is not None:
@@ -146,7 +145,7 @@ class CausalScorer(ScoresRequests):
                 self.executor, modes, lambda enc, need, mode: build_tree(
                     enc, need, share=mode, min_shared=self.min_shared, block=self.executor.block),
                 self.pack, model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model), model,
-                self.executor.project.vocab, self.max_positions, loaded.weights)
+                self.executor.project.vocab, self.max_positions)
 
     @property
     def share_used(self) -> str:

@@ -1,21 +1,23 @@
-"""What a plan costs to run, predicted from its statistics and a timing of the device.
+"""What a plan costs to run, predicted from its statistics and the model's shape: the same
+prediction, so the same choice, on every machine of a device class.
 
 A plan's :class:`Workload` counts what its forward calls do, as the executor would form them
 (:mod:`.schedule`), without running anything: forward calls, tokens fed (padding included),
 query-key pairs its attention computes (every pair of a dense mask; only the blocks of segment
 attention, :mod:`.segment_attention`), cached positions gathered into the calls' caches (and the
 keys each segment-attention block gathers), and segment-attention blocks. :class:`Coefficients`
-give seconds per unit of each; their prediction is the sum. :func:`calibrate` fits them by
-non-negative least squares to the wall time of a few small synthetic runs through the executor
-itself (short and long rows, many short rows, a cached context with continuations, packed short
-rows and packed long branches), once per model, device, dtype and thread count
-(:func:`coefficients`, cached while the model lives).
+give seconds per unit of each; their prediction is the sum. They come from the model's
+:class:`ModelShape` (layers, width, multiply-adds per token, cached bytes per token) times the
+per-unit costs of its device class (:data:`DEVICE_COSTS`, shipped with the code): no timing at
+run time, so a shard job, a rerun on another node or with another thread count chooses as the
+first run did. :func:`calibrate` fits coefficients to the wall time of a few small synthetic runs
+through the executor; ``benchmarks/fit_device_costs.py`` turns such fits on several models into
+a device class's per-unit costs.
 """
 from __future__ import annotations
 
 import math
 import time
-import weakref
 from dataclasses import astuple, dataclass, fields
 from typing import Callable, Sequence
 
@@ -148,18 +150,76 @@ def calibrate(run_probe: Callable[[Probe], float], probes: Sequence[Probe], exec
     return fit(works, seconds)
 
 
-_CACHE: "weakref.WeakKeyDictionary[torch.nn.Module, dict]" = weakref.WeakKeyDictionary()
+@dataclass(frozen=True)
+class ModelShape:
+    """What scales a model's costs: ``layers``, hidden ``width``, body multiply-adds per token
+    (``macs``: its weight matrices, embeddings and head left out) and cached key/value bytes per
+    token (``kv_bytes``)."""
+
+    layers: int
+    width: int
+    macs: float
+    kv_bytes: float
+
+    @classmethod
+    def of(cls, model: torch.nn.Module) -> "ModelShape":
+        from .model_checks import hidden_size, kv_bytes_per_token
+
+        cfg = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        layers = int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layer", None) or 1)
+        embeddings = {id(p) for m in model.modules() if isinstance(m, torch.nn.Embedding) for p in m.parameters()}
+        head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+        embeddings |= {id(p) for p in (head.parameters() if head is not None else ())}
+        macs = sum(_weights(p) for p in model.parameters() if p.ndim >= 2 and id(p) not in embeddings)
+        return cls(layers, hidden_size(model), float(macs), float(kv_bytes_per_token(model)))
+
+    def scales(self) -> np.ndarray:
+        """Per :class:`Workload` feature, what one unit of it costs in the units of
+        :class:`DeviceCosts`: a call's layers, a token's multiply-adds, a pair's layers x width,
+        a gathered position's bytes, a block's layers."""
+        return np.array([self.layers, self.macs, self.layers * self.width, self.kv_bytes, self.layers], np.float64)
 
 
-def coefficients(model: torch.nn.Module, device, make: Callable[[], Coefficients]) -> Coefficients:
-    """``model``'s coefficients on ``device`` at this thread count and dtype: measured by
-    ``make`` once, then cached while the model lives."""
-    dtype = next(model.parameters()).dtype
-    key = (str(device), str(dtype), torch.get_num_threads())
-    per_model = _CACHE.setdefault(model, {})
-    if key not in per_model:
-        per_model[key] = make()
-    return per_model[key]
+def _weights(p: torch.Tensor) -> int:
+    """The weights a parameter holds (a 4-bit parameter stores two per byte: its original shape)."""
+    shape = getattr(getattr(p, "quant_state", None), "shape", None)
+    return int(np.prod(shape)) if shape is not None else p.numel()
+
+
+@dataclass(frozen=True)
+class DeviceCosts:
+    """Seconds per unit on one class of device: per ``layer`` of a forward call, per ``mac``
+    (multiply-add of the body), per ``pair`` of attention and unit of width per layer, per
+    ``byte`` of cached keys and values gathered, per segment-attention ``block`` and layer."""
+
+    layer: float
+    mac: float
+    pair: float
+    byte: float
+    block: float
+
+    def coefficients(self, shape: ModelShape) -> Coefficients:
+        return Coefficients(*(np.array(astuple(self)) * shape.scales()))
+
+
+# Fitted by benchmarks/fit_device_costs.py (its output: benchmarks/results/fit_device_costs_cpu.txt).
+# CUDA: from an H100's datasheet (bf16 matmuls at ~40% of 989 TFLOP/s, attention under a dense
+# mask at a quarter of that, ~1 TB/s of gathers, ~0.1 ms of launches per layer); scripts/gpu_check.py
+# fits them on the GPU.
+DEVICE_COSTS = {
+    "cpu": DeviceCosts(layer=3.28e-3, mac=1.47e-11, pair=2.38e-11, byte=7.49e-10, block=1.38e-4),
+    "cuda": DeviceCosts(layer=1e-4, mac=5e-15, pair=2e-14, byte=1e-12, block=1e-4),
+}
+
+
+def device_class(device) -> str:
+    """The class of ``device`` whose costs apply: "cuda", else "cpu"."""
+    return "cuda" if torch.device(device).type == "cuda" else "cpu"
+
+
+def shipped(model: torch.nn.Module, device) -> Coefficients:
+    """``model``'s coefficients on ``device``: its shape times its device class's costs."""
+    return DEVICE_COSTS[device_class(device)].coefficients(ModelShape.of(model))
 
 
 def timed(fn: Callable[[], object]) -> float:

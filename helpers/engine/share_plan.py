@@ -5,10 +5,11 @@ prefixes run level by level from the cache, shared prefixes packed in rows, and 
 run's prefix tree packed (packed modes with and without segment attention where it applies, as
 the scorer's ``segments`` allows). For a call, each candidate's plan is built and its :class:`Workload`
 counted (:mod:`.cost_model`; over the first 512 requests of a longer call); the
-cheapest runs, ties going to no reuse. The coefficients come from a timing of synthetic runs
-through the executor, once per model, device, dtype and thread count on a machine: kept on disk
-(:mod:`.calibration_file`), so that every later process (a shard job, a rerun) makes the same
-choices and computes the same values bit for bit.
+cheapest runs, ties going to no reuse. The coefficients are the model's shape times its device
+class's shipped costs (:func:`.cost_model.shipped`): nothing is timed, so the choice depends on
+the requests, the model and the device class only, and every process (a shard job on another
+node, a rerun with other threads) makes the same choices and computes the same values bit for
+bit. :meth:`AutoShare.measured` times the probes of a fit (``benchmarks/fit_device_costs.py``).
 
 The executor is set to the chosen mode's settings exactly as a scorer made with that mode
 sets it, so auto's values are bit for bit those of that mode.
@@ -21,7 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import calibration_file, cost_model
+from . import cost_model
 from .cost_model import Coefficients, Probe, Workload
 
 
@@ -83,11 +84,10 @@ class AutoShare:
     without segment attention."""
 
     def __init__(self, executor, modes: list[Mode], build: Callable, pack_kind: str | None, dense_waste: float,
-                 model, vocab: int, max_positions: int | None, weights: str | None = None):
+                 model, vocab: int, max_positions: int | None):
         self.executor, self.modes, self.build = executor, modes, build
         self.pack_kind, self.dense_waste = pack_kind, dense_waste
         self.model, self.vocab, self.max_positions = model, vocab, max_positions
-        self.weights = weights  # the weights' fingerprint: which stored timing is this model's
         self.last: Mode | None = None  # the mode of the last call
         self.last_costs: dict[str, float] = {}  # its predicted seconds per candidate
         self.used: dict[str, int] = {}  # calls per mode so far
@@ -101,11 +101,8 @@ class AutoShare:
 
     @property
     def coefficients(self) -> Coefficients:
-        """This model's coefficients on the executor's device (measured once per machine and kept
-        on disk, :mod:`.calibration_file`; cached while the model lives)."""
-        device = self.executor.device
-        return cost_model.coefficients(self.model, device, lambda: calibration_file.stored(
-            calibration_file.key(self.model, self.weights, device), self._calibrate))
+        """This model's coefficients on the executor's device class (:func:`.cost_model.shipped`)."""
+        return cost_model.shipped(self.model, self.executor.device)
 
     def predict(self, encoded: Sequence, need_from: Sequence[int]) -> dict[str, float]:
         """Predicted seconds of each candidate on ``encoded`` (its first :data:`SAMPLE_REQUESTS`:
@@ -131,7 +128,7 @@ class AutoShare:
         self.used[mode.name] = self.used.get(mode.name, 0) + 1
         return self.build(encoded, need_from, mode.share)
 
-    # ------------------------------------------------------------ calibration
+    # ------------------------------------------------------------ fitting the device costs
     def probes(self) -> list[Probe]:
         """Synthetic runs that between them vary every workload feature: one short row, one
         long row, many short rows, a cached context under continuations, and (where packing
@@ -160,7 +157,9 @@ class AutoShare:
             out += [probe(seqs([12] * (n // 16), head=[1]), mode), probe(seqs([n // 2] * 2, head=[1]), mode)]
         return out
 
-    def _calibrate(self) -> Coefficients:
+    def measured(self) -> Coefficients:
+        """This model's coefficients fitted to timed probes on this machine (for
+        ``benchmarks/fit_device_costs.py``; a run never times)."""
         ex, before = self.executor, (self.executor.forward_calls, self.executor.tokens_run,
                                      dict(self.executor.seconds))
         state = (ex.pack, ex.pack_min_stem, ex.segmented, ex.pack_waste)

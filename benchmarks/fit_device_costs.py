@@ -1,0 +1,120 @@
+"""Fit a device class's per-unit costs (``helpers.engine.cost_model.DEVICE_COSTS``) from timings.
+
+On each model, ``share="auto"``'s probes (a short row, a long row, many short rows, a cached
+context under continuations, packed short rows and packed long branches) are timed through the
+executor and the model's cost coefficients fitted (non-negative least squares,
+:func:`helpers.engine.cost_model.calibrate`). Dividing each coefficient by what scales it in the
+model's :class:`~helpers.engine.cost_model.ModelShape` (layers, multiply-adds per token, layers x
+width, cached bytes per token) gives per-unit costs; the device class's are their geometric mean
+over the models (features a model's probes could not separate, fitted at the floor, are left
+out of the mean). The models: the project's demo-en, the benchmark GPT-2 (6 x 384, vocabulary
+8,000), the real SmolLM2-135M-Instruct and a random model of Gemma 3 270M's shape (18 x 640,
+vocabulary 262,144, sliding windows). It prints the table to paste and, per model, which mode the
+coefficients timed on this machine, those of this fit and the shipped ones choose on a primed and a
+plain workload.
+
+    OMP_NUM_THREADS=2 python benchmarks/fit_device_costs.py [--models demo-en bench-gpt2 smollm2 gemma3-270m]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from helpers.engine import CausalScorer, Request  # noqa: E402
+from helpers.engine.cost_model import MIN_COEFFICIENT, DeviceCosts, ModelShape, device_class, shipped  # noqa: E402
+from helpers.models import LoadedModel, load  # noqa: E402
+from helpers.settings import Settings  # noqa: E402
+
+MODELS = ("demo-en", "bench-gpt2", "smollm2", "gemma3-270m")
+
+
+def build(name: str) -> LoadedModel:
+    if name == "demo-en":
+        return load("demo-en", dtype=torch.float32)
+    if name == "smollm2":
+        return load("smollm2-135m-instruct", dtype=torch.float32)
+    if name == "bench-gpt2":
+        from bench_scoring import build_model
+
+        model, tokenizer = build_model()
+        return LoadedModel.wrap(model, tokenizer, name="bench-gpt2")
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    tokenizer = load("demo-en", dtype=torch.float32).tokenizer
+    config = Gemma3TextConfig(vocab_size=262144, hidden_size=640, intermediate_size=2048, num_hidden_layers=18,
+                              num_attention_heads=4, num_key_value_heads=1, head_dim=256, sliding_window=512,
+                              max_position_embeddings=32768, bos_token_id=tokenizer.bos_token_id or 0,
+                              eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id or 0,
+                              attn_implementation="sdpa")
+    torch.manual_seed(0)
+    model = Gemma3ForCausalLM(config).eval()
+    model.requires_grad_(False)
+    return LoadedModel.wrap(model, tokenizer, name="random-gemma3-270m")
+
+
+def workloads() -> dict[str, list[Request]]:
+    prefix = ("The committee met on a grey morning in the old hall. Everyone had read the report, and nobody "
+              "wanted to speak first. After a long silence the chair opened the window and began. ") * 4
+    pairs = [("The cats near the door are asleep.", "The cats near the door is asleep."),
+             ("Every student has finished the test.", "Every student have finished the test."),
+             ("Who did the doctor say that left?", "Who did the doctor say left?")] * 8
+    return {"primed": [Request(prefix + f"({k}) ", s) for k in range(4) for pair in pairs for s in pair],
+            "plain": [Request("", s) for pair in pairs for s in pair]}
+
+
+def chosen(scorer: CausalScorer, coefficients, requests: list[Request]) -> str:
+    from helpers.engine import cost_model
+
+    auto = scorer._auto
+    encoded = scorer.encode_many(requests)
+    need = [e.first for e in encoded]
+    costs = {}
+    for mode in auto.modes:
+        auto.apply(mode)
+        costs[mode.name] = coefficients.cost(cost_model.workload(scorer.executor, auto.build(encoded, need, mode.share)))
+    return min(costs, key=lambda n: (costs[n], list(costs).index(n)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    args = ap.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    units, rows = [], []
+    for name in args.models:
+        loaded = build(name)
+        scorer = CausalScorer(loaded, Settings(progress=False))
+        measured = scorer._auto.measured()
+        shape = ModelShape.of(loaded.model)
+        unit = np.array([measured.call, measured.token, measured.pair, measured.gathered, measured.block]) / shape.scales()
+        floor = np.array([measured.call, measured.token, measured.pair, measured.gathered, measured.block]) <= 2 * MIN_COEFFICIENT
+        unit[floor] = np.nan
+        units.append(unit)
+        rows.append((name, loaded, scorer, measured, shape))
+        print(f"{name}: {shape}; measured {measured}; per unit {unit}", flush=True)
+    logs = np.log(np.array(units))
+    mean = np.exp(np.nanmean(logs, axis=0))
+    costs = DeviceCosts(*map(float, mean))
+    print(f"\n{device_class('cpu')} costs (geometric mean over {len(units)} models, {torch.get_num_threads()} threads):")
+    print(f"    DeviceCosts(layer={costs.layer:.3g}, mac={costs.mac:.3g}, pair={costs.pair:.3g}, "
+          f"byte={costs.byte:.3g}, block={costs.block:.3g})")
+    print("\n| model | workload | this machine's timing chooses | this fit chooses | the shipped costs choose |")
+    print("|---|---|---|---|---|")
+    for name, loaded, scorer, measured, shape in rows:
+        fitted, ships = costs.coefficients(shape), shipped(loaded.model, "cpu")
+        for work, requests in workloads().items():
+            print(f"| {name} | {work} | {chosen(scorer, measured, requests)} | {chosen(scorer, fitted, requests)} "
+                  f"| {chosen(scorer, ships, requests)} |")
+
+
+if __name__ == "__main__":
+    main()
