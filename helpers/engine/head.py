@@ -9,6 +9,7 @@ whose batches must stay the whole run's).
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence, TypeVar
 
 import numpy as np
@@ -18,6 +19,11 @@ import torch
 # block stays in cache for the log-softmax that reads it: the head runs 25% faster).
 LOGIT_ELEMENTS = {"cpu": 1 << 23}
 LOGIT_ELEMENTS_ELSEWHERE = 1 << 25
+# A head whose chunks would hold fewer positions than this runs by vocabulary slices instead:
+# chunks of few positions read the whole output embedding each (on the CPU: a vocabulary of
+# 262,144, 32 positions a chunk, ran the head 2.1x slower; of 8,000, 1,048 a chunk, the fused
+# log-softmax of whole rows is 25% faster than slices; benchmarks/bench_scoring.py --shape).
+SLICE_BELOW_ROWS = 256
 
 T = TypeVar("T")
 
@@ -27,9 +33,46 @@ def logprobs_at(project: Callable[[torch.Tensor], torch.Tensor], vocab: int, hid
     """(log softmax(project(h))[t], project(h)[t]) for each entry, h = hidden[which[entry]]
     ([positions, width]) and t = targets[entry]: float32 arithmetic, float64 results, the
     projection (the output embedding, or the identity for logits already computed) run once
-    per position, in chunks of positions. With ``mass`` ([vocab] bool, on the logits' device)
-    a third array: log of the probability of the ``mass`` tokens at each entry's position,
-    logsumexp(logits of the class) - logsumexp(logits), from the same logits."""
+    per position. With ``mass`` ([vocab] bool, on the logits' device) a third array: log of the
+    probability of the ``mass`` tokens at each entry's position, logsumexp(logits of the class)
+    - logsumexp(logits), from the same logits. A projection that computes a slice of the
+    vocabulary (:meth:`helpers.engine.logit_transform.Projection.columns`) runs slice by slice
+    over every position at once (:func:`_by_vocabulary`), others position chunk by chunk."""
+    step = LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // vocab
+    if step < SLICE_BELOW_ROWS and hidden.shape[0] and getattr(project, "sliceable", False):
+        return _by_vocabulary(project, vocab, hidden, which, targets, mass)
+    return _by_positions(project, vocab, hidden, which, targets, mass)
+
+
+def _by_vocabulary(project, vocab: int, hidden: torch.Tensor, which: np.ndarray, targets: np.ndarray,
+                   mass: torch.Tensor | None) -> tuple[np.ndarray, ...]:
+    """The head slice by slice of the vocabulary, every position at once: the output embedding
+    is read once per call whatever its size (a 262k-token head read per chunk of 32 positions
+    made the head 2.5x slower), and each position's logsumexp gathers over the slices."""
+    rows = hidden.shape[0]
+    width = min(vocab, max(1024, LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // rows))
+    h = project.prepared(hidden)
+    device = h.device
+    at, tokens = torch.from_numpy(which).to(device), torch.from_numpy(targets).to(device)
+    total = torch.full((rows,), -math.inf, device=device)
+    of_class = torch.full((rows,), -math.inf, device=device) if mass is not None else None
+    raw = torch.empty(len(which), device=device)
+    for start in range(0, vocab, width):
+        logits = project.columns(h, start, min(start + width, vocab))  # [positions, slice] float32
+        total = torch.logaddexp(total, torch.logsumexp(logits, dim=-1))
+        inside = (tokens >= start) & (tokens < start + width)
+        raw[inside] = logits[at[inside], tokens[inside] - start]
+        if of_class is not None:
+            part = mass[start:start + width]
+            if bool(part.any()):
+                of_class = torch.logaddexp(of_class, torch.logsumexp(logits[:, part], dim=-1))
+    out = [raw - total[at], raw] + ([(of_class - total)[at]] if of_class is not None else [])
+    return tuple(x.double().cpu().numpy() for x in out)
+
+
+def _by_positions(project, vocab: int, hidden: torch.Tensor, which: np.ndarray, targets: np.ndarray,
+                  mass: torch.Tensor | None) -> tuple[np.ndarray, ...]:
+    """The head chunk by chunk of positions (a projection that cannot slice its vocabulary)."""
     step = max(1, LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // vocab)
     order = np.argsort(which, kind="stable")  # entries by position: a chunk's entries are contiguous
     bounds = np.searchsorted(which[order], np.arange(0, hidden.shape[0] + step, step))

@@ -86,6 +86,25 @@ class Projection:
         weight, bias = weights
         return self.transform(torch.nn.functional.linear(hidden.float(), weight, bias))
 
+    @property
+    def sliceable(self) -> bool:
+        """Whether the head is a plain linear layer whose rows can be read a slice at a time
+        (:meth:`columns`); a quantized head or one offloaded by hooks is run whole."""
+        weight = getattr(self.head, "weight", None)
+        return type(self.head) is torch.nn.Linear and weight is not None and weight.device.type != "meta" \
+            and not hasattr(self.head, "_hf_hook")
+
+    def prepared(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The hidden states as :meth:`columns` multiplies them (float32 for a half-precision head)."""
+        return hidden.float() if self.float32_weights() is not None else hidden
+
+    def columns(self, hidden: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+        """Float32 logits of vocabulary entries ``start`` to ``stop`` (the transform applied) for
+        hidden states from :meth:`prepared`."""
+        weight, bias = self.float32_weights() or (self.head.weight, self.head.bias)
+        part = torch.nn.functional.linear(hidden, weight[start:stop], None if bias is None else bias[start:stop])
+        return self.transform(part.float())
+
     def float32_weights(self) -> tuple[torch.Tensor, torch.Tensor | None] | None:
         """(weight, bias) in float32 for a half-precision plain linear head, else None."""
         head = self.head

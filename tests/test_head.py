@@ -1,0 +1,63 @@
+"""The vocabulary head: by vocabulary slices (a large vocabulary) and by chunks of positions give
+the float64 log-softmax within float32 rounding, with logit transforms, a half-precision head and a
+token class's mass, whatever the slice width."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.engine import head
+from helpers.engine.logit_transform import LogitTransform, Projection
+
+
+def reference(weight, hidden, transform, which, targets, mass):
+    """float64: log-softmax at each entry's position and target, its raw logit and the class's log-mass."""
+    logits = transform(hidden.double() @ weight.double().T)
+    lp = torch.log_softmax(logits, -1)
+    share = torch.logsumexp(logits.masked_fill(~mass, -np.inf), -1) - torch.logsumexp(logits, -1)
+    return (lp[which, targets].numpy(), logits[which, targets].numpy(), share[which].numpy())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("transform", [LogitTransform(), LogitTransform(0.5, 8.0)])
+def test_slices_and_position_chunks_agree_with_float64(dtype, transform, monkeypatch):
+    torch.manual_seed(0)
+    vocab, width, positions = 5000, 32, 40
+    linear = torch.nn.Linear(width, vocab, bias=False).to(dtype).requires_grad_(False)
+    with torch.no_grad():
+        linear.weight.mul_(30)  # peaked logits, where float32 and slices matter
+    hidden = torch.randn(positions, width).to(dtype)
+    rng = np.random.default_rng(0)
+    which = rng.integers(0, positions, 90)
+    targets = rng.integers(0, vocab, 90)
+    targets[:3] = [0, vocab - 1, 1023]  # the first and last entries, and one at a slice's edge
+    mass = torch.zeros(vocab, dtype=torch.bool)
+    mass[rng.integers(0, vocab, 300)] = True
+    project = Projection(linear, transform)
+    want = reference(linear.weight.float(), hidden.float(), transform, which, targets, mass)
+    monkeypatch.setattr(head, "LOGIT_ELEMENTS", {"cpu": 40 * 1024})  # slices of 1,024 tokens
+    sliced = head._by_vocabulary(project, vocab, hidden, which, targets, mass)
+    by_rows = head._by_positions(project, vocab, hidden, which, targets, mass)
+    assert head.logprobs_at(project, vocab, hidden, which, targets, mass)[0].tobytes() == sliced[0].tobytes()
+    size = max(1.0, *(float(np.abs(w).max()) for w in want))  # float32 rounding of the largest term
+    for got in (sliced, by_rows):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=0, atol=4e-7 * size)
+    # the same positions alone or among others, and any slice width: the same values within rounding
+    monkeypatch.setattr(head, "LOGIT_ELEMENTS", {"cpu": 40 * 4096})
+    wider = head._by_vocabulary(project, vocab, hidden, which, targets, mass)
+    np.testing.assert_allclose(wider[0], sliced[0], atol=1e-5)
+    assert np.array_equal(wider[1], sliced[1])  # a raw logit is one product whatever the slice
+
+
+def test_only_a_large_vocabulary_and_a_plain_linear_head_run_by_slices(monkeypatch):
+    calls = []
+    monkeypatch.setattr(head, "_by_vocabulary", lambda *a: calls.append("slices") or (np.zeros(1), np.zeros(1)))
+    monkeypatch.setattr(head, "_by_positions", lambda *a: calls.append("rows") or (np.zeros(1), np.zeros(1)))
+    big, small = torch.nn.Linear(4, 262144, bias=False), torch.nn.Linear(4, 8000, bias=False)
+    hidden, one = torch.zeros(2, 4), np.zeros(1, dtype=np.int64)
+    head.logprobs_at(Projection(big, LogitTransform()), 262144, hidden, one, one)
+    head.logprobs_at(Projection(small, LogitTransform()), 8000, hidden, one, one)
+    head.logprobs_at(lambda h: h, 262144, hidden, one, one)  # logits already computed: no slices to take
+    assert calls == ["slices", "rows", "rows"]
