@@ -23,6 +23,12 @@ where lm-eval's float32 sums drop out). Each timing is
 the fastest of ``--repeats`` runs taken in turn (the machine may be loaded).
 
     python benchmarks/bench_scoring.py [--n 2000] [--m 400] [--threads 2] [--repeats 2]
+        [--shape smollm2-135m | gemma3-270m] [--real smollm2]
+
+``--shape`` runs a random model of a real model's shape (SmolLM2-135M: 30 x 576, vocabulary
+49,152; Gemma 3 270M: 18 x 640, vocabulary 262,144, sliding windows) on the benchmark
+tokenizer's ids, where the vocabulary head is most of the work; ``--real smollm2`` the real
+SmolLM2-135M-Instruct weights with their own tokenizer.
 """
 from __future__ import annotations
 
@@ -82,6 +88,35 @@ def build_model(vocab: int = 8000, seed: int = 0):
     model = GPT2LMHeadModel(config).eval()
     model.requires_grad_(False)
     return model, fast
+
+
+# Random models of real shapes (``--shape``): their vocabulary heads are what researchers' models
+# spend their time in; they read the benchmark tokenizer's ids (the first 8,000 rows of the head
+# are used, every row is computed).
+SHAPES = {
+    "smollm2-135m": ("LlamaConfig", dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
+                                         num_attention_heads=9, num_key_value_heads=3, tie_word_embeddings=True,
+                                         max_position_embeddings=8192)),
+    "gemma3-270m": ("Gemma3TextConfig", dict(vocab_size=262144, hidden_size=640, intermediate_size=2048,
+                                             num_hidden_layers=18, num_attention_heads=4, num_key_value_heads=1,
+                                             head_dim=256, sliding_window=512, max_position_embeddings=32768)),
+}
+
+
+def build_shape(shape: str, tokenizer, seed: int = 0):
+    """A random model of ``shape`` (:data:`SHAPES`) for ``tokenizer``'s ids, float32, eval mode."""
+    import transformers
+
+    config_class, sizes = SHAPES[shape]
+    model_class = {"LlamaConfig": "LlamaForCausalLM", "Gemma3TextConfig": "Gemma3ForCausalLM"}[config_class]
+    special = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    config = getattr(transformers, config_class)(bos_token_id=special, eos_token_id=tokenizer.eos_token_id,
+                                                 pad_token_id=tokenizer.pad_token_id or 0, attn_implementation="sdpa",
+                                                 **sizes)
+    torch.manual_seed(seed)
+    model = getattr(transformers, model_class)(config).eval()
+    model.requires_grad_(False)
+    return model
 
 
 @torch.no_grad()
@@ -163,6 +198,28 @@ def engine_run(lm, requests, repeats, **options):
     return [s.total for s in scored], seconds, scorer.tokens_run // repeats, split
 
 
+def float64_checks(model, tok, texts, plain, default, floor, lme, args, instances, loglikelihoods) -> None:
+    """The engine, lm-eval and the float32 floor against a float64 run of the same model, and the
+    engine against lm-eval both on the float64 model (what is left is the engine's float32
+    log-softmax, not lm-eval's sums)."""
+    from lm_eval.models.huggingface import HFLM
+
+    model64 = copy.deepcopy(model).double()
+    exact = plain_loop(model64, tok, texts, dtype=torch.float64)
+    print(f"  against a float64 run of the same model: engine (default) max |diff| {max_diff(default, exact):.1e}, "
+          f"lm-eval {max_diff(lme, exact):.1e}, the float32 floor {max_diff(floor, exact):.1e}")
+    lme64 = loglikelihoods(HFLM(pretrained=model64, tokenizer=tok, batch_size=64, device=args.device),
+                           instances([("", s) for s in texts]))
+    ours64 = [s.total for s in CausalScorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"),
+                                            Settings(progress=False)).score(plain)]
+    print(f"  both on the float64 model: engine (default) vs lm-eval max |diff| {max_diff(ours64, lme64):.1e}, "
+          f"lm-eval vs the float64 loop {max_diff(lme64, exact):.1e}")
+
+
+def model_type(shape: str) -> str:
+    return SHAPES[shape][0].removesuffix("Config").removesuffix("Text")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=2000, help="sentences for plain LP")
@@ -170,6 +227,10 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--shape", choices=sorted(SHAPES), default=None,
+                    help="a random model of this real model's shape instead of the benchmark GPT-2")
+    ap.add_argument("--real", choices=["smollm2"], default=None,
+                    help="the real SmolLM2-135M-Instruct weights (python -m helpers fetch-model smollm2-135m-instruct)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     from lm_eval.api.instance import Instance
@@ -182,11 +243,20 @@ def main() -> None:
 
     texts = blimp_sentences(args.n)
     model, tok = build_model()
+    described = "GPT-2 6x384"
+    if args.shape:
+        model, described = build_shape(args.shape, tok), f"random {args.shape}-shaped {model_type(args.shape)}"
+    elif args.real:
+        from helpers.models import load
+
+        real = load("smollm2-135m-instruct", dtype=torch.float32)
+        model, tok, described = real.model, real.tokenizer, "SmolLM2-135M-Instruct (real weights, Q4_1 GGUF dequantized)"
     model.to(args.device)
-    lm = LoadedModel.wrap(model, tok, name="bench-gpt2")
+    lm = LoadedModel.wrap(model, tok, name="bench-" + (args.shape or args.real or "gpt2"))
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"model: GPT-2 6x384, {n_params / 1e6:.1f}M parameters, vocab {len(tok)}; {args.threads} threads, "
-          f"torch {torch.__version__}, device {args.device}; fastest of {args.repeats} runs each")
+    vocab = model.get_output_embeddings().weight.shape[0]
+    print(f"model: {described}, {n_params / 1e6:.1f}M parameters, vocabulary head {vocab:,} (tokenizer {len(tok):,}); "
+          f"{args.threads} threads, torch {torch.__version__}, device {args.device}; fastest of {args.repeats} runs each")
     hflm = HFLM(pretrained=model, tokenizer=tok, batch_size=64, device=args.device)
 
     def instances(pairs):
@@ -241,20 +311,10 @@ def main() -> None:
     best = table.rate["engine, default (share=auto)"]
     table.follows("engine, default (share=auto)", "plain forward + log-softmax loop (floor)")
     table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
-    model64 = copy.deepcopy(model).double()
-    exact = plain_loop(model64, tok, texts, dtype=torch.float64)
-    print(f"  against a float64 run of the same model: engine (default) max |diff| {max_diff(default, exact):.1e}, "
-          f"lm-eval {max_diff(lme, exact):.1e}, the float32 floor {max_diff(floor, exact):.1e}")
-    # both on the float64 model: what is left is the engine's float32 log-softmax, not lm-eval's sums
-    lme64 = loglikelihoods(HFLM(pretrained=model64, tokenizer=tok, batch_size=64, device=args.device),
-                           instances([("", s) for s in texts]))
-    ours64 = [
-        s.total
-        for s in CausalScorer(LoadedModel.wrap(model64, tok, name="bench-gpt2-f64"), Settings(progress=False)).score(plain)
-    ]
-    print(f"  both on the float64 model: engine (default) vs lm-eval max |diff| {max_diff(ours64, lme64):.1e}, "
-          f"lm-eval vs the float64 loop {max_diff(lme64, exact):.1e}")
-    del model64
+    if args.shape or args.real:
+        print("  (the float64 checks run on the benchmark model only)")
+    else:
+        float64_checks(model, tok, texts, plain, default, floor, lme, args, instances, loglikelihoods)
     print(f"  engine (default) vs lm-eval {best / table.rate['lm-eval HFLM.loglikelihood, empty context (batch 64)']:.2f}x, "
           f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
           f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")

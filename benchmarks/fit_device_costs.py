@@ -25,6 +25,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -38,27 +39,16 @@ MODELS = ("demo-en", "bench-gpt2", "smollm2", "gemma3-270m")
 
 
 def build(name: str) -> LoadedModel:
+    from bench_scoring import build_model, build_shape
+
     if name == "demo-en":
         return load("demo-en", dtype=torch.float32)
     if name == "smollm2":
         return load("smollm2-135m-instruct", dtype=torch.float32)
-    if name == "bench-gpt2":
-        from bench_scoring import build_model
-
-        model, tokenizer = build_model()
-        return LoadedModel.wrap(model, tokenizer, name="bench-gpt2")
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
-
-    tokenizer = load("demo-en", dtype=torch.float32).tokenizer
-    config = Gemma3TextConfig(vocab_size=262144, hidden_size=640, intermediate_size=2048, num_hidden_layers=18,
-                              num_attention_heads=4, num_key_value_heads=1, head_dim=256, sliding_window=512,
-                              max_position_embeddings=32768, bos_token_id=tokenizer.bos_token_id or 0,
-                              eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id or 0,
-                              attn_implementation="sdpa")
-    torch.manual_seed(0)
-    model = Gemma3ForCausalLM(config).eval()
-    model.requires_grad_(False)
-    return LoadedModel.wrap(model, tokenizer, name="random-gemma3-270m")
+    model, tokenizer = build_model()
+    if name == "gemma3-270m":  # a random model of Gemma 3 270M's shape (benchmarks/bench_scoring.py --shape)
+        model = build_shape("gemma3-270m", tokenizer)
+    return LoadedModel.wrap(model, tokenizer, name=f"bench-{name}")
 
 
 def workloads() -> dict[str, list[Request]]:
@@ -88,7 +78,6 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     args = ap.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     units, rows = [], []
     for name in args.models:
         loaded = build(name)
