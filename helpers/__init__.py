@@ -17,7 +17,7 @@ FLOORS = (
     ("models", ("models",)),
     ("engine", ("engine",)),
     ("methods", ("methods",)),
-    ("store", ("store", "records")),
+    ("store", ("store", "staleness", "records")),
     ("runner", ("runner",)),
     ("analysis", ("analysis",)),
     ("runs", ("runs",)),

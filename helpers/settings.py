@@ -205,6 +205,23 @@ class Settings:
                 "revision": None if self.revision == AUTO else self.revision,
                 "device_map": self.device_map, "max_memory": self.max_memory, "offload_folder": self.offload_folder}
 
+    def score_filter(self) -> dict:
+        """What an analysis reading stored scores asks of their recorded configuration (a
+        ``where`` of :func:`helpers.store.load_scores`): the quantization, dtype, start convention
+        and revision given (not "auto")."""
+        where = {}
+        if self.quant != AUTO:
+            where["quant"] = None if self.quant == "none" else self.quant
+        if self.dtype != AUTO:
+            where["dtype"] = self.dtype
+        if self.start.startswith(TOKEN):
+            where.update(start_convention="token", start_token=self.start.removeprefix(TOKEN))
+        elif self.start != AUTO:
+            where["start_convention"] = self.start
+        if self.revision != AUTO:
+            where["revision"] = self.revision
+        return where
+
     def method_options(self) -> dict:
         """The method options of the settings (``run_methods``' ``options``)."""
         return {name: method_setting(name, getattr(self, name)) for name in METHOD_SETTINGS}
@@ -217,6 +234,26 @@ SETTINGS: dict[str, tuple[tuple | str, str, str]] = {
 # the settings given to the methods, with the value "auto" stands for; the others load and score
 METHOD_SETTINGS: dict[str, str] = {f.name: f.metadata["method_default"] for f in fields(Settings)
                                    if f.metadata.get("method_default")}
+
+
+# The settings that tell apart stored scores of one model, as score files record them: an
+# analysis table never mixes two (helpers.store.load_scores).
+STORED_AS = {"quant": "quant", "dtype": "dtype", "start": "start_convention", "revision": "revision"}
+
+
+def stored_setting(meta: dict) -> tuple:
+    """A score file's values of :data:`STORED_AS`."""
+    return tuple(meta.get(key) for key in STORED_AS.values())
+
+
+def mixed_settings(model: str, dataset: str, found: dict[tuple, set]) -> str:
+    """The error of a store holding scores of ``model`` under several settings (``found``: the
+    values of :data:`STORED_AS` -> the methods scored so) without a choice among them."""
+    listed = "; ".join(", ".join(f"{k}={v}" for k, v in zip(STORED_AS, values)) + f" ({', '.join(sorted(methods))})"
+                       for values, methods in sorted(found.items(), key=str))
+    return (f"{model} on {dataset} has scores under {len(found)} settings ({listed}), and a table never mixes them: "
+            "choose one with the notebook's quant, dtype, start and revision parameters (as 02 takes them), or "
+            "load_scores(where=Settings(...).score_filter())")
 
 
 def scorer_arguments(options: dict, base: Settings | None = None) -> dict:

@@ -1,19 +1,18 @@
 """The on-disk store of scores: one parquet file per (dataset, model, method, template).
 
-``outputs/scores/<dataset>/<model>/<method>[__t<template>].parquet`` holds one row per
-pair (both scores, decision, tie flag, token counts, and the token log-probs and ids
-needed to recompute every measure without the model). The file's metadata carries the
-configuration (model id and revision, quantization, dtype, document-start policy,
-template text, dataset options, limit) and its hash, library versions, git commit and
-time, and the numerics key (the engine's numerics version, torch's and transformers'
-major.minor). Writes are atomic, each data page with a checksum (:mod:`helpers.parquet_io`: a
-damaged file is an error, never read as scores); a rerun with the same configuration and numerics key finds the
-finished file and skips it; a different configuration is written alongside as
-``...__<hash>.parquet`` and never over the existing file. A file of the same configuration
-under another numerics key is *stale*: it is recomputed (unless ``reuse_stale``, or
-``HELPERS_REUSE_STALE=1``, asks to reuse it, with a warning), and the stale file, like a file
-that cannot be read (truncated, damaged), is moved to ``<folder>/set_aside/`` before the new
-one is written: kept, never read.
+``outputs/scores/<dataset>/<model>/<method>[__t<template>].parquet`` holds one row per pair (both
+scores, decision, tie flag, token counts, and the token log-probs and ids needed to recompute every
+measure without the model). The file's metadata carries the configuration (model id and revision,
+quantization, dtype, document-start policy, template text, dataset options, limit) and its hash,
+library versions, git commit and time, and the numerics key (the engine's numerics version, torch's
+and transformers' major.minor). Writes are atomic, each data page with a checksum
+(:mod:`helpers.parquet_io`: a damaged file is an error, never read as scores); a rerun with the same
+configuration and numerics key finds the finished file and skips it; a different configuration is
+written alongside as ``...__<hash>.parquet`` and never over the existing file. A file of the same
+configuration under another numerics key is *stale*: it is recomputed (unless ``reuse_stale``, or
+``HELPERS_REUSE_STALE=1``, asks to reuse it, with a warning), and the stale file, like a file that
+cannot be read (truncated, damaged), is moved to ``<folder>/set_aside/`` before the new one is
+written: kept, never read.
 """
 from __future__ import annotations
 
@@ -30,8 +29,10 @@ import pyarrow as pa
 
 from . import paths
 from .parquet_io import read_parquet, read_schema, write_parquet
-from .provenance import REUSE_STALE_ENV, describe_numerics, git_commit, library_versions, numerics
+from .provenance import REUSE_STALE_ENV, git_commit, library_versions, numerics
 from .data.shards import Shard, file_tag, group_runs, is_shard_file, merge, run_key
+from .staleness import is_stale, reuse_stale_default, stale_reason
+from .settings import mixed_settings, stored_setting
 
 META_KEY = b"helpers"
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
@@ -59,19 +60,6 @@ def read_metadata(path: str | Path, verify: bool = False) -> dict:
     if META_KEY not in meta:
         raise ValueError(f"{path} is not a score file of this project (no '{META_KEY.decode()}' metadata)")
     return json.loads(meta[META_KEY])
-
-
-def is_stale(meta: dict) -> bool:
-    """Whether a score file was written under another numerics key than this process's."""
-    return meta.get("numerics") != numerics()
-
-
-def stale_reason(meta: dict) -> str:
-    return f"computed under {describe_numerics(meta.get('numerics'))}; now {describe_numerics(numerics())}"
-
-
-def reuse_stale_default() -> bool:
-    return os.environ.get(REUSE_STALE_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 class ScoreStore:
@@ -259,9 +247,10 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
     where one (model, method, template) has files of several configurations, the one with
     the most pairs (then the newest) is used. ``where`` keeps only files whose configuration
     has those values (e.g. ``{"limit": 20}``); scores under a priming context are left out
-    unless ``where`` names the context. Token-level list columns are left out unless
-    ``token_columns``. A complete set of shard files counts as one file of the whole run; an
-    incomplete set is left out with a warning."""
+    unless ``where`` names the context. Scores of one model under several quantizations, dtypes,
+    start conventions or revisions are an error naming them (``where`` chooses one). Token-level
+    list columns are left out unless ``token_columns``. A complete set of shard files counts as
+    one file of the whole run; an incomplete set is left out with a warning."""
     metas = [(path, read_metadata(path)) for path in ScoreStore(root).files(dataset, model)]
     metas = [(path, meta) for path, meta in metas
              if (methods is None or meta["method"] in methods) and matches(meta, where)]
@@ -272,6 +261,7 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
             newest[key] = (_written(meta), meta.get("weights"))
     chosen: dict[tuple, tuple] = {}
     stale: dict[tuple, int] = {}
+    settings: dict[tuple, dict[tuple, set]] = {}  # (dataset, model) -> its settings -> methods
     runs, incomplete = group_runs(metas)
     for note in incomplete:
         warnings.warn(note)
@@ -280,10 +270,14 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
         if meta.get("weights") != newest[model_key][1]:
             stale[model_key] = stale.get(model_key, 0) + 1
             continue
+        settings.setdefault(model_key, {}).setdefault(stored_setting(meta), set()).add(meta["method"])
         key = (*model_key, meta["method"], str(meta.get("template_id")))
         rank = (meta.get("n_pairs", 0), _written(meta))
         if key not in chosen or rank > chosen[key][0]:
             chosen[key] = (rank, path, meta)
+    for (ds, name), found in settings.items():
+        if len(found) > 1:
+            raise ValueError(mixed_settings(name, ds, found))
     for (ds, name), n in stale.items():
         warnings.warn(f"left out {n} score file(s) of {name} on {ds} from earlier weights than its newest "
                       f"({newest[(ds, name)][1]}); rerun the notebooks for the methods they covered")

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -36,6 +38,10 @@ gap = "yesno,intemplate_lp"  # the two methods of the per-paradigm gap (Figure 6
 clip = 4  # length differences beyond this are pooled into the outermost bins
 seed = 0  # seed of the bootstrap
 resamples = 2000  # bootstrap resamples for the confidence intervals
+start = "auto"  # which stored scores to read, as 02 scored them: "auto" (the one setting the store holds), or a start convention
+quant = "auto"  # "auto" (the one the store holds), "none", "4bit" or "8bit"
+dtype = "auto"  # "auto" (the one the store holds), "float32", "bfloat16" or "float16"
+revision = "auto"  # "auto" (the one the store holds) or the revision the scores were made at
 
 # %%
 from IPython.display import display
@@ -44,12 +50,14 @@ from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy, cross_model, length_bias
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
+from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
 config = dict(model=model, dataset=dataset, methods=methods, gap=gap, clip=clip,
               seed=seed, resamples=resamples)
 method_list, gap_pair = parse_selection(methods, what="method"), parse_selection(gap, what="method")
-scores = required_scores(model, dataset, method_list + gap_pair)  # an error naming what to run when missing
+chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).score_filter()  # a table mixes no settings
+scores = required_scores(model, dataset, method_list + gap_pair, where=chosen)  # an error naming what to run when missing
 report = NotebookReport("05_length_bias", config, dataset, sources=scores)
 print(f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")
 

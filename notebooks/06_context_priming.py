@@ -47,7 +47,7 @@ syntaxgym_regions = True  # dataset syntaxgym: region-based pass rates per suite
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
 syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
-share = "auto"  # shared input run once: "auto" (the mode a cost model timed on this machine predicts fastest), "none", "context", "prefix" or "tree"
+share = "auto"  # shared input run once: "auto" (the mode a cost model of the model's shape and the device class predicts fastest), "none", "context", "prefix" or "tree"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
@@ -57,6 +57,8 @@ shards = 1  # split the target pairs into this many shards (by paradigm, then po
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: read all shards' files as one run (an error names any not scored)
 
 # %%
+import warnings
+
 from IPython.display import display
 
 from helpers import data, methods as method_registry
@@ -89,6 +91,8 @@ length_list = parse_selection(lengths, what="length", convert=int)
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 selection = select(dataset, limit).pick_paradigms(priming.paradigm_choice(dataset, paradigms), seed)
 part = selection.for_shards(shard, shards)  # the pairs this run scores: a shard, or the whole run
+if note := priming.teaching_subset(dataset, paradigms, limit, len(selection), len(data.load(dataset))):
+    warnings.warn(note)  # the teaching defaults, said out loud (a sweep's log shows it too)
 count = priming.token_counter(scorer.tokenizer)
 group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
 config = {"model": model, "dataset": dataset, "methods": method_list,

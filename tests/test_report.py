@@ -34,6 +34,36 @@ def test_stored_scores_name_their_files_and_what_is_missing(store):
         "- lp for zz: run notebooks/02_readout.ipynb with model='zz', dataset='blimp'",
         "- yesno for zz: run notebooks/03_prompting.ipynb with model='zz', dataset='blimp'"]
     assert set(scores.model) == {"m1"}
+    # a method the model's kind cannot run: no "run 03", which cannot produce it, but what to set
+    _, missing = report.stored_scores("tiny-t5", "blimp", ["ab", "yesno"], {"ab": "ab_method"})
+    assert missing.splitlines()[1:] == [
+        "- ab for tiny-t5: ab needs constrained decoding with outlines continuing the prompt exactly as the engine "
+        "encodes it (a causal LM; an encoder-decoder starts its answer with a word-initial token such as '▁A', which "
+        "outlines' answer strings exclude), which the Seq2SeqScorer lacks, so no notebook scores it for this seq2seq "
+        "model: set ab_method='ab_logit' (or None to skip it)",
+        "- yesno for tiny-t5: run notebooks/03_prompting.ipynb with model='tiny-t5', dataset='blimp'"]
+
+
+def test_a_table_never_mixes_settings_and_the_analyses_choose_as_02_scored(store, tmp_path):
+    """m1's lp also stored in bfloat16 and 4-bit: reading m1 without a choice is an error naming
+    both settings; the choice of 04/05/08's parameters reads one of them, never both."""
+    from helpers.settings import Settings
+    from helpers.store import ScoreStore, read_metadata
+
+    first = next(f for f in store if f.parent.name == "m1" and f.name == "lp.parquet")
+    meta = read_metadata(first)
+    frame = pd.read_parquet(first).assign(score_good=0.25)
+    config = {k: meta[k] for k in ("model_name", "method", "template_id", "dataset", "weights")}
+    ScoreStore(tmp_path / "scores").write(frame, "blimp", "m1", "lp", None, {**config, "quant": "4bit", "dtype": "bfloat16"})
+    with pytest.raises(ValueError) as err:
+        report.stored_scores("m1", "blimp", ["lp", "yesno"])
+    assert str(err.value).startswith(
+        "m1 on blimp has scores under 2 settings (quant=4bit, dtype=bfloat16, start=None, revision=None (lp); "
+        "quant=None, dtype=None, start=None, revision=None (lp, yesno)), and a table never mixes them: choose one")
+    chosen, _ = report.stored_scores("m1", "blimp", ["lp"], where=Settings(quant="4bit").score_filter())
+    assert set(chosen.score_good) == {0.25}  # the 4-bit file only
+    assert Settings(quant="none", dtype="bfloat16", start="token:<s>", revision="v1").score_filter() == {
+        "quant": None, "dtype": "bfloat16", "start_convention": "token", "start_token": "<s>", "revision": "v1"}
 
 
 def test_save_table_writes_csv_markdown_and_sidecar(store, tmp_path):

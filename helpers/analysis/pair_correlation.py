@@ -103,6 +103,19 @@ def with_pair_text(pairs: pd.DataFrame, frame: pd.DataFrame, columns=()) -> pd.D
     return out
 
 
+def embedders(embedding_model: str | dict | None, languages) -> dict[str, str]:
+    """The embedding model of each language: ``embedding_model`` (one name, or a {language: name}
+    dict), or the language's default (the paper's where it can be loaded, else a stand-in with a
+    warning: :func:`helpers.analysis.embeddings.default_model`). 07 records it in every table."""
+    languages = list(dict.fromkeys(languages))
+    if isinstance(embedding_model, dict):
+        lacking = [lang for lang in languages if lang not in embedding_model]
+        if lacking:
+            raise ValueError(f"no embedding model for languages {lacking} in {embedding_model}")
+        return {lang: embedding_model[lang] for lang in languages}
+    return {lang: embedding_model or embeddings.default_model(lang) for lang in languages}
+
+
 def with_distances(pairs: pd.DataFrame, embedding_model: str | dict | None = None, **options) -> pd.DataFrame:
     """``pairs`` (with ``dataset``, ``good``, ``bad``, ``language``) with ``distance``, the cosine
     distance of the two sentences' embeddings, and ``embedding_model``: one model name, a
@@ -114,14 +127,7 @@ def with_distances(pairs: pd.DataFrame, embedding_model: str | dict | None = Non
     if missing:
         raise ValueError(f"no columns {missing}: join the scored pairs (with their dataset) with "
                          "with_pair_text(..., columns=['language'])")
-    languages = list(dict.fromkeys(pairs["language"].astype(str)))
-    if isinstance(embedding_model, dict):
-        lacking = [lang for lang in languages if lang not in embedding_model]
-        if lacking:
-            raise ValueError(f"no embedding model for languages {lacking} in {embedding_model}")
-        models = embedding_model
-    else:
-        models = {lang: embedding_model or embeddings.default_model(lang) for lang in languages}
+    models = embedders(embedding_model, pairs["language"].astype(str))
     distance = np.empty(len(pairs))
     keys = [pairs["dataset"].astype(str), pairs["language"].astype(str)]
     for (dataset, lang), index in pairs.groupby(keys, sort=False).indices.items():

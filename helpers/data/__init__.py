@@ -21,6 +21,7 @@ is BLiMP as Hu et al. (2025) count it (66,993), ``blimp`` the full 67,000 of Ide
 from __future__ import annotations
 
 import inspect
+import warnings
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -31,7 +32,7 @@ import pandas as pd
 from .. import paths
 from ..files import atomic_path
 from ..selection_parser import parse_selection
-from . import blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multiblimp, rublimp, syntaxgym
+from . import blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multiblimp, rublimp, syntaxgym, table_version
 from .hub_catalog import HUB
 from .multiblimp_languages import canonical as canonical_languages
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
@@ -165,7 +166,8 @@ def save_processed(name: str, df: pd.DataFrame) -> Path:
 
 def prepare(name: str, source: DataSource | None = None, **options) -> pd.DataFrame:
     """Read dataset ``name`` with ``options`` and write data/processed/<name>.parquet; the file
-    records the options that differ from the defaults (``attrs["dataset_options"]``).
+    records the options that differ from the defaults (``attrs["dataset_options"]``), the sha256
+    of its rows and its reader's version (:mod:`.table_version`).
     Options that reproduce a registered variant are refused: that table has its own name."""
     variant = variant_for(name, options)
     if variant:
@@ -173,7 +175,7 @@ def prepare(name: str, source: DataSource | None = None, **options) -> pd.DataFr
                          f"so that its processed file and scores stay apart from those of {name!r}")
     recorded = recorded_options(name, options)
     df = load(name, source=source, **options)
-    df.attrs = {"dataset_options": recorded}
+    df.attrs = {"dataset_options": recorded, **table_version.stamp(name, df)}
     save_processed(name, df)
     return df
 
@@ -183,7 +185,9 @@ def load_processed(name: str, source: DataSource | None = None, *, prepared_only
     """data/processed/<name>.parquet as notebook 01 prepared it (its options in
     ``attrs["dataset_options"]``), checked to hold ``options`` when some are given. A missing
     file is built from ``source`` (see :func:`prepare`), or with ``prepared_only`` is a
-    DataNotPreparedError that names the dataset and how to prepare it."""
+    DataNotPreparedError that names the dataset and how to prepare it; so is a file an older
+    reader wrote (its ``reader_version``; a file without one counts as version "1"), which is
+    otherwise prepared again."""
     path = processed_path(name)
     wanted = recorded_options(name, options)
     if not path.is_file():
@@ -194,6 +198,14 @@ def load_processed(name: str, source: DataSource | None = None, *, prepared_only
                 f"(or run notebooks/01_data_prep.ipynb with datasets=\"{name}\")")
         return prepare(name, source, **options)
     df = pd.read_parquet(path)
+    if (old := str(df.attrs.get("reader_version", "1"))) != (now := table_version.reader_version(name)):
+        if prepared_only:
+            raise DataNotPreparedError(f"{path} was written by version {old} of the {name} reader, now {now}: prepare "
+                                       f"it again with notebook 01 (python -m helpers sweep --notebooks 01 --datasets {name})")
+        warnings.warn(f"{path} was written by version {old} of the {name} reader, now {now}: prepared again")
+        return prepare(name, source, **(options or df.attrs.get("dataset_options", {})))
+    if "rows_sha256" not in df.attrs:  # written before tables recorded it
+        df.attrs["rows_sha256"] = table_version.rows_sha256(df)
     have = df.attrs.get("dataset_options", {})
     if options and have != wanted:
         raise ValueError(f"{path} holds {name} read with options {have}, not {wanted}: prepare it again with "

@@ -57,6 +57,18 @@ def paradigm_choice(dataset: str, paradigms):
     return paradigms
 
 
+def teaching_subset(dataset: str, paradigms, limit, scored: int, available: int) -> str | None:
+    """What 06 says when its teaching defaults (``paradigms="auto"``) leave out pairs of the dataset,
+    so that a sweep over large models does not prime a classroom's subset without a word; None
+    when every pair is scored or the subset was chosen."""
+    if paradigms != "auto" or scored >= available:
+        return None
+    drawn = f"{TEACHING_PARADIGMS} paradigms drawn with the seed" if dataset == "blimp" else "every suite"
+    return (f"06 primes {scored:,} of the {available:,} pairs of {dataset}: its teaching defaults (paradigms='auto': "
+            f"{drawn}; limit={limit} pairs each) keep a run to minutes on a CPU; pass paradigms=None and limit=None "
+            "to prime every pair, as Sinha et al. did")
+
+
 def _check_pairs(frame: pd.DataFrame, what: str) -> None:
     missing = [c for c in ("paradigm", "pair_id", "good", "bad") if c not in frame]
     if missing:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from . import DATASETS, load, load_processed, recorded_options, variant_for
+from .table_version import rows_sha256
 
 if TYPE_CHECKING:
     from .shards import Shard
@@ -43,6 +44,7 @@ class DatasetSelection:
     limit: int | None = None
     shard: Shard | None = None  # the part of a sharded run the frame holds (helpers.data.shards); None: unsharded
     paradigms: tuple[str, ...] | None = None  # the paradigms kept by :meth:`pick_paradigms` (None: all)
+    table_sha256: str | None = None  # the rows hash of the table the items come from (helpers.data.table_version)
 
     def __post_init__(self):
         if self.name not in DATASETS:
@@ -79,10 +81,12 @@ class DatasetSelection:
         return self.frame.to_dict("records")
 
     def config(self) -> dict:
-        """What a score file records about the data."""
+        """What a score file records about the data (with the table's rows hash where known: a
+        changed item makes other scores, :func:`helpers.data.table_version.changed_data`)."""
         return {"dataset": self.name, "dataset_options": dict(self.options), "limit": self.limit,
                 "n_pairs": self.shard.total if self.shard else len(self.frame),
-                **({"paradigms": list(self.paradigms)} if self.paradigms is not None else {})}
+                **({"paradigms": list(self.paradigms)} if self.paradigms is not None else {}),
+                **({"data_sha256": self.table_sha256} if self.table_sha256 else {})}
 
     def pick_paradigms(self, paradigms: int | str | list[str] | None, seed: int = 0) -> "DatasetSelection":
         """These items of some paradigms only: None keeps all; a number n keeps n paradigms drawn
@@ -136,4 +140,5 @@ def select(name: str, limit: int | None = None, *, prepared_only: bool = False, 
     else:
         frame = load_processed(name, prepared_only=prepared_only)
         recorded = dict(frame.attrs.get("dataset_options", {}))
-    return DatasetSelection(name, first_per_paradigm(frame, limit), recorded, limit)
+    digest = frame.attrs.get("rows_sha256") or rows_sha256(frame)
+    return DatasetSelection(name, first_per_paradigm(frame, limit), recorded, limit, table_sha256=digest)

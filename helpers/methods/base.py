@@ -20,7 +20,8 @@ from ..engine.interface import SCORER_FEATURES, Request, Scored
 
 # Bump when a method's computation changes: it is part of every score file's configuration.
 # 3: a context's trailing spaces are scored with the target (engine.encoding.target_start).
-METHODS_VERSION = "3"
+# 4: a Hu & Levy prefix ending in a space is continued after one space, not two (prompt_text.continued).
+METHODS_VERSION = "4"
 
 Item = Mapping[str, object]  # one row of a dataset selection's frame
 Score = Callable[[pd.DataFrame, str], pd.Series]  # (basis table, side) -> scores
@@ -144,13 +145,14 @@ class Method:
         return self.family.template_set is not None
 
     def not_applicable(self, scorer) -> str | None:
-        """Why this method cannot run on ``scorer`` (a feature it needs that the scorer lacks), or
-        None when it can."""
+        """Why this method cannot run on ``scorer`` (a scorer or a scorer class: a feature it needs
+        that the scorer lacks), or None when it can."""
         missing = [f for f in self.needs if f not in scorer.features]
         if not missing:
             return None
-        loaded = getattr(scorer, "loaded", None)
-        what = f"{type(scorer).__name__}" + (f" of {loaded.name}" if loaded is not None else "")
+        loaded = getattr(scorer, "loaded", None) if not isinstance(scorer, type) else None
+        what = (scorer if isinstance(scorer, type) else type(scorer)).__name__ + \
+            (f" of {loaded.name}" if loaded is not None else "")
         return f"{self.name} needs {'; and '.join(SCORER_FEATURES[f] for f in missing)}, which the {what} lacks"
 
     def config(self, runtime: Runtime) -> dict:

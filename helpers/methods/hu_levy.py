@@ -36,7 +36,7 @@ from ..engine.interface import Request
 from .base import Family, Method
 from .hu_levy_prompt_types import DIRECT, prompts_for
 from .options import Option
-from .prompt_text import fill_before, separator, with_context
+from .prompt_text import continued, fill_before, separator, with_context
 from ..settings import method_setting  # the one check of order_average
 
 
@@ -80,7 +80,7 @@ class WordPrediction(HLFamily):
 
     def requests(self, item, template, context, runtime, state):
         space = separator(template.language)
-        prefix, word = item["prefix"], item["continuation"]
+        prefix, word = continued(item["prefix"], template.language), item["continuation"]
         if template.id == DIRECT:
             request = Request(with_context(context, prefix, template.language), space + word)
             return runtime.scorer.shaped([request], "span")
@@ -102,7 +102,7 @@ class WordComparison(HLFamily):
 
     def requests(self, item, template, context, runtime, state):
         lang, space = template.language, separator(template.language)
-        prefix, good, bad = item["prefix"], item["good_continuation"], item["bad_continuation"]
+        prefix, good, bad = continued(item["prefix"], lang), item["good_continuation"], item["bad_continuation"]
         if template.id == DIRECT:
             head = with_context(context, prefix, lang)
             return runtime.scorer.shaped([Request(head, space + good), Request(head, space + bad)], "span")

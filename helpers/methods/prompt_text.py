@@ -26,6 +26,14 @@ def separator(language: str) -> str:
     return "" if language in ("zh", "ja") else " "
 
 
+def continued(prefix: str, language: str) -> str:
+    """A prefix as its continuation follows it, after the language's separator: without trailing
+    whitespace where that is a space (one space between them, never two: a stimulus that ends in
+    a space, as Hu & Levy's News item 36 "... rent -- ", would otherwise put a bare-space token
+    into the continuation's score)."""
+    return prefix.rstrip() if separator(language) else prefix
+
+
 def with_context(context: str, text: str, language: str = "en") -> str:
     """``context`` before ``text`` (joined by the language's separator unless the context
     already ends in whitespace); ``text`` unchanged when there is no context."""

@@ -25,9 +25,9 @@ from . import gguf as gguf_files
 from .fingerprint import weights_fingerprint
 from .kinds import AUTO_CLASSES, model_kind
 from .packaged import fetch as fetch_packaged
-from .placement import check_placement, execution_device
+from .placement import check_placement, execution_device, too_large, weight_bytes
 from .quantization import default_dtype, quantization_config, quantization_probe
-from .registry import REVISION_MARK, ModelNotFoundError, ModelSpec, Quant, _spec, resolve, with_revision
+from .registry import REVISION_MARK, ModelNotFoundError, ModelSpec, Quant, _spec, registered_as, resolve, with_revision
 from .tiny import ensure as ensure_tiny
 from .weight_files import check_weight_files
 
@@ -227,6 +227,8 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
             raise ValueError(f"dtype must be one of {', '.join(DTYPES)} (or None: the device's), got {dtype!r}")
         dtype = getattr(torch, dtype)
     dtype = dtype or default_dtype(quant)
+    if torch.cuda.is_available() and device_map == "auto" and max_memory is None and offload_folder is None:
+        refuse_if_too_large(loadable, dtype)
     kwargs = loadable.read_options
     tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
     if not getattr(tokenizer, "is_fast", False):
@@ -256,6 +258,21 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
         gguf_files.as_plain_weights(model)
         return LoadedModel(spec, model, tokenizer, None, checkpoint.sha256[:16], checkpoint)
     return LoadedModel(spec, model, tokenizer, quant, weights_fingerprint(source, _hub_commit(spec)))
+
+
+def refuse_if_too_large(loadable: Loadable, dtype: torch.dtype) -> None:
+    """Before loading on CUDA with the default placement: an unregistered model whose weights
+    would not fit the GPUs is refused (:func:`~helpers.models.placement.too_large`), not offloaded
+    to the CPU without a word; a registered one brings its own quantization."""
+    spec = loadable.spec
+    if spec.local or loadable.checkpoint is not None or registered_as(spec.hf_id) is not None:
+        return
+    sizes = {str(dtype).removeprefix("torch."): weight_bytes(loadable.config, loadable.kind, dtype, None),
+             **{q: weight_bytes(loadable.config, loadable.kind, dtype, q) for q in ("8bit", "4bit")}}
+    precision = loadable.quant or str(dtype).removeprefix("torch.")
+    gpus = sum(torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count()))
+    if refusal := too_large(spec.name, sizes, precision, gpus):
+        raise MemoryError(refusal)
 
 
 def _hub_commit(spec: ModelSpec) -> str | None:

@@ -48,3 +48,38 @@ def execution_device(module) -> torch.device:
     for tensor in module.buffers():
         return tensor.device
     return torch.device("cpu")
+
+
+# Of the GPUs' memory, what the weights may take (activations, the cache and the CUDA context need the rest).
+WEIGHTS_SHARE = 0.9
+BYTES_PER_WEIGHT = {"4bit": 0.5, "8bit": 1.0}
+
+
+def weight_bytes(config, kind: str, dtype: torch.dtype, quant: str | None) -> int:
+    """The bytes of a model's weights in ``dtype`` (or quantized), counted on an empty model built
+    from its configuration (nothing read or allocated)."""
+    from accelerate import init_empty_weights
+
+    from .kinds import AUTO_CLASSES
+
+    with init_empty_weights():
+        model = AUTO_CLASSES[kind].from_config(config)
+    per = BYTES_PER_WEIGHT.get(quant) or torch.finfo(dtype).bits / 8
+    return int(sum(p.numel() for p in model.parameters()) * per)
+
+
+def too_large(name: str, sizes: dict[str, int], precision: str, gpu_bytes: int) -> str | None:
+    """The refusal of a model whose weights in ``precision`` (a key of ``sizes``: the dtype's name,
+    "8bit", "4bit") exceed :data:`WEIGHTS_SHARE` of ``gpu_bytes``, naming the sizes and the
+    ``quant=`` that fits; None when they fit."""
+    room = WEIGHTS_SHARE * gpu_bytes
+    if sizes[precision] <= room:
+        return None
+    gib = 2**30
+    fits = [q for q in ("8bit", "4bit") if q in sizes and sizes[q] <= room]
+    listed = ", ".join(f"{p} {size / gib:.1f} GiB" for p, size in sizes.items())
+    advice = (f"load it with quant={fits[0]!r}" if fits else "no quantization fits either: use more GPUs")
+    return (f"{name}'s weights take {sizes[precision] / gib:.1f} GiB in {precision}, more than the GPUs here hold "
+            f"({gpu_bytes / gib:.1f} GiB, of which {WEIGHTS_SHARE:.0%} for weights; {listed}): {advice}, or ask "
+            "for offloading to the CPU and disk explicitly (max_memory={0: '70GiB', 'cpu': '200GiB'} and "
+            "offload_folder=...; slow)")

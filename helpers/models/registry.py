@@ -184,6 +184,14 @@ def _gguf_spec(path: Path) -> ModelSpec:
     return _spec(path.stem, str(path.parent), local=True, languages=("en", "zh"), gguf_file=path.name)
 
 
+def registered_as(hub_id: str) -> ModelSpec | None:
+    """The registry entry whose Hugging Face id is ``hub_id`` (compared as the Hub does, ignoring
+    case; the first entry where several name it), so that a model named by its id gets the entry's
+    defaults (quantization, start token, kind, chat template) and its name in score files."""
+    wanted = hub_id.casefold()
+    return next((spec for spec in REGISTRY.values() if not spec.local and spec.hf_id.casefold() == wanted), None)
+
+
 def resolve(name_or_path: str | os.PathLike) -> ModelSpec:
     """The spec of a registered name, a local folder, a GGUF file (or a folder holding one), a
     Hugging Face id ("org/name"), or any of
@@ -210,7 +218,7 @@ def resolve(name_or_path: str | os.PathLike) -> ModelSpec:
                 "save_pretrained, a GGUF file, or a registered name:\n" + registry_table())
         return _spec(path.name, str(path.resolve()), local=True, languages=("en", "zh"))
     if "/" in key and not key.startswith((".", "/", "~")):
-        return _spec(key, key, languages=("en", "zh"))
+        return registered_as(key) or _spec(key, key, languages=("en", "zh"))
     raise ModelNotFoundError(
         f"unknown model {key!r}: not a registered name, not a folder, not a Hugging Face id (org/name). "
         "Registered models:\n" + registry_table())

@@ -23,17 +23,46 @@ def producer(method: str) -> str:
     return "03_prompting" if method in PROMPTING else "02_readout"
 
 
-def stored_scores(model, dataset: str, methods) -> tuple[pd.DataFrame, str]:
+def unscorable(model: str, method: str, parameter: str | None = None) -> str | None:
+    """Why no notebook can score ``method`` for ``model`` (its kind lacks what the method needs,
+    read from its configuration without loading weights), with the methods of the same kind it
+    does run, set through the notebook ``parameter`` that chose it; None when it can, or when the
+    model cannot be looked at here (not in the local cache)."""
+    from ..engine.kinds import SCORER_KINDS
+    from ..methods import get
+    from ..models import check_loadable
+
+    try:
+        kind = check_loadable(model, None).kind
+    except Exception:  # noqa: BLE001 - a model not here: the plain "run the notebook" message
+        return None
+    scorer = SCORER_KINDS[kind]
+    reason = get(method).not_applicable(scorer)
+    if reason is None:
+        return None
+    kin = PROMPTING if method in PROMPTING else ()
+    runs = [m for m in kin if m != method and get(m).not_applicable(scorer) is None and get(m).family is get(method).family]
+    choice = (f"set {parameter}={runs[0]!r} (or None to skip it)" if runs else f"set {parameter}=None to skip it") \
+        if parameter else f"leave {method} out"
+    return f"{reason}, so no notebook scores it for this {kind} model: {choice}"
+
+
+def stored_scores(model, dataset: str, methods, parameters: dict[str, str] | None = None,
+                  where: dict | None = None) -> tuple[pd.DataFrame, str]:
     """The stored scores of ``model`` (one name or a selection) x ``methods`` on ``dataset``, and
-    a message naming what is missing and which notebook produces it (empty when nothing is).
-    ``attrs["score_files"]`` lists every score file used."""
+    a message naming what is missing and which notebook produces it, or, for a method the model's
+    kind cannot run, the notebook parameter (``parameters``: method -> the parameter that chose
+    it) to set instead (empty when nothing is missing). ``where`` chooses among settings
+    (:meth:`helpers.settings.Settings.score_filter`); a model stored under several without a
+    choice is an error naming them. ``attrs["score_files"]`` lists every score file used."""
     models = parse_selection(model, what="model")
     methods = list(dict.fromkeys(parse_selection(methods, what="method")))
-    frames = [load_scores(dataset=dataset, model=m, methods=methods) for m in models]
+    frames = [load_scores(dataset=dataset, model=m, methods=methods, where=where) for m in models]
     scores = pd.concat(frames, ignore_index=True)
     scores.attrs["score_files"] = [f for frame in frames for f in frame.attrs.get("score_files", [])]
     have = set(zip(scores["model"], scores["method"]))
-    missing = [f"- {method} for {m}: run notebooks/{producer(method)}.ipynb with model={m!r}, dataset={dataset!r}"
+    missing = [f"- {method} for {m}: " + (unscorable(m, method, (parameters or {}).get(method)) or
+                                          f"run notebooks/{producer(method)}.ipynb with model={m!r}, dataset={dataset!r}")
                for m in models for method in methods if (m, method) not in have]
     message = ("The results store has no scores for:\n" + "\n".join(missing)) if missing else ""
     return scores, message
@@ -43,11 +72,12 @@ class MissingScoresError(RuntimeError):
     """An analysis asked for stored scores that no scoring notebook has written yet."""
 
 
-def required_scores(model, dataset: str, methods) -> pd.DataFrame:
+def required_scores(model, dataset: str, methods, parameters: dict[str, str] | None = None,
+                    where: dict | None = None) -> pd.DataFrame:
     """:func:`stored_scores`, or a :class:`MissingScoresError` naming every missing (model,
     method) and the notebook that scores it: an analysis with nothing to read stops, so a sweep
     marks it failed (and reruns it) instead of calling it done."""
-    scores, missing = stored_scores(model, dataset, methods)
+    scores, missing = stored_scores(model, dataset, methods, parameters, where)
     if missing:
         raise MissingScoresError(f"{missing}\nThis analysis reads stored scores only: run those notebooks first, "
                                  "then this one (a sweep with both submits it after them).")

@@ -54,7 +54,8 @@ def primed_selection(selection: DatasetSelection, prefixes: pd.DataFrame) -> Dat
     if len(frame) != len(prefixes):
         raise ValueError(f"{len(prefixes) - len(frame)} prefix rows name pairs that are not in the {selection.name} "
                          "selection: build the prefixes from the same selection")
-    return DatasetSelection(selection.name, frame.reset_index(drop=True), selection.options, None)
+    return DatasetSelection(selection.name, frame.reset_index(drop=True), selection.options, None,
+                            table_sha256=selection.table_sha256)
 
 
 def priming_configuration(selection: DatasetSelection, prefixes: pd.DataFrame) -> dict:

@@ -164,7 +164,8 @@ def with_settings(found: dict[str, Path], parameters: dict, settings: dict | Non
         takers = [path for path in found.values() if name in declared_parameters(path)]
         if not takers:
             raise ValueError(f"no notebook of this sweep ({', '.join(found)}) takes the setting {name}: it applies "
-                             "to the notebooks that score (00, 02, 03, 06, 07)")
+                             "to the notebooks that score (00, 02, 03, 06, 07; 04, 05 and 08 take quant, dtype, start and "
+                             "revision to choose the stored scores they read)")
         parameters.update({f"{path.stem}:{name}": value for path in takers})
     for key, value in parameters.items():
         name = key.rpartition(":")[2]
