@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 import torch
 from huggingface_hub import constants as hf_constants
-from transformers import AutoConfig
 
 from helpers.data.selection import select
 from helpers.models import placement, resolve
@@ -45,7 +44,7 @@ def test_a_list_of_hub_ids_records_the_registry_defaults_in_every_score_file(tmp
     selection = select("blimp", 1).pick_paradigms(2)
     ((files, skipped),) = run_each("Qwen/Qwen2-57B-A14B, facebook/opt-125m", selection, [(["lp", "meanlp"], {})],
                                    settings=Settings(progress=False))
-    assert len(files) == 4 and list(skipped) == []
+    assert len(files) == 4 and len(skipped) == 0
     recorded = [(read_metadata(f)["model_name"], read_metadata(f)["start_convention"], read_metadata(f)["quant"])
                 for f in files]
     assert recorded == [("qwen2", "none", "4bit")] * 2 + [("opt-125m", "minicons", None)] * 2
@@ -54,14 +53,14 @@ def test_a_list_of_hub_ids_records_the_registry_defaults_in_every_score_file(tmp
 def test_weight_bytes_count_the_model_in_its_dtype_and_quantization(tiny):
     lm = tiny("tiny-llama")
     n = sum(p.numel() for p in lm.model.parameters())
-    config = AutoConfig.from_pretrained(lm.spec.hf_id)
+    config = lm.model.config
     assert placement.weight_bytes(config, "causal", torch.bfloat16, None) == 2 * n
     assert placement.weight_bytes(config, "causal", torch.float32, None) == 4 * n
     assert placement.weight_bytes(config, "causal", torch.bfloat16, "4bit") == n // 2
 
 
 @pytest.mark.parametrize("gpus, advice", [(160, None), (80, "load it with quant='8bit'"),
-                                          (40, "load it with quant='4bit'"), (20, "no quantization fits either")])
+                                          (40, "load it with quant='4bit'"), (20, "no quantization fits either: use more GPUs")])
 def test_a_model_too_large_for_the_gpus_is_refused_with_the_quantization_that_fits(gpus, advice):
     sizes = {"bfloat16": 140 * GIB, "8bit": 70 * GIB, "4bit": 35 * GIB}
     refusal = placement.too_large("lab/big", sizes, "bfloat16", gpus * GIB)

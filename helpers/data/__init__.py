@@ -175,7 +175,7 @@ def prepare(name: str, source: DataSource | None = None, **options) -> pd.DataFr
                          f"so that its processed file and scores stay apart from those of {name!r}")
     recorded = recorded_options(name, options)
     df = load(name, source=source, **options)
-    df.attrs = {"dataset_options": recorded, **table_version.stamp(name, df)}
+    df.attrs = {"dataset_options": recorded, **table_version.stamp(_lookup(name).loader, df)}
     save_processed(name, df)
     return df
 
@@ -198,7 +198,7 @@ def load_processed(name: str, source: DataSource | None = None, *, prepared_only
                 f"(or run notebooks/01_data_prep.ipynb with datasets=\"{name}\")")
         return prepare(name, source, **options)
     df = pd.read_parquet(path)
-    if (old := str(df.attrs.get("reader_version", "1"))) != (now := table_version.reader_version(name)):
+    if (old := str(df.attrs.get("reader_version", "1"))) != (now := table_version.reader_version(_lookup(name).loader)):
         if prepared_only:
             raise DataNotPreparedError(f"{path} was written by version {old} of the {name} reader, now {now}: prepare "
                                        f"it again with notebook 01 (python -m helpers sweep --notebooks 01 --datasets {name})")

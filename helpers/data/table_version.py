@@ -4,7 +4,8 @@
 read with). A reader fix bumps its module's ``READER_VERSION`` (default "1"): a table made by an
 older reader is prepared again. Score files record the table's hash in their configuration
 (``data_sha256``, :meth:`helpers.data.selection.DatasetSelection.config`), so scores of items that
-have changed since are stale, named by their dataset, as scores of an older engine are.
+have changed since are stale, named by their dataset, as scores of an older engine are
+(:mod:`helpers.staleness`).
 """
 from __future__ import annotations
 
@@ -17,11 +18,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 
-def reader_version(name: str) -> str:
-    """The version of dataset ``name``'s reader: ``READER_VERSION`` of its loader's module ("1" if unset)."""
-    from . import DATASETS
-
-    loader = DATASETS[name].loader
+def reader_version(loader) -> str:
+    """The version of a dataset's reader: ``READER_VERSION`` of its ``loader``'s module ("1" if unset)."""
     module = sys.modules[getattr(loader, "func", loader).__module__]
     return str(getattr(module, "READER_VERSION", "1"))
 
@@ -37,9 +35,9 @@ def rows_sha256(frame: pd.DataFrame) -> str:
     return digest.hexdigest()
 
 
-def stamp(name: str, frame: pd.DataFrame) -> dict:
-    """What a processed table of ``name`` records about its content."""
-    return {"rows_sha256": rows_sha256(frame), "reader_version": reader_version(name)}
+def stamp(loader, frame: pd.DataFrame) -> dict:
+    """What a processed table read by ``loader`` records about its content."""
+    return {"rows_sha256": rows_sha256(frame), "reader_version": reader_version(loader)}
 
 
 def recorded(path: Path) -> dict:
@@ -52,28 +50,3 @@ def recorded(path: Path) -> dict:
         return json.loads(meta.get(b"pandas", b"{}")).get("attrs", {}) or {}
     except ValueError:
         return {}
-
-
-def current_sha256(name: str) -> str | None:
-    """The rows hash of dataset ``name``'s processed table as it is now (None when there is none,
-    or it records none)."""
-    from . import processed_path
-
-    path = processed_path(name)
-    return recorded(path).get("rows_sha256") if path.is_file() else None
-
-
-def changed_data(meta: dict) -> str | None:
-    """Why a score file's items are not the processed table's any more (its ``data_sha256``
-    differs from the table's), naming the dataset; None when they are, or either is unknown."""
-    scored, dataset = meta.get("data_sha256"), meta.get("dataset")
-    if not scored or not dataset:
-        return None
-    try:
-        now = current_sha256(dataset)
-    except KeyError:  # a dataset no longer registered
-        return None
-    if now is None or now == scored:
-        return None
-    return (f"the items of {dataset} changed since they were scored (data/processed/{dataset}.parquet rows "
-            f"sha256 {now[:12]}, the file's {scored[:12]}): rerun notebook 01's preparation and the scoring notebooks")
