@@ -62,9 +62,10 @@ class CausalScorer(ScoresRequests):
     and device class predicts fastest among none, prefix cached, prefix packed and tree,
     :mod:`.share_plan`; :attr:`share_used` says which ran). ``pack`` runs a shared part and
     its continuations as one packed row with a tree attention mask, where the model's attention
-    takes one (checked by a probe; off for flash attention), for shared parts of at least ``pack_min_stem`` tokens (default: 0 under "tree", where the
-    start token packs short sentences into rows; 16 otherwise, where a pair's opening words
-    run faster from the cache: benchmarks/bench_scoring.py, bench_lp_modes.py). ``segments``
+    takes one (checked by a probe; off for flash attention), for shared parts of at least
+    ``pack_min_stem`` tokens (default: 0 under "tree", where the start token packs short
+    sentences into rows; 16 otherwise, where a pair's opening words run faster from the cache:
+    benchmarks/bench_scoring.py, bench_lp_modes.py). ``segments``
     runs a packed row's attention segment by segment, each node's tokens against the keys
     they see (helpers.engine.segment_attention), so that no masked pair is computed and rows
     may hold any number of branches; None: on CPU where SDPA passes the probe, off on a GPU
