@@ -60,7 +60,7 @@ def test_bad_shards_are_clear_errors(shard, shards, message):
 
 
 @pytest.mark.parametrize("model, options, block", [
-    ("tiny-gpt2", {}, None),  # the defaults: pair prefixes from the cache; the run is one block
+    ("tiny-gpt2", {"share": "tree"}, None),  # the run's trie packed: one block, one batch that every shard needs
     ("tiny-llama", {"share": "tree", "pack_min_stem": 0, "token_budget": 96}, 8),  # packed rows, blocks of 8 requests
 ])
 def test_shard_files_are_read_as_one_run_bit_for_bit(tiny, tmp_path, model, options, block):
