@@ -62,16 +62,11 @@ def workloads() -> dict[str, list[Request]]:
 
 
 def chosen(scorer: CausalScorer, coefficients, requests: list[Request]) -> str:
+    """The mode ``share="auto"`` would run on ``requests`` under ``coefficients``."""
     from helpers.engine import cost_model
 
-    auto = scorer._auto
     encoded = scorer.encode_many(requests)
-    need = [e.first for e in encoded]
-    costs = {}
-    for mode in auto.modes:
-        auto.apply(mode)
-        costs[mode.name] = coefficients.cost(cost_model.workload(scorer.executor, auto.build(encoded, need, mode.share)))
-    return min(costs, key=lambda n: (costs[n], list(costs).index(n)))
+    return cost_model.cheapest(scorer._auto.predict(encoded, [e.first for e in encoded], coefficients))
 
 
 def main() -> None:

@@ -54,9 +54,10 @@ def test_weight_bytes_count_the_model_in_its_dtype_and_quantization(tiny):
     lm = tiny("tiny-llama")
     n = sum(p.numel() for p in lm.model.parameters())
     config = lm.model.config
-    assert placement.weight_bytes(config, "causal", torch.bfloat16, None) == 2 * n
-    assert placement.weight_bytes(config, "causal", torch.float32, None) == 4 * n
-    assert placement.weight_bytes(config, "causal", torch.bfloat16, "4bit") == n // 2
+    assert placement.weight_count(config, "causal") == n
+    assert placement.weight_bytes(n, torch.bfloat16, None) == 2 * n
+    assert placement.weight_bytes(n, torch.float32, None) == 4 * n
+    assert placement.weight_bytes(n, torch.bfloat16, "4bit") == n // 2
 
 
 @pytest.mark.parametrize("gpus, advice", [(160, None), (80, "load it with quant='8bit'"),

@@ -104,12 +104,13 @@ class AutoShare:
         """This model's coefficients on the executor's device class (:func:`.cost_model.shipped`)."""
         return cost_model.shipped(self.model, self.executor.device)
 
-    def predict(self, encoded: Sequence, need_from: Sequence[int]) -> dict[str, float]:
+    def predict(self, encoded: Sequence, need_from: Sequence[int],
+                coefficients: Coefficients | None = None) -> dict[str, float]:
         """Predicted seconds of each candidate on ``encoded`` (its first :data:`SAMPLE_REQUESTS`:
         the costs are compared, not summed, and planning every candidate's whole run would cost
-        about a tenth of running plain LP)."""
+        about a tenth of running plain LP), under ``coefficients`` (default: the shipped ones)."""
         encoded, need_from = encoded[:SAMPLE_REQUESTS], need_from[:SAMPLE_REQUESTS]
-        coefficients, costs = self.coefficients, {}
+        coefficients, costs = coefficients or self.coefficients, {}
         for mode in self.modes:
             self.apply(mode)
             costs[mode.name] = coefficients.cost(cost_model.workload(self.executor, self.build(encoded, need_from,

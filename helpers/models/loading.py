@@ -25,7 +25,7 @@ from . import gguf as gguf_files
 from .fingerprint import weights_fingerprint
 from .kinds import AUTO_CLASSES, model_kind
 from .packaged import fetch as fetch_packaged
-from .placement import check_placement, execution_device, too_large, weight_bytes
+from .placement import check_placement, execution_device, too_large, weight_bytes, weight_count
 from .quantization import default_dtype, quantization_config, quantization_probe
 from .registry import REVISION_MARK, ModelNotFoundError, ModelSpec, Quant, _spec, registered_as, resolve, with_revision
 from .tiny import ensure as ensure_tiny
@@ -267,8 +267,9 @@ def refuse_if_too_large(loadable: Loadable, dtype: torch.dtype) -> None:
     spec = loadable.spec
     if spec.local or loadable.checkpoint is not None or registered_as(spec.hf_id) is not None:
         return
-    sizes = {str(dtype).removeprefix("torch."): weight_bytes(loadable.config, loadable.kind, dtype, None),
-             **{q: weight_bytes(loadable.config, loadable.kind, dtype, q) for q in ("8bit", "4bit")}}
+    count = weight_count(loadable.config, loadable.kind)
+    sizes = {str(dtype).removeprefix("torch."): weight_bytes(count, dtype, None),
+             **{q: weight_bytes(count, dtype, q) for q in ("8bit", "4bit")}}
     precision = loadable.quant or str(dtype).removeprefix("torch.")
     gpus = sum(torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count()))
     if refusal := too_large(spec.name, sizes, precision, gpus):

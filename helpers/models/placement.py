@@ -55,17 +55,21 @@ WEIGHTS_SHARE = 0.9
 BYTES_PER_WEIGHT = {"4bit": 0.5, "8bit": 1.0}
 
 
-def weight_bytes(config, kind: str, dtype: torch.dtype, quant: str | None) -> int:
-    """The bytes of a model's weights in ``dtype`` (or quantized), counted on an empty model built
-    from its configuration (nothing read or allocated)."""
+def weight_count(config, kind: str) -> int:
+    """How many weights a model holds, counted on an empty model built from its configuration
+    (nothing read or allocated)."""
     from accelerate import init_empty_weights
 
     from .kinds import AUTO_CLASSES
 
     with init_empty_weights():
         model = AUTO_CLASSES[kind].from_config(config)
-    per = BYTES_PER_WEIGHT.get(quant) or torch.finfo(dtype).bits / 8
-    return int(sum(p.numel() for p in model.parameters()) * per)
+    return sum(p.numel() for p in model.parameters())
+
+
+def weight_bytes(count: int, dtype: torch.dtype, quant: str | None) -> int:
+    """The bytes of ``count`` weights in ``dtype`` (or quantized)."""
+    return int(count * (BYTES_PER_WEIGHT.get(quant) or torch.finfo(dtype).bits / 8))
 
 
 def too_large(name: str, sizes: dict[str, int], precision: str, gpu_bytes: int) -> str | None:
