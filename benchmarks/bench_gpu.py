@@ -5,7 +5,7 @@ Scores BLiMP sentences with a model in bfloat16:
     every sentence through the model), the engine with no reuse, and the engine's default
     (pair prefixes shared, packed);
   - in-template LP (the 5 Ide et al. templates): the engine with no reuse, its share modes and
-    its default (share="auto": the mode its cost model, timed on this device, predicts fastest);
+    its default (share="auto": the mode its cost model, from the shipped costs of the device class, predicts fastest);
   - priming (Sinha et al. 2023): ``--priming-pairs`` BLiMP pairs x 5 prefix types of
     ``--prefix-tokens`` tokens, LP under each prefix, with each share mode and the default.
 For each it prints requests/s, tokens through the model per second and the achieved

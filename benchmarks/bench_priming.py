@@ -6,8 +6,8 @@ pairs of each of the first P paradigms and scores LP under them four times: with
 level by level (share="prefix", pack=False: the prefix runs once, its cache is copied to
 both sentences' rows), with packed reuse (share="prefix": prefix and both sentences in one
 row under a tree attention mask), with the tree (share="tree": every common prefix of the run
-shared, packed) and with the default (share="auto": the mode the cost model, timed on this
-machine, predicts fastest; the row names the mode it ran). Prints the date, machine, versions and
+shared, packed) and with the default (share="auto": the mode the cost model, from the model's
+shape and the shipped costs of its device class, predicts fastest; the row names the mode it ran). Prints the date, machine, versions and
 load average, wall time, tokens through the model, time per token, the ratios against no reuse,
 and whether every decision is identical.
 ``--lengths 200 400 800`` scores a grid instead: longer prefixes then extend the cached

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import astuple, fields
 import sys
 from pathlib import Path
 
@@ -79,8 +80,8 @@ def main() -> None:
         scorer = CausalScorer(loaded, Settings(progress=False))
         measured = scorer._auto.measured()
         shape = ModelShape.of(loaded.model)
-        unit = np.array([measured.call, measured.token, measured.pair, measured.gathered, measured.block]) / shape.scales()
-        floor = np.array([measured.call, measured.token, measured.pair, measured.gathered, measured.block]) <= 2 * MIN_COEFFICIENT
+        values = np.array(astuple(measured), dtype=np.float64)
+        unit, floor = values / shape.scales(), values <= 2 * MIN_COEFFICIENT
         unit[floor] = np.nan
         units.append(unit)
         rows.append((name, loaded, scorer, measured, shape))
@@ -89,8 +90,7 @@ def main() -> None:
     mean = np.exp(np.nanmean(logs, axis=0))
     costs = DeviceCosts(*map(float, mean))
     print(f"\n{device_class('cpu')} costs (geometric mean over {len(units)} models, {torch.get_num_threads()} threads):")
-    print(f"    DeviceCosts(layer={costs.layer:.3g}, mac={costs.mac:.3g}, pair={costs.pair:.3g}, "
-          f"byte={costs.byte:.3g}, block={costs.block:.3g})")
+    print("    DeviceCosts(" + ", ".join(f"{f.name}={getattr(costs, f.name):.3g}" for f in fields(costs)) + ")")
     print("\n| model | workload | this machine's timing chooses | this fit chooses | the shipped costs choose |")
     print("|---|---|---|---|---|")
     for name, loaded, scorer, measured, shape in rows:

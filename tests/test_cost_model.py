@@ -2,6 +2,7 @@
 choice on every machine of a device class), the fit of timings, and auto's values against the
 mode it chose (bit for bit) and against no reuse (within the engine's tolerance)."""
 import math
+from dataclasses import astuple
 
 import numpy as np
 import pytest
@@ -27,24 +28,25 @@ def plain_requests() -> list[Request]:
 
 
 def test_cost_is_the_dot_product_and_ties_go_to_the_first_name():
-    c = Coefficients(call=1.0, token=2.0, pair=3.0, gathered=4.0, block=5.0)
-    assert c.cost(Workload(calls=1, tokens=10, pairs=100, gathered=1000, blocks=2)) == 1 + 20 + 300 + 4000 + 10
-    assert Workload(1, 2, 3, 4, 5) + Workload(10, 20, 30, 40, 50) == Workload(11, 22, 33, 44, 55)
+    c = Coefficients(call=1.0, token=2.0, pair=3.0, gathered=4.0, block=5.0, key=6.0)
+    assert c.cost(Workload(calls=1, tokens=10, pairs=100, gathered=1000, blocks=2, keys=7)) == \
+        1 + 20 + 300 + 4000 + 10 + 42
+    assert Workload(1, 2, 3, 4, 5, 6) + Workload(10, 20, 30, 40, 50, 60) == Workload(11, 22, 33, 44, 55, 66)
     assert cost_model.cheapest({"none": 2.0, "prefix, packed": 1.5, "tree": 1.75}) == "prefix, packed"
     assert cost_model.cheapest({"none": 1.0, "tree": 1.0}) == "none"
     with pytest.raises(ValueError, match="positive and finite"):
-        Coefficients(call=0.0, token=1.0, pair=1.0, gathered=1.0, block=1.0)
+        Coefficients(call=0.0, token=1.0, pair=1.0, gathered=1.0, block=1.0, key=1.0)
     with pytest.raises(ValueError, match="positive and finite"):
-        Coefficients(call=1.0, token=math.inf, pair=1.0, gathered=1.0, block=1.0)
+        Coefficients(call=1.0, token=math.inf, pair=1.0, gathered=1.0, block=1.0, key=1.0)
 
 
 def test_fit_recovers_the_coefficients_of_exact_timings():
-    truth = Coefficients(call=2e-3, token=5e-5, pair=1e-8, gathered=3e-7, block=4e-4)
-    works = [Workload(1, 16, 256, 0, 0), Workload(1, 512, 262144, 0, 0), Workload(1, 480, 7200, 0, 0),
-             Workload(2, 312, 80264, 2048, 0), Workload(1, 353, 13036, 0, 12), Workload(1, 511, 73696, 0, 16)]
+    truth = Coefficients(call=2e-3, token=5e-5, pair=1e-8, gathered=3e-7, block=4e-4, key=1e-7)
+    works = [Workload(1, 16, 256, 0, 0, 0), Workload(1, 512, 262144, 0, 0, 0), Workload(1, 480, 7200, 0, 0, 0),
+             Workload(2, 312, 80264, 2048, 0, 0), Workload(1, 353, 13036, 0, 12, 700),
+             Workload(1, 511, 73696, 0, 16, 4000), Workload(1, 264, 30000, 0, 4, 1600)]
     fitted = cost_model.fit(works, [truth.cost(w) for w in works])
-    np.testing.assert_allclose([fitted.call, fitted.token, fitted.pair, fitted.gathered, fitted.block],
-                               [truth.call, truth.token, truth.pair, truth.gathered, truth.block], rtol=1e-6)
+    np.testing.assert_allclose(astuple(fitted), astuple(truth), rtol=1e-6)
     with pytest.raises(ValueError, match="positive timings"):
         cost_model.fit(works[:3], [1.0, 2.0, 3.0])
 
@@ -59,12 +61,12 @@ def test_workload_counts_calls_tokens_pairs_and_gathers_exactly(tiny):
     # 3 sentences of 9 tokens alone: one call of 3 rows x 8 fed tokens, dense causal pairs 8 x 8 a row
     alone = [Seq([1] + list(range(10 * k + 2, 10 * k + 10)), 1) for k in range(3)]
     assert cost_model.workload(scorer.executor, build_tree(alone, [1] * 3, share="none")) == \
-        Workload(calls=1, tokens=24, pairs=3 * 8 * 8, gathered=0, blocks=0)
+        Workload(calls=1, tokens=24, pairs=3 * 8 * 8, gathered=0, blocks=0, keys=0)
     # a 20-token context (run once, cached) under 4 continuations of 5 tokens (4 fed, after 20 cached)
     context = list(range(100, 120))
     under = [Seq(context + [200 + k, 7, 8, 9, 10], 20) for k in range(4)]
     assert cost_model.workload(scorer.executor, build_tree(under, [20] * 4, share="prefix")) == \
-        Workload(calls=2, tokens=20 + 4 * 4, pairs=20 * 20 + 4 * 4 * (20 + 4), gathered=4 * 20, blocks=0)
+        Workload(calls=2, tokens=20 + 4 * 4, pairs=20 * 20 + 4 * 4 * (20 + 4), gathered=4 * 20, blocks=0, keys=0)
 
 
 def test_the_mode_the_coefficients_favour_is_chosen(tiny, monkeypatch):
@@ -79,17 +81,17 @@ def test_the_mode_the_coefficients_favour_is_chosen(tiny, monkeypatch):
 
     # only tokens cost: primed pairs run their shared prefix once, so a reuse mode wins; the tree
     # runs the fewest tokens (the start token too) and segment attention counts no masked pair
-    costs_of(1e-12, 1.0, 1e-12, 1e-12, 1e-12)
+    costs_of(1e-12, 1.0, 1e-12, 1e-12, 1e-12, 1e-12)
     scorer.score(primed_requests())
     costs = scorer._auto.last_costs
     assert scorer.share_used == min(costs, key=costs.get) != "none"
     assert costs["none"] > 1.5 * costs[scorer.share_used]
     # one sentence: every mode runs the same call, and ties go to no reuse
-    costs_of(1.0, 1e-12, 1e-12, 1e-12, 1e-12)
+    costs_of(1.0, 1e-12, 1e-12, 1e-12, 1e-12, 1e-12)
     scorer.score(plain_requests()[:1])
     assert len(set(scorer._auto.last_costs.values())) == 1 and scorer.share_used == "none"
     # calls dearest and gathers dear: the cached levels (two calls, a gather) lose to packing
-    costs_of(1.0, 1e-9, 1e-12, 1.0, 1e-12)
+    costs_of(1.0, 1e-9, 1e-12, 1.0, 1e-12, 1e-12)
     scorer.score(primed_requests())
     assert scorer._auto.last_costs["prefix, cached levels"] > scorer._auto.last_costs["prefix, packed"]
     assert sum(scorer._auto.used.values()) == 3 and scorer._auto.used["none"] >= 1  # calls per mode
@@ -106,14 +108,14 @@ def test_shipped_coefficients_are_the_models_shape_times_its_device_class(tiny):
     assert shape == cost_model.ModelShape(layers, d, 12.0 * d * d * layers, 2.0 * layers * d * 4)
     units = cost_model.DEVICE_COSTS["cpu"]
     want = Coefficients(units.layer * layers, units.mac * shape.macs, units.pair * layers * d,
-                        units.byte * shape.kv_bytes, units.block * layers)
+                        units.byte * shape.kv_bytes, units.block * layers, units.key_byte * shape.kv_bytes)
     threads = __import__("torch").get_num_threads()
     try:
         scorer = CausalScorer(lm, Settings(progress=False))
         __import__("torch").set_num_threads(1)
         other = CausalScorer(lm, Settings(progress=False))
         assert scorer._auto.coefficients == other._auto.coefficients == want
-        assert all(math.isfinite(v) and v > 0 for v in (want.call, want.token, want.pair, want.gathered, want.block))
+        assert all(math.isfinite(v) and v > 0 for v in astuple(want))
         assert (scorer.forward_calls, scorer.tokens_run) == (0, 0)  # nothing ran to choose
         a, b = scorer.score(primed_requests()), other.score(primed_requests())
         assert scorer.share_used == other.share_used
@@ -127,7 +129,7 @@ def test_measured_coefficients_are_positive_finite_and_count_in_no_statistic(tin
     lm = tiny("tiny-gpt2")
     scorer = CausalScorer(lm, Settings(progress=False))
     c = scorer._auto.measured()
-    values = [c.call, c.token, c.pair, c.gathered, c.block]
+    values = astuple(c)
     assert all(math.isfinite(v) and v > 0 for v in values), values
     assert (scorer.forward_calls, scorer.tokens_run) == (0, 0)
     assert scorer.seconds["rows"] == scorer.seconds["head"] == 0.0
@@ -171,24 +173,40 @@ def test_a_plan_takes_a_concrete_share_mode():
         build_tree([], [], share="auto")
 
 
-def test_long_segments_run_in_chunks_of_their_own_and_the_blocks_still_hold_the_tree_mask():
+def _rebuilt(blocks, cached: int, width: int) -> np.ndarray:
+    """The [queries, cached + keys] mask the blocks compute, each query written once."""
+    out, written = np.zeros((width, cached + width), dtype=bool), np.zeros(width, dtype=bool)
+    for b in blocks:
+        own, lead = b.queries, len(b.keys) - len(b.queries)  # a causal block's slots of the keys before its own
+        mask = b.mask if not b.causal else np.tril(np.ones((len(b.keys), len(b.keys)), dtype=bool))[lead:]
+        assert not written[own].any()
+        written[own] = True
+        out[np.ix_(own, b.keys)] = mask
+    assert written.all()
+    return out
+
+
+@pytest.mark.parametrize("cached", [0, 3, 12])
+def test_long_segments_run_as_one_causal_block_or_in_chunks_and_the_blocks_still_hold_the_tree_mask(cached):
     from helpers.engine import segment_attention as sa
 
     # the start token, a 10-token prefix (long at long=4), then two 3-token branches of it
-    segments = [(0, 1, None), (1, 10, 0), (11, 3, 1), (11, 3, 1)]
+    segments = [(cached, 1, None), (cached + 1, 10, 0), (cached + 11, 3, 1), (cached + 11, 3, 1)]
     path = {0: [0], 1: [0, 1], 2: [0, 1, 2], 3: [0, 1, 3]}
     cols = [(i, c) for i, (_, n, _) in enumerate(segments) for c in range(n)]
-    dense = np.array([[j in path[i] and segments[j][0] + ck <= segments[i][0] + cq for (j, ck) in cols]
-                      for (i, cq) in cols])
-    blocks = sa.row_blocks(0, 0, 0, segments, chunk=2, long=4)
-    assert [(b.queries[0], b.queries[-1] + 1) for b in blocks] == [(0, 1), (1, 5), (5, 9), (9, 11), (11, 13),
-                                                                    (13, 15), (15, 17)]
-    rebuilt = np.zeros_like(dense)
-    for b in blocks:
-        assert not rebuilt[np.ix_(b.queries, b.keys)].any()
-        rebuilt[np.ix_(b.queries, b.keys)] = b.mask
-    assert np.array_equal(rebuilt, dense)
-    assert list(blocks[2].keys) == list(range(9))  # the prefix's second chunk: the start token and itself so far
+    dense = np.array([[True] * cached + [j in path[i] and segments[j][0] + ck <= segments[i][0] + cq
+                                         for (j, ck) in cols] for (i, cq) in cols])
+    blocks = sa.row_blocks(0, cached, cached, segments, chunk=2, long=4)
+    if cached == 12:  # more keys before the prefix than its own tokens: chunks of `long` of its own queries
+        assert [(b.queries[0], b.queries[-1] + 1) for b in blocks] == [(0, 1), (1, 5), (5, 9), (9, 11), (11, 13),
+                                                                        (13, 15), (15, 17)]
+        assert list(blocks[2].keys) == list(range(12 + 9))  # the second chunk: the cache, the start token, itself so far
+    else:  # one causal block: the cache, the start token and the prefix as keys, the prefix as queries
+        causal = [b for b in blocks if b.causal]
+        assert len(causal) == 1 and (causal[0].queries[0], len(causal[0].queries), len(causal[0].keys)) == \
+            (1, 10, cached + 11)
+    assert np.array_equal(_rebuilt(blocks, cached, 17), dense)
+    assert sa.block_sizes(cached, segments, chunk=2, long=4) == [(len(b.keys), b.pairs()) for b in blocks]
 
 
 def test_score_files_record_auto_and_the_mode_that_ran_and_keep_the_configuration(tiny, tmp_path):

@@ -581,7 +581,8 @@ def test_segment_blocks_hold_exactly_the_tree_mask():
 def test_packed_rows_attend_segment_by_segment(tiny, arch):
     """With SDPA, packed rows run their attention segment by segment
     (helpers.engine.segment_attention): the float64 reference's scores, as with the dense tree
-    mask, with no masked pair computed across sentences of a row."""
+    mask, with no masked pair computed across sentences of a row; a context longer than
+    LONG_SEGMENT after the start token runs as one causal block."""
     from helpers.engine import segment_attention as sa
 
     lm = tiny(f"tiny-{arch}")
@@ -594,16 +595,18 @@ def test_packed_rows_attend_segment_by_segment(tiny, arch):
 
     def spy(self, *args):
         original(self, *args)
-        computed.append((self.pairs(), self.rows * self.seg * self.width))
+        computed.append((self.pairs(), self.rows * self.seg * self.width, any(g.causal for g in self.groups)))
 
-    context = "Here is a long context that every sentence in this test shares with the others. " * 3
+    context = "Here is a long context that every sentence in this test shares with the others. " * 8
     requests = [Request(context, t) for t in SENTENCES[:8]] + [Request("", t) for t in SENTENCES]
     try:
         sa.Segments.__init__ = spy
         got = split.score(requests, with_context=True)
     finally:
         sa.Segments.__init__ = original
-    assert computed and sum(c for c, _ in computed) < 0.5 * sum(d for _, d in computed)
+    assert computed and sum(c for c, _, _ in computed) < 0.5 * sum(d for _, d, _ in computed)
+    assert any(causal for _, _, causal in computed)
+    assert len(split.encode(requests[0]).ids) - len(split.encode(Request("", SENTENCES[0])).ids) > sa.LONG_SEGMENT
     plain = dense.score(requests, with_context=True)
     for request, a, b in zip(requests, got, plain):
         enc = split.encode(request)

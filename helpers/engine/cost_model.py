@@ -4,8 +4,9 @@ prediction, so the same choice, on every machine of a device class.
 A plan's :class:`Workload` counts what its forward calls do, as the executor would form them
 (:mod:`.schedule`), without running anything: forward calls, tokens fed (padding included),
 query-key pairs its attention computes (every pair of a dense mask; only the blocks of segment
-attention, :mod:`.segment_attention`), cached positions gathered into the calls' caches (and the
-keys each segment-attention block gathers), and segment-attention blocks. :class:`Coefficients`
+attention, :mod:`.segment_attention`), cached positions gathered into the calls' caches, keys
+gathered by segment-attention blocks (one indexed copy per block group and layer, several times
+cheaper per byte than a cache's gather), and segment-attention blocks. :class:`Coefficients`
 give seconds per unit of each; their prediction is the sum. They come from the model's
 :class:`ModelShape` (layers, width, multiply-adds per token, cached bytes per token) times the
 per-unit costs of its device class (:data:`DEVICE_COSTS`, shipped with the code): no timing at
@@ -25,7 +26,9 @@ import numpy as np
 import torch
 from scipy.optimize import nnls
 
+from .forward import row_segments
 from .plan import Node
+from .segment_attention import block_sizes
 from .rows import Unit
 
 # The smallest coefficient a fit keeps (seconds per unit): a feature the timing could not
@@ -38,13 +41,14 @@ MIN_COEFFICIENT = 1e-12
 class Workload:
     """What running a plan does: forward ``calls``, ``tokens`` fed (rows x widest row of each
     call), attention ``pairs`` computed, cached positions ``gathered`` into calls' caches (rows
-    x cached width), and segment-attention ``blocks``."""
+    x cached width), segment-attention ``blocks`` and the ``keys`` they gather."""
 
     calls: int = 0
     tokens: int = 0
     pairs: int = 0
     gathered: int = 0
     blocks: int = 0
+    keys: int = 0
 
     def __add__(self, other: "Workload") -> "Workload":
         return Workload(*(a + b for a, b in zip(astuple(self), astuple(other))))
@@ -62,6 +66,7 @@ class Coefficients:
     pair: float
     gathered: float
     block: float
+    key: float
 
     def __post_init__(self):
         bad = [f.name for f in fields(self) if not (math.isfinite(getattr(self, f.name)) and getattr(self, f.name) > 0)]
@@ -89,12 +94,11 @@ def batch_workload(executor, batch: list[Unit]) -> Workload:
     past = max(u.root.offset for u in batch)
     gathered = rows * past  # each row's cached positions copied into the call's cache
     if executor.segmented and any(u.packed for u in batch):
-        blocks = executor._blocks(batch, past)
-        pairs, n_blocks = sum(len(b.queries) * len(b.keys) for b in blocks), len(blocks)
-        gathered += sum(len(b.keys) for b in blocks)  # and each block's keys and values, gathered per layer
+        sizes = [size for u in batch for size in block_sizes(u.root.offset, row_segments(u))]  # (keys, pairs)
+        pairs, n_blocks, keys = sum(p for _, p in sizes), len(sizes), sum(k for k, _ in sizes)
     else:
-        pairs, n_blocks = rows * seg * (past + seg), 0
-    return Workload(calls=1, tokens=rows * seg, pairs=pairs, gathered=gathered, blocks=n_blocks)
+        pairs, n_blocks, keys = rows * seg * (past + seg), 0, 0
+    return Workload(calls=1, tokens=rows * seg, pairs=pairs, gathered=gathered, blocks=n_blocks, keys=keys)
 
 
 def workload(executor, roots: Sequence[Node]) -> Workload:
@@ -176,8 +180,9 @@ class ModelShape:
     def scales(self) -> np.ndarray:
         """Per :class:`Workload` feature, what one unit of it costs in the units of
         :class:`DeviceCosts`: a call's layers, a token's multiply-adds, a pair's layers x width,
-        a gathered position's bytes, a block's layers."""
-        return np.array([self.layers, self.macs, self.layers * self.width, self.kv_bytes, self.layers], np.float64)
+        a gathered position's bytes, a block's layers, a block key's bytes."""
+        return np.array([self.layers, self.macs, self.layers * self.width, self.kv_bytes, self.layers, self.kv_bytes],
+                        np.float64)
 
 
 def _weights(p: torch.Tensor) -> int:
@@ -190,13 +195,15 @@ def _weights(p: torch.Tensor) -> int:
 class DeviceCosts:
     """Seconds per unit on one class of device: per ``layer`` of a forward call, per ``mac``
     (multiply-add of the body), per ``pair`` of attention and unit of width per layer, per
-    ``byte`` of cached keys and values gathered, per segment-attention ``block`` and layer."""
+    ``byte`` of cached keys and values gathered, per segment-attention ``block`` and layer, per
+    ``key_byte`` of keys and values a block gathers."""
 
     layer: float
     mac: float
     pair: float
     byte: float
     block: float
+    key_byte: float
 
     def coefficients(self, shape: ModelShape) -> Coefficients:
         return Coefficients(*(np.array(astuple(self)) * shape.scales()))
@@ -207,8 +214,8 @@ class DeviceCosts:
 # mask at a quarter of that, ~1 TB/s of gathers, ~0.1 ms of launches per layer); scripts/gpu_check.py
 # fits them on the GPU.
 DEVICE_COSTS = {
-    "cpu": DeviceCosts(layer=3.28e-3, mac=1.47e-11, pair=2.38e-11, byte=7.49e-10, block=1.38e-4),
-    "cuda": DeviceCosts(layer=1e-4, mac=5e-15, pair=2e-14, byte=1e-12, block=1e-4),
+    "cpu": DeviceCosts(layer=2.44e-3, mac=1.36e-11, pair=2.47e-11, byte=4.3e-10, block=2.48e-5, key_byte=3.83e-10),
+    "cuda": DeviceCosts(layer=1e-4, mac=5e-15, pair=2e-14, byte=1e-12, block=1e-4, key_byte=1e-12),
 }
 
 

@@ -46,6 +46,13 @@ def _take(t: torch.Tensor, src: torch.Tensor, pos: torch.Tensor) -> torch.Tensor
     return t.transpose(1, 2)[src.to(t.device), pos.to(t.device)].transpose(1, 2)
 
 
+def row_segments(unit: Unit) -> list[tuple[int, int, int | None]]:
+    """A row's segments for :mod:`.segment_attention`: each member's (first position, tokens fed,
+    index of the member it continues; None for the root)."""
+    index = {n: i for i, n in enumerate(unit.members)}
+    return [(n.offset, fed(n), None if n is unit.root else index[n.parent]) for n in unit.members]
+
+
 class ForwardPass:
     """The forward half of :class:`helpers.engine.executor.Executor` (the model's body, the
     device and the mask kind are the executor's attributes)."""
@@ -107,12 +114,9 @@ class ForwardPass:
     def _blocks(batch: list[Unit], past: int) -> list[segment_attention.Block]:
         """Each row's attention blocks: its segments (the members, parents first), each
         seeing the row's cached positions and its ancestors in the row."""
-        blocks = []
-        for r, u in enumerate(batch):
-            index = {n: i for i, n in enumerate(u.members)}
-            segments = [(n.offset, fed(n), None if n is u.root else index[n.parent]) for n in u.members]
-            blocks += segment_attention.row_blocks(r, u.root.offset, past, segments)
-        return blocks
+        return [block for r, u in enumerate(batch)
+                for block in segment_attention.row_blocks(r, u.root.offset, past, row_segments(u))]
+
 
     @staticmethod
     def _pad_mask(batch: list[Unit], past: int, seg: int) -> torch.Tensor:

@@ -8,7 +8,10 @@ tokens) attends only to the keys it may see: the row's cached positions, its anc
 segments, and itself causally. Queries run in chunks of consecutive tokens, each gathered
 with the keys some of its queries see into a small dense block (a short sentence's chunk
 sees itself, its neighbours and the start token, not the whole row); blocks of similar size
-run as one SDPA call per group and layer, and the outputs are scattered back.
+run as one SDPA call per group and layer, and the outputs are scattered back. A long segment
+at least as long as the keys before it (its cached positions and ancestors: a priming prefix, or
+a shared stem after the start token) runs as one causal block instead: SDPA's causal kernel
+over those keys and its own, computing no masked pair and gathering its keys once.
 PyTorch offers no CPU kernel that skips the masked blocks of an arbitrary mask
 (FlexAttention needs torch.compile), hence this module.
 
@@ -42,11 +45,18 @@ LONG_SEGMENT = 128
 class Block:
     """Queries at columns ``queries`` of row ``row``, keys at columns ``keys`` of its cached
     positions then its segment (``past + column``), and which query sees which key (``mask``,
-    [queries, keys])."""
+    [queries, keys]). ``causal``: the block is one long segment after the keys of its cached
+    positions and ancestors (a priming prefix, a shared stem), in order: query ``j`` sees every
+    key before the segment and the segment's keys up to its own, and ``mask`` is None."""
     row: int
     queries: np.ndarray  # [q]
     keys: np.ndarray  # [k]
-    mask: np.ndarray  # [q, k] bool
+    mask: np.ndarray | None  # [q, k] bool
+    causal: bool = False
+
+    def pairs(self) -> int:
+        """Query-key pairs this block's attention computes (a causal block: one query slot per key)."""
+        return len(self.keys) * (len(self.keys) + 1) // 2 if self.causal else len(self.queries) * len(self.keys)
 
 
 def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, int | None]],
@@ -56,44 +66,78 @@ def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, 
     token count, index of the segment it continues or None). A token sees the cached
     positions, every token of its segment's ancestors, and its own segment's tokens up to
     itself. Queries run in chunks of ``chunk`` consecutive columns, each against the keys
-    some of its queries see; a segment of at least ``long`` tokens in chunks of ``long`` of its own."""
+    some of its queries see; a segment of at least ``long`` tokens in chunks of ``long`` of its
+    own, or as one causal block where the keys before it are no more than its own tokens."""
+    on_path, which, pos, chunks = _row_layout(segments, chunk, long, cached)
+    blocks = []
+    for a, b, cols, causal in chunks:
+        keys = np.concatenate([np.arange(cached), past + cols])
+        if causal:
+            blocks.append(Block(row, np.arange(a, b), keys, None, True))
+            continue
+        own = which[a:b]
+        mask = on_path[own][:, which[cols]] & (pos[cols][None, :] <= pos[a:b, None])
+        mask = np.concatenate([np.ones((b - a, cached), dtype=bool), mask], axis=1)
+        blocks.append(Block(row, np.arange(a, b), keys, mask))
+    return blocks
+
+
+def block_sizes(cached: int, segments: list[tuple[int, int, int | None]], chunk: int = QUERY_CHUNK,
+                long: int = LONG_SEGMENT) -> list[tuple[int, int]]:
+    """(keys, query-key pairs) of each block :func:`row_blocks` makes of the same row, without
+    its masks (what the cost model counts)."""
+    sizes = []
+    for a, b, cols, causal in _row_layout(segments, chunk, long, cached)[3]:
+        keys = cached + len(cols)
+        sizes.append((keys, keys * (keys + 1) // 2 if causal else (b - a) * keys))
+    return sizes
+
+
+def _row_layout(segments: list[tuple[int, int, int | None]], chunk: int, long: int, cached: int):
+    """A row's ancestry matrix ([i, j]: segment j is i or an ancestor of i), each column's
+    segment and absolute position, and its query chunks (a, b, the columns of the keys some query
+    of columns a..b-1 sees, whether the chunk is a causal block)."""
     counts = np.array([n for _, n, _ in segments], dtype=np.int64)
-    on_path = np.zeros((len(segments), len(segments)), dtype=bool)  # [i, j]: segment j is i or an ancestor of i
+    on_path = np.zeros((len(segments), len(segments)), dtype=bool)
     for i, (_, _, parent) in enumerate(segments):
         if parent is not None:
             on_path[i] = on_path[parent]
         on_path[i, i] = True
     which = np.repeat(np.arange(len(segments)), counts)  # segment of each column
     pos = np.concatenate([first + np.arange(n) for first, n, _ in segments])  # absolute positions
-    blocks = []
-    for a, b in _chunks(counts, chunk, long):
-        own = which[a:b]
-        cols = np.flatnonzero(on_path[np.unique(own)].any(axis=0)[which[:b]])  # keys some query sees
-        mask = on_path[own][:, which[cols]] & (pos[cols][None, :] <= pos[a:b, None])
-        keys = np.concatenate([np.arange(cached), past + cols])
-        mask = np.concatenate([np.ones((b - a, cached), dtype=bool), mask], axis=1)
-        blocks.append(Block(row, np.arange(a, b), keys, mask))
-    return blocks
+    # a long segment runs causally where its dummy query slots (one per key before it) are no
+    # more than its own queries
+    before = on_path.astype(np.int64) @ counts - counts + cached  # keys before each segment's own
+    causal = {i for i, n in enumerate(counts.tolist()) if n >= long and before[i] <= n}
+    chunks = [(a, b, np.flatnonzero(on_path[np.unique(which[a:b])].any(axis=0)[which[:b]]), which[a] in causal)
+              for a, b in _chunks(counts, chunk, long, causal)]
+    return on_path, which, pos, chunks
 
 
-def _chunks(counts: np.ndarray, chunk: int, long: int) -> list[tuple[int, int]]:
+def _chunks(counts: np.ndarray, chunk: int, long: int, causal: set = frozenset()) -> list[tuple[int, int]]:
     """Column ranges [a, b) of a row's query chunks: runs of short segments cut every ``chunk``
-    columns, each segment of at least ``long`` tokens cut apart every ``long`` columns."""
+    columns, each segment of at least ``long`` tokens cut apart every ``long`` columns (one range
+    for a segment in ``causal``)."""
     ends = np.cumsum(counts)
     out, short_from, total = [], 0, int(ends[-1]) if len(ends) else 0
-    for n, end in zip(counts.tolist(), ends.tolist()):
+    for i, (n, end) in enumerate(zip(counts.tolist(), ends.tolist())):
         if n >= long:
             start = end - n
             out += [(a, min(a + chunk, start)) for a in range(short_from, start, chunk)]
-            out += [(a, min(a + long, end)) for a in range(start, end, long)]
+            out += [(start, end)] if i in causal else [(a, min(a + long, end)) for a in range(start, end, long)]
             short_from = end
     return out + [(a, min(a + chunk, total)) for a in range(short_from, total, chunk)]
 
 
 class _Group:
-    """Blocks padded to one size: flat query and key indices and the mask, on one device."""
+    """Blocks padded to one size: flat query and key indices and the mask, on one device
+    (causal blocks: no mask, SDPA's causal kernel)."""
 
     def __init__(self, blocks: list[Block], seg: int, width: int):
+        self.causal = blocks[0].causal
+        if self.causal:
+            self._causal(blocks, seg, width)
+            return
         nq = max(len(b.queries) for b in blocks)
         nk = max(len(b.keys) for b in blocks)
         q = np.full((len(blocks), nq), -1, dtype=np.int64)  # -1: padding (output goes to a spare row)
@@ -107,11 +151,32 @@ class _Group:
             mask[v, :len(b.queries), :len(b.keys)] = b.mask
         self.q, self.k = torch.from_numpy(q), torch.from_numpy(k)
         self.mask = torch.from_numpy(mask[:, None])  # [blocks, 1, nq, nk]
-        self._on: dict = {}
+        self.read, self._on = self.q, {}
 
-    def on(self, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def _causal(self, blocks: list[Block], seg: int, width: int) -> None:
+        """Causal blocks padded at the end to the longest, one query slot per key (the causal
+        kernel aligns queries and keys from the first): a block's queries fill the slots of its
+        own keys; the slots of the keys before them read its first query and write to the spare
+        row, as padding does; padding keys come after every real query (the kernel hides them)."""
+        n = max(len(b.keys) for b in blocks)
+        q = np.full((len(blocks), n), -1, dtype=np.int64)
+        k = np.zeros((len(blocks), n), dtype=np.int64)
+        read = np.zeros((len(blocks), n), dtype=np.int64)
+        for v, b in enumerate(blocks):
+            lead = len(b.keys) - len(b.queries)
+            q[v, lead:len(b.keys)] = b.row * seg + b.queries
+            read[v] = b.row * seg + b.queries[0]
+            read[v, lead:len(b.keys)] = b.row * seg + b.queries
+            k[v] = b.row * width + b.keys[-1]
+            k[v, :len(b.keys)] = b.row * width + b.keys
+        self.q, self.k, self.mask, self._on = torch.from_numpy(q), torch.from_numpy(k), None, {}
+        self.read = torch.from_numpy(read)
+
+    def on(self, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Query indices read and written, key indices and the mask, on ``device``."""
         if device not in self._on:
-            self._on[device] = (self.q.to(device), self.k.to(device), self.mask.to(device))
+            self._on[device] = (self.read.to(device), self.q.to(device), self.k.to(device),
+                                None if self.mask is None else self.mask.to(device))
         return self._on[device]
 
 
@@ -126,14 +191,15 @@ class Segments:
 
     def __init__(self, blocks: list[Block], rows: int, seg: int, past: int):
         self.rows, self.seg, self.width = rows, seg, past + seg
-        groups: dict[int, list[Block]] = {}
+        groups: dict[tuple, list[Block]] = {}
         for b in blocks:
-            groups.setdefault((_size_class(len(b.queries)), _size_class(len(b.keys))), []).append(b)
+            groups.setdefault((b.causal, _size_class(len(b.queries)), _size_class(len(b.keys))), []).append(b)
         self.groups = [_Group(g, seg, self.width) for _, g in sorted(groups.items())]
 
     def pairs(self) -> int:
         """Query-key pairs computed (padding included)."""
-        return sum(int(g.mask.shape[0] * g.mask.shape[2] * g.mask.shape[3]) for g in self.groups)
+        return sum(int(g.k.shape[0] * g.k.shape[1] * (g.k.shape[1] + 1) // 2) if g.causal else
+                   int(g.mask.shape[0] * g.mask.shape[2] * g.mask.shape[3]) for g in self.groups)
 
 
 def segment_sdpa(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
@@ -150,9 +216,10 @@ def segment_sdpa(module, query: torch.Tensor, key: torch.Tensor, value: torch.Te
     flat_v = value.transpose(1, 2).reshape(rows * value.shape[2], value.shape[1], -1)
     out = query.new_zeros((rows * seg + 1, heads, value.shape[3]))  # the last row takes padding
     for group in segments.groups:
-        q_idx, k_idx, mask = group.on(query.device)
-        got, _ = sdpa_attention_forward(module, flat_q[q_idx].transpose(1, 2), flat_k[k_idx].transpose(1, 2),
-                                        flat_v[k_idx].transpose(1, 2), mask, **kwargs)  # [blocks, nq, heads, dim]
+        read, q_idx, k_idx, mask = group.on(query.device)
+        got, _ = sdpa_attention_forward(module, flat_q[read].transpose(1, 2), flat_k[k_idx].transpose(1, 2),
+                                        flat_v[k_idx].transpose(1, 2), mask, is_causal=group.causal,
+                                        **kwargs)  # [blocks, nq, heads, dim]
         out[q_idx.reshape(-1)] = got.reshape(-1, heads, got.shape[-1])
     return out[:-1].view(rows, seg, heads, -1), None
 

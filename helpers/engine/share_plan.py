@@ -109,31 +109,42 @@ class AutoShare:
         """Predicted seconds of each candidate on ``encoded`` (its first :data:`SAMPLE_REQUESTS`:
         the costs are compared, not summed, and planning every candidate's whole run would cost
         about a tenth of running plain LP), under ``coefficients`` (default: the shipped ones)."""
+        return self._predict(encoded, need_from, coefficients)[0]
+
+    def _predict(self, encoded: Sequence, need_from: Sequence[int], coefficients: Coefficients | None = None
+                 ) -> tuple[dict[str, float], dict[str, list]]:
+        """:meth:`predict`, and the plans of the sample by share mode (a plan depends on the
+        share mode only, not on packing: one per mode serves every candidate of that mode)."""
         encoded, need_from = encoded[:SAMPLE_REQUESTS], need_from[:SAMPLE_REQUESTS]
-        coefficients, costs = coefficients or self.coefficients, {}
+        coefficients, costs, plans = coefficients or self.coefficients, {}, {}
         for mode in self.modes:
             self.apply(mode)
-            costs[mode.name] = coefficients.cost(cost_model.workload(self.executor, self.build(encoded, need_from,
-                                                                                              mode.share)))
-        return costs
+            if mode.share not in plans:
+                plans[mode.share] = self.build(encoded, need_from, mode.share)
+            costs[mode.name] = coefficients.cost(cost_model.workload(self.executor, plans[mode.share]))
+        return costs, plans
 
     def plan(self, encoded: Sequence, need_from: Sequence[int]) -> list:
         """The chosen mode's plan of ``encoded``, the executor set for it."""
+        plans: dict[str, list] = {}
         if len(self.modes) == 1 or not encoded:
             mode, self.last_costs = self.modes[0], {}
         else:
-            self.last_costs = self.predict(encoded, need_from)
+            self.last_costs, plans = self._predict(encoded, need_from)
             mode = next(m for m in self.modes if m.name == cost_model.cheapest(self.last_costs))
         self.apply(mode)
         self.last = mode
         self.used[mode.name] = self.used.get(mode.name, 0) + 1
+        if len(encoded) <= SAMPLE_REQUESTS and mode.share in plans:  # the sample was the whole call
+            return plans[mode.share]
         return self.build(encoded, need_from, mode.share)
 
     # ------------------------------------------------------------ fitting the device costs
     def probes(self) -> list[Probe]:
         """Synthetic runs that between them vary every workload feature: one short row, one
         long row, many short rows, a cached context under continuations, and (where packing
-        applies) many short rows packed after a start token and two long branches packed."""
+        applies, with and without segment attention) many short rows packed after a start token,
+        two long branches packed, and short branches packed after a long stem (a priming prefix)."""
         ex = self.executor
         n = int(max(64, min(512, ex.token_budget, (self.max_positions or 512) - 2)))
         rng = np.random.default_rng(0)
@@ -152,10 +163,9 @@ class AutoShare:
         context = rng.integers(1, min(100, top), n // 2).tolist()
         out = [probe(seqs([16]), none), probe(seqs([n]), none), probe(seqs([16] * (n // 16)), none),
                probe(seqs([8] * 8, head=context, first=n // 2), cached)]
-        packed = [m for m in self.modes if m.pack and m.share == "tree"]
-        if packed:
-            mode = packed[0]  # segment attention where the tree uses it: its blocks are what is timed
-            out += [probe(seqs([12] * (n // 16), head=[1]), mode), probe(seqs([n // 2] * 2, head=[1]), mode)]
+        for mode in [m for m in self.modes if m.pack and m.share == "tree"]:  # with and without segment attention
+            out += [probe(seqs([12] * (n // 16), head=[1]), mode), probe(seqs([n // 2] * 2, head=[1]), mode),
+                    probe(seqs([8] * 8, head=[1] + context, first=n // 2 + 1), mode)]  # a long stem, short branches
         return out
 
     def measured(self) -> Coefficients:
