@@ -302,7 +302,7 @@ def main() -> None:
                           ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
                           ("engine, share=prefix, packing from 16 tokens", dict(share="prefix")),
                           ("engine, share=tree, packing from 0 tokens", dict(share="tree")),
-                          ("engine, share=tree with a dense tree mask (segments=False)", dict(share="tree", segments=False)),
+                          ("engine, share=tree with a dense tree mask (attention='dense')", dict(share="tree", attention="dense")),
                           ("engine, default (share=auto)", dict())):
         totals, t, tokens, split = engine_run(lm, plain, args.repeats, **options)
         table.row(name, len(texts), t, tokens, max_diff(totals, lme), split)

@@ -2,18 +2,21 @@
 
 On each model, ``share="auto"``'s probes (a short row, a long row, many short rows, a cached
 context under continuations, packed short rows and packed long branches) are timed through the
-executor and the model's cost coefficients fitted (non-negative least squares,
+executor (packed ones in each way packed rows attend on the device: segment or flex attention
+and the dense mask) and the model's cost coefficients fitted (non-negative least squares,
 :func:`helpers.engine.cost_model.calibrate`). Dividing each coefficient by what scales it in the
 model's :class:`~helpers.engine.cost_model.ModelShape` (layers, multiply-adds per token, layers x
 width, cached bytes per token) gives per-unit costs; the device class's are their geometric mean
 over the models (features a model's probes could not separate, fitted at the floor, are left
-out of the mean). The models: the project's demo-en, the benchmark GPT-2 (6 x 384, vocabulary
-8,000), the real SmolLM2-135M-Instruct and a random model of Gemma 3 270M's shape (18 x 640,
-vocabulary 262,144, sliding windows). It prints the table to paste and, per model, which mode the
-coefficients timed on this machine, those of this fit and the shipped ones choose on a primed and a
-plain workload.
+out of the mean). The models on the CPU (float32): the project's demo-en, the benchmark GPT-2 (6 x
+384, vocabulary 8,000), the real SmolLM2-135M-Instruct and a random model of Gemma 3 270M's shape
+(18 x 640, vocabulary 262,144, sliding windows); on CUDA (bfloat16): demo-en and random Llama 3 1B
+and 8B shapes (what travels with the repository; scripts/gpu_check.py runs it). It prints the
+line to paste and, per model, which mode the coefficients timed on this machine, those of this
+fit and the shipped ones choose on a primed and a plain workload.
 
     OMP_NUM_THREADS=2 python benchmarks/fit_device_costs.py [--models demo-en bench-gpt2 smollm2 gemma3-270m]
+    python benchmarks/fit_device_costs.py --device cuda
 """
 from __future__ import annotations
 
@@ -36,20 +39,27 @@ from helpers.engine.cost_model import MIN_COEFFICIENT, DeviceCosts, ModelShape, 
 from helpers.models import LoadedModel, load  # noqa: E402
 from helpers.settings import Settings  # noqa: E402
 
-MODELS = ("demo-en", "bench-gpt2", "smollm2", "gemma3-270m")
+MODELS = ("demo-en", "bench-gpt2", "smollm2", "gemma3-270m", "llama3-1b", "llama3-8b")
+DEFAULT_MODELS = {"cpu": ("demo-en", "bench-gpt2", "smollm2", "gemma3-270m"),
+                  "cuda": ("demo-en", "llama3-1b", "llama3-8b")}  # on a GPU: what travels with the repository
 
 
-def build(name: str) -> LoadedModel:
+def build(name: str, device: str, dtype: torch.dtype) -> LoadedModel:
     from bench_scoring import build_model, build_shape
 
+    if name.startswith("llama3-"):  # random weights of a Llama 3 shape, built on the device
+        from bench_gpu import random_llama
+
+        loaded = random_llama(name, device)
+        return LoadedModel.wrap(loaded.model.to(dtype), loaded.tokenizer, name=loaded.name)
     if name == "demo-en":
-        return load("demo-en", dtype=torch.float32)
+        return load("demo-en", dtype=dtype, device_map={"": device})
     if name == "smollm2":
-        return load("smollm2-135m-instruct", dtype=torch.float32)
+        return load("smollm2-135m-instruct", dtype=dtype, device_map={"": device})
     model, tokenizer = build_model()
     if name == "gemma3-270m":  # a random model of Gemma 3 270M's shape (benchmarks/bench_scoring.py --shape)
         model = build_shape("gemma3-270m", tokenizer)
-    return LoadedModel.wrap(model, tokenizer, name=f"bench-{name}")
+    return LoadedModel.wrap(model.to(device=device, dtype=dtype), tokenizer, name=f"bench-{name}")
 
 
 def workloads() -> dict[str, list[Request]]:
@@ -72,11 +82,16 @@ def chosen(scorer: CausalScorer, coefficients, requests: list[Request]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    ap.add_argument("--models", nargs="+", default=None, choices=MODELS,
+                    help="default: the device's (%s)" % "; ".join(f"{d}: {' '.join(m)}" for d, m in DEFAULT_MODELS.items()))
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--dtype", choices=["float32", "bfloat16"], default=None,
+                    help="default: float32 on the CPU, bfloat16 on CUDA (what researchers run there)")
     args = ap.parse_args()
+    dtype = getattr(torch, args.dtype or ("bfloat16" if args.device == "cuda" else "float32"))
     units, rows = [], []
-    for name in args.models:
-        loaded = build(name)
+    for name in args.models or DEFAULT_MODELS[args.device]:
+        loaded = build(name, args.device, dtype)
         scorer = CausalScorer(loaded, Settings(progress=False))
         measured = scorer._auto.measured()
         shape = ModelShape.of(loaded.model)
@@ -89,12 +104,13 @@ def main() -> None:
     logs = np.log(np.array(units))
     mean = np.exp(np.nanmean(logs, axis=0))
     costs = DeviceCosts(*map(float, mean))
-    print(f"\n{device_class('cpu')} costs (geometric mean over {len(units)} models, {torch.get_num_threads()} threads):")
+    where = torch.cuda.get_device_name(0) if args.device == "cuda" else f"{torch.get_num_threads()} threads"
+    print(f"\n{device_class(args.device)} costs (geometric mean over {len(units)} models, {where}, {dtype}):")
     print("    DeviceCosts(" + ", ".join(f"{f.name}={getattr(costs, f.name):.3g}" for f in fields(costs)) + ")")
     print("\n| model | workload | this machine's timing chooses | this fit chooses | the shipped costs choose |")
     print("|---|---|---|---|---|")
     for name, loaded, scorer, measured, shape in rows:
-        fitted, ships = costs.coefficients(shape), shipped(loaded.model, "cpu")
+        fitted, ships = costs.coefficients(shape), shipped(loaded.model, args.device)
         for work, requests in workloads().items():
             print(f"| {name} | {work} | {chosen(scorer, measured, requests)} | {chosen(scorer, fitted, requests)} "
                   f"| {chosen(scorer, ships, requests)} |")

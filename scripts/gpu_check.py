@@ -2,20 +2,29 @@
 
 1. Conformance on CUDA: tiny random models of four families (Llama, Qwen2, Mistral's sliding window
    on every layer, Gemma 2's soft-capping with sliding and full layers), loaded in float32 and in
-   bfloat16 on the GPU and scored in every share mode, each request's per-token log-probs against a
-   float64 forward on the CPU. In float32 the engine must be within 1e-4 nats; in bfloat16 no
-   further from float64 than 1.5 times a plain bfloat16 forward of each whole sequence (with a
-   float32 log-softmax) is, or 0.05 nats.
+   bfloat16 on the GPU and scored in every share mode (packed rows under the device's default,
+   FlexAttention compiled on CUDA, and under the dense mask), each request's per-token log-probs
+   against a float64 forward on the CPU. In float32 the engine must be within 1e-4 nats; in
+   bfloat16 no further from float64 than 1.5 times a plain bfloat16 forward of each whole
+   sequence (with a float32 log-softmax) is, or 0.05 nats.
 2. The float32 head in bfloat16: the same bfloat16 models with the head rounded to bfloat16 (the
    engine before the float32 head) and with the float32 head, each one's distance from float64.
-3. ``benchmarks/bench_gpu.py`` on a random Llama 3 8B in bfloat16 (plain loop, no reuse, the
-   default and the share modes, on plain LP, in-template LP and 800-token priming), its output
-   appended.
+3. The tests marked ``gpu`` (tests/test_gpu.py: compiled FlexAttention, bfloat16 and NF4 on CUDA,
+   a device map split between the GPU and the CPU).
+4. The device costs of the plan (benchmarks/fit_device_costs.py --device cuda): the line to paste
+   into ``helpers.engine.cost_model.DEVICE_COSTS["cuda"]``.
+5. ``benchmarks/bench_gpu.py`` on a random Llama 3 8B in bfloat16 (the plain loop, lm-eval's HFLM,
+   the engine with no reuse, its share modes, FlexAttention and the default, on plain LP,
+   in-template LP, Yes/No and 800-token priming; tokens/s, % of the bf16 peak, peak memory, the
+   mode auto ran), its output appended.
 
 Without CUDA it refuses to start, except with ``--dry-run``: the same steps on the CPU with tiny
-sizes (a test runs it). Needs torch with CUDA, transformers and the repository; no package index.
+sizes (a test runs it). It needs torch with CUDA and the repository; no package index: what the
+machine's image lacks travels as wheels in ``.whl/`` (``bash scripts/gpu_wheels.sh`` fetches them),
+installed from there into a scratch folder before anything is imported; BLiMP travels as
+``data/processed``. On a lent machine: carry ``.whl`` and ``data/processed``.
 
-    python scripts/gpu_check.py [--out outputs/gpu_check.txt] [--bench-n 20000] [--bench-timeout 330]
+    python scripts/gpu_check.py [--out outputs/gpu_check.txt] [--bench-n 8000] [--bench-timeout 300]
     python scripts/gpu_check.py --dry-run --out /tmp/gpu_check.txt
 """
 from __future__ import annotations
@@ -28,18 +37,39 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 ROOT = Path(__file__).resolve().parent.parent
+SITE = Path(tempfile.gettempdir()) / "helpers-gpu-site"
+
+
+def carried_wheels() -> None:
+    """Install the wheels of ``.whl/`` (if any) into :data:`SITE` and run this script again with
+    them on the path (once: the rerun finds ``HELPERS_GPU_SITE`` set)."""
+    wheels = sorted((ROOT / ".whl").glob("*.whl"))
+    if not wheels or os.environ.get("HELPERS_GPU_SITE") or "--dry-run" in sys.argv:
+        return
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
+                    "--no-cache-dir", "--upgrade", "--target", str(SITE), *map(str, wheels)], check=True)
+    env = dict(os.environ, HELPERS_GPU_SITE=str(SITE),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(SITE), str(ROOT), os.environ.get("PYTHONPATH")])))
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+
+if __name__ == "__main__":
+    carried_wheels()
 sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from helpers.settings import Settings  # noqa: E402
+
 ARCHITECTURES = ("llama", "qwen2", "mistral", "gemma2")
 SHARES = ("none", "context", "prefix", "tree", "auto")
+# packed rows under each way of attending, named (the device's default runs in "prefix" and "tree")
+ATTENTIONS = ("flex", "dense")
 CONTEXT = "Is the following sentence grammatically acceptable? "
 TEXTS = ["The old cat sees the young dog near the river and the small bird watches the famous teacher.",
          "The old cat sees the young dog near the river and the small birds watches the famous teacher.",
@@ -101,7 +131,7 @@ def worst(got, expected) -> float:
 
 
 def conformance(report: Report, device: str) -> None:
-    from helpers.engine import logit_transform, scorer_for
+    from helpers.engine import CausalScorer, logit_transform, scorer_for
     from helpers.models import load
     from helpers.models import tiny_architectures as ta
 
@@ -126,13 +156,17 @@ def conformance(report: Report, device: str) -> None:
                     bound = max(BF16_FLOOR, 1.5 * plain_worst)
                     plain = f"  (plain bf16 forward {plain_worst:.3g}; bound {bound:.3g})"
                 cells = []
-                for share in SHARES:
-                    scorer = first if share == "none" else scorer_for(loaded, Settings(progress=False, share=share))
+                runs = [(share, share, None) for share in SHARES] + [(f"tree/{how}", "tree", how) for how in ATTENTIONS]
+                for share, mode, how in runs:
+                    scorer = first if share == "none" else \
+                        scorer_for(loaded, Settings(progress=False, share=mode)) if how is None else \
+                        CausalScorer(loaded, Settings(progress=False, share=mode), attention=how)
                     diff = worst([s.logprobs for s in scorer.score(reqs)], reference)
-                    used = getattr(scorer, "share_used", share)
-                    cells.append(f"{share}{'->' + used if share == 'auto' else ''} {diff:.2e}")
+                    used = scorer.share_used if share == "auto" else ""
+                    how = f"[{scorer.executor.row_attention}]" if share in ("prefix", "tree") else ""
+                    cells.append(f"{share}{how}{'->' + used if used else ''} {diff:.2e}")
                     if not diff <= bound:
-                        report.fail(f"{name} {label} share={share}: {diff:.3g} nats > {bound:.3g}")
+                        report.fail(f"{name} {label} {share}: {diff:.3g} nats > {bound:.3g}")
                 report.say(f"  {name:<8}{label:<10}" + "  ".join(cells) + plain)
                 if dtype == torch.bfloat16:
                     keep = logit_transform.Projection.float32_weights
@@ -149,11 +183,10 @@ def conformance(report: Report, device: str) -> None:
                     torch.cuda.empty_cache()
 
 
-def bench(report: Report, dry_run: bool, n: int, timeout: int) -> None:
-    report.say("3. benchmarks/bench_gpu.py")
-    args = ["--cpu", "--model", "tiny-llama", "--n", "40", "--priming-pairs", "2", "--prefix-tokens", "40"] \
-        if dry_run else ["--shape", "llama3-8b", "--n", str(n), "--priming-pairs", "100", "--prefix-tokens", "800"]
-    command = [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), *args]
+def subprocess_step(report: Report, title: str, command: list[str], timeout: int) -> None:
+    """Run ``command`` from the repository's root, its output in the report; a non-zero exit or
+    running past ``timeout`` seconds is a failure (the output so far is kept)."""
+    report.say(title)
     report.say("  $ " + " ".join(command[1:]))
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
@@ -161,19 +194,38 @@ def bench(report: Report, dry_run: bool, n: int, timeout: int) -> None:
             if not line.startswith(("Loading weights", "Converting")) and "it/s]" not in line:
                 report.say("  " + line)
         if done.returncode != 0:
-            report.fail(f"bench_gpu.py exited {done.returncode}")
+            report.fail(f"{command[1]} exited {done.returncode}")
     except subprocess.TimeoutExpired as err:
         for line in ((err.stdout or b"").decode() if isinstance(err.stdout, bytes) else (err.stdout or "")).splitlines():
             report.say("  " + line)
-        report.fail(f"bench_gpu.py ran past {timeout} s (its rows so far are above)")
+        report.fail(f"{command[1]} ran past {timeout} s (its output so far is above)")
+
+
+def gpu_tests(report: Report, dry_run: bool) -> None:
+    # on the CPU the marked tests are collected and skipped, with the reason
+    subprocess_step(report, "3. the tests marked gpu", [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-rs",
+                                                         "-p", "no:cacheprovider", "tests/test_gpu.py"], 300)
+
+
+def fit_costs(report: Report, dry_run: bool) -> None:
+    args = ["--device", "cpu", "--models", "demo-en"] if dry_run else ["--device", "cuda"]
+    subprocess_step(report, "4. the plan's device costs (paste the DeviceCosts line into cost_model.DEVICE_COSTS)",
+                    [sys.executable, str(ROOT / "benchmarks" / "fit_device_costs.py"), *args], 240)
+
+
+def bench(report: Report, dry_run: bool, n: int, timeout: int) -> None:
+    args = ["--cpu", "--model", "tiny-llama", "--n", "40", "--priming-pairs", "2", "--prefix-tokens", "40"] \
+        if dry_run else ["--shape", "llama3-8b", "--n", str(n), "--priming-pairs", "100", "--prefix-tokens", "800"]
+    subprocess_step(report, "5. benchmarks/bench_gpu.py", [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"),
+                                                           *args], timeout)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dry-run", action="store_true", help="the same steps on the CPU with tiny sizes")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "gpu_check.txt")
-    ap.add_argument("--bench-n", type=int, default=20000, help="BLiMP sentences of bench_gpu's plain-LP rows")
-    ap.add_argument("--bench-timeout", type=int, default=330, help="seconds bench_gpu.py may run")
+    ap.add_argument("--bench-n", type=int, default=8000, help="BLiMP sentences of bench_gpu's plain-LP rows")
+    ap.add_argument("--bench-timeout", type=int, default=300, help="seconds bench_gpu.py may run")
     ap.add_argument("--skip-bench", action="store_true")
     args = ap.parse_args(argv)
     if not torch.cuda.is_available() and not args.dry_run:
@@ -188,7 +240,8 @@ def main(argv=None) -> int:
     report.say(f"# scripts/gpu_check.py on {name}, {time.strftime('%Y-%m-%d %H:%M')}, torch {torch.__version__}, "
                f"transformers {transformers.__version__}")
     start = time.perf_counter()
-    for step in (lambda: conformance(report, device),
+    for step in (lambda: conformance(report, device), lambda: gpu_tests(report, args.dry_run),
+                 lambda: fit_costs(report, args.dry_run),
                  None if args.skip_bench else lambda: bench(report, args.dry_run, args.bench_n, args.bench_timeout)):
         if step is None:
             continue

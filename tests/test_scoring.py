@@ -587,8 +587,8 @@ def test_packed_rows_attend_segment_by_segment(tiny, arch):
 
     lm = tiny(f"tiny-{arch}")
     split = CausalScorer(lm, Settings(progress=False, share="tree"), pack_min_stem=0)
-    dense = CausalScorer(lm, Settings(progress=False, share="tree"), pack_min_stem=0, segments=False)
-    assert split.executor.segmented and not dense.executor.segmented
+    dense = CausalScorer(lm, Settings(progress=False, share="tree"), pack_min_stem=0, attention="dense")
+    assert (split.executor.row_attention, dense.executor.row_attention) == ("segments", "dense")
     assert split.executor.pack_waste == float("inf")  # wasted pairs cost nothing: rows as long as the budget
     computed = []
     original = sa.Segments.__init__

@@ -28,7 +28,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from . import model_checks, share_plan
+from . import model_checks, row_attention, share_plan
 from .encoding import Encoded, Encoder
 from .executor import Executor
 from .attention_layout import AttentionLayout
@@ -65,11 +65,11 @@ class CausalScorer(ScoresRequests):
     takes one (checked by a probe; off for flash attention), for shared parts of at least
     ``pack_min_stem`` tokens (default: 0 under "tree", where the start token packs short
     sentences into rows; 16 otherwise, where a pair's opening words run faster from the cache:
-    benchmarks/bench_scoring.py, bench_lp_modes.py). ``segments``
-    runs a packed row's attention segment by segment, each node's tokens against the keys
-    they see (helpers.engine.segment_attention), so that no masked pair is computed and rows
-    may hold any number of branches; None: on CPU where SDPA passes the probe, off on a GPU
-    (not measured there yet). Results agree across modes within float32 rounding.
+    benchmarks/bench_scoring.py, bench_lp_modes.py). ``attention`` says how a packed row
+    attends (:mod:`.row_attention`): "segments" (segment by segment, no masked pair computed),
+    "flex" (FlexAttention under a mask built from the row's segments), "dense" (a 4D tree
+    mask); None: the device's default where its probe passes (segments on the CPU, FlexAttention
+    on CUDA; "auto" also weighs the dense mask). Results agree across modes within float32 rounding.
     """
 
     features = frozenset(SCORER_FEATURES)  # constrained decoding (outlines) and token mass (word boundaries)
@@ -77,7 +77,7 @@ class CausalScorer(ScoresRequests):
 
     def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, min_shared: int = 3,
                  kv_budget_bytes: int | None = None, pack: bool = True, pack_min_stem: int | None = None,
-                 segments: bool | None = None):
+                 attention: str | None = None):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"CausalScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
                             f"got {type(loaded).__name__}")
@@ -121,31 +121,29 @@ class CausalScorer(ScoresRequests):
         # shared subtrees packed in one row (tree attention) where the attention takes a custom mask
         self.pack = mask_form if pack and self.can_share_cache else None
         on_gpu = self.device.type == "cuda"
-        # packed rows attend segment by segment (no masked pairs computed) where SDPA allows it
-        # and no layer slides (segments know no windows); by default on CPU only, where it was
-        # measured (benchmarks/bench_scoring.py)
-        segmented = self.pack == "bool" and not self.layout.slides and (not on_gpu if segments is None else segments) \
-            and model_checks.segments_work(body, self.start_id or 0, self.device)
+        # how packed rows attend: the preferred way first (auto also weighs the others)
+        attentions = row_attention.usable(body, self.pack, self.layout.slides, self.start_id or 0, self.device, attention)
+        first = attentions[0] if attentions else "dense"
+        dense_waste = model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model)
         self.executor = Executor(
             body, project, device=self.device, layout=self.layout, mask_form=mask_form, pad_id=tokenizer.pad_token_id or 0,
             # tokens per forward: on CPU mid-sized batches run fastest (benchmarks/bench_scoring.py)
             token_budget=token_budget or (32768 if on_gpu else 2048), batch_size=batch_size,
             # cached keys/values held at once (shared prefixes waiting for their continuations)
             kv_budget_bytes=kv_budget_bytes or (8 if on_gpu else 2) * 2**30,
-            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack, segmented=segmented,
-            pack_waste=float("inf") if segmented else model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model),
+            kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack,
+            row_attention=first, pack_waste=float("inf") if first != "dense" else dense_waste,
             output_device=self.output_device,
             pack_min_stem=(0 if share == "tree" else 16) if pack_min_stem is None else pack_min_stem)
         self._auto = None
         if share == "auto":  # the mode of each call chosen by the cost model
-            modes = share_plan.candidates(self.can_share_cache, self.pack, segmented,
-                                          [True, False] if segmented and segments is None else [segmented])
+            modes = share_plan.candidates(self.can_share_cache, attentions)
             if pack_min_stem is not None:
                 modes = [replace(m, pack_min_stem=pack_min_stem) for m in modes]
             self._auto = share_plan.AutoShare(
                 self.executor, modes, lambda enc, need, mode: build_tree(
                     enc, need, share=mode, min_shared=self.min_shared, block=self.executor.block),
-                self.pack, model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model), model,
+                self.pack, dense_waste, model,
                 self.executor.project.vocab, self.max_positions)
 
     @property

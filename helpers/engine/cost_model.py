@@ -28,7 +28,7 @@ from scipy.optimize import nnls
 
 from .forward import row_segments
 from .plan import Node
-from .segment_attention import block_sizes
+from .segment_attention import block_sizes, seen_pairs
 from .rows import Unit
 
 # The smallest coefficient a fit keeps (seconds per unit): a feature the timing could not
@@ -93,7 +93,11 @@ def batch_workload(executor, batch: list[Unit]) -> Workload:
     rows, seg = len(batch), max(u.length for u in batch)
     past = max(u.root.offset for u in batch)
     gathered = rows * past  # each row's cached positions copied into the call's cache
-    if executor.segmented and any(u.packed for u in batch):
+    how = executor.row_attention if any(u.packed for u in batch) else "dense"
+    if how == "flex":  # the pairs each token sees (FlexAttention skips the tiles where none is seen)
+        pairs = sum(seen_pairs(u.root.offset, row_segments(u)) for u in batch)
+        return Workload(calls=1, tokens=rows * seg, pairs=pairs, gathered=gathered)
+    if how == "segments":
         sizes = [size for u in batch for size in block_sizes(u.root.offset, row_segments(u))]  # (keys, pairs)
         pairs, n_blocks, keys = sum(p for _, p in sizes), len(sizes), sum(k for k, _ in sizes)
     else:

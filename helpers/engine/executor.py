@@ -58,7 +58,7 @@ class Executor(Scheduling, ForwardPass, LogprobReading):
 
     def __init__(self, body, project, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
                  kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None,
-                 pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0, segmented: bool = False,
+                 pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0, row_attention: str = "dense",
                  layout: AttentionLayout | None = None, mask_form: str | None = None):
         self.body, self.project, self.device, self.pad_id = body, project, device, pad_id
         self.layout = layout or AttentionLayout()
@@ -69,7 +69,8 @@ class Executor(Scheduling, ForwardPass, LogprobReading):
         self.pack, self.pack_waste = pack, pack_waste
         self.mask_form = mask_form or pack
         self.pack_min_stem = pack_min_stem  # shorter shared parts run from the cache (packing them costs more)
-        self.segmented = segmented  # packed rows attend segment by segment (helpers.engine.segment_attention)
+        # how packed rows attend: "segments", "flex" or "dense" (helpers.engine.row_attention)
+        self.row_attention = row_attention
         self.token_budget, self.batch_size = int(token_budget), batch_size
         self.kv_budget_bytes, self.kv_bytes_per_token = kv_budget_bytes, kv_bytes_per_token
         # batches never span two blocks of the run's requests; a block holds several batches of

@@ -1,5 +1,5 @@
 """One forward pass of the executor: a batch of rows as input ids and positions, the
-attention mask of its rows (padding, a tree mask for packed rows, or segment attention; with
+attention mask of its rows (padding, a tree mask for packed rows, or segment or flex attention; with
 sliding windows applied where the model has them, :mod:`.attention_layout`), the cached keys
 and values of the rows' parents gathered by index into a transformers ``Cache``, and the
 caches kept for the children that run next."""
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from . import segment_attention
+from . import flex_rows, segment_attention
 from .plan import Node
 from .rows import KV, CachedKV, RunState, Unit, fed
 
@@ -72,11 +72,18 @@ class ForwardPass:
             positions[r, u.length:] = u.root.end - 1  # padding: any valid position (it is masked)
         input_ids, positions = torch.from_numpy(input_ids), torch.from_numpy(positions)
         dev = self.device
-        segments = segment_attention.Segments(self._blocks(batch, past), rows, seg, past) \
-            if self.segmented and any(u.packed for u in batch) else None
-        if segments is not None:  # the attention reads the segments; transformers takes a 4D mask as it is
+        packed = any(u.packed for u in batch)
+        how = self.row_attention if packed else "dense"
+        extra, attention = {}, None  # the attention's own argument and its registered name, if not the model's
+        if how == "segments":
+            extra["segments"] = segment_attention.Segments(self._blocks(batch, past), rows, seg, past)
+            attention = segment_attention.NAME
+        elif how == "flex":
+            extra["tree_rows"] = flex_rows.TreeRows.of([(u.root.offset, row_segments(u)) for u in batch], past, seg)
+            attention = flex_rows.NAME
+        if attention is not None:  # the attention reads its argument; transformers takes a 4D mask as it is
             mask = torch.ones((1, 1, 1, 1), dtype=torch.bool, device=dev).expand(rows, 1, seg, past + seg)
-        elif any(u.packed for u in batch) or (past and self.layout.slides):
+        elif packed or (past and self.layout.slides):
             mask = self._mask_4d(batch, past, seg, positions)
         else:  # transformers builds the causal (and any sliding) mask: columns are positions here
             mask = self._pad_mask(batch, past, seg)
@@ -85,11 +92,10 @@ class ForwardPass:
             if past or keep else None
         self.forward_calls += 1
         self.tokens_run += sum(u.length for u in batch)
-        extra = {"segments": segments} if segments is not None else {}
         if cache is not None:
             extra[self.cache_argument] = cache
         mask = {k: m.to(dev) for k, m in mask.items()} if isinstance(mask, dict) else mask.to(dev)
-        with segment_attention.switched(self.body.config) if segments is not None else nullcontext():
+        with segment_attention.switched(self.body.config, attention) if attention is not None else nullcontext():
             out = self.body(input_ids=input_ids.to(dev), attention_mask=mask, position_ids=positions.to(dev),
                             use_cache=cache is not None, **extra)
         if keep:

@@ -90,37 +90,51 @@ def kv_bytes_per_token(model) -> int:
     return max(1, int(layers * 2 * kv_heads * head_dim * size))
 
 
+# The probe row of the packing checks: a shared stem, then two branches packed after it.
+_STEM, _LEFT, _RIGHT = [5, 6], [7, 8], [9, 10]
+
+
 @torch.no_grad()
+def packed_like_alone(body, first_id: int, device, run) -> bool:
+    """Whether ``run(ids, positions)`` (one row [1, 7]: the start token and a 2-token stem, then
+    two 2-token branches packed after it; hidden states [1, 7, hidden]) gives each branch the
+    hidden states it has alone. False where ``run`` raises (an attention that rejects the
+    mask or the arguments)."""
+    stem, left, right = [first_id, *_STEM], _LEFT, _RIGHT
+    ids = torch.tensor([stem + left + right], device=device)  # [1, 7]
+    positions = torch.tensor([[0, 1, 2, 3, 4, 3, 4]], device=device)
+    try:
+        packed = run(ids, positions).float()[0]
+    except Exception:  # noqa: BLE001 - an attention that rejects the mask or the arguments: not this way
+        return False
+    alone_l = body(input_ids=torch.tensor([stem + left], device=device)).last_hidden_state.float()[0]
+    alone_r = body(input_ids=torch.tensor([stem + right], device=device)).last_hidden_state.float()[0]
+    leaked = body(input_ids=ids, position_ids=positions).last_hidden_state.float()[0]  # right sees left
+    reference = torch.cat([alone_l, alone_r[3:]])  # [7, hidden]: each branch as if alone
+    return agrees(packed, reference, torch.cat([alone_l, leaked[5:]]), body.get_input_embeddings().weight.dtype)
+
+
+# The probe row's segments for segment and flex attention (first position, tokens, parent).
+PROBE_SEGMENTS = [(0, 3, None), (3, 2, 0), (3, 2, 0)]
+
+
 def tree_mask_kind(body, first_id: int, device) -> str | None:
     """The custom attention mask the model's attention honours, for packed subtrees: "bool"
     (SDPA) or "additive" (eager); None when it takes none (e.g. flash attention, which
-    ignores a 4D mask) or when a probe (two branches packed after a shared stem, against
-    each branch run alone) disagrees."""
+    ignores a 4D mask) or when the probe (:func:`packed_like_alone`) disagrees."""
     kind = {"sdpa": "bool", "eager": "additive"}.get(getattr(body.config, "_attn_implementation", None))
     if kind is None:
         return None
-    stem, left, right = [first_id, 5, 6], [7, 8], [9, 10]
-    ids = torch.tensor([stem + left + right], device=device)  # [1, 7]
-    positions = torch.tensor([[0, 1, 2, 3, 4, 3, 4]], device=device)
     allowed = torch.tril(torch.ones((7, 7), dtype=torch.bool))
     allowed[5:, 3:5] = False  # the right branch does not see the left one
     mask = allowed[None, None].to(device)
     if kind == "additive":
         dtype = body.get_input_embeddings().weight.dtype
         mask = torch.zeros(mask.shape, dtype=dtype, device=device).masked_fill_(~mask, torch.finfo(dtype).min)
-    try:
-        packed = body(input_ids=ids, attention_mask=mask, position_ids=positions).last_hidden_state.float()[0]
-    except Exception:  # noqa: BLE001 - an attention that rejects a 4D mask: no packing
-        return None
-    alone_l = body(input_ids=torch.tensor([stem + left], device=device)).last_hidden_state.float()[0]
-    alone_r = body(input_ids=torch.tensor([stem + right], device=device)).last_hidden_state.float()[0]
-    leaked = body(input_ids=ids, position_ids=positions).last_hidden_state.float()[0]  # right sees left
-    reference = torch.cat([alone_l, alone_r[3:]])  # [7, hidden]: each branch as if alone
-    same = agrees(packed, reference, torch.cat([alone_l, leaked[5:]]), body.get_input_embeddings().weight.dtype)
-    return kind if same else None
+    run = lambda ids, pos: body(input_ids=ids, attention_mask=mask, position_ids=pos).last_hidden_state  # noqa: E731
+    return kind if packed_like_alone(body, first_id, device, run) else None
 
 
-@torch.no_grad()
 def segments_work(body, first_id: int, device) -> bool:
     """Whether the model's attention can run packed rows segment by segment
     (:mod:`helpers.engine.segment_attention`): SDPA, passing attention keyword arguments
@@ -129,19 +143,29 @@ def segments_work(body, first_id: int, device) -> bool:
 
     if getattr(body.config, "_attn_implementation", None) != "sdpa":
         return False
-    stem, left, right = [first_id, 5, 6], [7, 8], [9, 10]
-    ids = torch.tensor([stem + left + right], device=device)  # [1, 7]
-    positions = torch.tensor([[0, 1, 2, 3, 4, 3, 4]], device=device)
-    blocks = sa.row_blocks(0, 0, 0, [(0, 3, None), (3, 2, 0), (3, 2, 0)], chunk=4)  # a chunk spans both branches
-    mask = torch.ones((1, 1, 7, 7), dtype=torch.bool, device=device)
-    try:
+    blocks = sa.row_blocks(0, 0, 0, PROBE_SEGMENTS, chunk=4)  # a chunk spans both branches
+
+    def run(ids, positions):
         with sa.switched(body.config):
-            packed = body(input_ids=ids, attention_mask=mask, position_ids=positions,
-                          segments=sa.Segments(blocks, 1, 7, 0)).last_hidden_state.float()[0]
-    except Exception:  # noqa: BLE001 - a model that does not pass the argument to its attention
+            return body(input_ids=ids, attention_mask=torch.ones((1, 1, 7, 7), dtype=torch.bool, device=device),
+                        position_ids=positions, segments=sa.Segments(blocks, 1, 7, 0)).last_hidden_state
+
+    return packed_like_alone(body, first_id, device, run)
+
+
+def flex_works(body, first_id: int, device) -> bool:
+    """Whether the model's attention can run packed rows through FlexAttention
+    (:mod:`helpers.engine.flex_rows`): SDPA or eager attention whose layers pass their keyword
+    arguments through, with each branch's hidden states as if it ran alone."""
+    from . import flex_rows, segment_attention as sa
+
+    if getattr(body.config, "_attn_implementation", None) not in ("sdpa", "eager"):
         return False
-    alone_l = body(input_ids=torch.tensor([stem + left], device=device)).last_hidden_state.float()[0]
-    alone_r = body(input_ids=torch.tensor([stem + right], device=device)).last_hidden_state.float()[0]
-    leaked = body(input_ids=ids, position_ids=positions).last_hidden_state.float()[0]  # right sees left
-    reference = torch.cat([alone_l, alone_r[3:]])  # [7, hidden]: each branch as if alone
-    return agrees(packed, reference, torch.cat([alone_l, leaked[5:]]), body.get_input_embeddings().weight.dtype)
+
+    def run(ids, positions):
+        with sa.switched(body.config, flex_rows.NAME):
+            return body(input_ids=ids, attention_mask=torch.ones((1, 1, 7, 7), dtype=torch.bool, device=device),
+                        position_ids=positions, tree_rows=flex_rows.TreeRows.of([(0, PROBE_SEGMENTS)], 0, 7)
+                        ).last_hidden_state
+
+    return packed_like_alone(body, first_id, device, run)

@@ -2,8 +2,9 @@
 
 The candidates (:class:`Mode`) are what a researcher could ask for by hand: no reuse, shared
 prefixes run level by level from the cache, shared prefixes packed in rows, and the whole
-run's prefix tree packed (packed modes with and without segment attention where it applies, as
-the scorer's ``segments`` allows). For a call, each candidate's plan is built and its :class:`Workload`
+run's prefix tree packed (packed modes with each way of attending the device's default allows,
+segment or flex attention and the dense mask, :mod:`.row_attention`, or the one the scorer's
+``attention`` names). For a call, each candidate's plan is built and its :class:`Workload`
 counted (:mod:`.cost_model`; over the first 512 requests of a longer call); the
 cheapest runs, ties going to no reuse. The coefficients are the model's shape times its device
 class's shipped costs (:func:`.cost_model.shipped`): nothing is timed, so the choice depends on
@@ -22,7 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from . import cost_model
+from . import cost_model, row_attention
 from .cost_model import Coefficients, Probe, Workload
 
 
@@ -33,39 +34,34 @@ SAMPLE_REQUESTS = 512
 @dataclass(frozen=True)
 class Mode:
     """One candidate: the plan's ``share`` mode and the executor's packing settings (as
-    ``CausalScorer(share=..., pack=..., pack_min_stem=..., segments=...)`` sets them)."""
+    ``CausalScorer(share=..., pack=..., pack_min_stem=..., attention=...)`` sets them)."""
 
     name: str
     share: str
     pack: bool = False
     pack_min_stem: int = 16
-    segmented: bool = False
+    attention: str = "dense"
 
     def by_hand(self) -> dict:
         """The settings and ``CausalScorer`` arguments that run this mode by hand
         (:func:`helpers.settings.scorer_arguments` splits them)."""
         if self.share == "none" or not self.pack:
             return {"share": self.share, "pack": False} if self.share != "none" else {"share": "none"}
-        return {"share": self.share, "pack_min_stem": self.pack_min_stem, "segments": self.segmented}
+        return {"share": self.share, "pack_min_stem": self.pack_min_stem, "attention": self.attention}
 
 
-def candidates(can_share: bool, pack_kind: str | None, segmented_default: bool,
-               tree_segments: Sequence[bool]) -> list[Mode]:
+def candidates(can_share: bool, attentions: Sequence[str]) -> list[Mode]:
     """The modes auto chooses from: "none" first; reuse where the model allows a shared cache;
-    packed modes where it takes a tree mask, prefix and tree each with every segment setting in
-    ``tree_segments`` where there are two (segment attention works and is allowed), else prefix
-    with ``segmented_default`` (as ``share="prefix"`` runs) and the tree with the one setting."""
+    packed modes, prefix then tree, with each way of attending in ``attentions`` (none: the model
+    takes no custom mask), the first named plainly ("prefix, packed", "tree"), the others with
+    their suffix (", dense mask", ", flex attention": :data:`.row_attention.SUFFIX`)."""
     modes = [Mode("none", "none")]
     if not can_share:
         return modes
     modes.append(Mode("prefix, cached levels", "prefix"))
-    if pack_kind is not None:
-        both = len(tree_segments) > 1
-        for seg in tree_segments if both else [segmented_default]:
-            modes.append(Mode("prefix, packed" if seg or not both else "prefix, packed, dense mask", "prefix", True,
-                              16, seg))
-        for seg in tree_segments:
-            modes.append(Mode("tree" if seg or not both else "tree, dense mask", "tree", True, 0, seg))
+    for share, base, stem in (("prefix", "prefix, packed", 16), ("tree", "tree", 0)):
+        for i, how in enumerate(attentions):
+            modes.append(Mode(base + ("" if i == 0 else row_attention.SUFFIX[how]), share, True, stem, how))
     return modes
 
 
@@ -81,7 +77,7 @@ class AutoShare:
     """Chooses and applies a :class:`Mode` per call for one scorer's ``executor``.
     ``build(encoded, need_from, share)`` builds a plan; ``pack_kind`` is the tree-mask form the
     model takes (None: no packing) and ``dense_waste`` the wasted-attention bound of packing
-    without segment attention."""
+    under a dense mask."""
 
     def __init__(self, executor, modes: list[Mode], build: Callable, pack_kind: str | None, dense_waste: float,
                  model, vocab: int, max_positions: int | None):
@@ -96,8 +92,8 @@ class AutoShare:
         """Set the executor as a scorer made with ``mode`` sets it."""
         ex = self.executor
         ex.pack = self.pack_kind if mode.pack else None
-        ex.pack_min_stem, ex.segmented = mode.pack_min_stem, mode.pack and mode.segmented
-        ex.pack_waste = math.inf if ex.segmented else self.dense_waste
+        ex.pack_min_stem, ex.row_attention = mode.pack_min_stem, mode.attention if mode.pack else "dense"
+        ex.pack_waste = math.inf if ex.row_attention != "dense" else self.dense_waste
 
     @property
     def coefficients(self) -> Coefficients:
@@ -143,7 +139,7 @@ class AutoShare:
     def probes(self) -> list[Probe]:
         """Synthetic runs that between them vary every workload feature: one short row, one
         long row, many short rows, a cached context under continuations, and (where packing
-        applies, with and without segment attention) many short rows packed after a start token,
+        applies, in each way of attending) many short rows packed after a start token,
         two long branches packed, and short branches packed after a long stem (a priming prefix)."""
         ex = self.executor
         n = int(max(64, min(512, ex.token_budget, (self.max_positions or 512) - 2)))
@@ -163,7 +159,7 @@ class AutoShare:
         context = rng.integers(1, min(100, top), n // 2).tolist()
         out = [probe(seqs([16]), none), probe(seqs([n]), none), probe(seqs([16] * (n // 16)), none),
                probe(seqs([8] * 8, head=context, first=n // 2), cached)]
-        for mode in [m for m in self.modes if m.pack and m.share == "tree"]:  # with and without segment attention
+        for mode in [m for m in self.modes if m.pack and m.share == "tree"]:  # each way of attending
             out += [probe(seqs([12] * (n // 16), head=[1]), mode), probe(seqs([n // 2] * 2, head=[1]), mode),
                     probe(seqs([8] * 8, head=[1] + context, first=n // 2 + 1), mode)]  # a long stem, short branches
         return out
@@ -173,7 +169,7 @@ class AutoShare:
         ``benchmarks/fit_device_costs.py``; a run never times)."""
         ex, before = self.executor, (self.executor.forward_calls, self.executor.tokens_run,
                                      dict(self.executor.seconds))
-        state = (ex.pack, ex.pack_min_stem, ex.segmented, ex.pack_waste)
+        state = (ex.pack, ex.pack_min_stem, ex.row_attention, ex.pack_waste)
 
         def run(probe: Probe) -> float:
             return cost_model.timed(lambda: ex.run(probe.roots, _requests(probe.roots)))
@@ -182,7 +178,7 @@ class AutoShare:
             return cost_model.calibrate(run, self.probes(), ex)
         finally:  # the timing runs count in no statistic of the scorer
             ex.forward_calls, ex.tokens_run, ex.seconds = before
-            ex.pack, ex.pack_min_stem, ex.segmented, ex.pack_waste = state
+            ex.pack, ex.pack_min_stem, ex.row_attention, ex.pack_waste = state
 
 
 def _requests(roots: list) -> int:

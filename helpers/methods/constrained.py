@@ -1,10 +1,9 @@
 """Constrained decoding with outlines: the model must answer exactly one of a few strings
-(Ide et al. decide A/B prompting this way)."""
+(Ide et al. decide A/B prompting this way). outlines is imported where a generator is made:
+the default A/B reads the letters' logits, so nothing else needs it installed."""
 from __future__ import annotations
 
 from typing import Literal, Sequence
-
-import outlines
 
 from ..progress import bar as progress_bar
 from ..engine.interface import Request
@@ -14,6 +13,8 @@ class ChoiceGenerator:
     """Greedy decoding constrained to one of ``choices`` (e.g. "A" or "B")."""
 
     def __init__(self, model, tokenizer, choices: Sequence[str]):
+        import outlines
+
         side = tokenizer.padding_side
         self.model = outlines.from_transformers(model, tokenizer)
         tokenizer.padding_side = side  # outlines switches the shared tokenizer to left padding

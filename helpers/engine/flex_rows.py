@@ -1,0 +1,138 @@
+"""FlexAttention for packed rows: one ``mask_mod`` built from the plan's segments.
+
+A packed row holds segments (plan nodes' tokens) one after another after its parent's cached
+positions: a shared stem, then the branches that continue it, each token seeing the cached
+positions, its ancestors' tokens and its own segment up to itself. Where attention-gym's
+``shared_prefix`` mask gives each document one shared prefix, a row here is a tree of them. The
+``mask_mod`` reads a few small tensors (:class:`TreeRows`): each query and key column's segment
+and position, each row's ancestry matrix, and where a row's cached keys end; under a sliding
+window a key is also no further back than the window (counted in positions, as
+:mod:`.attention_layout` does). FlexAttention computes only the 128 x 128 tiles in which some
+pair is seen. On CUDA both the attention and the block mask are compiled; on the CPU they run
+eagerly (a reference implementation that computes every pair: for the tests).
+
+The attention is registered with transformers under :data:`NAME`; the executor switches a model
+to it for one forward call and passes ``tree_rows``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
+from transformers import AttentionInterface
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+
+NAME = "helpers_tree_flex"
+CACHED, EMPTY = -1, -2  # a key column's segment: a cached position of the row's parent, or padding
+_compiled: dict = {}
+
+
+@dataclass
+class TreeRows:
+    """What the ``mask_mod`` of one forward call reads ([rows, ...] each): ``q_seg`` and ``q_pos``
+    (each query column's segment, EMPTY for padding, and position), ``k_seg`` and ``k_pos`` (each
+    key column's segment, CACHED or EMPTY, and position; columns ``past + c`` are the query
+    columns ``c``), and ``on_path`` ([rows, segments, segments]: segment j is i or an ancestor
+    of i)."""
+
+    q_seg: torch.Tensor
+    q_pos: torch.Tensor
+    k_seg: torch.Tensor
+    k_pos: torch.Tensor
+    on_path: torch.Tensor
+    past: int
+    _masks: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rows: list[tuple[int, list[tuple[int, int, int | None]]]], past: int, seg: int) -> "TreeRows":
+        """From each row's cached positions and segments (first position, tokens, index of the
+        segment it continues or None), as :func:`helpers.engine.segment_attention.row_blocks` takes them."""
+        n, most = len(rows), max(len(s) for _, s in rows)
+        q_seg = torch.full((n, seg), EMPTY, dtype=torch.int32)
+        q_pos = torch.zeros((n, seg), dtype=torch.int32)
+        k_seg = torch.full((n, past + seg), EMPTY, dtype=torch.int32)
+        k_pos = torch.zeros((n, past + seg), dtype=torch.int32)
+        on_path = torch.zeros((n, most, most), dtype=torch.bool)
+        for r, (cached, segments) in enumerate(rows):
+            k_seg[r, :cached] = CACHED
+            k_pos[r, :past] = torch.arange(past)
+            column = 0
+            for i, (first, count, parent) in enumerate(segments):
+                if parent is not None:
+                    on_path[r, i] = on_path[r, parent]
+                on_path[r, i, i] = True
+                q_seg[r, column:column + count] = i
+                q_pos[r, column:column + count] = torch.arange(first, first + count)
+                column += count
+            q_pos[r, column:] = q_pos[r, column - 1] if column else 0  # padding: a valid position (it sees itself)
+            k_seg[r, past:] = q_seg[r]
+            k_pos[r, past:] = q_pos[r]
+        return cls(q_seg, q_pos, k_seg, k_pos, on_path, past)
+
+    def mask_mod(self, window: int | None):
+        """Whether query column ``q`` of row ``b`` sees key column ``kv`` (``window``: the layer's
+        sliding window, or None)."""
+        q_seg, q_pos, k_seg, k_pos, on_path, past = self.q_seg, self.q_pos, self.k_seg, self.k_pos, self.on_path, self.past
+
+        def seen(b, h, q, kv):
+            qs, ks, qp, kp = q_seg[b, q], k_seg[b, kv], q_pos[b, q], k_pos[b, kv]
+            real = qs >= 0
+            tree = real & (ks >= 0) & on_path[b, qs.clamp(min=0), ks.clamp(min=0)] & (kp <= qp)
+            out = (real & (ks == CACHED)) | tree | (~real & (kv == past + q))  # padding sees itself
+            return out & (qp - kp < window) if window is not None else out
+
+        return seen
+
+    def block_mask(self, window: int | None, device) -> BlockMask:
+        """The block mask of :meth:`mask_mod` on ``device`` (made once per window and device)."""
+        key = (window, str(device))
+        if key not in self._masks:
+            rows, seg = self.q_seg.shape
+            moved = TreeRows(*(t.to(device) for t in (self.q_seg, self.q_pos, self.k_seg, self.k_pos, self.on_path)),
+                             self.past)
+            self._masks[key] = create_block_mask(moved.mask_mod(window), rows, None, seg, self.k_seg.shape[1],
+                                                 device=device, _compile=torch.device(device).type == "cuda")
+        return self._masks[key]
+
+
+def _attend(device):
+    """``flex_attention``, compiled on CUDA (once per process), eager elsewhere."""
+    if torch.device(device).type != "cuda":
+        return flex_attention
+    if "cuda" not in _compiled:
+        _compiled["cuda"] = torch.compile(flex_attention)
+    return _compiled["cuda"]
+
+
+def tree_flex_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                        attention_mask, tree_rows: TreeRows | None = None, scaling: float | None = None,
+                        softcap: float | None = None, sliding_window: int | None = None,
+                        **kwargs) -> tuple[torch.Tensor, None]:
+    """FlexAttention (query [batch, heads, q, dim], keys and values [batch, kv_heads, k, dim];
+    output [batch, q, heads, dim]) under ``tree_rows``' mask, with the layer's soft-capping and
+    sliding window; without ``tree_rows`` SDPA itself. What FlexAttention cannot express here
+    (attention sinks, a position bias) is refused, so the start-up probe falls back."""
+    if tree_rows is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling,
+                                      sliding_window=sliding_window, softcap=softcap, **kwargs)
+    if kwargs.get("s_aux") is not None or kwargs.get("position_bias") is not None:
+        raise NotImplementedError("FlexAttention for packed rows takes no attention sinks or position bias")
+
+    def capped(score, b, h, q, kv):
+        return softcap * torch.tanh(score / softcap)
+
+    out = _attend(query.device)(query, key, value, score_mod=capped if softcap else None,
+                                block_mask=tree_rows.block_mask(sliding_window, query.device), scale=scaling,
+                                enable_gqa=query.shape[1] != key.shape[1])
+    return out.transpose(1, 2).contiguous(), None
+
+
+def register() -> None:
+    """Make :data:`NAME` known to transformers (attention, and SDPA's mask for it)."""
+    AttentionInterface.register(NAME, tree_flex_attention)
+    AttentionMaskInterface.register(NAME, ALL_MASK_ATTENTION_FUNCTIONS["sdpa"])
+
+
+register()

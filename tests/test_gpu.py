@@ -1,0 +1,90 @@
+"""What only a CUDA GPU can show (marked ``gpu``; skipped elsewhere, with the reason;
+scripts/gpu_check.py runs them on the GPU): the compiled FlexAttention path, bfloat16 kernels,
+NF4 weights on CUDA and a model split between the GPU and the CPU by a device map."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.engine import CausalScorer
+from helpers.models import load
+from helpers.models import tiny_architectures as ta
+from helpers.settings import Settings
+from test_conformance import REQUESTS, TOLERANCE, reference
+
+pytestmark = pytest.mark.gpu
+
+
+def logprobs(scorer) -> list[np.ndarray]:
+    return [s.logprobs for s in scorer.score(REQUESTS)]
+
+
+def worst(got, expected) -> float:
+    return max(float(np.max(np.abs(g - e))) for g, e in zip(got, expected))
+
+
+@pytest.fixture(scope="module")
+def on_gpu(tmp_path_factory):
+    """name, dtype -> the tiny model of that architecture on the GPU."""
+    root, cache = tmp_path_factory.mktemp("gpu-architectures"), {}
+
+    def get(name: str, dtype=torch.float32, **options):
+        key = (name, dtype, repr(sorted(options.items())))
+        if key not in cache:
+            folder = root / name
+            if not folder.exists():
+                ta.build(name, folder)
+            cache[key] = load(folder, dtype=dtype, **({"device_map": {"": "cuda"}} | options))
+        return cache[key]
+
+    return get
+
+
+@pytest.mark.parametrize("name", ["llama", "mistral", "gemma2"])
+def test_compiled_flex_attention_equals_the_dense_mask_and_float64(on_gpu, name):
+    loaded = on_gpu(name)
+    expected = reference(loaded, CausalScorer(loaded, Settings(progress=False, share="none")), REQUESTS)
+    default = CausalScorer(loaded, Settings(progress=False, share="tree"))
+    assert default.executor.row_attention == "flex"  # CUDA's default where its probe passes
+    dense = CausalScorer(loaded, Settings(progress=False, share="tree"), attention="dense")
+    flex, plain = logprobs(default), logprobs(dense)
+    assert worst(flex, expected) < TOLERANCE and worst(plain, expected) < TOLERANCE
+    assert worst(flex, plain) < 1e-5
+
+
+def test_bfloat16_on_cuda_is_as_close_to_float64_as_a_plain_bfloat16_forward(on_gpu):
+    loaded = on_gpu("gemma2", torch.bfloat16)
+    none = CausalScorer(loaded, Settings(progress=False, share="none"))
+    expected = reference(loaded, none, REQUESTS)
+    with torch.no_grad():
+        plain = []
+        for enc in none.encode_many(REQUESTS):
+            logits = loaded.model(input_ids=torch.tensor([list(enc.ids)], device="cuda")).logits[0].float()
+            lp = torch.log_softmax(logits, -1).double().cpu()
+            plain.append(np.array([lp[i - 1, enc.ids[i]].item() for i in range(enc.first, len(enc.ids))]))
+    bound = max(0.05, 1.5 * worst(plain, expected))
+    for share in ("none", "prefix", "tree", "auto"):
+        got = logprobs(CausalScorer(loaded, Settings(progress=False, share=share)))
+        assert worst(got, expected) <= bound, share
+
+
+def test_nf4_on_cuda_scores_as_the_models_own_forward_in_every_mode(on_gpu):
+    loaded = on_gpu("llama", torch.bfloat16, quant="nf4")
+    assert any("4bit" in type(m).__name__ for m in loaded.model.modules())
+    runs = {share: logprobs(CausalScorer(loaded, Settings(progress=False, share=share)))
+            for share in ("none", "prefix", "tree")}
+    assert worst(runs["prefix"], runs["none"]) < 0.05 and worst(runs["tree"], runs["none"]) < 0.05
+
+
+def test_a_device_map_split_between_gpu_and_cpu_scores_as_on_one_device(on_gpu):
+    whole = on_gpu("llama")
+    layers = whole.model.config.num_hidden_layers
+    split_map = {"model.embed_tokens": "cuda", "model.rotary_emb": "cuda", "model.norm": "cpu", "lm_head": "cpu",
+                 **{f"model.layers.{i}": "cuda" if i < layers // 2 else "cpu" for i in range(layers)}}
+    split = on_gpu("llama", device_map=split_map)
+    assert {p.device.type for p in split.model.parameters()} == {"cuda", "cpu"}
+    for share in ("none", "tree"):
+        a = logprobs(CausalScorer(whole, Settings(progress=False, share=share)))
+        b = logprobs(CausalScorer(split, Settings(progress=False, share=share)))
+        assert worst(a, b) < 1e-5, share
