@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch.nn.attention.flex_attention import create_mask
 
-from helpers.engine import CausalScorer, flex_rows, row_attention
+from helpers.engine import CausalScorer, flex_rows, row_attention, segment_attention
 from helpers.settings import Settings
 from test_conformance import REQUESTS, TOLERANCE, reference
 
@@ -56,6 +56,8 @@ def test_the_mask_mod_is_the_tree_mask_with_cache_and_window(window):
         assert np.array_equal(got[r, :n - 2, :5 + n - 2], want[:n - 2, :5 + n - 2]), r
         assert not got[r, :n - 2, 5 + n - 2:].any()  # nothing real sees a padding column
         assert all(got[r, q, 5 + q] for q in range(n - 2, seg))  # padding sees itself
+        if window is None:  # what the cost model counts for a flex row: exactly the pairs the tree mask allows
+            assert segment_attention.seen_pairs(cached, segments) == want[:n - 2].sum()
 
 
 @pytest.mark.parametrize("name", ARCHS)
