@@ -35,7 +35,7 @@
 # %% tags=["parameters"]
 model = "demo-en"  # registry name, local folder or Hugging Face id; a list: each in turn, compared in "Across models"
 datasets = "all"  # Hu et al. Table 1 datasets (blimp_hu2025, scamp_plausible, scamp_implausible, syntaxgym, zhoblimp, sling_hu2025, cola, li_hu2025) or "all"
-metrics = "all"  # lp, meanlp, slor, bf_uniform, bf_unigram (or "all")
+metrics = "all"  # lp, meanlp, slln_lp, lp_per_char, lp_per_byte, slor, bf_uniform, bf_unigram (or "all")
 extra_methods = "penlp,intemplate_lp,yesno"  # single-sentence methods for the AUC and CoLA comparisons ("none" skips)
 embedding_model = None  # sentence-transformers model for prediction 1; None: the paper's per language whenever it is in the cache (offline too), else a packaged stand-in, with a warning
 unigram_corpus = None  # SLOR / BF-unigram corpus: None (the mirror), a text file, or a Hugging Face dataset name
@@ -101,7 +101,7 @@ report = NotebookReport("07_separability", config, tag)
 display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} for n, s in selections.items()]))
 
 # %% [markdown]
-# ## Score every sentence (one engine pass gives all five metrics)
+# ## Score every sentence (one engine pass gives every metric)
 #
 # With `shards` > 1, a run with `shard` = k scores the k-th shard of every dataset, bit for bit as the
 # unsharded run, and stops there (the analyses below need the whole run); a run with `shard = None` scores

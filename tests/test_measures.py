@@ -56,3 +56,47 @@ def test_unigram_counting_counts_a_line_longer_than_the_context_without_warning(
     table = measures.unigram_table(tok, [corpus], cache_dir=tmp_path / "cache")
     assert table.counts[tok.convert_tokens_to_ids("Ġcat")] == tok.model_max_length + 5
     assert "indexing errors" not in capfd.readouterr().err  # the corpus is counted, not fed to a model
+
+
+def test_the_newer_linking_functions_by_hand():
+    """SLLN-LP (Liu et al. 2024: LP / len ** 0.5 by default), LP per character and per UTF-8 byte
+    (lm-eval's acc_norm and byte norm), on a sentence with accents and one in Chinese."""
+    assert measures.slln_lp(-6.0, 4) == -3.0  # 4 ** 0.5 = 2
+    assert measures.slln_lp(-6.0, 8, alpha=1 / 3) == pytest.approx(-3.0)
+    with pytest.raises(ValueError, match=r"alpha must lie in \(0, 1\)"):
+        measures.slln_lp(-6.0, 4, alpha=1.0)
+    assert measures.text_units("Le chat a mangé.") == (16, 17)  # é: one character, two bytes
+    assert measures.text_units("猫看见了狗。") == (6, 18)
+    assert measures.per_unit(-18.0, 6) == -3.0
+
+
+def test_the_newer_linking_functions_from_the_runner_match_a_float64_reference(scratch):
+    """Through the runner on demo-en: each score is the formula applied to a float64 LP computed
+    without the engine (tests/reference_lp.py) and to counts taken from the text itself."""
+    from reference_lp import sentence_lps
+
+    from helpers import paths
+    from helpers.data import load
+    from helpers.data.selection import DatasetSelection, first_per_paradigm
+    from helpers.engine import CausalScorer
+    from helpers.models import load as load_model
+    from helpers.runner import run_methods
+    from helpers.settings import Settings
+    from helpers.store import ScoreStore, load_files
+
+    frame = first_per_paradigm(load("blimp"), 1).head(6)
+    files = run_methods(CausalScorer(load_model("demo-en"), Settings(progress=False)),
+                        DatasetSelection("blimp", frame, limit=1), ["slln_lp", "lp_per_char", "lp_per_byte"],
+                        {}, store=ScoreStore(scratch / "scores"))
+    scores = load_files(files).set_index(["method", "paradigm", "pair_id"])
+    folder = paths.MODELS / "demo-en"
+    tokenizer = load_model("demo-en").tokenizer
+    for side in ("good", "bad"):
+        lps = sentence_lps(folder, list(frame[side]))
+        tokens = np.array([len(tokenizer(s, add_special_tokens=False)["input_ids"]) for s in frame[side]])
+        chars = np.array([len(s) for s in frame[side]])
+        utf8 = np.array([len(s.encode("utf-8")) for s in frame[side]])
+        for method, expected in (("slln_lp", lps / np.sqrt(tokens)), ("lp_per_char", lps / chars),
+                                 ("lp_per_byte", lps / utf8)):
+            got = scores.loc[method].loc[list(zip(frame.paradigm, frame.pair_id)), f"score_{side}"].to_numpy()
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5, err_msg=f"{method} {side}")

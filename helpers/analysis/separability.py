@@ -1,8 +1,9 @@
 """Prediction 3 of Hu et al. (2025): string probability separates the two sentences of a
 minimal pair, but not grammatical from ungrammatical sentences pooled together.
 
-From stored score files: the five metrics per sentence (:func:`metrics_table`, from the basis
-columns of one sentence-readout pass), per-sentence scores of any method that scores one
+From stored score files: the metrics per sentence (:func:`metrics_table`, from the basis
+columns of one sentence-readout pass: LP, MeanLP, SLLN-LP, LP per character and per byte, SLOR and
+the two Bayes factors), per-sentence scores of any method that scores one
 sentence (:func:`sentence_scores`: in-template LP, Yes/No...), ROC curves and AUC with
 bootstrap intervals per dataset and pooled (:func:`auc_table`, :func:`roc_table`), and the
 minimal-pair accuracy of the same metrics (:func:`pair_accuracy`, the paper's Figure 9).
@@ -10,6 +11,8 @@ A long frame has one row per (model, dataset, method, template, sentence) with
 ``grammatical`` (1/0) and ``score``.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -20,10 +23,11 @@ from ..methods import measures
 from .. import methods as registry
 from ..store import read_metadata
 
-METRICS = ("lp", "meanlp", "slor", "bf_uniform", "bf_unigram")
+METRICS = ("lp", "meanlp", "slln_lp", "lp_per_char", "lp_per_byte", "slor", "bf_uniform", "bf_unigram")
+TEXT_METRICS = {"lp_per_char": "n_chars", "lp_per_byte": "n_bytes"}  # per unit of the sentence's text
 UNIGRAM_METRICS = ("slor", "bf_unigram")
 # sentence readouts share one engine pass; a method with unigram sums is the fullest basis
-BASIS_METHODS = ("bf_unigram", "slor", "lp", "meanlp", "penlp", "bf_uniform")
+BASIS_METHODS = ("bf_unigram", "slor", "lp", "meanlp", "penlp", "slln_lp", "lp_per_char", "lp_per_byte", "bf_uniform")
 # families whose score of a sentence depends on that sentence alone (not comparative LP, A/B, ...)
 SENTENCE_FAMILIES = ("sentence", "single", "yesno")
 GROUP = ["model", "dataset", "method", "template"]
@@ -93,6 +97,10 @@ def _metric(metric: str, rows: pd.DataFrame, side: str) -> np.ndarray:
         return total
     if metric == "meanlp":
         return measures.mean_lp(total, n)
+    if metric == "slln_lp":
+        return measures.slln_lp(total, n)
+    if metric in TEXT_METRICS:
+        return measures.per_unit(total, rows[f"{TEXT_METRICS[metric]}_{side}"].to_numpy(float))
     if metric == "bf_uniform":
         return measures.bf_uniform(total, n, rows["log_vocab"].to_numpy(float))
     uni = rows[f"uni_sum_{side}"].to_numpy(float)
@@ -116,10 +124,14 @@ def metrics_table(scores: pd.DataFrame, metrics=METRICS) -> pd.DataFrame:
     for (model, dataset), group in scores.groupby(["model", "dataset"], sort=False):
         rows = _basis(group, needs_unigram, f"{model} on {dataset}")
         sides = _sides(rows)
+        lacking = [m for m in metrics if m in TEXT_METRICS and f"{TEXT_METRICS[m]}_{sides[0]}" not in rows]
+        if lacking:
+            warnings.warn(f"{model} on {dataset}: its sentence-readout scores predate character and byte counts; "
+                          f"{lacking} left out (score lp_per_char and lp_per_byte to add them)", stacklevel=2)
         for side in sides:
             out = _per_side(rows, sides, side)
             out["n_tokens"] = rows[f"n_tokens_{side}"].to_numpy(int)
-            for m in metrics:
+            for m in [m for m in metrics if m not in lacking]:
                 out[m] = _metric(m, rows, side)
             if needs_unigram:  # the sentence's unigram log-prob sum (MORCELA weighs it, helpers.analysis.morcela)
                 out["unigram_lp"] = rows[f"uni_sum_{side}"].to_numpy(float)

@@ -1,6 +1,6 @@
 """Reductions of token log-probs to sentence scores (Ide et al. 2024; Lau et al. 2017).
 
-LP, MeanLP, PenLP, SLOR and the two Bayes factors, written once: methods, model cards and
+LP, MeanLP, PenLP, SLLN-LP, LP per character and per byte, SLOR and the two Bayes factors, written once: methods, model cards and
 tests use these. Log-probs are natural logs, as the engine returns them; the unigram model
 is an add-one smoothed token table of the model's own tokenizer over a corpus.
 """
@@ -43,6 +43,30 @@ def length_penalty(n_tokens, alpha: float = PENALTY_ALPHA):
 def pen_lp(total, n_tokens, alpha: float = PENALTY_ALPHA):
     """PenLP: LP / ((5 + len) / 6) ** 0.8, len = scored token count."""
     return total / length_penalty(n_tokens, alpha)
+
+
+# SLLN-LP's exponent: ZhoBLiMP's released linking functions default to 0.5 (its README:
+# SLLN-LP(x) = log P(x) / |x|^alpha, alpha in (0, 1); Liu et al. 2024, arXiv 2411.06096).
+SLLN_ALPHA = 0.5
+
+
+def slln_lp(total, n_tokens, alpha: float = SLLN_ALPHA):
+    """SLLN-LP (Liu et al. 2024, ZhoBLiMP): log P(x) / |x| ** alpha, |x| the scored token count,
+    alpha in (0, 1): sub-linear, between LP (alpha 0) and MeanLP (alpha 1)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"SLLN-LP's alpha must lie in (0, 1) (0 is LP, 1 is MeanLP), got {alpha}")
+    return total / n_tokens ** alpha
+
+
+def per_unit(total, units):
+    """LP per unit of the sentence's text: per character (lm-eval's ``acc_norm``, lighteval's
+    character norm) or per UTF-8 byte (lm-eval's byte-normalised accuracy)."""
+    return total / units
+
+
+def text_units(text: str) -> tuple[int, int]:
+    """(characters, UTF-8 bytes) of ``text``, as lm-eval counts them for its normalised accuracies."""
+    return len(text), len(text.encode("utf-8"))
 
 
 def slor(total, unigram_total, n_tokens):

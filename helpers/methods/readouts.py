@@ -10,8 +10,9 @@ sentences, each in the same template, before the item (:mod:`helpers.methods.few
 priming context, the examples' tokens are never counted.
 
 Basis columns per side: the sum and count of target token log-probs (``tgt_sum_*``,
-``n_tokens_*``), of the template tokens before the target (``ctx_sum_*``, ``ctx_n_*``), the
-token log-probs and ids themselves, and the unigram log-prob sum (``uni_sum_*``).
+``n_tokens_*``) and of the template tokens before the target (``ctx_sum_*``, ``ctx_n_*``), the
+token log-probs and ids themselves, the unigram log-prob sum (``uni_sum_*``), and the sentence's
+characters and UTF-8 bytes (``n_chars_*``, ``n_bytes_*``; sentence readouts).
 """
 from __future__ import annotations
 
@@ -89,6 +90,9 @@ class SentenceReadouts(Family):
             table[f"n_tokens_{side}"] = [s.n_tokens for s in chunk]
             table[f"token_lp_{side}"] = [s.logprobs.astype(np.float64) for s in chunk]
             table[f"token_ids_{side}"] = [np.asarray(s.token_ids, dtype=np.int64) for s in chunk]
+            units = [measures.text_units(str(item[side])) for item in items]
+            table[f"n_chars_{side}"] = [chars for chars, _ in units]
+            table[f"n_bytes_{side}"] = [n for _, n in units]
             if runtime.unigram is not None:
                 table[f"uni_sum_{side}"] = [float(runtime.unigram(s.token_ids).sum()) for s in chunk]
         out = pd.DataFrame(table)
@@ -186,6 +190,12 @@ READOUTS = [
     Method("lp", SENTENCE, "sum of token log-probs of the sentence alone", _lp),
     Method("meanlp", SENTENCE, "LP / number of tokens", _meanlp),
     Method("penlp", SENTENCE, "LP / ((5 + len) / 6) ** 0.8", _penlp),
+    Method("slln_lp", SENTENCE, f"LP / len ** {measures.SLLN_ALPHA} (SLLN-LP, Liu et al. 2024's sub-linear length norm)",
+           lambda t, s: measures.slln_lp(t[f"tgt_sum_{s}"], t[f"n_tokens_{s}"])),
+    Method("lp_per_char", SENTENCE, "LP / characters of the sentence (lm-eval's acc_norm, lighteval's char norm)",
+           lambda t, s: measures.per_unit(t[f"tgt_sum_{s}"], t[f"n_chars_{s}"])),
+    Method("lp_per_byte", SENTENCE, "LP / UTF-8 bytes of the sentence (lm-eval's byte-normalised accuracy)",
+           lambda t, s: measures.per_unit(t[f"tgt_sum_{s}"], t[f"n_bytes_{s}"])),
     Method("slor", SENTENCE, "mean over tokens of log p - log p_unigram",
            lambda t, s: measures.slor(t[f"tgt_sum_{s}"], t[f"uni_sum_{s}"], t[f"n_tokens_{s}"]), needs_unigram=True),
     Method("bf_uniform", SENTENCE, "LP + len * log|V| (Bayes factor vs uniform)",
