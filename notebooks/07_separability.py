@@ -112,7 +112,7 @@ display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} fo
 files = []
 for name, selection in selections.items():
     language_extras = [m for m in extras if selection.language == "en" or not m.startswith("intemplate")]
-    files += run_methods(scorer, selection, ["lp", "meanlp", "slor", "bf_uniform", "bf_unigram"] + language_extras,
+    files += run_methods(scorer, selection, list(sep.METRICS) + language_extras,
                          {"templates": [1], "unigram_corpus": unigram_corpus, **settings.method_options()})
 scores = report.sources = load_files(files, token_columns=False)
 readouts = scores[scores.method.isin(sep.METRICS)]

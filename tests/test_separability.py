@@ -27,7 +27,7 @@ from helpers.engine import CausalScorer
 from helpers.data.unigram_corpus import resolve_unigram_corpus
 from helpers.settings import Settings
 
-FIVE = list(sep.METRICS)
+METRICS = list(sep.METRICS)
 CORPUS = "The cat sees a dog.\nThe dogs see a cat.\nEvery teacher admires the students.\nA moon emerges.\n"
 
 
@@ -55,7 +55,7 @@ def stored(tiny, tmp_path_factory):
     cola = DatasetSelection("cola", load("cola").iloc[[0, 1, 17, 18, 19, 40]].reset_index(drop=True))
     unigram = resolve_unigram_corpus(corpus, "en")
     store = ScoreStore(root / "scores")
-    methods = FIVE + ["intemplate_lp", "yesno"]
+    methods = METRICS + ["intemplate_lp", "yesno"]
     files = run_methods(scorer, pairs, methods, {"templates": [1], "unigram_corpus": unigram.path}, store=store)
     files += run_methods(scorer, cola, methods, {"templates": [1], "unigram_corpus": unigram.path}, store=store)
     return {"lm": lm, "scorer": scorer, "pairs": pairs.frame, "cola": cola.frame, "corpus": corpus,
@@ -68,7 +68,7 @@ def test_five_metrics_equal_a_float64_reference(stored):
     total = sum(counts.values()) + len(tok)
     table = sep.metrics_table(stored["scores"])
     assert len(table) == 2 * 6 + 6 and set(table.columns) >= {"model", "dataset", "paradigm", "item", "side",
-                                                               "grammatical", *FIVE}
+                                                               "grammatical", *METRICS}
     texts = {("blimp", r.paradigm, r.pair_id, side): getattr(r, side) for r in stored["pairs"].itertuples()
              for side in ("good", "bad")}
     texts |= {("cola", r.paradigm, r.item_id, "sentence"): r.sentence for r in stored["cola"].itertuples()}
@@ -331,7 +331,7 @@ def test_figures_draw_from_the_tables(stored):
     table = sep.metrics_table(stored["scores"])
     long = pd.concat([sep.metrics_long(table), sep.sentence_scores(stored["scores"], ["intemplate_lp", "yesno"])])
     auc = sep.auc_table(long, n_resamples=50)
-    assert set(auc.dataset) == {"blimp", "cola", "pooled"} and len(auc) == 3 * 7
+    assert set(auc.dataset) == {"blimp", "cola", "pooled"} and len(auc) == 3 * (len(sep.METRICS) + 2)
     wide = pc.assign_bins(sep.pairs_wide(table).assign(distance=np.linspace(0, 1, 6)), n_bins=2)
     binned = pc.binned_correlations(wide, "lp_good", "lp_bad", n_resamples=50)
     panels = {figs.teaching_panel(score_teaching(stored["scorer"])): 1,

@@ -15,6 +15,7 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..analysis.separability import METRICS
 from ..data.selection import DatasetSelection
 from ..methods import applicable
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
@@ -23,7 +24,7 @@ from ..settings import Settings
 from .model_list import each_model
 from .primed import score_primed
 
-SENTENCE_METRICS = ["lp", "meanlp", "slor", "bf_uniform", "bf_unigram"]
+SENTENCE_METRICS = list(METRICS)  # 07's metrics: one sentence-readout pass gives them all
 
 
 def _refused(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -52,7 +53,7 @@ def score_primed_each(models, selection: DatasetSelection, prefixes_for: Callabl
 
 def score_sentences(scorer, selections: Mapping[str, DatasetSelection], extras: Sequence[str],
                     options: Mapping) -> list[Path]:
-    """07's scoring of one model: on every selection the five metrics and ``extras``
+    """07's scoring of one model: on every selection the sentence metrics and ``extras``
     (in-template methods on English selections only)."""
     files = []
     for selection in selections.values():
