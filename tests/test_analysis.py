@@ -25,6 +25,8 @@ def test_table3_mean_sd_best_and_ties():
     assert t.accuracy_mean == pytest.approx(np.mean(accs)) and t.accuracy_sd == pytest.approx(np.std(accs, ddof=1))
     assert t.best_template == "4" and t.best_accuracy == 1.0 and t.ties == 1 and t.pairs == 4
     assert accuracy.at_best_template(s, ["yesno"]).template.unique().tolist() == ["4"]
+    shown = accuracy.format_table3(accuracy.table3(s)).iloc[0]  # the planted tie: 1 of 5 x 4 decisions, counted wrong
+    assert shown["ties"] == 1 and shown[accuracy.TIE_SHARE] == 5.0 and shown["accuracy (%)"] == "50.0 ± 39.5"
 
 
 def _bootstrap_by_hand(x, n_resamples, level, seed):
