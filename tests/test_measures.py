@@ -72,7 +72,8 @@ def test_the_newer_linking_functions_by_hand():
 
 def test_the_newer_linking_functions_from_the_runner_match_a_float64_reference(scratch):
     """Through the runner on demo-en: each score is the formula applied to a float64 LP computed
-    without the engine (tests/reference_lp.py) and to counts taken from the text itself."""
+    without the engine (tests/reference_lp.py) and to counts taken from the text itself; PMI to
+    float64 forwards of the template and the sentence alone."""
     from reference_lp import sentence_lps
 
     from helpers import paths
@@ -85,9 +86,10 @@ def test_the_newer_linking_functions_from_the_runner_match_a_float64_reference(s
     from helpers.store import ScoreStore, load_files
 
     frame = first_per_paradigm(load("blimp"), 1).head(6)
-    files = run_methods(CausalScorer(load_model("demo-en"), Settings(progress=False)),
-                        DatasetSelection("blimp", frame, limit=1), ["slln_lp", "lp_per_char", "lp_per_byte"],
-                        {}, store=ScoreStore(scratch / "scores"))
+    scorer = CausalScorer(load_model("demo-en"), Settings(progress=False))
+    files = run_methods(scorer, DatasetSelection("blimp", frame, limit=1),
+                        ["slln_lp", "lp_per_char", "lp_per_byte", "intemplate_pmi"], {"templates": [1]},
+                        store=ScoreStore(scratch / "scores"))
     scores = load_files(files).set_index(["method", "paradigm", "pair_id"])
     folder = paths.MODELS / "demo-en"
     tokenizer = load_model("demo-en").tokenizer
@@ -100,3 +102,17 @@ def test_the_newer_linking_functions_from_the_runner_match_a_float64_reference(s
                                  ("lp_per_byte", lps / utf8)):
             got = scores.loc[method].loc[list(zip(frame.paradigm, frame.pair_id)), f"score_{side}"].to_numpy()
             np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5, err_msg=f"{method} {side}")
+    # PMI with template 1: the target's log-probs inside the template minus alone, each request encoded
+    # as the engine encodes it and run through a float64 copy of the model, whole, one at a time
+    from test_conformance import reference
+
+    from helpers.methods import readouts
+    from helpers.methods.base import Runtime
+
+    template = readouts.SINGLE.templates("en", "base", [1])[0]
+    runtime = Runtime(scorer, "en")
+    requests = [r for item in frame.to_dict("records") for r in readouts.SINGLE.requests(item, template, "", runtime, "")]
+    sums = np.array([lps.sum() for lps in reference(scorer.loaded, scorer, requests)]).reshape(len(frame), 4)
+    got = scores.loc["intemplate_pmi"].loc[list(zip(frame.paradigm, frame.pair_id))]
+    np.testing.assert_allclose(got.score_good, sums[:, 0] - sums[:, 2], rtol=0, atol=5e-5)  # two float32 sums
+    np.testing.assert_allclose(got.score_bad, sums[:, 1] - sums[:, 3], rtol=0, atol=5e-5)

@@ -64,6 +64,12 @@ def per_unit(total, units):
     return total / units
 
 
+def pmi(with_context, alone):
+    """PMI-normalised LP: the target's LP after a context minus its LP alone, log P(x | c) - log P(x)
+    (lighteval's PMI normalisation; how much the context raises the sentence)."""
+    return with_context - alone
+
+
 def text_units(text: str) -> tuple[int, int]:
     """(characters, UTF-8 bytes) of ``text``, as lm-eval counts them for its normalised accuracies."""
     return len(text), len(text.encode("utf-8"))

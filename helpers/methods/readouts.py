@@ -2,7 +2,8 @@
 
 Sentence readouts score each sentence alone after the document-start token; in-template
 readouts score it inside one of the 5 "single" templates of its language, over the whole
-input (template tokens counted, the variant Ide et al. report) and over the target only;
+input (template tokens counted, the variant Ide et al. report) and over the target only, and
+the target's pointwise mutual information with the template (its LP inside minus its LP alone);
 comparative LP scores the "compar" template with the target in slot A and the other
 sentence in slot B. A priming ``context`` goes before the whole input; its own tokens are
 never counted. Few-shot in-template readouts (``runtime.fewshot``) put k acceptable
@@ -140,6 +141,8 @@ class TemplateReadouts(Family):
         for side in runtime.sides:
             before, rest = self._input(template, item[side], self._other(item, side, runtime))
             out.append(Request(with_context(context, state + before, runtime.language), rest))
+        if self.template_set == "single":  # each sentence alone too, under the same priming context (PMI)
+            out += [Request(with_context(context, "", runtime.language), item[side]) for side in runtime.sides]
         return out
 
     def table(self, items, template, contexts, scored, runtime, states):
@@ -158,6 +161,8 @@ class TemplateReadouts(Family):
             table[f"input_{side}"] = [block + "".join(self._input(template, item[side],
                                                                   self._other(item, side, runtime)))
                                       for item, block in zip(items, states)]
+            if self.template_set == "single":  # the sentence alone: the target's LP without the template
+                table[f"alone_sum_{side}"] = [s[len(runtime.sides) + k].total for s in scored]
         out = pd.DataFrame(table)
         out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
         return out
@@ -208,6 +213,9 @@ READOUTS = [
            lambda t, s: measures.mean_lp(_whole_sum(t, s), _whole_n(t, s)), target_score=_meanlp, needs=("continuation",)),
     Method("intemplate_penlp", SINGLE, "whole-input LP / ((5 + whole len) / 6) ** 0.8",
            lambda t, s: measures.pen_lp(_whole_sum(t, s), _whole_n(t, s)), target_score=_penlp, needs=("continuation",)),
+    Method("intemplate_pmi", SINGLE, "PMI of the sentence and the template: its LP inside the template minus its LP "
+           "alone (lighteval's PMI normalisation)", lambda t, s: measures.pmi(t[f"tgt_sum_{s}"], t[f"alone_sum_{s}"]),
+           needs=("continuation",)),
     Method("comparative_lp", COMPAR,
            "LP of the comparative template with the target in slot A, the other sentence in slot B", _whole_sum,
            needs=("continuation",)),
