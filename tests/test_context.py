@@ -119,6 +119,15 @@ def test_readouts_equal_the_joined_text(scored):
                 uni = getattr(row, f"uni_sum_{side}")
                 expected = (lp - uni) / len(ids) if row.method == "slor" else lp - uni
                 assert got == pytest.approx(expected, abs=1e-4)
+            elif row.method == "slln_lp":
+                assert got == pytest.approx(lp / len(ids) ** 0.5, abs=1e-4)
+            elif row.method in ("lp_per_char", "lp_per_byte"):
+                units = len(pair[side]) if row.method == "lp_per_char" else len(pair[side].encode("utf-8"))
+                assert got == pytest.approx(lp / units, abs=1e-4)
+            elif row.method == "intemplate_pmi":  # the sentence inside the template, minus alone, both after the context
+                before, after = single.split("sentence")
+                inside, _ = tokens_after(model, tok, start, prime + before + pair[side] + after, len(prime + before))
+                assert got == pytest.approx(inside - lp, abs=1e-4)
             elif row.method.startswith("intemplate"):
                 whole, whole_ids = tokens_after(model, tok, start, prime + single.fill(sentence=pair[side]), len(prime))
                 n = len(whole_ids)

@@ -150,10 +150,11 @@ def test_k0_is_the_zero_shot_run_exactly(tiny, blimp, tmp_path, name):
     assert yes.prompt_good.tolist() == [r.context for r in expected[0::4]]
     lp = s.loc["intemplate_lp"]
     assert lp.input_good.tolist() == [single.fill(sentence=i["good"]) for i in selection.items()]
-    direct = scorer.score([Request(LP_1, i[side]) for i in selection.items() for side in ("good", "bad")],
-                          with_context=True)
+    # the pass's requests: per item each sentence in the template, then each alone (for intemplate_pmi)
+    direct = scorer.score([Request(context, i[side]) for i in selection.items()
+                           for context in (LP_1, "") for side in ("good", "bad")], with_context=True)
     np.testing.assert_array_equal(lp.score_good.to_numpy(),
-                                  [r.total + float(np.sum(r.context_logprobs)) for r in direct[0::2]])
+                                  [r.total + float(np.sum(r.context_logprobs)) for r in direct[0::4]])
 
 
 def _reference(model, ids: list[int], first: int) -> float:

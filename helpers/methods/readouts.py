@@ -213,8 +213,8 @@ READOUTS = [
            lambda t, s: measures.mean_lp(_whole_sum(t, s), _whole_n(t, s)), target_score=_meanlp, needs=("continuation",)),
     Method("intemplate_penlp", SINGLE, "whole-input LP / ((5 + whole len) / 6) ** 0.8",
            lambda t, s: measures.pen_lp(_whole_sum(t, s), _whole_n(t, s)), target_score=_penlp, needs=("continuation",)),
-    Method("intemplate_pmi", SINGLE, "PMI of the sentence and the template: its LP inside the template minus its LP "
-           "alone (lighteval's PMI normalisation)", lambda t, s: measures.pmi(t[f"tgt_sum_{s}"], t[f"alone_sum_{s}"]),
+    Method("intemplate_pmi", SINGLE, "PMI-normalised LP (lighteval's): the LP of the sentence and the template's "
+           "rest after the template's opening, minus the sentence's LP alone", lambda t, s: measures.pmi(t[f"tgt_sum_{s}"], t[f"alone_sum_{s}"]),
            needs=("continuation",)),
     Method("comparative_lp", COMPAR,
            "LP of the comparative template with the target in slot A, the other sentence in slot B", _whole_sum,
