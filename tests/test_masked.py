@@ -33,7 +33,7 @@ from helpers.settings import Settings, scorer_arguments
 TOL = 1e-4  # nats, against the float64 reference
 TEXTS = ["The teachers walked quickly.", "Some dogs eat the cake.", "A cat sees these birds.",
          "Every student has praised that waitress.", "这些猫看见了我们。"]
-SENTENCE_METHODS = ["lp", "meanlp", "penlp", "slor", "bf_uniform", "bf_unigram"]
+SENTENCE_METHODS = ["lp", "meanlp", "penlp", "slln_lp", "lp_per_char", "lp_per_byte", "slor", "bf_uniform", "bf_unigram"]
 
 
 @pytest.fixture(scope="module", params=["bert", "roberta", "deberta", "modernbert"])
