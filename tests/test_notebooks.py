@@ -323,10 +323,12 @@ def test_07_separability_runs_and_a_rerun_scores_nothing(scratch):
     assert record["dataset"] == "blimp_hu2025" and record["texts"] == 4 * 67 and record["complete"] is False
     auc = pd.read_csv(outputs / "tables" / "07_auc__tiny-gpt2.csv")
     assert set(auc.dataset) == {"blimp_hu2025", "syntaxgym", "li_hu2025", "cola", "pooled"}
-    assert {"lp", "meanlp", "slor", "bf_uniform", "bf_unigram", "intemplate_lp", "yesno"} <= set(auc.method)
+    assert {"lp", "meanlp", "slln_lp", "lp_per_char", "lp_per_byte", "slor", "bf_uniform", "bf_unigram", "intemplate_lp",
+            "yesno"} <= set(auc.method)
     assert ((auc.auc >= auc.ci_low) & (auc.auc <= auc.ci_high)).all()
     mcc = pd.read_csv(outputs / "tables" / "07_cola_mcc__tiny-gpt2.csv")
-    assert set(mcc.method) == {"lp", "meanlp", "slor", "bf_uniform", "bf_unigram", "penlp", "intemplate_lp", "yesno"}
+    assert set(mcc.method) == {"lp", "meanlp", "slln_lp", "lp_per_char", "lp_per_byte", "slor", "bf_uniform", "bf_unigram",
+                               "penlp", "intemplate_lp", "yesno"}
     bins = pd.read_csv(outputs / "tables" / "07_prediction1__tiny-gpt2.csv")
     assert set(bins.dataset) == {"blimp_hu2025", "syntaxgym"}
     heldout = pd.read_csv(outputs / "tables" / "07_morcela_heldout__tiny-gpt2.csv")
