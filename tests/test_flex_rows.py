@@ -98,7 +98,8 @@ def test_flex_is_asked_for_on_the_cpu_and_auto_names_it(built):
     assert row_attention.usable(loaded.model.base_model, "bool", False, 0, torch.device("cpu"), None) == \
         ["segments", "dense"]  # the CPU's default: FlexAttention runs eagerly there
     auto = CausalScorer(loaded, Settings(progress=False), attention="flex")
-    assert [m.name for m in auto._auto.modes] == ["none", "prefix, cached levels", "prefix, packed", "tree"]
+    assert [m.name for m in auto._auto.modes] == ["none", "prefix, cached levels", "prefix, packed, flex attention",
+                                                  "tree, flex attention"]
     assert {m.attention for m in auto._auto.modes if m.pack} == {"flex"}
     with pytest.raises(ValueError, match="attention must be one of"):
         CausalScorer(loaded, Settings(progress=False), attention="sparse")

@@ -5,8 +5,9 @@ A plan's :class:`Workload` counts what its forward calls do, as the executor wou
 (:mod:`.schedule`), without running anything: forward calls, tokens fed (padding included),
 query-key pairs its attention computes (every pair of a dense mask; only the blocks of segment
 attention, :mod:`.segment_attention`), cached positions gathered into the calls' caches, keys
-gathered by segment-attention blocks (one indexed copy per block group and layer, several times
-cheaper per byte than a cache's gather), and segment-attention blocks. :class:`Coefficients`
+gathered by segment-attention blocks (one indexed copy per block group and layer, fitted apart
+from a cache's gather), and segment-attention blocks; a FlexAttention row counts the pairs its
+tree mask allows. :class:`Coefficients`
 give seconds per unit of each; their prediction is the sum. They come from the model's
 :class:`ModelShape` (layers, width, multiply-adds per token, cached bytes per token) times the
 per-unit costs of its device class (:data:`DEVICE_COSTS`, shipped with the code): no timing at

@@ -53,15 +53,17 @@ class Mode:
 def candidates(can_share: bool, attentions: Sequence[str]) -> list[Mode]:
     """The modes auto chooses from: "none" first; reuse where the model allows a shared cache;
     packed modes, prefix then tree, with each way of attending in ``attentions`` (none: the model
-    takes no custom mask), the first named plainly ("prefix, packed", "tree"), the others with
-    their suffix (", dense mask", ", flex attention": :data:`.row_attention.SUFFIX`)."""
+    takes no custom mask), named plainly ("prefix, packed", "tree") under segment attention or a
+    dense mask that is the only way, else with the way's suffix (", dense mask", ", flex attention":
+    :data:`.row_attention.SUFFIX`), so that a score file's ``share_used`` says which ran."""
     modes = [Mode("none", "none")]
     if not can_share:
         return modes
     modes.append(Mode("prefix, cached levels", "prefix"))
     for share, base, stem in (("prefix", "prefix, packed", 16), ("tree", "tree", 0)):
-        for i, how in enumerate(attentions):
-            modes.append(Mode(base + ("" if i == 0 else row_attention.SUFFIX[how]), share, True, stem, how))
+        for how in attentions:
+            plain = how == "segments" or attentions == ["dense"]
+            modes.append(Mode(base + ("" if plain else row_attention.SUFFIX[how]), share, True, stem, how))
     return modes
 
 
