@@ -17,7 +17,9 @@ to it for one forward call and passes ``tree_rows``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
 
+import numpy as np
 import torch
 from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
 from transformers import AttentionInterface
@@ -26,7 +28,6 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMa
 
 NAME = "helpers_tree_flex"
 CACHED, EMPTY = -1, -2  # a key column's segment: a cached position of the row's parent, or padding
-_compiled: dict = {}
 
 
 @dataclass
@@ -50,26 +51,24 @@ class TreeRows:
         """From each row's cached positions and segments (first position, tokens, index of the
         segment it continues or None), as :func:`helpers.engine.segment_attention.row_blocks` takes them."""
         n, most = len(rows), max(len(s) for _, s in rows)
-        q_seg = torch.full((n, seg), EMPTY, dtype=torch.int32)
-        q_pos = torch.zeros((n, seg), dtype=torch.int32)
-        k_seg = torch.full((n, past + seg), EMPTY, dtype=torch.int32)
-        k_pos = torch.zeros((n, past + seg), dtype=torch.int32)
-        on_path = torch.zeros((n, most, most), dtype=torch.bool)
+        q_seg = np.full((n, seg), EMPTY, dtype=np.int32)  # numpy: a row's slices cost far less than torch's
+        q_pos = np.zeros((n, seg), dtype=np.int32)
+        k_seg = np.full((n, past + seg), EMPTY, dtype=np.int32)
+        on_path = np.zeros((n, most, most), dtype=bool)
         for r, (cached, segments) in enumerate(rows):
             k_seg[r, :cached] = CACHED
-            k_pos[r, :past] = torch.arange(past)
             column = 0
             for i, (first, count, parent) in enumerate(segments):
                 if parent is not None:
                     on_path[r, i] = on_path[r, parent]
                 on_path[r, i, i] = True
                 q_seg[r, column:column + count] = i
-                q_pos[r, column:column + count] = torch.arange(first, first + count)
+                q_pos[r, column:column + count] = np.arange(first, first + count)
                 column += count
             q_pos[r, column:] = q_pos[r, column - 1] if column else 0  # padding: a valid position (it sees itself)
-            k_seg[r, past:] = q_seg[r]
-            k_pos[r, past:] = q_pos[r]
-        return cls(q_seg, q_pos, k_seg, k_pos, on_path, past)
+        k_seg[:, past:] = q_seg
+        k_pos = np.concatenate([np.broadcast_to(np.arange(past, dtype=np.int32), (n, past)), q_pos], axis=1)
+        return cls(*(torch.from_numpy(np.ascontiguousarray(a)) for a in (q_seg, q_pos, k_seg, k_pos, on_path)), past)
 
     def mask_mod(self, window: int | None):
         """Whether query column ``q`` of row ``b`` sees key column ``kv`` (``window``: the layer's
@@ -97,13 +96,15 @@ class TreeRows:
         return self._masks[key]
 
 
+@cache
+def _compiled():
+    """``flex_attention`` compiled (once per process)."""
+    return torch.compile(flex_attention)
+
+
 def _attend(device):
-    """``flex_attention``, compiled on CUDA (once per process), eager elsewhere."""
-    if torch.device(device).type != "cuda":
-        return flex_attention
-    if "cuda" not in _compiled:
-        _compiled["cuda"] = torch.compile(flex_attention)
-    return _compiled["cuda"]
+    """``flex_attention``, compiled on CUDA, eager elsewhere."""
+    return _compiled() if torch.device(device).type == "cuda" else flex_attention
 
 
 def tree_flex_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,

@@ -61,9 +61,9 @@ def candidates(can_share: bool, attentions: Sequence[str]) -> list[Mode]:
         return modes
     modes.append(Mode("prefix, cached levels", "prefix"))
     for share, base, stem in (("prefix", "prefix, packed", 16), ("tree", "tree", 0)):
-        for how in attentions:
-            plain = how == "segments" or attentions == ["dense"]
-            modes.append(Mode(base + ("" if plain else row_attention.SUFFIX[how]), share, True, stem, how))
+        for how in attentions:  # segment attention's suffix is empty
+            suffix = "" if list(attentions) == ["dense"] else row_attention.SUFFIX[how]
+            modes.append(Mode(base + suffix, share, True, stem, how))
     return modes
 
 
