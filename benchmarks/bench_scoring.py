@@ -231,6 +231,8 @@ def main() -> None:
                     help="a random model of this real model's shape instead of the benchmark GPT-2")
     ap.add_argument("--real", choices=["smollm2"], default=None,
                     help="the real SmolLM2-135M-Instruct weights (python -m helpers fetch-model smollm2-135m-instruct)")
+    ap.add_argument("--sections", type=int, nargs="+", choices=[1, 2, 3], default=[1, 2, 3],
+                    help="which sections to run (1 plain LP, 2 in-template LP, 3 Yes/No; default all)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     from lm_eval.api.instance import Instance
@@ -277,88 +279,90 @@ def main() -> None:
         return timed(lambda: [x[0] for x in hflm._loglikelihood_tokens(reqs, disable_tqdm=True)], args.repeats)
 
     # ---------------------------------------------------------------- 1. plain LP
-    plain_loop(model, tok, texts[:64])  # warm-up
-    floor, t_floor = timed(lambda: plain_loop(model, tok, texts), args.repeats)
-    n_floor = floor_tokens(tok, texts)
-    table = Table(t_floor / n_floor)
-    print(f"1. plain LP, {len(texts)} BLiMP sentences")
-    table.row("plain forward + log-softmax loop (floor)", len(texts), t_floor, n_floor)
-    mc = IncrementalLMScorer(model, device=args.device, tokenizer=tok)
+    if 1 in args.sections:
+        plain_loop(model, tok, texts[:64])  # warm-up
+        floor, t_floor = timed(lambda: plain_loop(model, tok, texts), args.repeats)
+        n_floor = floor_tokens(tok, texts)
+        table = Table(t_floor / n_floor)
+        print(f"1. plain LP, {len(texts)} BLiMP sentences")
+        table.row("plain forward + log-softmax loop (floor)", len(texts), t_floor, n_floor)
+        mc = IncrementalLMScorer(model, device=args.device, tokenizer=tok)
 
-    def run_minicons():
-        out = []
-        for b in range(0, len(texts), 64):
-            out += mc.sequence_score(texts[b:b + 64], reduction=lambda x: x.sum(0).item())
-        return out
+        def run_minicons():
+            out = []
+            for b in range(0, len(texts), 64):
+                out += mc.sequence_score(texts[b:b + 64], reduction=lambda x: x.sum(0).item())
+            return out
 
-    mc_scores, t = timed(run_minicons, args.repeats)
-    ours_mc = [s.total for s in CausalScorer(lm, Settings(progress=False, start="minicons")).score_texts(texts)]
-    table.row("minicons sequence_score (batch 64)", len(texts), t, diff=max_diff(ours_mc, mc_scores))
-    lme, t = lm_eval([("", s) for s in texts])
-    table.row("lm-eval HFLM.loglikelihood, empty context (batch 64)", len(texts), t)
-    plain = [Request("", s) for s in texts]
-    default = None
-    for name, options in (("engine, no reuse (share=none)", dict(share="none")),
-                          ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
-                          ("engine, share=prefix, packing from 16 tokens", dict(share="prefix")),
-                          ("engine, share=tree, packing from 0 tokens", dict(share="tree")),
-                          ("engine, share=tree with a dense tree mask (attention='dense')", dict(share="tree", attention="dense")),
-                          ("engine, default (share=auto)", dict())):
-        totals, t, tokens, split = engine_run(lm, plain, args.repeats, **options)
-        table.row(name, len(texts), t, tokens, max_diff(totals, lme), split)
-        if not options:
-            default = totals
-    best = table.rate["engine, default (share=auto)"]
-    table.follows("engine, default (share=auto)", "plain forward + log-softmax loop (floor)")
-    table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
-    if args.shape or args.real:
-        print("  (the float64 checks run on the benchmark model only)")
-    else:
-        float64_checks(model, tok, texts, plain, default, floor, lme, args, instances, loglikelihoods)
-    print(f"  engine (default) vs lm-eval {best / table.rate['lm-eval HFLM.loglikelihood, empty context (batch 64)']:.2f}x, "
-          f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
-          f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")
+        mc_scores, t = timed(run_minicons, args.repeats)
+        ours_mc = [s.total for s in CausalScorer(lm, Settings(progress=False, start="minicons")).score_texts(texts)]
+        table.row("minicons sequence_score (batch 64)", len(texts), t, diff=max_diff(ours_mc, mc_scores))
+        lme, t = lm_eval([("", s) for s in texts])
+        table.row("lm-eval HFLM.loglikelihood, empty context (batch 64)", len(texts), t)
+        plain = [Request("", s) for s in texts]
+        default = None
+        for name, options in (("engine, no reuse (share=none)", dict(share="none")),
+                              ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
+                              ("engine, share=prefix, packing from 16 tokens", dict(share="prefix")),
+                              ("engine, share=tree, packing from 0 tokens", dict(share="tree")),
+                              ("engine, share=tree with a dense tree mask (attention='dense')", dict(share="tree", attention="dense")),
+                              ("engine, default (share=auto)", dict())):
+            totals, t, tokens, split = engine_run(lm, plain, args.repeats, **options)
+            table.row(name, len(texts), t, tokens, max_diff(totals, lme), split)
+            if not options:
+                default = totals
+        best = table.rate["engine, default (share=auto)"]
+        table.follows("engine, default (share=auto)", "plain forward + log-softmax loop (floor)")
+        table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
+        if args.shape or args.real:
+            print("  (the float64 checks run on the benchmark model only)")
+        else:
+            float64_checks(model, tok, texts, plain, default, floor, lme, args, instances, loglikelihoods)
+        print(f"  engine (default) vs lm-eval {best / table.rate['lm-eval HFLM.loglikelihood, empty context (batch 64)']:.2f}x, "
+              f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
+              f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")
 
     # ---------------------------------------------------------------- 2. in-template LP
-    sentences = texts[:args.m]
-    requests = []
-    for template in ide_templates("single"):
-        before, after = template.split()
-        for s in sentences:
-            requests.append(Request(before, s + after))
-    print(f"2. in-template LP, 5 templates x {len(sentences)} sentences = {len(requests)} requests")
-    lme, t = lm_eval_tokens(requests)
-    table.row("lm-eval loglikelihood(template prefix, sentence + suffix)", len(requests), t)
-    for name, options in (("engine, no reuse (share=none)", dict(share="none")),
-                          ("engine, template prefixes shared (share=context)", dict(share="context")),
-                          ("engine, share=prefix, packed", dict(share="prefix")),
-                          ("engine, share=tree, packed", dict(share="tree")),
-                          ("engine, default (share=auto)", dict())):
-        totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
-        table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
-    table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
-    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=auto)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
+    if 2 in args.sections:
+        sentences = texts[:args.m]
+        requests = []
+        for template in ide_templates("single"):
+            before, after = template.split()
+            for s in sentences:
+                requests.append(Request(before, s + after))
+        print(f"2. in-template LP, 5 templates x {len(sentences)} sentences = {len(requests)} requests")
+        lme, t = lm_eval_tokens(requests)
+        table.row("lm-eval loglikelihood(template prefix, sentence + suffix)", len(requests), t)
+        for name, options in (("engine, no reuse (share=none)", dict(share="none")),
+                              ("engine, template prefixes shared (share=context)", dict(share="context")),
+                              ("engine, share=prefix, packed", dict(share="prefix")),
+                              ("engine, share=tree, packed", dict(share="tree")),
+                              ("engine, default (share=auto)", dict())):
+            totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
+            table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
+        table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
+        print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=auto)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
 
     # ---------------------------------------------------------------- 3. Yes/No
-    yes, no = yes_no("en")
-    requests = []
-    for template in ide_templates("yn"):
-        for s in sentences:
-            prompt = render(template, tok, instruct=False, sentence=s)
-            for answer in (yes, no):
-                requests.append(Request(prompt, answer, separate=True))
-    print(f"3. Yes/No, 5 prompts x {len(sentences)} sentences x 2 answers = {len(requests)} requests")
-    lme, t = lm_eval_tokens(requests)
-    table.row("lm-eval loglikelihood(prompt, answer)", len(requests), t)
-    for name, options in (("engine, no reuse (share=none)", dict(share="none")),
-                          ("engine, share=prefix, packed", dict(share="prefix")),
-                          ("engine, share=tree, packed", dict(share="tree")),
-                          ("engine, default (share=auto)", dict())):
-        totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
-        table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
-    table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
-    print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=auto)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
-
+    if 3 in args.sections:
+        yes, no = yes_no("en")
+        requests = []
+        for template in ide_templates("yn"):
+            for s in sentences:
+                prompt = render(template, tok, instruct=False, sentence=s)
+                for answer in (yes, no):
+                    requests.append(Request(prompt, answer, separate=True))
+        print(f"3. Yes/No, 5 prompts x {len(sentences)} sentences x 2 answers = {len(requests)} requests")
+        lme, t = lm_eval_tokens(requests)
+        table.row("lm-eval loglikelihood(prompt, answer)", len(requests), t)
+        for name, options in (("engine, no reuse (share=none)", dict(share="none")),
+                              ("engine, share=prefix, packed", dict(share="prefix")),
+                              ("engine, share=tree, packed", dict(share="tree")),
+                              ("engine, default (share=auto)", dict())):
+            totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
+            table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
+        table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
+        print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=auto)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
 
 if __name__ == "__main__":
     main()

@@ -7,8 +7,9 @@ and the dense mask) and the model's cost coefficients fitted (non-negative least
 :func:`helpers.engine.cost_model.calibrate`). Dividing each coefficient by what scales it in the
 model's :class:`~helpers.engine.cost_model.ModelShape` (layers, multiply-adds per token, layers x
 width, cached bytes per token) gives per-unit costs; the device class's are their geometric mean
-over the models (features a model's probes could not separate, fitted at the floor, are left
-out of the mean). The models on the CPU (float32): the project's demo-en, the benchmark GPT-2 (6 x
+over the models (:meth:`helpers.engine.cost_model.DeviceCosts.pooled`: features a model's probes
+could not separate, fitted at the floor, are left out of the mean; one no model separated keeps
+its shipped cost). The models on the CPU (float32): the project's demo-en, the benchmark GPT-2 (6 x
 384, vocabulary 8,000), the real SmolLM2-135M-Instruct and a random model of Gemma 3 270M's shape
 (18 x 640, vocabulary 262,144, sliding windows); on CUDA (bfloat16): demo-en and random Llama 3 1B
 and 8B shapes (what travels with the repository; scripts/gpu_check.py runs it). It prints the
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import astuple, fields
+from dataclasses import fields
 import sys
 from pathlib import Path
 
@@ -31,11 +32,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from helpers.engine import CausalScorer, Request  # noqa: E402
-from helpers.engine.cost_model import MIN_COEFFICIENT, DeviceCosts, ModelShape, device_class, shipped  # noqa: E402
+from helpers.engine.cost_model import DEVICE_COSTS, DeviceCosts, ModelShape, device_class, shipped  # noqa: E402
 from helpers.models import LoadedModel, load  # noqa: E402
 from helpers.settings import Settings  # noqa: E402
 
@@ -89,24 +89,21 @@ def main() -> None:
                     help="default: float32 on the CPU, bfloat16 on CUDA (what researchers run there)")
     args = ap.parse_args()
     dtype = getattr(torch, args.dtype or ("bfloat16" if args.device == "cuda" else "float32"))
-    units, rows = [], []
+    rows = []
     for name in args.models or DEFAULT_MODELS[args.device]:
         loaded = build(name, args.device, dtype)
         scorer = CausalScorer(loaded, Settings(progress=False))
         measured = scorer._auto.measured()
         shape = ModelShape.of(loaded.model)
-        values = np.array(astuple(measured), dtype=np.float64)
-        unit, floor = values / shape.scales(), values <= 2 * MIN_COEFFICIENT
-        unit[floor] = np.nan
-        units.append(unit)
         rows.append((name, loaded, scorer, measured, shape))
-        print(f"{name}: {shape}; measured {measured}; per unit {unit}", flush=True)
-    logs = np.log(np.array(units))
-    mean = np.exp(np.nanmean(logs, axis=0))
-    costs = DeviceCosts(*map(float, mean))
+        print(f"{name}: {shape}; measured {measured}", flush=True)
+    costs, kept = DeviceCosts.pooled([(measured, shape) for *_, measured, shape in rows],
+                                     DEVICE_COSTS[device_class(args.device)])
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else f"{torch.get_num_threads()} threads"
-    print(f"\n{device_class(args.device)} costs (geometric mean over {len(units)} models, {where}, {dtype}):")
+    print(f"\n{device_class(args.device)} costs (geometric mean over {len(rows)} models, {where}, {dtype}):")
     print("    DeviceCosts(" + ", ".join(f"{f.name}={getattr(costs, f.name):.3g}" for f in fields(costs)) + ")")
+    if kept:
+        print(f"    (no model's probes separated {', '.join(kept)}: the shipped costs are kept for them)")
     print("\n| model | workload | this machine's timing chooses | this fit chooses | the shipped costs choose |")
     print("|---|---|---|---|---|")
     for name, loaded, scorer, measured, shape in rows:

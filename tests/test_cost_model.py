@@ -51,6 +51,23 @@ def test_fit_recovers_the_coefficients_of_exact_timings():
         cost_model.fit(works[:3], [1.0, 2.0, 3.0])
 
 
+def test_device_costs_pool_the_models_that_separated_a_feature_and_keep_the_fallback_for_none():
+    """Per feature: the geometric mean of coefficient / scale over the fits not at the floor;
+    a feature every fit left at the floor (a CPU fit of demo-en alone can) keeps the fallback."""
+    floor = cost_model.MIN_COEFFICIENT
+    a = cost_model.ModelShape(layers=2, width=4, macs=100.0, kv_bytes=8.0)
+    b = cost_model.ModelShape(layers=8, width=16, macs=1600.0, kv_bytes=32.0)
+    fits = [(Coefficients(call=2.0, token=100.0, pair=floor, gathered=floor, block=4.0, key=floor), a),
+            (Coefficients(call=32.0, token=6400.0, pair=128.0, gathered=floor, block=8.0, key=floor), b)]
+    fallback = cost_model.DeviceCosts(layer=9.0, mac=9.0, pair=9.0, byte=3.0, block=9.0, key_byte=5.0)
+    costs, kept = cost_model.DeviceCosts.pooled(fits, fallback)
+    # layer: 2/2=1 and 32/8=4 -> 2; mac: 1 and 4 -> 2; pair: only b's, 128/(8*16) = 1;
+    # block: 4/2=2 and 8/8=1 -> sqrt(2); byte and key_byte: no fit separated them -> fallback
+    assert astuple(costs) == pytest.approx((2.0, 2.0, 1.0, 3.0, math.sqrt(2.0), 5.0), rel=1e-12)
+    assert kept == ["byte", "key_byte"]
+    assert cost_model.DeviceCosts.pooled(fits[1:], fallback)[1] == ["byte", "key_byte"]
+
+
 def test_workload_counts_calls_tokens_pairs_and_gathers_exactly(tiny):
     scorer = CausalScorer(tiny("tiny-llama"), Settings(progress=False, share="prefix"), pack=False)
 

@@ -213,6 +213,21 @@ class DeviceCosts:
     def coefficients(self, shape: ModelShape) -> Coefficients:
         return Coefficients(*(np.array(astuple(self)) * shape.scales()))
 
+    @classmethod
+    def pooled(cls, fits: Sequence[tuple[Coefficients, ModelShape]], fallback: "DeviceCosts"
+               ) -> tuple["DeviceCosts", list[str]]:
+        """Per-unit costs from several models' fitted coefficients: per feature, the geometric
+        mean of coefficient / shape scale over the models whose fit separated it (a coefficient
+        at the floor, :data:`MIN_COEFFICIENT`, says it did not). A feature no model separated
+        keeps ``fallback``'s cost; their names come back with the costs."""
+        units = np.array([np.array(astuple(c)) / shape.scales() for c, shape in fits], np.float64)
+        floors = np.array([np.array(astuple(c)) <= 2 * MIN_COEFFICIENT for c, _ in fits])
+        kept = [f.name for f, floor in zip(fields(cls), floors.all(axis=0)) if floor]
+        logs = np.where(floors, 0.0, np.log(np.where(floors, 1.0, units)))
+        counts = (~floors).sum(axis=0)
+        mean = np.where(counts > 0, np.exp(logs.sum(axis=0) / np.maximum(counts, 1)), np.array(astuple(fallback)))
+        return cls(*map(float, mean)), kept
+
 
 # Fitted by benchmarks/fit_device_costs.py (its output: benchmarks/results/fit_device_costs_cpu.txt).
 # CUDA: from an H100's datasheet (bf16 matmuls at ~40% of 989 TFLOP/s, attention under a dense
