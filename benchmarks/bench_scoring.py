@@ -158,8 +158,8 @@ def floor_tokens(tok, texts: list[str]) -> int:
 class Table:
     """Printed rows: requests/s, tokens, time per token, its ratio to the floor's, max |diff|."""
 
-    def __init__(self, per_token_floor: float):
-        self.floor = per_token_floor
+    def __init__(self, per_token_floor: float | None = None):
+        self.floor = per_token_floor  # None: the floor was not timed (section 1 not run)
         self.rate, self.cost, self.split = {}, {}, {}
 
     def row(self, name: str, n: int, seconds: float, tokens: int | None = None, diff: float | None = None,
@@ -168,8 +168,8 @@ class Table:
         self.cost[name] = (seconds, tokens)
         if split is not None:
             self.split[name] = split
-        per_token = "" if tokens is None else (f"{tokens:>9,} tokens {1e6 * seconds / tokens:6.1f} us/token "
-                                               f"({seconds / tokens / self.floor:4.2f}x the floor's)")
+        floor = "" if self.floor is None or tokens is None else f" ({seconds / tokens / self.floor:4.2f}x the floor's)"
+        per_token = "" if tokens is None else f"{tokens:>9,} tokens {1e6 * seconds / tokens:6.1f} us/token{floor}"
         d = "" if diff is None else f"  max |diff| {diff:.1e}"
         print(f"  {name:<50}{n / seconds:8.1f} req/s {per_token}{d}")
 
@@ -278,12 +278,13 @@ def main() -> None:
         reqs = [(("", ""), list(e.ids[:e.first]), list(e.ids[e.first:])) for e in encoded]
         return timed(lambda: [x[0] for x in hflm._loglikelihood_tokens(reqs, disable_tqdm=True)], args.repeats)
 
+    table = Table()
     # ---------------------------------------------------------------- 1. plain LP
     if 1 in args.sections:
         plain_loop(model, tok, texts[:64])  # warm-up
         floor, t_floor = timed(lambda: plain_loop(model, tok, texts), args.repeats)
         n_floor = floor_tokens(tok, texts)
-        table = Table(t_floor / n_floor)
+        table.floor = t_floor / n_floor
         print(f"1. plain LP, {len(texts)} BLiMP sentences")
         table.row("plain forward + log-softmax loop (floor)", len(texts), t_floor, n_floor)
         mc = IncrementalLMScorer(model, device=args.device, tokenizer=tok)
