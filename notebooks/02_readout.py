@@ -62,6 +62,7 @@ from helpers import methods as method_registry
 from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy
 from helpers.reporting.notebook import NotebookReport
+from helpers.data import linking
 from helpers.data.selection import select
 from helpers.data.shards import file_tag
 from helpers.engine.unknown_tokens import selection_texts, unknown_share
@@ -109,6 +110,7 @@ print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls
 t3 = accuracy.with_not_applicable(accuracy.table3(scores), not_applicable)
 display(accuracy.format_table3(t3))
 report.table(t3, "readout")
+print(linking.describe(dataset))
 
 # %% [markdown]
 # In-template methods measured over the target sentence only (stored beside the whole-input

@@ -25,7 +25,12 @@
 # - the point-biserial correlation between success and length difference per method and
 #   model (Table 4), each method at its best template;
 # - per paradigm, the accuracy of Yes/No minus in-template LP against the mean length
-#   difference, with Pearson r (Figure 6).
+#   difference, with Pearson r (Figure 6);
+# - the same length bias for each linking function side by side (LP, MeanLP, PenLP, SLLN-LP and
+#   the byte norm), so you see which function removes the bias on your model.
+#
+# A tie (both sentences scored the same) counts as wrong in every table, and each table gives the
+# ties and their share (`tie_share_counted_wrong`).
 #
 # Every table and figure is written with a sidecar `<file>.json` naming the parameters below,
 # the score files used and the git commit.
@@ -35,6 +40,7 @@ model = "demo-en"  # model(s) whose scores to analyse: one name, a list or comma
 dataset = "blimp"  # dataset scored by 02_readout and 03_prompting
 methods = "lp,meanlp,penlp,intemplate_lp,yesno,ab"  # methods to analyse (a list or comma-separated)
 gap = "yesno,intemplate_lp"  # the two methods of the per-paradigm gap (Figure 6)
+linking = "lp,meanlp,penlp,slln_lp,lp_per_byte"  # linking functions compared side by side (02's readouts); "none" for none
 clip = 4  # length differences beyond this are pooled into the outermost bins
 seed = 0  # seed of the bootstrap
 resamples = 2000  # bootstrap resamples for the confidence intervals
@@ -53,11 +59,12 @@ from helpers.reporting.outputs import required_scores
 from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
-config = dict(model=model, dataset=dataset, methods=methods, gap=gap, clip=clip,
+config = dict(model=model, dataset=dataset, methods=methods, gap=gap, linking=linking, clip=clip,
               seed=seed, resamples=resamples)
 method_list, gap_pair = parse_selection(methods, what="method"), parse_selection(gap, what="method")
+linking_list = parse_selection(linking, what="method", none=("none",))
 chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).score_filter()  # a table mixes no settings
-scores = required_scores(model, dataset, method_list + gap_pair, where=chosen)  # an error naming what to run when missing
+scores = required_scores(model, dataset, list(dict.fromkeys(method_list + gap_pair + linking_list)), where=chosen)  # an error naming what to run when missing
 report = NotebookReport("05_length_bias", config, dataset, sources=scores)
 print(f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")
 
@@ -92,6 +99,27 @@ display(length_bias.gap_correlations(gaps).round(3))
 report.table(gaps, "paradigm_gap")
 fig = plots.gap_scatter(gaps, f"{gap_pair[0]} minus {gap_pair[1]} per paradigm on {dataset}")
 report.figure(fig, "paradigm_gap")
+
+# %% [markdown]
+# ## Length bias across the linking functions
+#
+# Accuracy against the token-length difference for each linking function, side by side, and the
+# point-biserial r of each: the closer r is to 0 and the flatter the curve, the less that function
+# prefers the shorter (or longer) sentence on this model and dataset. SLLN-LP is ZhoBLiMP's
+# sub-linear normalisation (Liu et al. 2024); the byte norm is lm-evaluation-harness's `acc_norm`.
+
+# %%
+if linking_list:
+    linked = accuracy.at_best_template(scores, linking_list)
+    linking_by_length = length_bias.accuracy_by_length(linked, clip)
+    report.table(linking_by_length, "linking_by_length")
+    fig = plots.linking_by_length(linking_by_length, f"accuracy by length difference per linking function on {dataset}")
+    report.figure(fig, "linking_by_length")
+    linking_table = length_bias.table4(linked, resamples, seed)
+    display(linking_table.round(3))
+    report.table(linking_table, "linking_point_biserial")
+else:
+    print("no linking functions compared (linking='none')")
 
 # %% [markdown]
 # ## Paper check

@@ -164,6 +164,22 @@ display(longest[["method", "prefix_type", "target_length", "accuracy", "baseline
         .round(3))
 
 # %% [markdown]
+# ## PMI under priming
+#
+# The same judgments read by PMI-normalised LP: each sentence's log-probability after the prefix
+# minus its log-probability alone, so a pair is right when the prefix raises the acceptable
+# sentence more than the unacceptable one. Beside it, the accuracy of the scores as stored; ties
+# count wrong.
+
+# %%
+if set(method_list) & set(priming_effects.PMI_METHODS):
+    pmi = priming_effects.pmi_accuracy(scores)
+    display(pmi.round(3))
+    report.table(pmi, "pmi")
+else:
+    print(f"PMI applies to {', '.join(priming_effects.PMI_METHODS)} (log-probabilities); none of them was scored")
+
+# %% [markdown]
 # ## Mixed-effects logistic regressions
 #
 # correct ~ log(length) x domain x acceptability (sum-coded; domain[in] = +1,

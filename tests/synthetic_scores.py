@@ -37,8 +37,9 @@ def decisions(model: str, method: str, template, n: int) -> tuple[np.ndarray, np
     return correct, tie
 
 
-def write_store(root, models=("m1",), dataset: str = "blimp") -> list:
-    """Write the score files of ``models`` under ``root`` (a scores folder); returns their paths."""
+def write_store(root, models=("m1",), dataset: str = "blimp", methods: dict | None = None) -> list:
+    """Write the score files of ``models`` under ``root`` (a scores folder) for ``methods``
+    (method -> templates; default :data:`METHODS`); returns their paths."""
     store = ScoreStore(root)
     files = []
     for model in models:
@@ -47,7 +48,7 @@ def write_store(root, models=("m1",), dataset: str = "blimp") -> list:
         lengths = np.random.default_rng([ord(c) for c in model])
         n_good, n_bad = lengths.integers(3, 10, n), lengths.integers(3, 10, n)
         slots = np.where(lengths.random(n) < 0.5, "A", "B")
-        for method, templates in METHODS.items():
+        for method, templates in (METHODS if methods is None else methods).items():
             for template in templates:
                 correct, tie = decisions(model, method, template, n)
                 frame = info.assign(score_good=np.where(correct, 1.0, 0.5), score_bad=0.5, correct=correct, tie=tie,

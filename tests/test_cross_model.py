@@ -182,7 +182,7 @@ def store(tmp_path_factory, tiny_dir):
         run_methods(
             scorer_for(model, Settings(progress=False)),
             selection,
-            ["lp", "intemplate_lp", "yesno", "ab_logit"],
+            ["lp", "meanlp", "penlp", "slln_lp", "lp_per_byte", "intemplate_lp", "yesno", "ab_logit"],
             {"templates": [1, 2, 3, 4, 5], "use_outlines": False},
         )
     yield root
@@ -224,6 +224,12 @@ def test_04_and_05_take_a_list_of_models_through_papermill_and_the_sweep(store):
     by_model = length_bias.correlation_table(best).groupby("method").r.mean()
     for method, r in by_model.items():
         assert mean.loc[method, "r_mean"] == pytest.approx(r) and mean.loc[method, "models"] == 3
+    linking = pd.read_csv(out / "tables" / "05_linking_point_biserial__syntaxgym.csv")  # the functions side by side
+    functions = ["lp", "meanlp", "penlp", "slln_lp", "lp_per_byte"]
+    assert sorted(zip(linking.model, linking.method)) == sorted((m, f) for m in MODELS for f in functions)
+    expected = length_bias.table4(at_best_template(load_scores("syntaxgym", None, functions), functions), 100, 0)
+    np.testing.assert_allclose(linking.sort_values(["model", "method"]).r.to_numpy(float),
+                               expected.sort_values(["model", "method"]).r.to_numpy(float), equal_nan=True)
 
 
 @pytest.mark.slow

@@ -7,11 +7,8 @@ import pytest
 import torch
 from huggingface_hub import constants as hf_constants
 
-from helpers.data.selection import select
 from helpers.models import placement, resolve
 from helpers.models import tiny as tiny_models
-from helpers.runs.model_list import run_each
-from helpers.settings import Settings
 from helpers.store import read_metadata
 
 COMMIT = "c" * 40
@@ -38,16 +35,22 @@ def test_a_hub_id_gets_its_registry_entry_and_an_unknown_id_the_defaults():
     assert (other.name, other.start_token, other.default_quant) == ("lab/unknown-model", "bos-else-eos", None)
 
 
-def test_a_list_of_hub_ids_records_the_registry_defaults_in_every_score_file(tmp_path, monkeypatch):
+def test_a_sweep_over_hub_ids_records_the_registry_defaults_in_every_score_file(tmp_path, monkeypatch):
+    """`helpers sweep --notebooks 02 --models Qwen/Qwen2-57B-A14B,facebook/opt-125m` (papermill,
+    a job per model): the registered id gets qwen2's entry (no start token, 4-bit, as Ide et al.),
+    the unregistered one the defaults, in every score file."""
+    from helpers import sweep
+
     hub_cache(tmp_path / "hub", monkeypatch, {"Qwen/Qwen2-57B-A14B": "qwen2", "facebook/opt-125m": "gpt2"})
     monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
-    selection = select("blimp", 1).pick_paradigms(2)
-    ((files, skipped),) = run_each("Qwen/Qwen2-57B-A14B, facebook/opt-125m", selection, [(["lp", "meanlp"], {})],
-                                   settings=Settings(progress=False))
-    assert len(files) == 4 and len(skipped) == 0
+    jobs = sweep.plan(["02"], ["Qwen/Qwen2-57B-A14B", "facebook/opt-125m"], ["syntaxgym"],
+                      {"methods": "lp,meanlp", "limit": 1, "templates": [1]})
+    done = sweep.run(jobs)
+    assert len(done) == 2 and all(sweep.finished(d) for d in done)
+    files = sorted((tmp_path / "outputs" / "scores" / "syntaxgym").rglob("*.parquet"))
     recorded = [(read_metadata(f)["model_name"], read_metadata(f)["start_convention"], read_metadata(f)["quant"])
                 for f in files]
-    assert recorded == [("qwen2", "none", "4bit")] * 2 + [("opt-125m", "minicons", None)] * 2
+    assert recorded == [("opt-125m", "minicons", None)] * 2 + [("qwen2", "none", "4bit")] * 2, files
 
 
 def test_weight_bytes_count_the_model_in_its_dtype_and_quantization(tiny):

@@ -238,6 +238,8 @@ def _check_04_disagreement(out, scores, nf4):
 @pytest.mark.slow
 def test_05_takes_a_list_of_models(stored, scratch):
     out = scratch / "outputs"
+    linking = {m: [None] for m in ("meanlp", "penlp", "slln_lp", "lp_per_byte")}  # 02's other sentence readouts
+    write_store(scratch / "outputs" / "scores", ["m1", "m2"], methods=linking)
     run_notebook("05_length_bias.ipynb", scratch / "05.ipynb", model=["m1", "m2"], resamples=200,
         methods="lp,intemplate_lp,yesno,ab")
     t4 = pd.read_csv(out / "tables" / "05_point_biserial__blimp.csv", dtype={"template": str})
@@ -252,7 +254,23 @@ def test_05_takes_a_list_of_models(stored, scratch):
     pd.testing.assert_frame_equal(gaps, length_bias.paradigm_gaps(scores), check_dtype=False)
     for stem in ("05_accuracy_by_length", "05_paradigm_gap"):
         assert _sidecar(out / "figures" / f"{stem}__blimp.png")["config"]["model"] == ["m1", "m2"]
-    assert len(_sidecar(out / "tables" / "05_point_biserial__blimp.csv")["score_files"]) == 2 * (1 + 3 * 5)
+    assert len(_sidecar(out / "tables" / "05_point_biserial__blimp.csv")["score_files"]) == 2 * (1 + 3 * 5 + 4)
+
+    # the linking functions side by side: r and the planted ties (counted wrong) of each, per model
+    functions = ["lp", "meanlp", "penlp", "slln_lp", "lp_per_byte"]
+    table = pd.read_csv(out / "tables" / "05_linking_point_biserial__blimp.csv").set_index(["model", "method"])
+    assert sorted(table.index) == sorted((m, f) for m in ("m1", "m2") for f in functions)
+    stored_linking = load_scores("blimp", None, functions)
+    for (m, f), rows in stored_linking.groupby(["model", "method"]):
+        diff = rows.n_tokens_good - rows.n_tokens_bad
+        assert table.loc[(m, f), "r"] == pytest.approx(np.corrcoef(rows.correct, diff)[0, 1])
+        assert table.loc[(m, f), "ties"] == rows.tie.sum() and not rows.correct[rows.tie].any()
+        assert table.loc[(m, f), "tie_share_counted_wrong"] == pytest.approx(rows.tie.mean())
+    assert stored_linking.tie.sum() > 0  # the synthetic store plants ties (8%)
+    by_length = pd.read_csv(out / "tables" / "05_linking_by_length__blimp.csv")
+    assert by_length.groupby(["model", "method"]).ties.sum().to_dict() == stored_linking.groupby(
+        ["model", "method"]).tie.sum().to_dict()
+    assert (out / "figures" / "05_linking_by_length__blimp.png").is_file()
 
 
 @pytest.mark.slow
@@ -300,6 +318,11 @@ def test_06_context_priming_runs_on_a_small_grid(scratch):
     assert [f.name for f in files] == ["lp__primed_grid.parquet", "lp__primed_single.parquet"]
     primed = pd.read_parquet(files[0])
     assert len(primed) == 67 * (1 + 5 * 2) and primed.prefix.str.len().gt(0).sum() == 67 * 10
+    pmi = pd.read_csv(tables / "06_pmi__tiny-gpt2__blimp.csv").set_index(["prefix_type", "target_length"])
+    alone = primed[primed.prefix_type == "none"].set_index(["paradigm", "pair_id"])
+    under = primed[(primed.prefix_type == "wikitext") & (primed.target_length == 50)].set_index(["paradigm", "pair_id"])
+    by_hand = ((under.score_good - alone.score_good) > (under.score_bad - alone.score_bad)).mean()  # LP after - alone
+    assert pmi.loc[("wikitext", 50), "accuracy_pmi"] == pytest.approx(by_hand) and pmi.loc[("wikitext", 50), "rows"] == 67
     assert (scratch / "outputs" / "figures" / "06_figure8__tiny-gpt2__blimp.png").is_file()
 
 

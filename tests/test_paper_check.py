@@ -50,6 +50,15 @@ def test_blimp_and_syntaxgym_values_come_from_the_released_results():
     assert blimp["LP accuracy, island_effects"].select == {"dataset": "blimp", "method": "lp",
                                                            "phenomenon": "island_effects"}
     assert len(blimp) == 13  # all pairs and the 12 phenomena
+    # the linking function BLiMP's card records is the one its paper values are read with
+    from helpers.data import DATASETS, linking
+    from helpers.methods import METHODS
+
+    assert linking.paper_linking("blimp").method == "lp" and linking.paper_linking("zhoblimp").method == "slln_lp"
+    assert set(linking.PAPER_LINKING) <= set(DATASETS)
+    assert {v.method for v in linking.PAPER_LINKING.values()} - {None} <= set(METHODS)
+    assert linking.describe("blimp").startswith("blimp's paper reports lp (Warstadt et al. 2020")
+    assert "none of this project's readouts" in linking.describe("blimp_nl")
     sg = [v for v in paper_check.paper_values("06_context_priming") if v.paper == "Hu et al. 2020 (SyntaxGym)"]
     assert [(v.paper_model, round(v.value, 4)) for v in sg] == [("GPT-2", 0.7993), ("GPT-2 XL", 0.8527)]
     counts = _values("07_separability")

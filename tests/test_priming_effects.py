@@ -101,6 +101,27 @@ def test_perplexity_margin_by_hand(frame):
     assert t.index[0] == ("none", 0) and t.loc[("in_acceptable", 25), "items"] == 4
 
 
+def test_pmi_under_priming_by_hand(frame):
+    """PMI = LP after the prefix - LP alone (the item's no-prefix row); a tie counts wrong. At
+    in_acceptable 25, draw 0: PMI good [5, 6, 2, 12] vs bad [4, 6, 0, 11] (one tie); draw 1: bad
+    [5, 7, 0, 11] (one tie): 5 of 8 right, 2 ties."""
+    yesno = _rows("in_acceptable", 25, [1, 1, 1, 1], method="yesno", good=[9.0] * 4, bad=[1.0] * 4)
+    t = pe.pmi_accuracy(pd.concat([frame, yesno], ignore_index=True)).set_index(["prefix_type", "target_length"])
+    row = t.loc[("in_acceptable", 25)]
+    assert (row.accuracy, row.accuracy_pmi, row.ties_pmi, row["rows"]) == (0.625, 0.625, 2, 8)
+    assert row["pmi_tie_share_counted_wrong"] == 0.25 and set(t.method) == {"lp"}  # Yes/No is no log-probability
+    # a prefix whose scores are 0: PMI good = -LP alone [10, 12, 9, 20] vs [11, 12, 8, 19]; stored: all wrong
+    assert (t.loc[("in_unacceptable", 25), "accuracy_pmi"], t.loc[("in_unacceptable", 25), "ties_pmi"],
+            t.loc[("in_unacceptable", 25), "accuracy"]) == (0.5, 1, 0.0)
+    assert (t.loc[("in_acceptable", 50), "accuracy_pmi"], t.loc[("in_acceptable", 50), "rows"]) == (0.0, 2)
+    with pytest.raises(ValueError, match="prefix_type 'none'"):
+        pe.pmi_accuracy(frame[frame.prefix_type != "none"])
+    with pytest.raises(ValueError, match="has no no-prefix row"):
+        pe.pmi_accuracy(frame[~((frame.prefix_type == "none") & (frame.pair_id == 3))])
+    with pytest.raises(ValueError, match="no judgments of lp or intemplate_lp"):
+        pe.pmi_accuracy(yesno)
+
+
 def _synthetic(seed=0, paradigms=12, items=6, lengths=(25, 50, 100, 200, 400, 800), beta=None):
     """Judgments drawn from a known logistic model: eta = b0 + u_paradigm + b_l*l + b_a*a + b_d*d +
     b_la*l*a + b_ld*l*d + b_da*d*a + b_lda*l*d*a (l = log actual length - log 150, a/d = +-1); WikiText

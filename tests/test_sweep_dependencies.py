@@ -42,7 +42,8 @@ def test_analyses_wait_on_the_scoring_jobs_of_their_model_and_dataset():
                              "05 m1 blimp": ["02 m1 blimp"]}
     assert [sorted(producers(j)) for j in jobs] == [[], [], ["02_readout"], ["02_readout"]]
     # a prompting-only analysis waits on 03 alone; with no scoring job in the sweep, on nothing
-    jobs = sweep.plan(["02", "03", "05"], ["m1"], ["blimp"], {"05:methods": "yesno,ab", "05:gap": "yesno,ab_logit"})
+    jobs = sweep.plan(["02", "03", "05"], ["m1"], ["blimp"], {"05:methods": "yesno,ab", "05:gap": "yesno,ab_logit",
+                                                               "05:linking": "none"})
     assert mapping(jobs)["05 m1 blimp"] == ["03 m1 blimp"]
     assert mapping(sweep.plan(["05"], ["m1"], ["blimp"])) == {"05 m1 blimp": []}
 

@@ -6,7 +6,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from .accuracy import at_best_template
+from .accuracy import TIE_SHARE_COLUMN, at_best_template
 from .significance import by_template_with_ci
 
 
@@ -37,21 +37,22 @@ def correlation_table(scores: pd.DataFrame) -> pd.DataFrame:
 
 def table4(best: pd.DataFrame, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Table 4 from scores at their best templates: point-biserial r (and p) of each (model,
-    method, template) beside its accuracy, ties and bootstrap 95% CI."""
+    method, template) beside its accuracy, ties, their share and bootstrap 95% CI."""
     return correlation_table(best).merge(by_template_with_ci(best, n_resamples, seed),
                                          on=["model", "method", "template", "pairs"])
 
 
 def accuracy_by_length(scores: pd.DataFrame, clip: int = 4) -> pd.DataFrame:
-    """Accuracy per length difference (clipped to [-clip, clip]) with a 95% Wilson interval."""
+    """Accuracy per length difference (clipped to [-clip, clip]) with a 95% Wilson interval, and
+    the ties in each bin (counted wrong, as everywhere: :mod:`.accuracy`)."""
     s = with_length_difference(scores)
     s = s.assign(length_bin=s["length_diff"].clip(-clip, clip))
     rows = []
     for (model, method, b), g in s.groupby(["model", "method", "length_bin"], sort=True):
-        n, k = len(g), int(g["correct"].sum())
+        n, k, ties = len(g), int(g["correct"].sum()), int(g["tie"].eq(True).sum())
         lo, hi = wilson(k, n)
         rows.append({"model": model, "method": method, "length_diff": int(b), "accuracy": k / n, "ci_low": lo,
-                     "ci_high": hi, "pairs": n})
+                     "ci_high": hi, "pairs": n, "ties": ties, TIE_SHARE_COLUMN: ties / n})
     return pd.DataFrame(rows)
 
 

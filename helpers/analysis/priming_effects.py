@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import sparse, stats
 from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
 
+from .accuracy import TIE_SHARE_COLUMN
 from .significance import bootstrap_ci
 
 PREFIX_TYPES = ("in_acceptable", "in_unacceptable", "out_acceptable", "out_unacceptable", "wikitext")
@@ -30,6 +31,7 @@ DATASET_PREFIXES = PREFIX_TYPES[:4]
 NO_PREFIX = "none"
 GROUP = ["model", "dataset", "method"]
 ITEM = ["paradigm", "pair_id"]
+PMI_METHODS = ("lp", "intemplate_lp")  # methods whose scores are log-probabilities: PMI applies
 COLUMNS = GROUP + ITEM + ["prefix_type", "domain", "acceptability", "target_length", "actual_length", "draw",
                           "correct", "score_good", "score_bad"]
 
@@ -133,6 +135,36 @@ def perplexity_margin(frame: pd.DataFrame, prefix_types=PREFIX_TYPES, *, n_resam
     margin = (rows["score_good"].astype(float) - rows["score_bad"].astype(float)).rename("margin")
     items = pd.concat([rows[cell + ITEM], margin], axis=1).groupby(cell + ITEM)["margin"].mean()
     return _ordered(_cells(items.reset_index(), cell, "margin", n_resamples, level, seed), "prefix_type")
+
+
+def pmi_accuracy(frame: pd.DataFrame) -> pd.DataFrame:
+    """Judgments by PMI-normalised LP under each prefix: a sentence's log-probability after the
+    prefix minus its log-probability alone (the same item's no-prefix row, mean over its rows),
+    the pair right when the acceptable sentence's PMI is strictly higher; a tie counts wrong.
+    Per (model, dataset, method, prefix_type, target_length): ``accuracy`` of the scores as
+    stored, ``accuracy_pmi``, PMI's ties and their share, and the rows (items x draws) pooled.
+    Only the methods whose scores are log-probabilities (:data:`PMI_METHODS`) are read."""
+    check_frame(frame, GROUP + ITEM + ["prefix_type", "target_length", "correct", "score_good", "score_bad"])
+    frame = frame[frame["method"].isin(PMI_METHODS)]
+    if frame.empty:
+        raise ValueError(f"no judgments of {' or '.join(PMI_METHODS)}: PMI needs scores that are log-probabilities")
+    alone = frame[frame["prefix_type"] == NO_PREFIX]
+    if alone.empty:
+        raise ValueError("no rows with prefix_type 'none': PMI needs each item scored without a prefix as well")
+    alone = alone.groupby(GROUP + ITEM)[["score_good", "score_bad"]].mean()
+    rows = frame[frame["prefix_type"] != NO_PREFIX].join(alone, on=GROUP + ITEM, rsuffix="_alone")
+    if rows["score_good_alone"].isna().any():
+        example = rows.loc[rows["score_good_alone"].isna(), ITEM].iloc[0]
+        raise ValueError(f"prefixed item {tuple(example.tolist())} has no no-prefix row: score every item with "
+                         "prefix_type 'none' too")
+    good = rows["score_good"].astype(float) - rows["score_good_alone"].astype(float)
+    bad = rows["score_bad"].astype(float) - rows["score_bad_alone"].astype(float)
+    rows = rows.assign(correct_pmi=good > bad, tie_pmi=good == bad)
+    cell = GROUP + ["prefix_type", "target_length"]
+    table = rows.groupby(cell, sort=False).agg(accuracy=("correct", "mean"), accuracy_pmi=("correct_pmi", "mean"),
+                                                ties_pmi=("tie_pmi", "sum"), rows=("correct", "size")).reset_index()
+    table[f"pmi_{TIE_SHARE_COLUMN}"] = table["ties_pmi"] / table["rows"]
+    return _ordered(table, "prefix_type")
 
 
 def sum_code(values: pd.Series, positive: str) -> np.ndarray:

@@ -84,3 +84,25 @@ def gap_scatter(table: pd.DataFrame, title: str):
         ax.set_title(f"{model} (Pearson r = {rows['pearson_r'].iloc[0]:.2f})")
     fig.tight_layout()
     return fig
+
+
+def linking_by_length(table: pd.DataFrame, title: str):
+    """:func:`accuracy_by_length` with one panel per linking function (columns) and model (rows),
+    so the functions' length bias reads side by side (05_length_bias)."""
+    models, methods = list(dict.fromkeys(table["model"])), list(dict.fromkeys(table["method"]))
+    fig, axes = plt.subplots(len(models), len(methods), figsize=(3.2 * len(methods), 3 * len(models)),
+                             sharex=True, sharey=True, squeeze=False)
+    for (model, method), g in table.groupby(["model", "method"], sort=False):
+        ax = axes[models.index(model), methods.index(method)]
+        ax.plot(g["length_diff"], g["accuracy"], marker="o")
+        ax.fill_between(g["length_diff"], g["ci_low"], g["ci_high"], alpha=0.15)
+        ax.axhline(0.5, **CHANCE)
+        ax.set_ylim(0, 1)
+        ax.set_title(method if len(models) == 1 else f"{model}: {method}", fontsize=9)
+    for ax in axes[-1]:
+        ax.set_xlabel("length difference (tokens)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

@@ -18,6 +18,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from ..data.linking import paper_linking
 from ..data.sources import DataSource, resolve
 from ..analysis.cross_model import item_values
 from . import published
@@ -31,7 +32,9 @@ COLUMNS = ["paper", "quantity", "paper_model", "paper_value", "model", "this_run
 
 
 def _blimp(source: DataSource | None) -> list[PaperValue]:
-    """GPT-2's LP accuracy on BLiMP, overall and per phenomenon, from the BLiMP paper's results."""
+    """GPT-2's accuracy on BLiMP, overall and per phenomenon, from the BLiMP paper's results,
+    read with the linking function the paper reports (:mod:`helpers.data.linking`: LP)."""
+    method = paper_linking("blimp").method
     path = resolve(source).path(BLIMP_RESULTS)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     out = []
@@ -39,11 +42,11 @@ def _blimp(source: DataSource | None) -> list[PaperValue]:
         if r["UID"] != "overall":
             continue
         term = r["linguistics_term"]
-        select = {"dataset": "blimp", "method": "lp"} | ({} if term == "overall" else {"phenomenon": term})
+        select = {"dataset": "blimp", "method": method} | ({} if term == "overall" else {"phenomenon": term})
         out.append(PaperValue("Warstadt et al. 2020 (BLiMP)", f"released results, {BLIMP_RESULTS}",
-                              f"LP accuracy, {'all pairs' if term == 'overall' else term}",
+                              f"{method.upper()} accuracy, {'all pairs' if term == 'overall' else term}",
                               "GPT-2 (the results file's 'gpt2')", float(r["gpt2"]), select, "accuracy"))
-    return sorted(out, key=lambda v: v.quantity != "LP accuracy, all pairs")
+    return sorted(out, key=lambda v: v.quantity != f"{method.upper()} accuracy, all pairs")
 
 
 def _syntaxgym(source: DataSource | None) -> list[PaperValue]:

@@ -31,7 +31,7 @@ from .revisions import models_for, parse_revisions
 NO_MODEL = "none"  # notebooks that take no model (01_data_prep)
 # analysis notebooks -> their parameters naming the methods whose stored scores they read (whole runs)
 ANALYSES = {"04_ensembles": ("baseline", "l_method", "p_method", "ab_method"),
-            "05_length_bias": ("methods", "gap"), "08_learning_curves": ("methods",)}
+            "05_length_bias": ("methods", "gap", "linking"), "08_learning_curves": ("methods",)}
 # notebooks whose sharded run ends with one job reading every shard's files as one run (shard None):
 # the whole run's tables, after all its shards (helpers.sweep.dependencies)
 GATHERED = ("03_prompting", "06_context_priming", "07_separability")
