@@ -285,6 +285,7 @@ def test_ab_answers_use_the_method_asked_for():
     assert (outlines.share_A, outlines.share_A_expected, outlines.accuracy, outlines.ties) == (0.75, 0.5, 0.75, 0)
     logit = prompting.ab_answers(scores, "ab_logit").iloc[0]  # answers A, A, tie, A
     assert (logit.share_A, logit.accuracy, logit.ties, logit.method) == (0.75, 0.25, 1, "ab_logit")
+    assert (outlines.tie_share_counted_wrong, logit.tie_share_counted_wrong) == (0.0, 0.25)
     agree = prompting.agreement(scores).iloc[0]
     assert (agree.pairs, agree.agreement, agree.accuracy_ab, agree.accuracy_ab_logit) == (4, 0.5, 0.75, 0.25)
     assert prompting.disagreements(scores).pair_id.tolist() == [1, 2]

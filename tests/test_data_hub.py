@@ -1,4 +1,4 @@
-"""The Hub datasets (MultiBLiMP, BLiMP-NL, TurBLiMP) read from fixtures written in each dataset's
+"""The Hub datasets (MultiBLiMP, BLiMP-NL, TurBLiMP, BHS) read from fixtures written in each dataset's
 Hub layout, as ``hf download --local-dir`` leaves them (the files, the dataset card, and
 huggingface_hub's record of the commit of each file), through the same code as real copies:
 counts, orientation, paradigm names, the lock written at first read and checked at every later
@@ -19,7 +19,7 @@ import yaml
 from helpers import data
 from helpers.data import __main__ as data_cli
 from helpers.data import hub, hub_lock
-from helpers.data.hub_catalog import BLIMP_NL_PARADIGMS, HUB, TURBLIMP_PHENOMENA
+from helpers.data.hub_catalog import BHS_CONFIGS, BLIMP_NL_PARADIGMS, HUB, TURBLIMP_PHENOMENA
 from helpers.data.hub_lock import RevisionMismatchError
 from helpers.data.hub_status import hub_status, prepare_plan
 from helpers.data.multiblimp_languages import LANGUAGES, language_codes, language_tag
@@ -112,6 +112,24 @@ def write_blimp_nl(base: Path, commit: str | None = OTHER) -> Path:
     return folder
 
 
+def write_bhs(base: Path, commit: str | None = OTHER) -> Path:
+    """``<config>/test-00000-of-00001.parquet`` per config, declared with its split in the card
+    (the layout ``datasets``' push_to_hub writes); a row is a context and two endings, one
+    context ending in a space (joined with one space all the same)."""
+    folder = base / "hub" / "jmichaelov__bhs"
+    put(folder, "README.md", card([{"config_name": c, "data_files": [{"split": "test", "path": f"{c}/test-*"}]}
+                                   for c in BHS_CONFIGS]), commit)
+    for k, config in enumerate(BHS_CONFIGS):
+        rows = pd.DataFrame({"context": [f"Context {k} a", f"Context {k} b "],
+                             "ending_good": ["right.", "good."], "ending_bad": ["wrong.", "bad."]})
+        path = folder / config / "test-00000-of-00001.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        rows.to_parquet(path, index=False)
+        if commit:
+            record(folder, path.relative_to(folder).as_posix(), commit)
+    return folder
+
+
 @pytest.fixture
 def raw(tmp_path, monkeypatch):
     """A source with no mirror and a scratch download folder; committed locks in a scratch folder."""
@@ -148,6 +166,19 @@ def test_blimp_nl_reads_the_test_split_of_84_paradigms(raw):
                                        "Wie heeft hij gezien het? (adpositional_phrases__argument_r_extraction)")
     stranding = df[df.paradigm == "wh_movement__stranding_1"]
     assert len(stranding) == 1 and stranding.phenomenon.iloc[0] == "wh_movement"
+
+
+def test_bhs_joins_each_context_and_ending_with_one_space(raw):
+    write_bhs(raw.raw_dir)
+    df = data.load("bhs", source=raw)
+    assert (len(df), df.paradigm.nunique()) == (44, 22) and list(df.paradigm.unique()) == list(BHS_CONFIGS)
+    assert df.groupby("language").size().to_dict() == {"eu": 16, "hi": 12, "sw": 16}
+    assert set(df.phenomenon) == {"basque-DO", "basque-IO", "basque-S", "hindi", "swahili"}
+    rows = df[df.paradigm == "hindi-S_ne_O_V"].set_index("pair_id")
+    assert (rows.loc[0, "good"], rows.loc[0, "bad"]) == ("Context 11 a right.", "Context 11 a wrong.")
+    assert (rows.loc[1, "good"], rows.loc[1, "bad"]) == ("Context 11 b good.", "Context 11 b bad.")  # never two spaces
+    assert list(df.columns) == [*data.PAIR_COLUMNS, "context", "ending_good", "ending_bad", "identical"]
+    assert DatasetSelection("bhs", df, {}).languages == ("eu", "hi", "sw")
 
 
 def test_multiblimp_reads_language_folders(raw):
@@ -268,7 +299,9 @@ def test_offline_with_nothing_present_says_what_to_run(raw, capsys):
 
 def test_all_offline_leaves_out_what_is_not_downloaded(raw):
     names, status = prepare_plan("all", raw)
-    assert set(data.DATASETS) - set(names) == set(HUB) == {"multiblimp", "blimp_nl", "turblimp"}
+    assert set(data.DATASETS) - set(names) == set(HUB) == {"multiblimp", "blimp_nl", "turblimp", "bhs"}
+    assert status["bhs"] == ("not downloaded: run `python -m helpers.data --download bhs` on a machine that reaches "
+                             "the Hugging Face Hub")
     assert status["multiblimp"] == ("not downloaded: run `python -m helpers.data --download multiblimp` on a machine "
                                     "that reaches the Hugging Face Hub")
     write_multiblimp(raw.raw_dir)
@@ -305,15 +338,15 @@ def test_the_language_of_a_selection_and_the_warning(raw):
 
 
 def test_every_hub_reader_returns_the_canonical_schema(raw):
-    write_multiblimp(raw.raw_dir), write_turblimp(raw.raw_dir), write_blimp_nl(raw.raw_dir)
-    for name, options in (("multiblimp", {"languages": "eng,rus"}), ("turblimp", {}), ("blimp_nl", {})):
+    write_multiblimp(raw.raw_dir), write_turblimp(raw.raw_dir), write_blimp_nl(raw.raw_dir), write_bhs(raw.raw_dir)
+    for name, options in (("multiblimp", {"languages": "eng,rus"}), ("turblimp", {}), ("blimp_nl", {}), ("bhs", {})):
         df = data.load(name, source=raw, **options)
         assert list(df.columns[:8]) == data.PAIR_COLUMNS
         for col in ("dataset", "language", "paradigm", "phenomenon", "field", "good", "bad"):
             assert df[col].dtype == "string", (name, col)
         assert df.pair_id.dtype == "int64" and df.identical.dtype == bool and (df.dataset == name).all()
         assert (df.good != df.bad)[~df.identical].all() and not df.identical.any()
-        if name != "multiblimp":  # MultiBLiMP's rows carry each its language ("mul" is the dataset's)
+        if data.DATASETS[name].language != "mul":  # MultiBLiMP's and BHS's rows carry each its language
             assert (df.language == data.DATASETS[name].language).all()
 
 

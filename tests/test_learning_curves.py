@@ -66,13 +66,18 @@ PLANTED = {
 }
 
 
+# ties (pairs among the wrong ones of PLANTED; a tie counts wrong)
+PLANTED_TIES = {("step1000", "lp", None): (1, 4), ("step1000", "intemplate_lp", 2): (0,)}
+
+
 def write_planted(root) -> None:
     store = ScoreStore(root)
     for (revision, method, template), correct in PLANTED.items():
         frame = pd.DataFrame({"dataset": "blimp", "paradigm": ["pa"] * 2 + ["pb"] * 4,
                               "phenomenon": ["agreement"] * 2 + ["islands"] * 4, "pair_id": range(6),
                               "score_good": np.array(correct, float), "score_bad": 0.5,
-                              "correct": np.array(correct, bool), "tie": False})
+                              "correct": np.array(correct, bool),
+                              "tie": [i in PLANTED_TIES.get((revision, method, template), ()) for i in range(6)]})
         name = f"lab/m@{revision}"
         config = {"model_name": name, "model_id": "lab/m", "revision": revision, "weights": f"commit-{revision}",
                   "dataset": "blimp", "method": method, "template_id": template}
@@ -86,7 +91,12 @@ def test_the_curves_of_a_synthetic_store_have_the_planted_values(tmp_path, monke
     scores = required_scores(list(points.model), "blimp", ["lp", "intemplate_lp"])
     table = curves.learning_curves(scores, points)
     assert list(table.columns) == ["method", "phenomenon", "step", "revision", "model", "tokens", "accuracy", "sd",
-                                   "templates", "pairs"]
+                                   "templates", "pairs", "tie_share_counted_wrong"]
+    ties = table.set_index(["method", "phenomenon", "step"])["tie_share_counted_wrong"]
+    assert (ties[("lp", "all phenomena", 1000)], ties[("lp", "agreement", 1000)], ties[("lp", "islands", 1000)]) == (
+        2 / 6, 1 / 2, 1 / 4)  # pairs 1 (agreement) and 4 (islands)
+    assert ties[("intemplate_lp", "all phenomena", 1000)] == (0 + 1 / 6) / 2  # mean over the two templates
+    assert ties[("lp", "all phenomena", 8000)] == 0
     got = {(r.method, r.phenomenon, r.step): (round(r.accuracy, 12), r.templates, r.pairs)
            for r in table.itertuples()}
     assert got == {

@@ -58,7 +58,9 @@ def test_blimp_and_syntaxgym_values_come_from_the_released_results():
     assert set(linking.PAPER_LINKING) <= set(DATASETS)
     assert {v.method for v in linking.PAPER_LINKING.values()} - {None} <= set(METHODS)
     assert linking.describe("blimp").startswith("blimp's paper reports lp (Warstadt et al. 2020")
-    assert "none of this project's readouts" in linking.describe("blimp_nl")
+    assert linking.paper_linking("blimp_nl").method == "bf_unigram"  # SLOG: LP minus the unigram LP
+    assert linking.describe("bhs").startswith("bhs's paper reports none of this project's readouts: Kryvosheieva")
+    assert linking.describe("cola").endswith("no linking function recorded for its paper (helpers.data.linking)")
     sg = [v for v in paper_check.paper_values("06_context_priming") if v.paper == "Hu et al. 2020 (SyntaxGym)"]
     assert [(v.paper_model, round(v.value, 4)) for v in sg] == [("GPT-2", 0.7993), ("GPT-2 XL", 0.8527)]
     counts = _values("07_separability")

@@ -58,6 +58,10 @@ def test_baselined_accuracy_is_paired_per_item_by_hand(frame):
     # at 50 only items 0 and 1: their baseline is 1.0, so the delta is -1
     row = t.loc[("in_acceptable", 50)]
     assert (row.baseline, row.delta, row["items"], row.ci_low, row.ci_high) == (1.0, -1.0, 2, -1.0, -1.0)
+    assert "tie_share_counted_wrong" not in t  # no tie column: nothing to report
+    tied = frame.assign(tie=(frame.prefix_type == "in_acceptable") & (frame.pair_id == 3))  # 2 of the 8 rows at 25
+    shares = pe.figure2(tied, n_resamples=100).set_index(["prefix_type", "target_length"]).tie_share_counted_wrong
+    assert (shares[("in_acceptable", 25)], shares[("in_acceptable", 50)], shares[("wikitext", 25)]) == (0.25, 0.0, 0.0)
 
 
 def test_figures_3_to_5_pool_prefix_types_per_item(frame):

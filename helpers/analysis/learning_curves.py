@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..models.registry import REVISION_MARK
+from .accuracy import TIE_SHARE_COLUMN, summarise
 
 ALL = "all phenomena"  # the rows over every pair of the dataset
 _TOKEN_UNITS = {"": 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
@@ -68,13 +69,14 @@ def checkpoints(model: str, revisions, steps: Mapping | None = None) -> pd.DataF
 def _over_templates(per_template: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     grouped = per_template.groupby(keys, sort=False)
     return grouped.agg(accuracy=("accuracy", "mean"), sd=("accuracy", "std"), templates=("accuracy", "size"),
-                       pairs=("pairs", "max")).reset_index()
+                       pairs=("pairs", "max"), **{TIE_SHARE_COLUMN: (TIE_SHARE_COLUMN, "mean")}).reset_index()
 
 
 def learning_curves(scores: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
     """Accuracy per (method, phenomenon, step) from the stored ``scores`` of the checkpoints in
     ``points`` (:func:`checkpoints`): the mean over templates of each template's accuracy, its sd
-    over templates, the number of templates and of pairs; phenomenon :data:`ALL` over every pair."""
+    over templates, the number of templates and of pairs, and the ties' share (mean over
+    templates; a tie counts wrong); phenomenon :data:`ALL` over every pair."""
     missing = sorted(set(points["model"]) - set(scores["model"]))
     if missing:
         raise ValueError(f"no stored scores of {', '.join(missing)}: score those revisions first (notebooks 02 "
@@ -83,17 +85,16 @@ def learning_curves(scores: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
     rows["phenomenon"] = rows["phenomenon"].fillna("(none)").astype(str)
     rows["correct"] = rows["correct"].astype(float)
     keys = ["model", "method", "template"]
-    by_phenomenon = rows.groupby(keys + ["phenomenon"], sort=False)["correct"].agg(["mean", "size"])
-    overall = rows.groupby(keys, sort=False)["correct"].agg(["mean", "size"]).assign(phenomenon=ALL)
-    per_template = pd.concat([by_phenomenon.reset_index(), overall.reset_index()], ignore_index=True)
-    per_template = per_template.rename(columns={"mean": "accuracy", "size": "pairs"})
+    by_phenomenon = summarise(rows, keys + ["phenomenon"])
+    overall = summarise(rows, keys).assign(phenomenon=ALL)
+    per_template = pd.concat([by_phenomenon, overall], ignore_index=True)
     table = _over_templates(per_template, ["model", "method", "phenomenon"]).merge(points, on="model")
     phenomena = [ALL] + sorted(set(table["phenomenon"]) - {ALL})
     table["phenomenon"] = pd.Categorical(table["phenomenon"], phenomena, ordered=True)
     table = table.sort_values(["method", "phenomenon", "step"], kind="stable").reset_index(drop=True)
     table["phenomenon"] = table["phenomenon"].astype(str)
     return table[["method", "phenomenon", "step", "revision", "model", "tokens", "accuracy", "sd", "templates",
-                  "pairs"]]
+                  "pairs", TIE_SHARE_COLUMN]]
 
 
 def spans_orders(steps, orders: float = 2.0) -> bool:

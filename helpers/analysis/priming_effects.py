@@ -79,7 +79,8 @@ def baselined_accuracy(frame: pd.DataFrame, by: str = "prefix_type", prefix_type
     method, ``by``, target_length), over the rows of ``prefix_types`` pooled by ``by`` (prefix_type,
     acceptability or domain). Paired per item: d_i = mean over draws (and pooled types) of
     correct_i under prefix - correct_i without; ``delta`` = mean d_i, the CI a percentile bootstrap
-    over items (scipy, seeded). Columns also give ``accuracy``, ``baseline`` (same items), ``items``."""
+    over items (scipy, seeded). Columns also give ``accuracy``, ``baseline`` (same items), ``items``,
+    and, where the frame has ``tie``, the share of the prefixed rows that tied (counted wrong)."""
     check_frame(frame, GROUP + ITEM + ["prefix_type", by, "target_length", "correct"])
     base = frame[frame["prefix_type"] == NO_PREFIX]
     if base.empty:
@@ -99,8 +100,11 @@ def baselined_accuracy(frame: pd.DataFrame, by: str = "prefix_type", prefix_type
     items["delta"] = items["accuracy"] - items["baseline"]
     table = _cells(items, cell, "delta", n_resamples, level, seed)
     means = items.groupby(cell, sort=False)[["accuracy", "baseline"]].mean().reset_index()
-    return _ordered(table.merge(means, on=cell), by)[cell + ["accuracy", "baseline", "delta", "ci_low", "ci_high",
-                                                           "items"]]
+    columns = cell + ["accuracy", "baseline", "delta", "ci_low", "ci_high", "items"]
+    if "tie" in rows:  # the prefixed rows' ties (counted wrong, as everywhere: :mod:`.accuracy`)
+        ties = rows.assign(tie=rows["tie"].eq(True)).groupby(cell)["tie"].mean().rename(TIE_SHARE_COLUMN)
+        means, columns = means.merge(ties.reset_index(), on=cell), columns + [TIE_SHARE_COLUMN]
+    return _ordered(table.merge(means, on=cell), by)[columns]
 
 
 def figure2(frame: pd.DataFrame, **kw) -> pd.DataFrame:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..selection_parser import parse_selection
+from .accuracy import TIE_SHARE_COLUMN
 
 KEYS = ["model", "template"]
 PAIR = ["model", "template", "paradigm", "pair_id"]
@@ -32,14 +33,16 @@ def answers(rows: pd.DataFrame) -> pd.Series:
 
 def ab_answers(scores: pd.DataFrame, methods="ab") -> pd.DataFrame:
     """Per (model, method, template) of ``methods`` (one A/B method or several): pairs, share of
-    "A" answers, the share expected from the slots of the acceptable sentence, accuracy, ties."""
+    "A" answers, the share expected from the slots of the acceptable sentence, accuracy, ties and
+    their share (a tie counts wrong)."""
     rows = pd.concat([of_method(scores, m) for m in parse_selection(methods, what="A/B method")])
     answer = answers(rows)
     marked = rows.assign(is_a=answer == "A", expected_a=rows["good_slot"] == "A", is_tie=answer == "tie",
                          decided_by=decided_by(rows))
     return marked.groupby(["model", "method", "template"], sort=False).agg(
         pairs=("correct", "size"), decided_by=("decided_by", "first"), share_A=("is_a", "mean"),
-        share_A_expected=("expected_a", "mean"), accuracy=("correct", "mean"), ties=("is_tie", "sum")).reset_index()
+        share_A_expected=("expected_a", "mean"), accuracy=("correct", "mean"), ties=("is_tie", "sum"),
+        **{TIE_SHARE_COLUMN: ("is_tie", "mean")}).reset_index()
 
 
 def decided_by(rows: pd.DataFrame) -> pd.Series:

@@ -75,6 +75,8 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in [
             "ISO 639-3 codes such as 'rus,pol')", canonical=_languages_option),
     Dataset("blimp_nl", "nl", "pairs", hub_pairs.load_blimp_nl, "BLiMP-NL (Hub, Dutch), 84 paradigms x 100"),
     Dataset("turblimp", "tr", "pairs", hub_pairs.load_turblimp, "TurBLiMP (Hub, Turkish), 16 phenomena x 1,000"),
+    Dataset("bhs", "mul", "pairs", hub_pairs.load_bhs,
+            "BHS (Hub): Basque agreement, Hindi aspect and Swahili noun-class agreement, 22 configs"),
     Dataset("scamp_plausible", "en", "pairs", partial(english.load_scamp, "plausible"), "SCaMP plausible, 67 x 1,000"),
     Dataset("scamp_implausible", "en", "pairs", partial(english.load_scamp, "implausible"), "SCaMP implausible, 67 x 1,000"),
     Dataset("li", "en", "pairs", english.load_li,

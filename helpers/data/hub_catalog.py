@@ -1,5 +1,5 @@
 """The manifest of the Hub datasets: repository, pinned revision, licence, citation, split,
-columns and configs of MultiBLiMP, BLiMP-NL and TurBLiMP (facts from their Hub pages and
+columns and configs of MultiBLiMP, BLiMP-NL, TurBLiMP and BHS (facts from their Hub pages and
 lm-evaluation-harness's task configurations; see :mod:`hub` for how they are downloaded and locked)."""
 from __future__ import annotations
 
@@ -70,6 +70,18 @@ TURBLIMP_PHENOMENA = (
     "determiners", "ellipsis", "irregular_forms", "island_effects", "nominalization", "npi_licensing", "passives",
     "quantifiers", "relative_clauses", "scrambling", "subject_agreement", "suspended_affixation")
 
+# BHS: one config per test (lm-evaluation-harness 0.4.13's tasks/bhs/*.yaml, their dataset_name):
+# Basque auxiliary agreement with the subject (S), direct (DO) or indirect object (IO) in each
+# structure, Hindi aspect with and without the ergative "ne", Swahili noun-class agreement
+BHS_CONFIGS = (
+    "basque-DO-S_DO_V_AUX", "basque-DO-S_IO_DO_V_AUX", "basque-IO-IO_S_V_AUX", "basque-IO-S_IO_DO_V_AUX",
+    "basque-S-IO_S_V_AUX", "basque-S-S_DO_V_AUX", "basque-S-S_IO_DO_V_AUX", "basque-S-S_V_AUX",
+    "hindi-S_O_V", "hindi-S_PossPRN_O_V", "hindi-S_PossPRN_PossN_O_V", "hindi-S_ne_O_V", "hindi-S_ne_PossPRN_O_V",
+    "hindi-S_ne_PossPRN_PossN_O_V",
+    "swahili-N_of_Poss_D_AP_V_ni_AN", "swahili-N_of_Poss_D_AP_ni_AN", "swahili-N_of_Poss_D_A_V",
+    "swahili-N_of_Poss_D_A_V1_V2", "swahili-N_of_Poss_D_V", "swahili-N_of_Poss_D_ni_A", "swahili-N_of_Poss_V",
+    "swahili-N_of_Poss_ni_A")
+
 HUB: dict[str, HubDataset] = {d.name: d for d in [
     HubDataset("multiblimp", "jumelet/multiblimp", "de923efa8d2483d6b13364ee68e65308e990a991", "CC-BY-4.0",
                "Jumelet, Weissweiler, Nivre & Bisazza (TACL 2026), MultiBLiMP 1.0: A Massively Multilingual "
@@ -82,6 +94,9 @@ HUB: dict[str, HubDataset] = {d.name: d for d in [
     HubDataset("turblimp", "juletxara/turblimp", None, "CC-BY-4.0",
                "Başar, Padovani, Jumelet & Bisazza (2025), TurBLiMP: A Turkish Benchmark of Linguistic Minimal "
                "Pairs, arXiv 2506.13487", "train", "sentence_good", "sentence_bad", TURBLIMP_PHENOMENA),
+    HubDataset("bhs", "jmichaelov/bhs", None, "as its Hub card states (not recorded in lm-evaluation-harness's task)",
+               "Kryvosheieva & Levy (2025), Controlled Evaluation of Syntactic Knowledge in Multilingual Language "
+               "Models, LoResLM 2025, pages 402-413", "test", "ending_good", "ending_bad", BHS_CONFIGS),
 ]}
 
 

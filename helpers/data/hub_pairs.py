@@ -1,5 +1,6 @@
-"""BLiMP-NL (Dutch) and TurBLiMP (Turkish): Hub datasets with one config per paradigm, read
-into the canonical table; and the handling of a release's own columns that all Hub readers share."""
+"""BLiMP-NL (Dutch), TurBLiMP (Turkish) and BHS (Basque, Hindi, Swahili): Hub datasets with one
+config per paradigm, read into the canonical table; and the handling of a release's own columns
+that all Hub readers share."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -71,3 +72,35 @@ def load_turblimp(source: DataSource | None = None) -> pd.DataFrame:
     """TurBLiMP (Başar et al. 2025): 16 phenomena x 1,000 Turkish pairs (16,000); ``paradigm``
     and ``phenomenon`` are the Hub config (``binding``); the release's other columns are kept."""
     return load_paradigms("turblimp", "tr", lambda config: config, source)
+
+
+BHS_LANGUAGES = {"basque": "eu", "hindi": "hi", "swahili": "sw"}
+
+
+def bhs_phenomenon(config: str) -> str:
+    """A BHS config's phenomenon: Basque's agreement target ("basque-DO"), else its language."""
+    language, _, rest = config.partition("-")
+    return f"{language}-{rest.split('-')[0]}" if language == "basque" else language
+
+
+def load_bhs(source: DataSource | None = None) -> pd.DataFrame:
+    """BHS (Kryvosheieva & Levy 2025): 22 configs of the test split, Basque auxiliary agreement
+    (8), Hindi aspect with and without ergative "ne" (6), Swahili noun-class agreement (8). A row
+    holds a ``context`` and two endings (the final word); the pair is the context followed by each
+    ending after one space, as lm-evaluation-harness joins them (its task's target delimiter).
+    ``paradigm`` is the config, ``language`` eu/hi/sw, ``phenomenon`` :func:`bhs_phenomenon`;
+    ``context``, ``ending_good`` and ``ending_bad`` are kept. The paper reads the final word's
+    log-probability per token (:mod:`helpers.data.linking`)."""
+    spec = spec_of("bhs")
+    found = hub.find("bhs", None, source)
+    frames = []
+    for config in spec.configs:
+        raw = read_files(found[config], ("context", spec.good, spec.bad), spec.name)
+        context = raw["context"].astype(str).str.rstrip()
+        table = pd.DataFrame({"dataset": spec.name, "language": BHS_LANGUAGES[config.split("-")[0]],
+                              "paradigm": config, "phenomenon": bhs_phenomenon(config), "field": "",
+                              "pair_id": range(len(raw)),
+                              "good": context + " " + raw[spec.good].astype(str).str.lstrip(),
+                              "bad": context + " " + raw[spec.bad].astype(str).str.lstrip()})
+        frames.append(pd.concat([table, release_columns(raw, set())], axis=1))
+    return finalize_pairs(pd.concat(frames, ignore_index=True), str(found[spec.configs[0]][0].parent))

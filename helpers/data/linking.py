@@ -23,12 +23,18 @@ PAPER_LINKING: dict[str, PaperLinking] = {
                                     "perplexity (a per-token mean)"),
     "sling_hu2025": PaperLinking("lp", "Hu et al. 2025: the sentence's log-probability"),
     "zhoblimp": PaperLinking("slln_lp", "Liu et al. 2024 (arXiv 2411.06096): SLLN-LP, LP / length ** 0.5"),
-    "multiblimp": PaperLinking("meanlp", "Jumelet et al. 2025: the sentence log-probability divided by its "
-                                         "token count (lm-evaluation-harness PR #3155)"),
-    "turblimp": PaperLinking("meanlp", "Başar et al. 2025: normalised by the tokenizer's token count "
-                                       "(lm-evaluation-harness PR #3219)"),
-    "blimp_nl": PaperLinking(None, "Suijkerbuijk et al. 2025: a custom length normalisation "
-                                   "(lm-evaluation-harness PR #3272 falls back to acc_norm, lp_per_byte here)"),
+    "multiblimp": PaperLinking("meanlp", "Jumelet et al. (MultiBLiMP 1.0): the reference implementation divides "
+                                         "the sentence log-probability by its token count (lm-evaluation-harness's "
+                                         "multiblimp README, PR #3155)"),
+    "turblimp": PaperLinking("meanlp", "Başar et al. 2025: the reference implementation normalises by the token "
+                                       "count (lm-evaluation-harness's turblimp README, PR #3219)"),
+    "blimp_nl": PaperLinking("bf_unigram", "Suijkerbuijk et al. 2025: syntactic log-odds ratio (SLOG, Pauls & "
+                                           "Klein 2012), LP minus the unigram LP, on masked language models "
+                                           "(lm-evaluation-harness's blimp_nl README; lm-eval falls back to "
+                                           "acc_norm)"),
+    "bhs": PaperLinking(None, "Kryvosheieva & Levy 2025: the final word's log-probability after the context, "
+                              "over its token count (lm-evaluation-harness's bhs README); LP ranks the pair as "
+                              "the final word's unnormalised log-probability does (the context is shared)"),
     "li": PaperLinking("lp", "Hu et al. 2025: the sentence's log-probability"),
     "li_hu2025": PaperLinking("lp", "Hu et al. 2025: the sentence's log-probability"),
     "hl_blimp": PaperLinking("lp", "Hu & Levy 2023, experiment 3: the sentences' full log-probabilities"),

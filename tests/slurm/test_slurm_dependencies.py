@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slurm
 
 MODEL = "tiny-gpt2"
 PARAMETERS = {"02:limit": 1, "02:methods": "lp,meanlp", "02:templates": 1, "05:methods": "lp,meanlp",
-              "05:gap": "lp,meanlp", "05:resamples": 200}
+              "05:gap": "lp,meanlp", "05:linking": "lp,meanlp", "05:resamples": 200}
 SWEEP = ["sweep", "--notebooks", "02", "05", "--models", MODEL, "--datasets", "blimp", "climp",
          *[arg for key, value in PARAMETERS.items() for arg in ("-p", f"{key}={value}")]]
 SUBMIT = [*SWEEP, "--executor", "slurm", "--profile", "slurm-local"]
