@@ -1,8 +1,9 @@
 """Which linking function each dataset's own paper reports: the readout (a method of
 :mod:`helpers.methods.readouts`) that turns a sentence's token log-probabilities into the score
 its paper compares, with where that is stated. 02's paper check reads a dataset's published
-accuracies with this readout, and 02's table marks it. A dataset whose paper reports no single
-readout of this project's (a custom normalisation it does not spell out) has none."""
+accuracies with this readout, and 02 (and ``make demo``) names it under its table. A dataset whose
+paper reads a score no readout here computes (BHS: the final word's per-token log-probability)
+has none."""
 from __future__ import annotations
 
 from dataclasses import dataclass
