@@ -323,47 +323,37 @@ def main() -> None:
               f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
               f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")
 
-    # ---------------------------------------------------------------- 2. in-template LP
-    if 2 in args.sections:
-        sentences = texts[:args.m]
-        requests = []
-        for template in ide_templates("single"):
-            before, after = template.split()
-            for s in sentences:
-                requests.append(Request(before, s + after))
-        print(f"2. in-template LP, 5 templates x {len(sentences)} sentences = {len(requests)} requests")
+    def compare(requests, lm_eval_name: str, modes) -> None:
+        """lm-eval on the engine's tokens, then the engine in each mode, and the default's ratio."""
         lme, t = lm_eval_tokens(requests)
-        table.row("lm-eval loglikelihood(template prefix, sentence + suffix)", len(requests), t)
-        for name, options in (("engine, no reuse (share=none)", dict(share="none")),
-                              ("engine, template prefixes shared (share=context)", dict(share="context")),
-                              ("engine, share=prefix, packed", dict(share="prefix")),
-                              ("engine, share=tree, packed", dict(share="tree")),
-                              ("engine, default (share=auto)", dict())):
+        table.row(lm_eval_name, len(requests), t)
+        for name, options in modes:
             totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
             table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
         table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
-        print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=auto)'] / table.rate['lm-eval loglikelihood(template prefix, sentence + suffix)']:.2f}x")
+        print(f"  engine (default) vs lm-eval "
+              f"{table.rate['engine, default (share=auto)'] / table.rate[lm_eval_name]:.2f}x")
+
+    sentences = texts[:args.m]
+    packed = (("engine, share=prefix, packed", dict(share="prefix")), ("engine, share=tree, packed", dict(share="tree")),
+              ("engine, default (share=auto)", dict()))
+    # ---------------------------------------------------------------- 2. in-template LP
+    if 2 in args.sections:
+        requests = [Request(before, s + after) for before, after in (t.split() for t in ide_templates("single"))
+                    for s in sentences]
+        print(f"2. in-template LP, 5 templates x {len(sentences)} sentences = {len(requests)} requests")
+        compare(requests, "lm-eval loglikelihood(template prefix, sentence + suffix)",
+                (("engine, no reuse (share=none)", dict(share="none")),
+                 ("engine, template prefixes shared (share=context)", dict(share="context")), *packed))
 
     # ---------------------------------------------------------------- 3. Yes/No
     if 3 in args.sections:
         yes, no = yes_no("en")
-        requests = []
-        for template in ide_templates("yn"):
-            for s in sentences:
-                prompt = render(template, tok, instruct=False, sentence=s)
-                for answer in (yes, no):
-                    requests.append(Request(prompt, answer, separate=True))
+        requests = [Request(render(template, tok, instruct=False, sentence=s), answer, separate=True)
+                    for template in ide_templates("yn") for s in sentences for answer in (yes, no)]
         print(f"3. Yes/No, 5 prompts x {len(sentences)} sentences x 2 answers = {len(requests)} requests")
-        lme, t = lm_eval_tokens(requests)
-        table.row("lm-eval loglikelihood(prompt, answer)", len(requests), t)
-        for name, options in (("engine, no reuse (share=none)", dict(share="none")),
-                              ("engine, share=prefix, packed", dict(share="prefix")),
-                              ("engine, share=tree, packed", dict(share="tree")),
-                              ("engine, default (share=auto)", dict())):
-            totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
-            table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
-        table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
-        print(f"  engine (default) vs lm-eval {table.rate['engine, default (share=auto)'] / table.rate['lm-eval loglikelihood(prompt, answer)']:.2f}x")
+        compare(requests, "lm-eval loglikelihood(prompt, answer)",
+                (("engine, no reuse (share=none)", dict(share="none")), *packed))
 
 if __name__ == "__main__":
     main()
