@@ -41,16 +41,20 @@
 # so the template-free readouts (lp, meanlp, penlp, bf_uniform) are the ones that run on them
 # (SLOR and BF-unigram given a `unigram_corpus` of the language).
 #
-# Four benchmarks live on the **Hugging Face Hub**: **MultiBLiMP 1.0** (`multiblimp`, Jumelet et
+# Six benchmarks live on the **Hugging Face Hub**: **MultiBLiMP 1.0** (`multiblimp`, Jumelet et
 # al., TACL 2026: subject-verb and subject-participle agreement in 101 languages, 121,305 pairs;
 # `multiblimp_languages` picks ISO 639-3 codes such as "rus,pol", default "all": the benchmark as
 # published; `paradigm` is "<iso>/<phenomenon>", `language` the language's code), **BLiMP-NL**
 # (`blimp_nl`, Dutch, Suijkerbuijk et al. 2025: 84 paradigms x 100), **TurBLiMP** (`turblimp`,
-# Turkish, Başar et al. 2025: 16 phenomena x 1,000) and **BHS** (`bhs`, Kryvosheieva & Levy 2025:
+# Turkish, Başar et al. 2025: 16 phenomena x 1,000), **BHS** (`bhs`, Kryvosheieva & Levy 2025:
 # Basque agreement, Hindi aspect and Swahili noun-class agreement, 22 tests; a pair is a context
-# and each final word). They are downloaded once, on a machine that reaches the Hub, with
+# and each final word), **QFrBLiMP** (`qfrblimp`, Quebec French, Beauchemin et al. 2026: 1,761
+# pairs of 20 phenomena, each judged by 12 annotators, whose share choosing the acceptable
+# sentence is the `human_agreement` column) and **XCOMPS** (`xcomps`, He et al. 2025: COMPS's
+# conceptual minimal pairs in 17 languages; `paradigm` is "<language>/<kind of negative
+# concept>"). They are downloaded once, on a machine that reaches the Hub, with
 # `python -m helpers.data --download multiblimp --languages rus,pol` (or `blimp_nl`, `turblimp`,
-# `bhs`) into `data/raw/hub/`, at MultiBLiMP's pinned revision (the others' is
+# `bhs`, `qfrblimp`, `xcomps`) into `data/raw/hub/`, at MultiBLiMP's pinned revision (the others' is
 # recorded at first download), and every file is checked against the `hub-lock.yaml` written
 # then. With `datasets="all"` the ones not downloaded are listed below with the command and left
 # out, so that `make data` runs offline; named on their own they must be there.

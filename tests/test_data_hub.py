@@ -299,7 +299,8 @@ def test_offline_with_nothing_present_says_what_to_run(raw, capsys):
 
 def test_all_offline_leaves_out_what_is_not_downloaded(raw):
     names, status = prepare_plan("all", raw)
-    assert set(data.DATASETS) - set(names) == set(HUB) == {"multiblimp", "blimp_nl", "turblimp", "bhs"}
+    assert set(data.DATASETS) - set(names) == set(HUB) == {"multiblimp", "blimp_nl", "turblimp", "bhs", "qfrblimp",
+                                                                  "xcomps"}
     assert status["bhs"] == ("not downloaded: run `python -m helpers.data --download bhs` on a machine that reaches "
                              "the Hugging Face Hub")
     assert status["multiblimp"] == ("not downloaded: run `python -m helpers.data --download multiblimp` on a machine "

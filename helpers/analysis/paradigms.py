@@ -10,12 +10,14 @@ from .accuracy import at_best_template
 
 def phenomena_with_humans(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
     """Per (model, method, phenomenon): accuracy, and the mean human agreement of its paradigms
-    (Figure 3)."""
+    (Figure 3): a paradigm's is the mean over its pairs (BLiMP's is one per paradigm, QFrBLiMP's
+    one per pair)."""
     s = at_best_template(scores, methods)
     out = s.groupby(["model", "method", "phenomenon"], sort=False).agg(
         accuracy=("correct", "mean"), pairs=("correct", "size")).reset_index()
     if "human_agreement" in s and s["human_agreement"].notna().any():
-        humans = s.drop_duplicates("paradigm").groupby("phenomenon")["human_agreement"].mean()
+        pairs = s.drop_duplicates(["paradigm", "pair_id"])
+        humans = pairs.groupby(["phenomenon", "paradigm"])["human_agreement"].mean().groupby("phenomenon").mean()
         out["human"] = out["phenomenon"].map(humans)
     return out
 

@@ -11,7 +11,7 @@ Every reader takes ``source`` (a :class:`DataSource`); None means ``DataSource.d
 the mirror that ``MINIMAL_PAIRS_DATA`` names when the reader runs. Every file read is checked
 against data/sources.yaml; one it does not list is an ``UnlistedFileError``.
 
-MultiBLiMP, BLiMP-NL and TurBLiMP come from the Hugging Face Hub (``hub.py``: downloaded once,
+MultiBLiMP, BLiMP-NL, TurBLiMP, BHS, QFrBLiMP and XCOMPS come from the Hugging Face Hub (``hub.py``: downloaded once,
 locked, checked at every read; ``python -m helpers.data --download NAME``).
 
 A *variant* (``Dataset.base`` set) is a fixed selection from another dataset under its own
@@ -32,7 +32,8 @@ import pandas as pd
 from .. import paths
 from ..files import atomic_path
 from ..selection_parser import parse_selection
-from . import blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multiblimp, rublimp, syntaxgym, table_version
+from . import (blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multiblimp, qfrblimp, rublimp, syntaxgym,
+               table_version, xcomps)
 from .hub_catalog import HUB
 from .multiblimp_languages import canonical as canonical_languages
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
@@ -77,6 +78,10 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in [
     Dataset("turblimp", "tr", "pairs", hub_pairs.load_turblimp, "TurBLiMP (Hub, Turkish), 16 phenomena x 1,000"),
     Dataset("bhs", "mul", "pairs", hub_pairs.load_bhs,
             "BHS (Hub): Basque agreement, Hindi aspect and Swahili noun-class agreement, 22 configs"),
+    Dataset("qfrblimp", "fr", "pairs", qfrblimp.load,
+            "QFrBLiMP (Hub, Quebec French), 20 phenomena, 1,761 pairs with 12 annotators' agreement"),
+    Dataset("xcomps", "mul", "pairs", xcomps.load,
+            "XCOMPS (Hub): conceptual minimal pairs (COMPS) in 17 languages"),
     Dataset("scamp_plausible", "en", "pairs", partial(english.load_scamp, "plausible"), "SCaMP plausible, 67 x 1,000"),
     Dataset("scamp_implausible", "en", "pairs", partial(english.load_scamp, "implausible"), "SCaMP implausible, 67 x 1,000"),
     Dataset("li", "en", "pairs", english.load_li,

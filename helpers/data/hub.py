@@ -1,11 +1,11 @@
-"""Benchmarks published as Hugging Face Hub datasets: MultiBLiMP, BLiMP-NL and TurBLiMP.
+"""Benchmarks published as Hugging Face Hub datasets (:mod:`hub_catalog` lists them).
 
 What the project commits, and what is pinned only at first download: ``hub_catalog.HUB`` is
 these datasets' manifest (repository, revision, licence, citation, split, columns, configs), as
 ``sources.ORIGINS`` is the GitHub files'. A project that cannot reach the Hub cannot record the
 files' checksums in advance, so they are pinned at first download: ``download`` fetches the
 files with ``huggingface_hub.snapshot_download`` at the pinned revision (MultiBLiMP's is known;
-for BLiMP-NL and TurBLiMP none is, and the first download resolves the main branch to its
+for the others none is, and the first download resolves the main branch to its
 commit and records it) and writes ``hub-lock.yaml`` beside them (:mod:`hub_lock`: the revision
 and every file's sha256 and size). Every later read checks every file against that lock, and a
 lock of another revision than the pinned one is an error. Whoever downloads can commit the lock
@@ -28,10 +28,23 @@ from .sources import ChecksumError, DataNotFoundError, DataSource, resolve
 
 
 def config_files(folder: Path, spec: HubDataset, configs: tuple[str, ...]) -> dict[str, list[Path]]:
-    """config -> its data files in ``folder``, for the configs that have some there."""
+    """config -> its data files in ``folder``, for the configs that have some there (a dataset
+    whose configs are splits of one card config: the splits the card declares)."""
     declared = hub_layout.card_configs(folder / hub_layout.CARD)
-    found = {c: hub_layout.config_files(folder, declared, c, spec.split) for c in configs}
+    if spec.card_config:
+        splits = declared.get(spec.card_config, {})
+        found = {c: hub_layout.config_files(folder, declared, spec.card_config, c) if c in splits else []
+                 for c in configs}
+    else:
+        found = {c: hub_layout.config_files(folder, declared, c, spec.split) for c in configs}
     return {c: files for c, files in found.items() if files}
+
+
+def download_patterns(spec: HubDataset, declared: dict, config: str) -> list[str]:
+    """What to fetch of ``config`` (a split of the card config: the globs the card gives it)."""
+    if spec.card_config:
+        return declared.get(spec.card_config, {}).get(config, [])
+    return hub_layout.download_patterns(declared, config)
 
 
 def missing(name: str, configs: tuple[str, ...] | None = None, source: DataSource | None = None) -> list[str]:
@@ -124,7 +137,7 @@ def download(name: str, configs: tuple[str, ...] | None = None, source: DataSour
     fetch = dict(repo_id=spec.repo_id, repo_type="dataset", revision=revision, local_dir=folder)
     online(snapshot_download, **fetch, allow_patterns=[hub_layout.CARD])
     declared = hub_layout.card_configs(folder / hub_layout.CARD)
-    patterns = [p for c in configs for p in hub_layout.download_patterns(declared, c)]
+    patterns = [p for c in configs for p in download_patterns(spec, declared, c)]
     online(snapshot_download, **fetch, allow_patterns=[hub_layout.CARD, *patterns])
     hub_lock.write(folder, spec.repo_id, revision, previous=local)
     missing = sorted(set(configs) - set(config_files(folder, spec, configs)))
@@ -146,7 +159,7 @@ def not_found(spec: HubDataset, configs: tuple[str, ...], source: DataSource, wh
     """Which files are missing, where they were looked for, and both ways of fetching them."""
     target = spec.download_folder(source)
     pinned = spec.revision or (hub_lock.read(hub_lock.committed_path(spec.name)) or {}).get("revision")
-    partial = set(configs) != set(spec.configs)
+    partial = set(configs) != set(spec.configs) and not spec.card_config  # a split has no folder to include
     includes = "".join(f' --include "{c}/*"' for c in configs) + f" --include {hub_layout.CARD}" if partial else ""
     plain = (f"hf download {spec.repo_id} --repo-type dataset" + (f" --revision {pinned}" if pinned else "")
              + f"{includes} --local-dir {target}")

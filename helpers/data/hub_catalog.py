@@ -1,6 +1,7 @@
 """The manifest of the Hub datasets: repository, pinned revision, licence, citation, split,
-columns and configs of MultiBLiMP, BLiMP-NL, TurBLiMP and BHS (facts from their Hub pages and
-lm-evaluation-harness's task configurations; see :mod:`hub` for how they are downloaded and locked)."""
+columns and configs of MultiBLiMP, BLiMP-NL, TurBLiMP, BHS, QFrBLiMP and XCOMPS (facts from their
+Hub pages, their GitHub releases and the task configurations of lm-evaluation-harness and BabyLM
+2026; see :mod:`hub` for how they are downloaded and locked)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ class HubDataset:
     bad: str
     configs: tuple[str, ...]  # every config of the release
     config_kind: str = "configs"  # what a config is, in messages ("languages" for MultiBLiMP)
+    card_config: str | None = None  # set: each of ``configs`` is a split of this one config of the card (XCOMPS)
 
     @property
     def folder_name(self) -> str:
@@ -82,6 +84,11 @@ BHS_CONFIGS = (
     "swahili-N_of_Poss_D_A_V1_V2", "swahili-N_of_Poss_D_V", "swahili-N_of_Poss_D_ni_A", "swahili-N_of_Poss_V",
     "swahili-N_of_Poss_ni_A")
 
+# XCOMPS: one split of the card's "default" config per language, comps_<ISO 639-1> (BabyLM 2026's
+# multilingual/tasks/xcomps/*.yaml, their test_split; the GitHub release's data/comps_<iso>.json)
+XCOMPS_LANGUAGES = ("ar", "ca", "de", "el", "es", "fa", "fr", "he", "hu", "ja", "ko", "nl", "ru", "tr", "uk", "vi",
+                    "zh")
+
 HUB: dict[str, HubDataset] = {d.name: d for d in [
     HubDataset("multiblimp", "jumelet/multiblimp", "de923efa8d2483d6b13364ee68e65308e990a991", "CC-BY-4.0",
                "Jumelet, Weissweiler, Nivre & Bisazza (TACL 2026), MultiBLiMP 1.0: A Massively Multilingual "
@@ -97,6 +104,15 @@ HUB: dict[str, HubDataset] = {d.name: d for d in [
     HubDataset("bhs", "jmichaelov/bhs", None, "as its Hub card states (not recorded in lm-evaluation-harness's task)",
                "Kryvosheieva & Levy (2025), Controlled Evaluation of Syntactic Knowledge in Multilingual Language "
                "Models, LoResLM 2025, pages 402-413", "test", "ending_good", "ending_bad", BHS_CONFIGS),
+    HubDataset("qfrblimp", "graalul/qfrblimp", None, "CC BY-NC-SA 4.0 (its Hub card)",
+               "Beauchemin, Veilleux, Khoury & Roy (2026), QFrBLiMP: a Quebec-French Benchmark of Linguistic "
+               "Minimal Pairs, Findings of EACL 2026, pages 4274-4304, arXiv 2509.25664",
+               "test", "sentence_good", "sentence_bad", ("qfrblimp",)),
+    HubDataset("xcomps", "fpadovani/xcomps-dataset", None,
+               "MIT (the GitHub release's LICENSE, LinyangHe/XCOMPS; no card of the Hub copy was readable)",
+               "He et al. (2025), XCOMPS: A Multilingual Benchmark of Conceptual Minimal Pairs, SIGTYP 2025, "
+               "pages 75-81, arXiv 2502.19737", "comps_<language>", "acceptable_sent", "unacceptable_sent",
+               tuple(f"comps_{code}" for code in XCOMPS_LANGUAGES), "languages", card_config="default"),
 ]}
 
 

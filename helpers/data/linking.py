@@ -36,6 +36,11 @@ PAPER_LINKING: dict[str, PaperLinking] = {
     "bhs": PaperLinking(None, "Kryvosheieva & Levy 2025: the final word's log-probability after the context, "
                               "over its token count (lm-evaluation-harness's bhs README); LP ranks the pair as "
                               "the final word's unnormalised log-probability does (the context is shared)"),
+    "qfrblimp": PaperLinking("meanlp", "Beauchemin et al. 2026: the acceptable sentence must get the lower "
+                                       "perplexity, exp of the mean token loss (the GitHub release's "
+                                       "evaluations/evaluation_tools.py)"),
+    "xcomps": PaperLinking("lp", "BabyLM 2026's xcomps task (multiple choice between the two whole sentences, "
+                                 "lm-evaluation-harness's acc: their log-probabilities)"),
     "li": PaperLinking("lp", "Hu et al. 2025: the sentence's log-probability"),
     "li_hu2025": PaperLinking("lp", "Hu et al. 2025: the sentence's log-probability"),
     "hl_blimp": PaperLinking("lp", "Hu & Levy 2023, experiment 3: the sentences' full log-probabilities"),

@@ -1,0 +1,72 @@
+"""QFrBLiMP (Beauchemin, Veilleux, Khoury & Roy, Findings of EACL 2026): 1,761 Quebec-French
+minimal pairs of 20 phenomena, each judged by 12 annotators, read from the Hub dataset
+graalul/qfrblimp (its card: config ``qfrblimp``, split ``test``, the file ``qfrblimp.jsonl``; the
+GitHub README links there).
+
+Pairs per phenomenon id (the GitHub README's table): 1-20 hold 97, 95, 97, 96, 99, 97, 114, 106,
+113, 91, 100, 100, 96, 97, 60, 60, 60, 60, 60, 63. The GitHub release has 18 pairs whose two
+sentences are the same (flagged ``identical`` here, as every reader flags them).
+"""
+from __future__ import annotations
+
+import re
+import warnings
+
+import pandas as pd
+
+from . import hub
+from .hub_catalog import spec_of
+from .hub_pairs import read_files, release_columns
+from .schema import DataFormatError, finalize_pairs
+from .sources import DataSource
+
+REQUIRED = ("sentence_good", "sentence_bad", "phenomenon_id", "linguistic_phenomenon")
+ANNOTATOR = re.compile(r"annotator_\d+")
+
+
+def annotator_agreement(raw: pd.DataFrame, where: str) -> pd.Series:
+    """Per pair, the share of its annotators who chose the acceptable sentence: the mean of the
+    ``annotator_<n>`` columns, each 1 where that annotator chose ``sentence_good`` and 0 where
+    they chose ``sentence_bad`` (the coding of the GitHub release's human_llm_annotations.tsv,
+    the file with these two columns); an empty cell (null) is an annotator who did not judge the pair.
+    All NaN, with a warning, when the file has no annotator columns."""
+    columns = [c for c in raw.columns if ANNOTATOR.fullmatch(str(c))]
+    if not columns:
+        warnings.warn(f"{where} has no annotator_<n> columns: QFrBLiMP's human column (human_agreement) is empty. "
+                      "The GitHub release (davebulaval/QFrBLiMP, datastore/QFrBLiMP/human_llm_annotations.tsv) "
+                      "holds the 12 annotators' choices", stacklevel=3)
+        return pd.Series(float("nan"), index=raw.index)
+    votes = raw[columns].apply(pd.to_numeric, errors="coerce")
+    invalid = (votes.notna() & ~votes.isin([0, 1])) | (votes.isna() & raw[columns].notna())
+    if invalid.any().any():
+        row, column = invalid.stack().loc[lambda flags: flags].index[0]
+        raise DataFormatError(f"{where}: record {row + 1}, {column} is {raw.at[row, column]}; an annotator's choice is 1 "
+                              "(the acceptable sentence) or 0 (the other). To fix: restore the file (download it "
+                              "again), or code your own annotations so")
+    return votes.mean(axis=1)
+
+
+def load(source: DataSource | None = None) -> pd.DataFrame:
+    """QFrBLiMP's pairs: ``paradigm`` "LP<phenomenon_id>" (LP1 ... LP20, the paper's names),
+    ``phenomenon`` the release's ``linguistic_phenomenon`` ("Accords participes passés (Past
+    participle agreements)"), ``pair_id`` the pair's position within its phenomenon,
+    ``human_agreement`` the share of annotators who chose the acceptable sentence
+    (:func:`annotator_agreement`), the human column of 02's phenomenon table; the release's other
+    columns (``phenomenon_id``, ``source``, the annotators' ...) are kept. Its paper reads the
+    lower perplexity, i.e. the higher MeanLP (:mod:`helpers.data.linking`)."""
+    spec = spec_of("qfrblimp")
+    files = hub.find("qfrblimp", None, source)["qfrblimp"]
+    where = str(files[0])
+    raw = read_files(files, REQUIRED, spec.name)
+    ids = pd.to_numeric(raw["phenomenon_id"], errors="coerce")
+    if ids.isna().any() or (ids != ids.round()).any():
+        row = int(ids[ids.isna() | (ids != ids.round())].index[0])
+        raise DataFormatError(f"{where}: record {row + 1} has phenomenon_id {raw.at[row, 'phenomenon_id']!r}, not a whole "
+                              "number (1-20). To fix: restore the file (download it again)")
+    paradigm = "LP" + ids.astype(int).astype(str)
+    table = pd.DataFrame({"dataset": spec.name, "language": "fr", "paradigm": paradigm,
+                          "phenomenon": raw["linguistic_phenomenon"].astype(str), "field": "",
+                          "pair_id": paradigm.groupby(paradigm).cumcount(), "good": raw[spec.good],
+                          "bad": raw[spec.bad], "human_agreement": annotator_agreement(raw, where)})
+    kept = release_columns(raw, {spec.good, spec.bad, "linguistic_phenomenon", "human_agreement"})
+    return finalize_pairs(pd.concat([table, kept], axis=1), f"{spec.repo_id} ({where})")
