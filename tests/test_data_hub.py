@@ -57,6 +57,14 @@ def put(folder: Path, rel: str, content: bytes | str, commit: str | None) -> Non
         record(folder, rel, commit)
 
 
+def put_parquet(folder: Path, rel: str, rows: pd.DataFrame, commit: str | None) -> None:
+    path = folder / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows.to_parquet(path, index=False)
+    if commit:
+        record(folder, rel, commit)
+
+
 def card(configs: list[dict]) -> str:
     return "---\n" + yaml.safe_dump({"license": "cc-by-4.0", "configs": configs}, sort_keys=False) + "---\n# Card\n"
 
@@ -87,11 +95,7 @@ def write_turblimp(base: Path, commit: str | None = OTHER) -> Path:
         rows = pd.DataFrame({"sentence_good": [f"Ali kitabı okudu {k}.", f"Biz geldik {k}."],
                              "sentence_bad": [f"Ali kitabı okudum {k}.", f"Biz geldi {k}."],
                              "pair_id": [7, 8]})
-        path = folder / "data" / f"{config}-00000-of-00001.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        rows.to_parquet(path, index=False)
-        if commit:
-            record(folder, path.relative_to(folder).as_posix(), commit)
+        put_parquet(folder, f"data/{config}-00000-of-00001.parquet", rows, commit)
     return folder
 
 
@@ -122,11 +126,7 @@ def write_bhs(base: Path, commit: str | None = OTHER) -> Path:
     for k, config in enumerate(BHS_CONFIGS):
         rows = pd.DataFrame({"context": [f"Context {k} a", f"Context {k} b "],
                              "ending_good": ["right.", "good."], "ending_bad": ["wrong.", "bad."]})
-        path = folder / config / "test-00000-of-00001.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        rows.to_parquet(path, index=False)
-        if commit:
-            record(folder, path.relative_to(folder).as_posix(), commit)
+        put_parquet(folder, f"{config}/test-00000-of-00001.parquet", rows, commit)
     return folder
 
 

@@ -17,7 +17,7 @@ from helpers.data.hub_catalog import HUB, XCOMPS_LANGUAGES
 from helpers.data.hub_status import prepare_plan
 from helpers.data.schema import DataFormatError
 from helpers.data.sources import DataNotFoundError, DataSource
-from test_data_hub import OTHER, card, put, record
+from test_data_hub import OTHER, card, put, put_parquet
 
 QFR = [  # (phenomenon_id, linguistic_phenomenon, good, bad, the 12 annotators' choices: 1 = the good one)
     (1, "Accords participes passés (Past participle agreements)",
@@ -58,11 +58,7 @@ def write_xcomps(base: Path, languages=XCOMPS_LANGUAGES, commit: str | None = OT
         rows = pd.DataFrame({"acceptable_sent": [f"A {code} robin can fly.", f"A {code} bat has fur."],
                              "unacceptable_sent": [f"A {code} penguin can fly.", f"A {code} toad has fur."],
                              "negative_sample_type": ["taxonomic", "random" if k % 2 else "co-occurrence"]})
-        path = folder / "data" / f"comps_{code}-00000-of-00001.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        rows.to_parquet(path, index=False)
-        if commit:
-            record(folder, path.relative_to(folder).as_posix(), commit)
+        put_parquet(folder, f"data/comps_{code}-00000-of-00001.parquet", rows, commit)
     return folder
 
 
