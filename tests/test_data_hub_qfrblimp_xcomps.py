@@ -88,6 +88,11 @@ def test_qfrblimp_without_annotators_warns_and_a_bad_choice_is_an_error(raw, tmp
     with pytest.warns(UserWarning, match="has no annotator_<n> columns: QFrBLiMP's human column .* is empty"):
         df = data.load("qfrblimp", source=raw)
     assert len(df) == 4 and df.human_agreement.isna().all()
+    flipped = [(*row[:4], [None if v is None else 1 - v for v in row[4]]) for row in QFR]  # 0 = the good one
+    write_qfrblimp(tmp_path / "flipped", flipped)
+    with pytest.warns(UserWarning, match=r"chose the acceptable sentence in 42.6% of their judgments, against 87.0% "
+                                         r"in the GitHub release .* human_agreement would then be reversed"):
+        data.load("qfrblimp", source=DataSource(None, raw_dir=tmp_path / "flipped"))
     bad = [*QFR[:3], (20, "Préposition orpheline (Orphan preposition)", "A.", "B.", [1] * 11 + [2])]
     write_qfrblimp(tmp_path / "bad", bad)
     with pytest.raises(DataFormatError, match=r"qfrblimp.jsonl: record 4, annotator_14 is 2.0; an annotator's choice is 1"):

@@ -22,6 +22,9 @@ from .sources import DataSource
 
 REQUIRED = ("sentence_good", "sentence_bad", "phenomenon_id", "linguistic_phenomenon")
 ANNOTATOR = re.compile(r"annotator_\d+")
+# the share of judgments choosing the acceptable sentence in the GitHub release's
+# datastore/QFrBLiMP/human_llm_annotations.tsv (13 annotator columns x 1,761 pairs), counted here
+RELEASE_CHOSE_GOOD = 0.8695
 
 
 def annotator_agreement(raw: pd.DataFrame, where: str) -> pd.Series:
@@ -43,6 +46,12 @@ def annotator_agreement(raw: pd.DataFrame, where: str) -> pd.Series:
         raise DataFormatError(f"{where}: record {row + 1}, {column} is {raw.at[row, column]}; an annotator's choice is 1 "
                               "(the acceptable sentence) or 0 (the other). To fix: restore the file (download it "
                               "again), or code your own annotations so")
+    chose_good = float(votes.stack().mean())
+    if chose_good < 0.5:
+        warnings.warn(f"{where}: the annotators chose the acceptable sentence in {chose_good:.1%} of their judgments, "
+                      f"against {RELEASE_CHOSE_GOOD:.1%} in the GitHub release (human_llm_annotations.tsv): this file "
+                      "may code a choice the other way (0 = sentence_good), and human_agreement would then be "
+                      "reversed. To fix: check the file's coding; recode it as 1 = chose sentence_good", stacklevel=3)
     return votes.mean(axis=1)
 
 
