@@ -4,6 +4,7 @@ XCOMPS's languages as splits of one card config, and both offline and in 01's "a
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -70,7 +71,9 @@ def raw(tmp_path, monkeypatch):
 
 def test_qfrblimp_reads_its_pairs_and_the_annotators_agreement(raw):
     write_qfrblimp(raw.raw_dir)
-    df = data.load("qfrblimp", source=raw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 27 of 47 judgments chose the acceptable sentence: no warning
+        df = data.load("qfrblimp", source=raw)
     assert list(df.paradigm) == ["LP1", "LP7", "LP1", "LP20"] and list(df.pair_id) == [0, 0, 1, 0]
     assert df.phenomenon.iloc[3] == "Préposition orpheline (Orphan preposition)" and (df.language == "fr").all()
     assert (df.good.iloc[2], df.bad.iloc[2]) == ("Elle s'est lavée.", "Elle s'est lavé.")
@@ -95,7 +98,8 @@ def test_qfrblimp_without_annotators_warns_and_a_bad_choice_is_an_error(raw, tmp
         data.load("qfrblimp", source=DataSource(None, raw_dir=tmp_path / "flipped"))
     bad = [*QFR[:3], (20, "Préposition orpheline (Orphan preposition)", "A.", "B.", [1] * 11 + [2])]
     write_qfrblimp(tmp_path / "bad", bad)
-    with pytest.raises(DataFormatError, match=r"qfrblimp.jsonl: record 4, annotator_14 is 2.0; an annotator's choice is 1"):
+    with pytest.raises(DataFormatError, match=r"qfrblimp.jsonl: record 4, annotator_14 is 2.0; an annotator's "
+                                              r"choice is 1"):
         data.load("qfrblimp", source=DataSource(None, raw_dir=tmp_path / "bad"))
 
 

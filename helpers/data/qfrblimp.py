@@ -43,9 +43,9 @@ def annotator_agreement(raw: pd.DataFrame, where: str) -> pd.Series:
     invalid = (votes.notna() & ~votes.isin([0, 1])) | (votes.isna() & raw[columns].notna())
     if invalid.any().any():
         row, column = invalid.stack().loc[lambda flags: flags].index[0]
-        raise DataFormatError(f"{where}: record {row + 1}, {column} is {raw.at[row, column]}; an annotator's choice is 1 "
-                              "(the acceptable sentence) or 0 (the other). To fix: restore the file (download it "
-                              "again), or code your own annotations so")
+        raise DataFormatError(f"{where}: record {row + 1}, {column} is {raw.at[row, column]}; an annotator's "
+                              "choice is 1 (the acceptable sentence) or 0 (the other). To fix: restore the file "
+                              "(download it again), or code your own annotations so")
     chose_good = float(votes.stack().mean())
     if chose_good < 0.5:
         warnings.warn(f"{where}: the annotators chose the acceptable sentence in {chose_good:.1%} of their judgments, "
@@ -60,7 +60,7 @@ def load(source: DataSource | None = None) -> pd.DataFrame:
     ``phenomenon`` the release's ``linguistic_phenomenon`` ("Accords participes passés (Past
     participle agreements)"), ``pair_id`` the pair's position within its phenomenon,
     ``human_agreement`` the share of annotators who chose the acceptable sentence
-    (:func:`annotator_agreement`), the human column of 02's phenomenon table; the release's other
+    (:func:`annotator_agreement`), the human column of 04's Figure 3; the release's other
     columns (``phenomenon_id``, ``source``, the annotators' ...) are kept. Its paper reads the
     lower perplexity, i.e. the higher MeanLP (:mod:`helpers.data.linking`)."""
     spec = spec_of("qfrblimp")
@@ -70,8 +70,8 @@ def load(source: DataSource | None = None) -> pd.DataFrame:
     ids = pd.to_numeric(raw["phenomenon_id"], errors="coerce")
     if ids.isna().any() or (ids != ids.round()).any():
         row = int(ids[ids.isna() | (ids != ids.round())].index[0])
-        raise DataFormatError(f"{where}: record {row + 1} has phenomenon_id {raw.at[row, 'phenomenon_id']!r}, not a whole "
-                              "number (1-20). To fix: restore the file (download it again)")
+        raise DataFormatError(f"{where}: record {row + 1} has phenomenon_id {raw.at[row, 'phenomenon_id']!r}, "
+                              "not a whole number (1-20). To fix: restore the file (download it again)")
     paradigm = "LP" + ids.astype(int).astype(str)
     table = pd.DataFrame({"dataset": spec.name, "language": "fr", "paradigm": paradigm,
                           "phenomenon": raw["linguistic_phenomenon"].astype(str), "field": "",
