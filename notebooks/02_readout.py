@@ -124,10 +124,13 @@ if len(t3_target):
 
 # %% [markdown]
 # ## Accuracy by phenomenon (best template of each method)
+#
+# Where the data has human judgments (BLiMP's validation per paradigm, QFrBLiMP's 12 annotators
+# per pair), the last column is the humans' agreement with the labels.
 
 # %%
 matrix = accuracy.phenomenon_matrix(scores)
-display((100 * matrix).round(1))
+display((100 * accuracy.phenomenon_matrix(scores, humans=True)).round(1))
 report.table(accuracy.by_phenomenon(scores), "readout_phenomena")
 fig = plots.phenomenon_heatmap(matrix, f"{scorer.loaded.name} on {dataset}: accuracy by phenomenon")
 report.figure(fig, "readout_phenomena")

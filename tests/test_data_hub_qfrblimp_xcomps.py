@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from helpers import data
+from helpers.analysis import accuracy
 from helpers.analysis.paradigms import phenomena_with_humans
 from helpers.data import hub, hub_lock
 from helpers.data.hub_catalog import HUB, XCOMPS_LANGUAGES
@@ -84,6 +85,9 @@ def test_qfrblimp_reads_its_pairs_and_the_annotators_agreement(raw):
     assert table.loc["Accords participes passés (Past participle agreements)", "human"] == pytest.approx(
         (1.0 + 6 / 11) / 2)  # per pair, then per paradigm, then per phenomenon
     assert table.loc["Négation standard (Standard negation)", ["accuracy", "human"]].tolist() == [0.0, 0.75]
+    assert accuracy.by_phenomenon(scores).set_index("phenomenon")["human"].to_dict() == table["human"].to_dict()
+    matrix = accuracy.phenomenon_matrix(scores, humans=True)  # 02's table: the humans beside the methods
+    assert list(matrix.columns) == ["lp", "humans"] and matrix["humans"].tolist() == table["human"].tolist()
 
 
 def test_qfrblimp_without_annotators_warns_and_a_bad_choice_is_an_error(raw, tmp_path):

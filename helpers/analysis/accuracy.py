@@ -84,16 +84,34 @@ def at_best_template(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
 
 
 def by_phenomenon(scores: pd.DataFrame, best_only: bool = True) -> pd.DataFrame:
-    """Accuracy per phenomenon for each (model, method), at its best template by default."""
+    """Accuracy per phenomenon for each (model, method), at its best template by default, and
+    the humans' agreement beside it where the data has one (:func:`human_by_phenomenon`)."""
     if best_only:
         scores = at_best_template(scores)
-    return summarise(scores, KEYS + ["phenomenon"])
+    out = summarise(scores, KEYS + ["phenomenon"])
+    humans = human_by_phenomenon(scores)
+    if humans is not None:
+        out["human"] = out["phenomenon"].map(humans)
+    return out
 
 
-def phenomenon_matrix(scores: pd.DataFrame) -> pd.DataFrame:
-    """Phenomena x methods accuracy (best templates), for display."""
+def human_by_phenomenon(scores: pd.DataFrame) -> pd.Series | None:
+    """Per phenomenon, the humans' agreement with the pairs' labels: the mean over its paradigms
+    of their mean over pairs (BLiMP's validation gives one value a paradigm, QFrBLiMP's
+    annotators one a pair); None where the data has none."""
+    if "human_agreement" not in scores or not scores["human_agreement"].notna().any():
+        return None
+    pairs = scores.drop_duplicates(["paradigm", "pair_id"])
+    return pairs.groupby(["phenomenon", "paradigm"])["human_agreement"].mean().groupby("phenomenon").mean()
+
+
+def phenomenon_matrix(scores: pd.DataFrame, humans: bool = False) -> pd.DataFrame:
+    """Phenomena x methods accuracy (best templates), for display; ``humans`` adds the humans'
+    agreement as a last column "humans" where the data has one."""
     p = by_phenomenon(scores)
-    return p.pivot_table(index="phenomenon", columns="method", values="accuracy", sort=False)
+    matrix = p.pivot_table(index="phenomenon", columns="method", values="accuracy", sort=False)
+    found = human_by_phenomenon(scores) if humans else None
+    return matrix if found is None else matrix.assign(humans=matrix.index.map(found))
 
 
 def format_table3(t: pd.DataFrame) -> pd.DataFrame:

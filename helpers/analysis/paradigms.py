@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .accuracy import at_best_template
+from .accuracy import at_best_template, human_by_phenomenon
 
 
 def phenomena_with_humans(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
     """Per (model, method, phenomenon): accuracy, and the mean human agreement of its paradigms
-    (Figure 3): a paradigm's is the mean over its pairs (BLiMP's is one per paradigm, QFrBLiMP's
-    one per pair)."""
+    (Figure 3; :func:`accuracy.human_by_phenomenon`)."""
     s = at_best_template(scores, methods)
     out = s.groupby(["model", "method", "phenomenon"], sort=False).agg(
         accuracy=("correct", "mean"), pairs=("correct", "size")).reset_index()
-    if "human_agreement" in s and s["human_agreement"].notna().any():
-        pairs = s.drop_duplicates(["paradigm", "pair_id"])
-        humans = pairs.groupby(["phenomenon", "paradigm"])["human_agreement"].mean().groupby("phenomenon").mean()
+    humans = human_by_phenomenon(s)
+    if humans is not None:
         out["human"] = out["phenomenon"].map(humans)
     return out
 
