@@ -134,14 +134,17 @@ def test_xcomps_missing_a_language_says_which_and_all_offline_leaves_both_out(ra
                                   "that reaches the Hugging Face Hub")
 
 
-def test_both_return_the_canonical_schema_and_name_their_papers_linking(raw):
+def test_both_return_the_canonical_schema_are_prepared_as_01_does_and_name_their_linking(raw, tmp_path,
+                                                                                         monkeypatch):
     from helpers.data import linking
 
+    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
     write_qfrblimp(raw.raw_dir), write_xcomps(raw.raw_dir)
     for name in ("qfrblimp", "xcomps"):
-        df = data.load(name, source=raw)
+        df = data.prepare(name, source=raw)  # what notebook 01 calls for each dataset
         assert list(df.columns[:8]) == data.PAIR_COLUMNS and (df.dataset == name).all()
         for col in ("dataset", "language", "paradigm", "phenomenon", "field", "good", "bad"):
             assert df[col].dtype == "string", (name, col)
         assert df.pair_id.dtype == "int64" and df.identical.dtype == bool and not df.identical.any()
+        pd.testing.assert_frame_equal(data.load_processed(name, prepared_only=True), df)
     assert (linking.paper_linking("qfrblimp").method, linking.paper_linking("xcomps").method) == ("meanlp", "lp")
