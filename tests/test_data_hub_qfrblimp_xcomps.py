@@ -50,12 +50,14 @@ def write_qfrblimp(base: Path, rows=QFR, annotators: bool = True, commit: str | 
     return folder
 
 
-def write_xcomps(base: Path, languages=XCOMPS_LANGUAGES, commit: str | None = OTHER) -> Path:
+def write_xcomps(base: Path, languages=XCOMPS_LANGUAGES, commit: str | None = OTHER, declared: bool = True) -> Path:
     """One parquet file per language under data/, each a split of the card's ``default`` config
-    (the layout ``datasets``' push_to_hub writes for a DatasetDict)."""
+    (the layout ``datasets``' push_to_hub writes for a DatasetDict); ``declared=False``: a card
+    without configs, the splits named by the files alone (the Hub's custom-split file names)."""
     folder = base / "hub" / "fpadovani__xcomps-dataset"
-    put(folder, "README.md", card([{"config_name": "default", "data_files": [
-        {"split": f"comps_{code}", "path": f"data/comps_{code}-*"} for code in languages]}]), commit)
+    entries = [{"config_name": "default", "data_files": [
+        {"split": f"comps_{code}", "path": f"data/comps_{code}-*"} for code in languages]}]
+    put(folder, "README.md", card(entries) if declared else "---\nlicense: mit\n---\n# XCOMPS\n", commit)
     for k, code in enumerate(languages):
         rows = pd.DataFrame({"acceptable_sent": [f"A {code} robin can fly.", f"A {code} bat has fur."],
                              "unacceptable_sent": [f"A {code} penguin can fly.", f"A {code} toad has fur."],
@@ -117,6 +119,8 @@ def test_xcomps_reads_each_language_split_of_the_default_config(raw):
     assert (de.good.iloc[1], de.bad.iloc[1]) == ("A de bat has fur.", "A de toad has fur.")
     assert list(df.columns) == [*data.PAIR_COLUMNS, "identical"]
     assert len(yaml.safe_load((folder / "hub-lock.yaml").read_text())["files"]) == 18  # the card and 17 files
+    undeclared = write_xcomps(raw.raw_dir.parent / "undeclared", declared=False)
+    pd.testing.assert_frame_equal(data.load("xcomps", source=DataSource(None, raw_dir=undeclared.parents[1])), df)
 
 
 def test_xcomps_missing_a_language_says_which_and_all_offline_leaves_both_out(raw):

@@ -29,11 +29,11 @@ from .sources import ChecksumError, DataNotFoundError, DataSource, resolve
 
 def config_files(folder: Path, spec: HubDataset, configs: tuple[str, ...]) -> dict[str, list[Path]]:
     """config -> its data files in ``folder``, for the configs that have some there (a dataset
-    whose configs are splits of one card config: the splits the card declares)."""
+    whose configs are splits of one card config: :func:`hub_layout.named_split_globs`)."""
     declared = hub_layout.card_configs(folder / hub_layout.CARD)
     if spec.card_config:
-        splits = declared.get(spec.card_config, {})
-        found = {c: hub_layout.config_files(folder, declared, spec.card_config, c) if c in splits else []
+        found = {c: sorted({p for g in hub_layout.named_split_globs(declared, spec.card_config, c)
+                            for p in folder.glob(g) if p.is_file() and p.suffix in hub_layout.DATA_SUFFIXES})
                  for c in configs}
     else:
         found = {c: hub_layout.config_files(folder, declared, c, spec.split) for c in configs}
@@ -41,9 +41,9 @@ def config_files(folder: Path, spec: HubDataset, configs: tuple[str, ...]) -> di
 
 
 def download_patterns(spec: HubDataset, declared: dict, config: str) -> list[str]:
-    """What to fetch of ``config`` (a split of the card config: the globs the card gives it)."""
+    """What to fetch of ``config`` (a split of the card config: its globs, :func:`hub_layout.named_split_globs`)."""
     if spec.card_config:
-        return declared.get(spec.card_config, {}).get(config, [])
+        return hub_layout.named_split_globs(declared, spec.card_config, config)
     return hub_layout.download_patterns(declared, config)
 
 

@@ -4,8 +4,10 @@ The Hub's documented convention: the dataset card (README.md) may declare, in it
 matter, ``configs:`` entries ``{config_name, data_files}`` where ``data_files`` is a glob, a
 list of globs, or a list of ``{split, path}`` (``path`` a glob or a list of globs); a glob
 without a split is the split "train". A config the card does not declare is found by folder:
-its data files are those under ``<config>/`` (for MultiBLiMP, ``<iso>/data.tsv``). One code path
-reads every Hub dataset: the card where it speaks, the folder where it does not.
+its data files are those under ``<config>/`` (for MultiBLiMP, ``<iso>/data.tsv``). A split with
+a name of the dataset's own (XCOMPS's ``comps_de``) that the card does not declare is found by
+the Hub's custom-split file names, ``data/<split>-xxxxx-of-xxxxx.<ext>``. One code path reads
+every Hub dataset: the card where it speaks, the folders and file names where it does not.
 """
 from __future__ import annotations
 
@@ -84,6 +86,18 @@ def split_globs(declared: dict[str, dict[str, list[str]]], config: str, split: s
     if len(splits) == 1:
         return next(iter(splits.values()))
     raise DataFormatError(f"config {config} declares the splits {sorted(splits)}, not {split!r}")
+
+
+CUSTOM_SPLIT = "data/{split}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]*"
+
+
+def named_split_globs(declared: dict[str, dict[str, list[str]]], config: str, split: str) -> list[str]:
+    """The globs of ``config``'s split ``split`` where the dataset names its splits itself: those
+    the card declares ([] when it declares ``config`` without that split), else the Hub's
+    custom-split file names (:data:`CUSTOM_SPLIT`)."""
+    if config in declared:
+        return declared[config].get(split, [])
+    return [CUSTOM_SPLIT.format(split=split)]
 
 
 def download_patterns(declared: dict[str, dict[str, list[str]]], config: str) -> list[str]:
