@@ -41,7 +41,8 @@ def config_files(folder: Path, spec: HubDataset, configs: tuple[str, ...]) -> di
 
 
 def download_patterns(spec: HubDataset, declared: dict, config: str) -> list[str]:
-    """What to fetch of ``config`` (a split of the card config: its globs, :func:`hub_layout.named_split_globs`)."""
+    """What to fetch of ``config`` (a split of the card config: its globs,
+    :func:`hub_layout.named_split_globs`)."""
     if spec.card_config:
         return hub_layout.named_split_globs(declared, spec.card_config, config)
     return hub_layout.download_patterns(declared, config)

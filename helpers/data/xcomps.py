@@ -3,9 +3,10 @@ a negative concept does not) translated into 17 languages, read from the Hub dat
 fpadovani/xcomps-dataset, the copy BabyLM 2026's multilingual track reads: one split of the card's
 ``default`` config per language, ``comps_<ISO 639-1>`` (comps_de, comps_zh, ...), whose files the
 card declares, or else the files name (``data/comps_de-00000-of-00001.parquet``, the Hub's
-custom-split file names; :func:`hub_layout.named_split_globs`). A row holds ``acceptable_sent`` and ``unacceptable_sent`` and
-the negative concept's kind, ``negative_sample_type``: taxonomic, overlap, co-occurrence or
-random (COMPS's four). BabyLM's task compares the two whole sentences' log-probabilities (LP)."""
+custom-split file names; :func:`hub_layout.named_split_globs`). A row holds ``acceptable_sent``
+and ``unacceptable_sent`` and the negative concept's kind, ``negative_sample_type``: taxonomic,
+overlap, co-occurrence or random (COMPS's four). BabyLM's task compares the two whole
+sentences' log-probabilities (LP)."""
 from __future__ import annotations
 
 import pandas as pd
