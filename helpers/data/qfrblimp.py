@@ -56,8 +56,8 @@ def annotator_agreement(raw: pd.DataFrame, where: str) -> pd.Series:
 
 
 def load(source: DataSource | None = None) -> pd.DataFrame:
-    """QFrBLiMP's pairs: ``paradigm`` "LP<phenomenon_id>" (LP1 ... LP20: the README's "Linguistic Phenomena (LP)" and ID),
-    ``phenomenon`` the release's ``linguistic_phenomenon`` ("Accords participes passés (Past
+    """QFrBLiMP's pairs: ``paradigm`` "LP<phenomenon_id>" (LP1 ... LP20: the README's "Linguistic
+    Phenomena (LP)" and ID), ``phenomenon`` the release's ``linguistic_phenomenon`` ("Accords participes passés (Past
     participle agreements)"), ``pair_id`` the pair's position within its phenomenon,
     ``human_agreement`` the share of annotators who chose the acceptable sentence
     (:func:`annotator_agreement`), the human column of 04's Figure 3; the release's other
