@@ -129,9 +129,10 @@ if len(t3_target):
 # per pair), the last column is the humans' agreement with the labels.
 
 # %%
-matrix = accuracy.phenomenon_matrix(scores)
-display((100 * accuracy.phenomenon_matrix(scores, humans=True)).round(1))
-report.table(accuracy.by_phenomenon(scores), "readout_phenomena")
+phenomena = accuracy.by_phenomenon(scores)
+matrix = accuracy.phenomenon_matrix(phenomena)
+display((100 * accuracy.phenomenon_matrix(phenomena, humans=True)).round(1))
+report.table(phenomena, "readout_phenomena")
 fig = plots.phenomenon_heatmap(matrix, f"{scorer.loaded.name} on {dataset}: accuracy by phenomenon")
 report.figure(fig, "readout_phenomena")
 

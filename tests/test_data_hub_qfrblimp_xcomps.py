@@ -88,7 +88,7 @@ def test_qfrblimp_reads_its_pairs_and_the_annotators_agreement(raw):
         (1.0 + 6 / 11) / 2)  # per pair, then per paradigm, then per phenomenon
     assert table.loc["Négation standard (Standard negation)", ["accuracy", "human"]].tolist() == [0.0, 0.75]
     assert accuracy.by_phenomenon(scores).set_index("phenomenon")["human"].to_dict() == table["human"].to_dict()
-    matrix = accuracy.phenomenon_matrix(scores, humans=True)  # 02's table: the humans beside the methods
+    matrix = accuracy.phenomenon_matrix(accuracy.by_phenomenon(scores), humans=True)  # 02's table: the humans beside the methods
     assert list(matrix.columns) == ["lp", "humans"] and matrix["humans"].tolist() == table["human"].tolist()
 
 

@@ -105,13 +105,14 @@ def human_by_phenomenon(scores: pd.DataFrame) -> pd.Series | None:
     return pairs.groupby(["phenomenon", "paradigm"])["human_agreement"].mean().groupby("phenomenon").mean()
 
 
-def phenomenon_matrix(scores: pd.DataFrame, humans: bool = False) -> pd.DataFrame:
-    """Phenomena x methods accuracy (best templates), for display; ``humans`` adds the humans'
-    agreement as a last column "humans" where the data has one."""
-    p = by_phenomenon(scores)
-    matrix = p.pivot_table(index="phenomenon", columns="method", values="accuracy", sort=False)
-    found = human_by_phenomenon(scores) if humans else None
-    return matrix if found is None else matrix.assign(humans=matrix.index.map(found))
+def phenomenon_matrix(phenomena: pd.DataFrame, humans: bool = False) -> pd.DataFrame:
+    """Phenomena x methods accuracy of a :func:`by_phenomenon` table, for display; ``humans``
+    adds its humans' agreement as a last column "humans" where it has one."""
+    matrix = phenomena.pivot_table(index="phenomenon", columns="method", values="accuracy", sort=False)
+    if not humans or "human" not in phenomena:
+        return matrix
+    return matrix.assign(humans=matrix.index.map(phenomena.drop_duplicates("phenomenon").set_index("phenomenon")
+                                                 ["human"]))
 
 
 def format_table3(t: pd.DataFrame) -> pd.DataFrame:

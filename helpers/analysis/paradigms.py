@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .accuracy import at_best_template, human_by_phenomenon
+from .accuracy import at_best_template, by_phenomenon, of_methods
 
 
 def phenomena_with_humans(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
-    """Per (model, method, phenomenon): accuracy, and the mean human agreement of its paradigms
-    (Figure 3; :func:`accuracy.human_by_phenomenon`)."""
-    s = at_best_template(scores, methods)
-    out = s.groupby(["model", "method", "phenomenon"], sort=False).agg(
-        accuracy=("correct", "mean"), pairs=("correct", "size")).reset_index()
-    humans = human_by_phenomenon(s)
-    if humans is not None:
-        out["human"] = out["phenomenon"].map(humans)
-    return out
+    """Per (model, method, phenomenon) of ``methods``: accuracy at the best template, its ties, and
+    the humans' agreement (Figure 3; :func:`accuracy.by_phenomenon`)."""
+    return by_phenomenon(of_methods(scores, methods))
 
 
 def word_shuffle_paradigms(scores: pd.DataFrame, methods=None) -> pd.DataFrame:

@@ -32,8 +32,7 @@ def config_files(folder: Path, spec: HubDataset, configs: tuple[str, ...]) -> di
     whose configs are splits of one card config: :func:`hub_layout.named_split_globs`)."""
     declared = hub_layout.card_configs(folder / hub_layout.CARD)
     if spec.card_config:
-        found = {c: sorted({p for g in hub_layout.named_split_globs(declared, spec.card_config, c)
-                            for p in folder.glob(g) if p.is_file() and p.suffix in hub_layout.DATA_SUFFIXES})
+        found = {c: hub_layout.matching_files(folder, hub_layout.named_split_globs(declared, spec.card_config, c))
                  for c in configs}
     else:
         found = {c: hub_layout.config_files(folder, declared, c, spec.split) for c in configs}

@@ -88,6 +88,11 @@ def split_globs(declared: dict[str, dict[str, list[str]]], config: str, split: s
     raise DataFormatError(f"config {config} declares the splits {sorted(splits)}, not {split!r}")
 
 
+def matching_files(folder: Path, globs: list[str]) -> list[Path]:
+    """The data files in ``folder`` that ``globs`` match, sorted."""
+    return sorted({p for g in globs for p in folder.glob(g) if p.is_file() and p.suffix in DATA_SUFFIXES})
+
+
 CUSTOM_SPLIT = "data/{split}-[0-9][0-9][0-9][0-9][0-9]-of-[0-9][0-9][0-9][0-9][0-9]*"
 
 
@@ -110,8 +115,7 @@ def download_patterns(declared: dict[str, dict[str, list[str]]], config: str) ->
 def config_files(folder: Path, declared: dict[str, dict[str, list[str]]], config: str, split: str) -> list[Path]:
     """The data files of ``config``'s ``split`` in a local copy, sorted ([] when none are there);
     in an undeclared config's folder, the files named by the split if any are, else all."""
-    found = sorted({p for g in split_globs(declared, config, split) for p in folder.glob(g)
-                    if p.is_file() and p.suffix in DATA_SUFFIXES})
+    found = matching_files(folder, split_globs(declared, config, split))
     if config not in declared:
         named = [p for p in found if split in p.stem]
         return named or found
