@@ -33,12 +33,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from helpers.settings import Settings, scorer_arguments
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+from helpers.settings import Settings, scorer_arguments  # noqa: E402
 
 import torch  # noqa: E402
 

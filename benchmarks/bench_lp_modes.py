@@ -8,13 +8,13 @@ against the floor's. The fastest of 2 runs each. Nothing is compared with lm-eva
 import os
 import sys
 from pathlib import Path
-from helpers.settings import Settings, scorer_arguments
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+from helpers.settings import Settings, scorer_arguments  # noqa: E402
 import torch  # noqa: E402
 
 from bench_scoring import blimp_sentences, build_model, plain_loop, timed  # noqa: E402

@@ -24,10 +24,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from helpers.settings import Settings
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from helpers.settings import Settings  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -23,12 +23,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from helpers.settings import Settings, scorer_arguments
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from helpers.settings import Settings, scorer_arguments  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402

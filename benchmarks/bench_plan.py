@@ -23,10 +23,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from helpers.settings import Settings  # noqa: E402
 
 from helpers import data  # noqa: E402
 from helpers import methods as registry  # noqa: E402

@@ -25,10 +25,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from helpers.settings import Settings, scorer_arguments
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from helpers.settings import Settings, scorer_arguments  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

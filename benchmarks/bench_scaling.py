@@ -23,13 +23,13 @@ import resource
 import sys
 import time
 from pathlib import Path
-from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+from helpers.settings import Settings  # noqa: E402
 
 import torch  # noqa: E402
 

@@ -15,11 +15,11 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from helpers.settings import Settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from helpers.settings import Settings  # noqa: E402
 
 from helpers.data.selection import select  # noqa: E402
 from helpers.models import load  # noqa: E402

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from helpers.settings import Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from helpers.settings import Settings  # noqa: E402
 
 from helpers import methods as registry  # noqa: E402
 from helpers.data.selection import select  # noqa: E402

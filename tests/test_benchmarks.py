@@ -58,3 +58,20 @@ def test_bench_masked_runs_both_scorers_and_they_agree(capsys, monkeypatch):
     assert len(differences) == 4 and max(differences) < 1e-3, out  # float32 rounding only, both variants
     assert re.search(r"median of 2: engine [\d.]+ s \(\d+ forward passes\), minicons [\d.]+ s: [\d.]+x faster.*"
                      r"\(runs: engine [\d.]+, [\d.]+; minicons [\d.]+, [\d.]+\)$", out, re.M)
+
+
+def test_scripts_that_put_the_repository_on_the_path_import_helpers_after_it():
+    # a GPU machine runs them from a copy of the repository, where helpers is not installed
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    late = []
+    for script in sorted([*root.glob("benchmarks/*.py"), *root.glob("scripts/*.py")]):
+        body = ast.parse(script.read_text(encoding="utf-8")).body
+        on_path = next((i for i, node in enumerate(body) if "sys.path" in ast.unparse(node)), None)
+        helpers_at = [i for i, node in enumerate(body) if isinstance(node, (ast.Import, ast.ImportFrom))
+                      and any((getattr(node, "module", None) or alias.name).split(".")[0] == "helpers"
+                              for alias in node.names)]
+        if on_path is not None and helpers_at and helpers_at[0] < on_path:
+            late.append(script.name)
+    assert late == []
