@@ -15,6 +15,9 @@ TFLOP/s, counting a forward pass as 2 x parameters x tokens (attention not count
 floor a perfect implementation would need), against the device's bf16 peak (``--peak-tflops``,
 else known for H100/H200/A100...), the peak GPU memory of the row, the mode auto ran, the
 largest score difference against the no-reuse run and the share of pairs whose decision differs.
+The rows the targets compare (the loop, lm-eval, no reuse, the default) run first in every
+section, then each mode's row; under ``--seconds`` (a time budget, as scripts/gpu_check.py gives
+it) a row that would not end within it (twice its section's no-reuse time) is skipped and counted.
 
 ``--shape llama3-1b`` / ``--shape llama3-8b`` builds a model of that architecture with random
 weights on the GPU (no download: throughput does not depend on the weights) with the demo
@@ -23,6 +26,7 @@ Without CUDA it says so and exits 0; ``--cpu`` runs it on the CPU anyway (a smok
 script with a tiny model and tiny sizes: its numbers mean nothing).
 
     python benchmarks/bench_gpu.py --shape llama3-8b [--n 20000] [--token-budget 32768] [--priming-pairs 100]
+        [--seconds 420]
     python benchmarks/bench_gpu.py --model meta-llama/Meta-Llama-3-8B [--peak-tflops 989]
     python benchmarks/bench_gpu.py --cpu --model tiny-llama --n 40 --priming-pairs 2 --prefix-tokens 40
 """
@@ -44,6 +48,8 @@ import torch  # noqa: E402
 
 # dense bf16 tensor-core peaks (TFLOP/s, without sparsity) from the vendors' data sheets
 PEAK_BF16 = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "A6000": 154.8, "L40S": 362.0, "A10": 125.0}
+
+SECTIONS = {"plain": "1. plain LP", "template": "2. in-template LP", "yes/no": "3. Yes/No", "priming": "4. priming"}
 
 # Llama 3 architectures (the published configs' sizes)
 SHAPES = {
@@ -175,6 +181,9 @@ def main() -> None:
     ap.add_argument("--priming-pairs", type=int, default=100, help="BLiMP pairs under each of 5 prefix types")
     ap.add_argument("--prefix-tokens", type=int, default=800, help="priming prefix length in tokens")
     ap.add_argument("--peak-tflops", type=float, default=None, help="the device's bf16 peak (default: known devices)")
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="a time budget: the target rows first, then each mode's row while one fits "
+                         "(default: no limit)")
     ap.add_argument("--cpu", action="store_true", help="run on the CPU (a smoke run: tiny model, tiny sizes)")
     args = ap.parse_args()
     if not torch.cuda.is_available() and not args.cpu:
@@ -212,8 +221,9 @@ def main() -> None:
     rates = {}
 
     def engine(requests, reference=None, **options):
-        scorer = CausalScorer(loaded, **scorer_arguments(options, Settings(progress=False, token_budget=args.token_budget)))
-        scorer.score(requests[:512])  # warm-up (kernels, allocator; auto's timing of the device)
+        settings = Settings(progress=False, token_budget=args.token_budget)
+        scorer = CausalScorer(loaded, **scorer_arguments(options, settings))
+        scorer.score(requests[:512])  # warm-up (kernels, allocator, compilation)
         peak_memory_gib(reset=True)
         before = scorer.tokens_run
         scored, seconds = timed(lambda: scorer.score(requests))
@@ -243,26 +253,39 @@ def main() -> None:
         rates[section, "lm-eval"] = len(requests) / seconds
         row("lm-eval HFLM.loglikelihood (batch 64)", len(requests), seconds, sum(len(e.ids) for e in encoded))
 
-    def modes(requests, section: str, title: str, options_list) -> None:
-        print(title)
+    def mode_row(section: str, requests, reference, name: str, options: dict) -> None:
+        try:
+            totals, seconds, tokens, diff, used = engine(requests, reference, **options)
+        except ValueError as err:  # a way of attending whose start-up probe fails on this model or device
+            print(f"  {name:<44} not usable here: {err}")
+            return
+        ran = f"  ran: {used}" if "share" not in options else ""
+        row(name, len(requests), seconds, tokens, diff, ran + flips(totals, reference))
+        if not options:
+            rates[section, "default"] = len(requests) / seconds
+
+    deadline = None if args.seconds is None else time.perf_counter() + args.seconds
+    measured = []  # (section, title, requests, the no-reuse totals, the no-reuse seconds)
+
+    def targets(section: str, title: str | None, requests, floor=None) -> None:
+        """The rows the targets compare: lm-eval, no reuse (against the plain loop's sums where
+        given) and the default, with the default's ratios."""
+        if title:
+            print(title)
+        if deadline is not None and time.perf_counter() > deadline:
+            print(f"  skipped: the time budget (--seconds {args.seconds:g}) is spent")
+            return
         lm_eval_row(section, requests)
-        reference, seconds, tokens, _, _ = engine(requests, share="none")
+        reference, seconds, tokens, diff, _ = engine(requests, floor, share="none")
         rates[section, "none"] = len(requests) / seconds
-        row("engine, no reuse (share=none)", len(requests), seconds, tokens)
-        for name, options in options_list:
-            try:
-                totals, seconds, tokens, diff, used = engine(requests, reference, **options)
-            except ValueError as err:  # a way of attending whose start-up probe fails on this model or device
-                print(f"  {name:<44} not usable here: {err}")
-                continue
-            ran = f"  ran: {used}" if "share" not in options else ""
-            row(name, len(requests), seconds, tokens, diff, ran + flips(totals, reference))
-            if not options:
-                rates[section, "default"] = len(requests) / seconds
+        row("engine, no reuse (share=none)" + (", against the loop" if floor else ""), len(requests), seconds,
+            tokens, diff)
+        mode_row(section, requests, reference, "engine, default (share=auto)", {})
         ratios = [f"{rates[section, 'default'] / rates[section, base]:.2f}x {label}"
                   for base, label in (("none", "no reuse"), ("lm-eval", "lm-eval"), ("loop", "the plain loop"))
-                  if (section, base) in rates]
-        print("  default vs " + ", ".join(ratios))
+                  if (section, base) in rates and (section, "default") in rates]
+        print("  default vs " + (", ".join(ratios) or "nothing (the default did not run)"))
+        measured.append((section, requests, reference, seconds))
 
     print(f"1. plain LP, {len(texts)} BLiMP sentences")
     plain = [Request("", t) for t in texts]
@@ -272,23 +295,34 @@ def main() -> None:
     floor, seconds = timed(lambda: plain_loop(model, ids, pad, args.token_budget))
     rates["plain", "loop"] = len(texts) / seconds
     row("plain forward + log-softmax loop (floor)", len(texts), seconds, sum(map(len, ids)))
+    targets("plain", None, plain, floor)
+    m = len(texts) // 5
+    requests = [Request(tpl.split("{sentence}")[0], t + tpl.split("{sentence}")[1])
+                for tpl in templates for t in texts[:m]]
+    targets("template", f"2. in-template LP, 5 templates x {m} sentences", requests)
+    targets("yes/no", f"3. Yes/No, 5 prompts x {m} sentences x 2 answers", yes_no_requests(loaded.tokenizer, texts[:m]))
+    primed = primed_requests(loaded, args.priming_pairs, args.prefix_tokens)
+    targets("priming", f"4. priming: {args.priming_pairs} pairs x 5 prefix types of {args.prefix_tokens} tokens "
+                       f"({len(primed)} requests)", primed)
+
     packed = [("engine, share=tree, packed rows under " + label, dict(share="tree", attention=how))
-              for how, label in (("flex", "FlexAttention"), ("segments", "segment attention"), ("dense", "a dense mask"))]
+              for how, label in (("flex", "FlexAttention"), ("segments", "segment attention"),
+                                 ("dense", "a dense mask"))]
     shares = (("engine, share=prefix, cached levels", dict(share="prefix", pack=False)),
               ("engine, share=prefix, packed", dict(share="prefix")),
-              ("engine, share=tree, packing from 16 tokens", dict(share="tree", pack_min_stem=16)),
-              *packed, ("engine, default (share=auto)", dict()))
-    _, seconds, tokens, diff, _ = engine(plain, floor, share="none")
-    row("engine, no reuse (share=none), against the floor", len(texts), seconds, tokens, diff)
-    modes(plain, "plain", "   the engine's modes against no reuse:", shares)
-    m = len(texts) // 5
-    requests = [Request(tpl.split("{sentence}")[0], t + tpl.split("{sentence}")[1]) for tpl in templates for t in texts[:m]]
-    modes(requests, "template", f"2. in-template LP, 5 templates x {m} sentences", shares)
-    modes(yes_no_requests(loaded.tokenizer, texts[:m]), "yes/no",
-          f"3. Yes/No, 5 prompts x {m} sentences x 2 answers", shares)
-    primed = primed_requests(loaded, args.priming_pairs, args.prefix_tokens)
-    modes(primed, "priming", f"4. priming: {args.priming_pairs} pairs x 5 prefix types of {args.prefix_tokens} tokens "
-                             f"({len(primed)} requests)", shares)
+              ("engine, share=tree, packing from 16 tokens", dict(share="tree", pack_min_stem=16)), *packed)
+    print("5. each share mode and way of attending, against no reuse (in the time budget's order: a row that would"
+          " not end in it is skipped)")
+    for section, requests, reference, none_seconds in measured:
+        print(f"  {SECTIONS[section]}")
+        skipped = 0
+        for name, options in shares:
+            if deadline is not None and time.perf_counter() + 2 * none_seconds > deadline:
+                skipped += 1
+                continue
+            mode_row(section, requests, reference, name, options)
+        if skipped:
+            print(f"  {skipped} of {len(shares)} rows skipped: the time budget (--seconds {args.seconds:g}) is spent")
     print("targets (one H100, random Llama 3 8B, bf16): plain LP default >= 1.2x the loop and >= 1.5x lm-eval; "
           "in-template >= 3x and Yes/No >= 5x no reuse; priming >= 8x no reuse; no reuse >= 40% of the bf16 peak; "
           "decisions identical across modes on >= 99.5% of pairs")

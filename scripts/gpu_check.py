@@ -18,13 +18,17 @@
    in-template LP, Yes/No and 800-token priming; tokens/s, % of the bf16 peak, peak memory, the
    mode auto ran), its output appended.
 
+The whole check ends within ``--minutes`` (8): each step after the first may run for what remains
+less what the later steps are kept (:data:`KEEP`), and the benchmark gets the rest as its time
+budget, in which it runs the rows its targets compare first and then each mode while one fits.
+
 Without CUDA it refuses to start, except with ``--dry-run``: the same steps on the CPU with tiny
 sizes (a test runs it). It needs torch with CUDA and the repository; no package index: what the
 machine's image lacks travels as wheels in ``.whl/`` (``bash scripts/gpu_wheels.sh`` fetches them),
 installed from there into a scratch folder before anything is imported; BLiMP travels as
 ``data/processed``. On a lent machine: carry ``.whl`` and ``data/processed``.
 
-    python scripts/gpu_check.py [--out outputs/gpu_check.txt] [--bench-n 8000] [--bench-timeout 300]
+    python scripts/gpu_check.py [--out outputs/gpu_check.txt] [--bench-n 8000] [--minutes 8]
     python scripts/gpu_check.py --dry-run --out /tmp/gpu_check.txt
 """
 from __future__ import annotations
@@ -77,6 +81,9 @@ TEXTS = ["The old cat sees the young dog near the river and the small bird watch
          "Every careful student help a quiet doctor in the green garden."]
 FLOAT32_TOLERANCE = 1e-4  # nats
 BF16_FLOOR = 0.05  # nats: bfloat16 is held to 1.5 x a plain bfloat16 forward's distance, or this
+# seconds: (the most a step may run, what it leaves for the steps after it)
+KEEP = {"tests": (180, 320), "costs": (120, 200)}
+BENCH_EXIT = 20  # seconds the benchmark is given to end after its time budget (its last row, exit)
 
 
 class Report:
@@ -196,28 +203,39 @@ def subprocess_step(report: Report, title: str, command: list[str], timeout: int
         if done.returncode != 0:
             report.fail(f"{command[1]} exited {done.returncode}")
     except subprocess.TimeoutExpired as err:
-        for line in ((err.stdout or b"").decode() if isinstance(err.stdout, bytes) else (err.stdout or "")).splitlines():
+        so_far = (err.stdout or b"").decode() if isinstance(err.stdout, bytes) else (err.stdout or "")
+        for line in so_far.splitlines():
             report.say("  " + line)
         report.fail(f"{command[1]} ran past {timeout} s (its output so far is above)")
 
 
-def gpu_tests(report: Report, dry_run: bool) -> None:
+def seconds_for(step: str, deadline: float) -> int:
+    """What ``step`` may run: its cap, or what remains before ``deadline`` less what the later
+    steps are kept (30 s at least)."""
+    cap, keep = KEEP[step]
+    return max(30, min(cap, int(deadline - time.perf_counter()) - keep))
+
+
+def gpu_tests(report: Report, dry_run: bool, deadline: float) -> None:
     # on the CPU the marked tests are collected and skipped, with the reason
     subprocess_step(report, "3. the tests marked gpu", [sys.executable, "-m", "pytest", "-q", "-m", "gpu", "-rs",
-                                                         "-p", "no:cacheprovider", "tests/test_gpu.py"], 300)
+                                                         "-p", "no:cacheprovider", "tests/test_gpu.py"],
+                    seconds_for("tests", deadline))
 
 
-def fit_costs(report: Report, dry_run: bool) -> None:
+def fit_costs(report: Report, dry_run: bool, deadline: float) -> None:
     args = ["--device", "cpu", "--models", "demo-en"] if dry_run else ["--device", "cuda"]
     subprocess_step(report, "4. the plan's device costs (paste the DeviceCosts line into cost_model.DEVICE_COSTS)",
-                    [sys.executable, str(ROOT / "benchmarks" / "fit_device_costs.py"), *args], 240)
+                    [sys.executable, str(ROOT / "benchmarks" / "fit_device_costs.py"), *args],
+                    seconds_for("costs", deadline))
 
 
-def bench(report: Report, dry_run: bool, n: int, timeout: int) -> None:
+def bench(report: Report, dry_run: bool, n: int, deadline: float) -> None:
+    left = max(60, int(deadline - time.perf_counter()))
     args = ["--cpu", "--model", "tiny-llama", "--n", "40", "--priming-pairs", "2", "--prefix-tokens", "40"] \
         if dry_run else ["--shape", "llama3-8b", "--n", str(n), "--priming-pairs", "100", "--prefix-tokens", "800"]
     subprocess_step(report, "5. benchmarks/bench_gpu.py", [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"),
-                                                           *args], timeout)
+                                                           *args, "--seconds", str(left - BENCH_EXIT)], left)
 
 
 def main(argv=None) -> int:
@@ -225,7 +243,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="the same steps on the CPU with tiny sizes")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "gpu_check.txt")
     ap.add_argument("--bench-n", type=int, default=8000, help="BLiMP sentences of bench_gpu's plain-LP rows")
-    ap.add_argument("--bench-timeout", type=int, default=300, help="seconds bench_gpu.py may run")
+    ap.add_argument("--minutes", type=float, default=8.0, help="the whole check's time limit")
     ap.add_argument("--skip-bench", action="store_true")
     args = ap.parse_args(argv)
     if not torch.cuda.is_available() and not args.dry_run:
@@ -240,9 +258,10 @@ def main(argv=None) -> int:
     report.say(f"# scripts/gpu_check.py on {name}, {time.strftime('%Y-%m-%d %H:%M')}, torch {torch.__version__}, "
                f"transformers {transformers.__version__}")
     start = time.perf_counter()
-    for step in (lambda: conformance(report, device), lambda: gpu_tests(report, args.dry_run),
-                 lambda: fit_costs(report, args.dry_run),
-                 None if args.skip_bench else lambda: bench(report, args.dry_run, args.bench_n, args.bench_timeout)):
+    deadline = start + 60 * args.minutes
+    for step in (lambda: conformance(report, device), lambda: gpu_tests(report, args.dry_run, deadline),
+                 lambda: fit_costs(report, args.dry_run, deadline),
+                 None if args.skip_bench else lambda: bench(report, args.dry_run, args.bench_n, deadline)):
         if step is None:
             continue
         try:

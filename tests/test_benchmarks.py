@@ -47,6 +47,14 @@ def test_bench_gpu_says_it_needs_cuda_and_exits_0_without_one(capsys, monkeypatc
     assert out == "bench_gpu needs a CUDA GPU; none is visible here (nothing measured; --cpu runs a smoke run)\n"
 
 
+def test_bench_gpu_keeps_to_its_time_budget_and_says_what_it_skipped(capsys, monkeypatch):
+    # a budget already spent: the floor's row runs, every engine row is skipped, and each section says so
+    out = run(bench_gpu, ["--cpu", "--model", "tiny-llama", "--n", "10", "--priming-pairs", "1",
+                          "--prefix-tokens", "20", "--seconds", "0"], capsys, monkeypatch)
+    assert "plain forward + log-softmax loop (floor)" in out and "engine," not in out, out
+    assert out.count("skipped: the time budget (--seconds 0) is spent") == 4, out
+
+
 def test_bench_masked_runs_both_scorers_and_they_agree(capsys, monkeypatch):
     out = run(bench_masked, ["--shape", "tiny", "--n", "20", "--layers", "2", "--width", "64", "--l2r-n", "10",
                              "--ref-n", "5", "--repeats", "2", "--minicons-batches", "2,5"], capsys, monkeypatch)

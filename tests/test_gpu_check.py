@@ -29,6 +29,10 @@ def test_the_dry_run_passes_and_writes_its_results(tmp_path):
         assert head, text
         assert re.search(rf"^  {name}\s+float32 .* tree/flex ([\d.e+-]+)  tree/dense ([\d.e+-]+)$", text, re.M), text
     assert "auto->" in text and "1. plain LP" in text and text.rstrip().endswith("s") and "0 failure(s)" in text, text
-    assert re.search(r"^  \d+ skipped in", text, re.M) and "needs a CUDA GPU" in text  # step 3: the gpu tests, skipped here
+    # step 3: the gpu tests, skipped here
+    assert re.search(r"^  \d+ skipped in", text, re.M) and "needs a CUDA GPU" in text
     assert re.search(r"DeviceCosts\(layer=[\d.e+-]+, .*key_byte=[\d.e+-]+\)", text), text  # step 4: the line to paste
     assert "3. Yes/No" in text and "4. priming" in text and "packed rows under FlexAttention" in text
+    budget = re.search(r"bench_gpu\.py .* --seconds (\d+)$", text, re.M)  # step 5: what remains of the 8 minutes
+    assert budget and 0 < int(budget.group(1)) < 8 * 60 - gpu_check.BENCH_EXIT, text
+    assert "5. each share mode" in text and "rows skipped" not in text, text
