@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from torch.nn.attention.flex_attention import create_mask
+from torch.nn.attention.flex_attention import create_block_mask, create_mask
 
-from helpers.engine import CausalScorer, flex_rows, row_attention, segment_attention
+from helpers.engine import CausalScorer, flex_rows, row_attention
 from helpers.settings import Settings
 from test_conformance import REQUESTS, TOLERANCE, reference
 
@@ -21,15 +21,15 @@ ARCHS = ("llama", "mistral", "gemma2")
 ROUNDING = 5e-5
 
 
-def dense_tree_mask(cached: int, past: int, segments, window: int | None) -> np.ndarray:
-    """[queries, past + queries] of one row, from first principles: a token sees the cached
-    positions, its ancestors' tokens and its own segment up to itself (within ``window``
-    positions); padding sees itself."""
+def dense_tree_mask(cached: int, past: int, segments, window: int | None, width: int | None = None) -> np.ndarray:
+    """[width, past + width] of one row (``width``: its tokens and two padding columns unless
+    given), from first principles: a token sees the cached positions, its ancestors' tokens and
+    its own segment up to itself (within ``window`` positions); padding sees itself."""
     cols = [(i, first + c) for i, (first, n, _) in enumerate(segments) for c in range(n)]
     ancestors = {}
     for i, (_, _, parent) in enumerate(segments):
         ancestors[i] = {i} | (ancestors[parent] if parent is not None else set())
-    width = len(cols) + 2  # two padding columns
+    width = width or len(cols) + 2
     out = np.zeros((width, past + width), dtype=bool)
     for q, (i, qp) in enumerate(cols):
         for k in range(cached):
@@ -56,8 +56,17 @@ def test_the_mask_mod_is_the_tree_mask_with_cache_and_window(window):
         assert np.array_equal(got[r, :n - 2, :5 + n - 2], want[:n - 2, :5 + n - 2]), r
         assert not got[r, :n - 2, 5 + n - 2:].any()  # nothing real sees a padding column
         assert all(got[r, q, 5 + q] for q in range(n - 2, seg))  # padding sees itself
-        if window is None:  # what the cost model counts for a flex row: exactly the pairs the tree mask allows
-            assert segment_attention.seen_pairs(cached, segments) == want[:n - 2].sum()
+        if window is None:  # what the cost model counts for a compiled flex row: the tiles with a seen pair
+            full = dense_tree_mask(cached, 5, segments, None, width=seg)
+            for tile in (2, 4):
+                padded = np.zeros((-(-seg // tile) * tile, -(-(5 + seg) // tile) * tile), dtype=bool)
+                padded[:seg, :5 + seg] = full
+                tiles = padded.reshape(padded.shape[0] // tile, tile, -1, tile).any(axis=(1, 3)).sum()
+                flex = create_block_mask(tree.mask_mod(None), len(rows), None, seg, 5 + seg, device="cpu",
+                                         BLOCK_SIZE=tile)  # what FlexAttention itself computes
+                computed = int((flex.kv_num_blocks + flex.full_kv_num_blocks)[r].sum())
+                assert flex_rows.computed_pairs(cached, segments, 5, seg, tile) == tiles * tile**2 == \
+                    computed * tile**2, (r, tile)
 
 
 @pytest.mark.parametrize("name", ARCHS)
@@ -105,3 +114,48 @@ def test_flex_is_asked_for_on_the_cpu_and_auto_names_it(built):
         CausalScorer(loaded, Settings(progress=False), attention="sparse")
     with pytest.raises(ValueError, match="segments need SDPA and no sliding window"):
         CausalScorer(built("mistral"), Settings(progress=False), attention="segments")
+
+
+def test_the_compiled_path_compiles_no_new_graph_for_new_sizes_or_windows(monkeypatch):
+    # what CUDA compiles, traced here by the compiler's front end with a backend that only counts
+    # graphs: once warm, calls of other rows, cached widths, segment widths and windows (Gemma 2
+    # alternates them every call) compile nothing new, so nothing falls back to the unfused path
+    import warnings
+    from functools import cache
+
+    graphs = []
+
+    def counting(gm, inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    monkeypatch.delenv("TORCHDYNAMO_DISABLE", raising=False)  # the tests' setting (for outlines) turns compiling off
+    monkeypatch.setattr(torch._dynamo.config, "disable", False)
+    monkeypatch.setattr(flex_rows, "compiles", lambda device: True)
+    monkeypatch.setattr(flex_rows, "_compiled", cache(lambda function: torch.compile(function, backend=counting)))
+
+    def call(rows: int, past: int, seg: int, window: int | None) -> torch.Tensor:
+        tree = flex_rows.TreeRows.of([(past, [(past, seg - 2, None), (past + seg - 2, 1, 0), (past + seg - 2, 1, 0)])]
+                                     * rows, past, seg)
+        generator = torch.Generator().manual_seed(rows * 100 + past)
+        query = torch.randn(rows, 4, seg, 16, generator=generator)
+        key = torch.randn(rows, 2, past + seg, 16, generator=generator)
+        out, _ = flex_rows.tree_flex_attention(None, query, key, key, None, tree_rows=tree, scaling=0.25,
+                                               softcap=3.0, sliding_window=window)
+        return out
+
+    try:
+        with torch.inference_mode(), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for rows, past, seg in ((3, 5, 9), (1, 0, 10), (2, 1, 11)):  # warm-up: sizes become symbolic
+                for window in (None, 8):
+                    call(rows, past, seg, window)
+            warm = len(graphs)
+            for rows, past, seg in ((4, 7, 12), (6, 3, 20), (1, 30, 13), (9, 2, 14)):
+                for window in (8, None, 5):
+                    call(rows, past, seg, window)
+        assert warm > 0 and len(graphs) == warm, f"{warm} graphs in the warm-up, {len(graphs) - warm} after it"
+        assert not [w for w in caught if "without torch.compile" in str(w.message)]
+    finally:
+        torch._dynamo.reset()

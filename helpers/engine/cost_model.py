@@ -6,8 +6,9 @@ A plan's :class:`Workload` counts what its forward calls do, as the executor wou
 query-key pairs its attention computes (every pair of a dense mask; only the blocks of segment
 attention, :mod:`.segment_attention`), cached positions gathered into the calls' caches, keys
 gathered by segment-attention blocks (one indexed copy per block group and layer, fitted apart
-from a cache's gather), and segment-attention blocks; a FlexAttention row counts the pairs its
-tree mask allows. :class:`Coefficients`
+from a cache's gather), and segment-attention blocks; a FlexAttention row counts the 128 x 128
+tiles in which its tree mask sees a pair where it is compiled (CUDA), and every pair where it runs
+eagerly. :class:`Coefficients`
 give seconds per unit of each; their prediction is the sum. They come from the model's
 :class:`ModelShape` (layers, width, multiply-adds per token, cached bytes per token) times the
 per-unit costs of its device class (:data:`DEVICE_COSTS`, shipped with the code): no timing at
@@ -29,7 +30,8 @@ from scipy.optimize import nnls
 
 from .forward import row_segments
 from .plan import Node
-from .segment_attention import block_sizes, seen_pairs
+from . import flex_rows
+from .segment_attention import block_sizes
 from .rows import Unit
 
 # The smallest coefficient a fit keeps (seconds per unit): a feature the timing could not
@@ -95,8 +97,9 @@ def batch_workload(executor, batch: list[Unit]) -> Workload:
     past = max(u.root.offset for u in batch)
     gathered = rows * past  # each row's cached positions copied into the call's cache
     how = executor.row_attention if any(u.packed for u in batch) else "dense"
-    if how == "flex":  # the pairs each token sees (FlexAttention skips the tiles where none is seen)
-        pairs = sum(seen_pairs(u.root.offset, row_segments(u)) for u in batch)
+    if how == "flex":  # compiled, the tiles where a pair is seen; eager (off CUDA), every pair
+        pairs = sum(flex_rows.computed_pairs(u.root.offset, row_segments(u), past, seg) for u in batch) \
+            if flex_rows.compiles(executor.device) else rows * seg * (past + seg)
         return Workload(calls=1, tokens=rows * seg, pairs=pairs, gathered=gathered)
     if how == "segments":
         sizes = [size for u in batch for size in block_sizes(u.root.offset, row_segments(u))]  # (keys, pairs)

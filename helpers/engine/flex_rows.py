@@ -28,6 +28,8 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMa
 
 NAME = "helpers_tree_flex"
 CACHED, EMPTY = -1, -2  # a key column's segment: a cached position of the row's parent, or padding
+UNWINDOWED = 2**31 - 1  # the window of a layer without one: every key is nearer than this
+TILE = 128  # the block mask's block size: FlexAttention computes a TILE x TILE block where one pair is seen
 
 
 @dataclass
@@ -72,15 +74,19 @@ class TreeRows:
 
     def mask_mod(self, window: int | None):
         """Whether query column ``q`` of row ``b`` sees key column ``kv`` (``window``: the layer's
-        sliding window, or None)."""
-        q_seg, q_pos, k_seg, k_pos, on_path, past = self.q_seg, self.q_pos, self.k_seg, self.k_pos, self.on_path, self.past
+        sliding window, or None). The window and the cached width enter as 0-d tensors, so that a
+        compiled mask is one graph for every layer and call (a Python number is a constant to
+        the compiler: each new value compiled again, and past its limit, run uncompiled)."""
+        q_seg, q_pos, k_seg, k_pos, on_path = self.q_seg, self.q_pos, self.k_seg, self.k_pos, self.on_path
+        past = torch.tensor(self.past, dtype=torch.int32, device=q_seg.device)
+        window = torch.tensor(UNWINDOWED if window is None else window, dtype=torch.int32, device=q_seg.device)
 
         def seen(b, h, q, kv):
             qs, ks, qp, kp = q_seg[b, q], k_seg[b, kv], q_pos[b, q], k_pos[b, kv]
             real = qs >= 0
             tree = real & (ks >= 0) & on_path[b, qs.clamp(min=0), ks.clamp(min=0)] & (kp <= qp)
             out = (real & (ks == CACHED)) | tree | (~real & (kv == past + q))  # padding sees itself
-            return out & (qp - kp < window) if window is not None else out
+            return out & (qp - kp < window)
 
         return seen
 
@@ -91,20 +97,57 @@ class TreeRows:
             rows, seg = self.q_seg.shape
             moved = TreeRows(*(t.to(device) for t in (self.q_seg, self.q_pos, self.k_seg, self.k_pos, self.on_path)),
                              self.past)
-            self._masks[key] = create_block_mask(moved.mask_mod(window), rows, None, seg, self.k_seg.shape[1],
-                                                 device=device, _compile=torch.device(device).type == "cuda")
+            build = _compiled(create_block_mask) if compiles(device) else create_block_mask
+            self._masks[key] = build(moved.mask_mod(window), rows, None, seg, self.k_seg.shape[1], device=device,
+                                     BLOCK_SIZE=TILE)
         return self._masks[key]
 
 
+def computed_pairs(cached: int, segments: list[tuple[int, int, int | None]], past: int, seg: int,
+                   tile: int = TILE) -> int:
+    """The query-key pairs compiled FlexAttention computes for one row of :class:`TreeRows`
+    (``seg`` query columns, ``past + seg`` key columns): ``tile`` x ``tile`` for every block in
+    which :meth:`TreeRows.mask_mod` sees a pair (a window left out: an upper bound)."""
+    hit = np.zeros((-(-seg // tile), -(-(past + seg) // tile)), dtype=bool)
+
+    def mark(q0: int, q1: int, k0: int, k1: int) -> None:  # query columns q0..q1-1 see key columns k0..k1-1
+        if q1 > q0 and k1 > k0:
+            hit[q0 // tile:(q1 - 1) // tile + 1, k0 // tile:(k1 - 1) // tile + 1] = True
+
+    def by_tile(q0: int, q1: int, first_key) -> None:  # query tile by tile: each query sees first_key(q0)..itself
+        while q0 < q1:
+            end = min(q1, (q0 // tile + 1) * tile)
+            mark(q0, end, past + first_key(q0), past + end)
+            q0 = end
+
+    starts = np.concatenate([[0], np.cumsum([n for _, n, _ in segments])]).tolist()
+    for i, (_, n, parent) in enumerate(segments):
+        a = starts[i]
+        mark(a, a + n, 0, cached)
+        while parent is not None:
+            mark(a, a + n, past + starts[parent], past + starts[parent] + segments[parent][1])
+            parent = segments[parent][2]
+        by_tile(a, a + n, lambda q0: a)  # its own tokens, causally
+    by_tile(starts[-1], seg, lambda q0: q0)  # padding sees itself
+    return int(hit.sum()) * tile * tile
+
+
 @cache
-def _compiled():
-    """``flex_attention`` compiled (once per process)."""
-    return torch.compile(flex_attention)
+def _compiled(function):
+    """``function`` compiled (once per process). Calls differ in rows, cached width and segment
+    width: the compiler's automatic dynamic shapes make those sizes symbolic at their first change."""
+    return torch.compile(function)
+
+
+def compiles(device) -> bool:
+    """Whether FlexAttention and its block masks are compiled on ``device``: on CUDA; elsewhere
+    they run eagerly."""
+    return torch.device(device).type == "cuda"
 
 
 def _attend(device):
-    """``flex_attention``, compiled on CUDA, eager elsewhere."""
-    return _compiled() if torch.device(device).type == "cuda" else flex_attention
+    """``flex_attention``, compiled where :func:`compiles`, eager elsewhere."""
+    return _compiled(flex_attention) if compiles(device) else flex_attention
 
 
 def tree_flex_attention(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,

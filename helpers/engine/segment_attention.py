@@ -93,16 +93,6 @@ def block_sizes(cached: int, segments: list[tuple[int, int, int | None]], chunk:
     return sizes
 
 
-def seen_pairs(cached: int, segments: list[tuple[int, int, int | None]]) -> int:
-    """The query-key pairs of a row that its tree mask allows (each token: the cached positions,
-    its ancestors' tokens, its own segment up to itself)."""
-    before = [cached] * len(segments)
-    for i, (_, _, parent) in enumerate(segments):
-        if parent is not None:
-            before[i] = before[parent] + segments[parent][1]
-    return sum(n * before[i] + n * (n + 1) // 2 for i, (_, n, _) in enumerate(segments))
-
-
 def _row_layout(segments: list[tuple[int, int, int | None]], chunk: int, long: int, cached: int):
     """A row's ancestry matrix ([i, j]: segment j is i or an ancestor of i), each column's
     segment and absolute position, and its query chunks (a, b, the columns of the keys some query
