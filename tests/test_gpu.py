@@ -3,6 +3,8 @@ scripts/gpu_check.py runs them on the GPU): the compiled FlexAttention path, bfl
 NF4 weights on CUDA and a model split between the GPU and the CPU by a device map."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -48,7 +50,11 @@ def test_compiled_flex_attention_equals_the_dense_mask_and_float64(on_gpu, name)
     default = CausalScorer(loaded, Settings(progress=False, share="tree"))
     assert default.executor.row_attention == "flex"  # CUDA's default where its probe passes
     dense = CausalScorer(loaded, Settings(progress=False, share="tree"), attention="dense")
-    flex, plain = logprobs(default), logprobs(dense)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        flex = logprobs(default)
+    assert not [w for w in caught if "without torch.compile" in str(w.message)]  # compiled, not the unfused fallback
+    plain = logprobs(dense)
     assert worst(flex, expected) < TOLERANCE and worst(plain, expected) < TOLERANCE
     assert worst(flex, plain) < 1e-5
 
