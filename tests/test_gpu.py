@@ -3,6 +3,7 @@ scripts/gpu_check.py runs them on the GPU): the compiled FlexAttention path, bfl
 NF4 weights on CUDA and a model split between the GPU and the CPU by a device map."""
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -16,6 +17,20 @@ from helpers.settings import Settings
 from test_conformance import REQUESTS, TOLERANCE, reference
 
 pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiling():
+    """The suite turns the compiler off (``TORCHDYNAMO_DISABLE``, for outlines on the CPU), which
+    would leave FlexAttention unfused here; this module checks the compiled path, so it is on."""
+    from helpers.engine import flex_rows
+
+    before = os.environ.pop("TORCHDYNAMO_DISABLE", None)
+    flex_rows._compiled.cache_clear()
+    yield
+    flex_rows._compiled.cache_clear()
+    if before is not None:
+        os.environ["TORCHDYNAMO_DISABLE"] = before
 
 
 def logprobs(scorer) -> list[np.ndarray]:
