@@ -239,7 +239,7 @@ def fit_costs(report: Report, dry_run: bool, deadline: float) -> None:
 
 def bench(report: Report, dry_run: bool, n: int, deadline: float) -> None:
     left = max(60, int(deadline - time.perf_counter()))
-    args = ["--cpu", "--model", "tiny-llama", "--n", "40", "--priming-pairs", "2", "--prefix-tokens", "40"] \
+    args = ["--cpu", "--model", "tiny-llama", "--n", "10", "--priming-pairs", "1", "--prefix-tokens", "20"] \
         if dry_run else ["--shape", "llama3-8b", "--n", str(n), "--priming-pairs", "100", "--prefix-tokens", "800"]
     subprocess_step(report, "5. benchmarks/bench_gpu.py", [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"),
                                                            *args, "--seconds", str(left - BENCH_EXIT)], left)
