@@ -80,6 +80,11 @@ def chosen(scorer: CausalScorer, coefficients, requests: list[Request]) -> str:
     return cost_model.cheapest(scorer._auto.predict(encoded, [e.first for e in encoded], coefficients))
 
 
+def costs_line(costs: DeviceCosts) -> str:
+    """The line to paste into ``DEVICE_COSTS``."""
+    return "DeviceCosts(" + ", ".join(f"{f.name}={getattr(costs, f.name):.3g}" for f in fields(costs)) + ")"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="+", default=None, choices=MODELS,
@@ -97,11 +102,13 @@ def main() -> None:
         shape = ModelShape.of(loaded.model)
         rows.append((name, loaded, scorer, measured, shape))
         print(f"{name}: {shape}; measured {measured}", flush=True)
-    costs, kept = DeviceCosts.pooled([(measured, shape) for *_, measured, shape in rows],
-                                     DEVICE_COSTS[device_class(args.device)])
+        costs, kept = DeviceCosts.pooled([(measured, shape) for *_, measured, shape in rows],
+                                         DEVICE_COSTS[device_class(args.device)])
+        if len(rows) < len(args.models or DEFAULT_MODELS[args.device]):  # a run stopped early keeps what it fitted
+            print(f"    so far ({len(rows)} models): {costs_line(costs)}", flush=True)
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else f"{torch.get_num_threads()} threads"
     print(f"\n{device_class(args.device)} costs (geometric mean over {len(rows)} models, {where}, {dtype}):")
-    print("    DeviceCosts(" + ", ".join(f"{f.name}={getattr(costs, f.name):.3g}" for f in fields(costs)) + ")")
+    print(f"    {costs_line(costs)}")
     if kept:
         print(f"    (no model's probes separated {', '.join(kept)}: the shipped costs are kept for them)")
     print("\n| model | workload | this machine's timing chooses | this fit chooses | the shipped costs choose |")
