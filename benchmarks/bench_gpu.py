@@ -140,7 +140,7 @@ def primed_requests(loaded, pairs: int, prefix_tokens: int) -> list:
     from helpers.engine import Request
     from helpers.engine.model_checks import max_positions
 
-    blimp = data.load("blimp")
+    blimp = data.load_processed("blimp")
     per = max(1, -(-pairs // blimp.paradigm.nunique()))
     targets = first_per_paradigm(blimp, per).head(pairs)
     prefixes = priming.build_prefixes(targets, priming.token_counter(loaded.tokenizer), pool=blimp,

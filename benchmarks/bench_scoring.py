@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import os
 import sys
 import time
@@ -48,20 +47,16 @@ from helpers.settings import Settings, scorer_arguments  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from helpers import paths  # noqa: E402
+from helpers import data, paths  # noqa: E402
 from helpers.models import LoadedModel  # noqa: E402
 from helpers.engine import Request, CausalScorer  # noqa: E402
 
 
 def blimp_sentences(n: int) -> list[str]:
-    out = []
-    for f in sorted((paths.mirror() / "blimp" / "data").glob("*.jsonl")):
-        for line in f.read_text().splitlines():
-            row = json.loads(line)
-            out += [row["sentence_good"], row["sentence_bad"]]
-            if len(out) >= n:
-                return out[:n]
-    return out
+    """The first ``n`` BLiMP sentences, good then bad of each pair (from the processed table,
+    prepared from the mirror the first time)."""
+    blimp = data.load_processed("blimp")
+    return [s for good, bad in zip(blimp.good, blimp.bad) for s in (good, bad)][:n]
 
 
 def single_templates() -> list[str]:

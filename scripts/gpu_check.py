@@ -25,8 +25,9 @@ budget, in which it runs the rows its targets compare first and then each mode w
 Without CUDA it refuses to start, except with ``--dry-run``: the same steps on the CPU with tiny
 sizes (a test runs it). It needs torch with CUDA and the repository; no package index: what the
 machine's image lacks travels as wheels in ``.whl/`` (``bash scripts/gpu_wheels.sh`` fetches them),
-installed from there into a scratch folder before anything is imported; BLiMP travels as
-``data/processed``. On a lent machine: carry ``.whl`` and ``data/processed``.
+installed from there into a scratch folder before anything is imported; the data it reads
+travels as ``data/processed`` and ``.gpu_mirror/`` (``python scripts/gpu_pack.py``, which
+gpu_wheels.sh runs). On a lent machine: carry ``.whl``, ``.gpu_mirror`` and ``data/processed``.
 
     python scripts/gpu_check.py [--out outputs/gpu_check.txt] [--bench-n 8000] [--minutes 8]
     python scripts/gpu_check.py --dry-run --out /tmp/gpu_check.txt
@@ -70,6 +71,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from helpers.settings import Settings  # noqa: E402
+
+import gpu_pack  # noqa: E402
 
 # Gemma 2 and Mistral first: while the compiler's recompile limit lasts, flex runs compiled for them
 ARCHITECTURES = ("gemma2", "mistral", "qwen2", "llama")
@@ -258,6 +261,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     device = "cpu" if args.dry_run else "cuda"
+    gpu_pack.use_packed()  # inherited by the steps' processes
     report = Report(args.out)
     import transformers
 

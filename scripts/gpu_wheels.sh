@@ -7,7 +7,9 @@
 # transformers (the engine is tested on 5.24), lm-eval's HFLM (bench_gpu.py's baseline) and its
 # dill, and the data loader's pooch, platformdirs and langcodes.
 #
-#   bash scripts/gpu_wheels.sh            # then carry .whl with the repository
+# It then packs the data the check reads (scripts/gpu_pack.py: data/processed and .gpu_mirror).
+#
+#   bash scripts/gpu_wheels.sh            # then carry .whl, .gpu_mirror and data/processed
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -17,3 +19,4 @@ mkdir -p .whl
     --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
     -d .whl transformers==5.24.0 lm_eval==0.4.13 dill==0.4.1 pooch==1.9.0 platformdirs==4.14.8 langcodes==3.5.1
 ls -la .whl
+"$PY" scripts/gpu_pack.py

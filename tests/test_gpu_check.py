@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 import gpu_check  # noqa: E402
+import gpu_pack  # noqa: E402
 
 
 def test_it_refuses_to_start_without_cuda(monkeypatch, capsys, tmp_path):
@@ -17,7 +18,11 @@ def test_it_refuses_to_start_without_cuda(monkeypatch, capsys, tmp_path):
     assert "no CUDA device is visible" in capsys.readouterr().err and not (tmp_path / "check.txt").exists()
 
 
-def test_the_dry_run_passes_and_writes_its_results(tmp_path):
+def test_the_dry_run_passes_and_writes_its_results(tmp_path, monkeypatch):
+    # with only what travels to a GPU machine: the packed mirror files and processed table
+    monkeypatch.setenv("HELPERS_PROCESSED_DIR", str(tmp_path / "processed"))
+    gpu_pack.pack(tmp_path / "mirror")
+    monkeypatch.setenv("MINIMAL_PAIRS_DATA", str(tmp_path / "mirror"))
     out = tmp_path / "check.txt"
     assert gpu_check.main(["--dry-run", "--out", str(out)]) == 0
     text = out.read_text()
@@ -36,3 +41,13 @@ def test_the_dry_run_passes_and_writes_its_results(tmp_path):
     budget = re.search(r"bench_gpu\.py .* --seconds (\d+)$", text, re.M)  # step 5: what remains of the 8 minutes
     assert budget and 0 < int(budget.group(1)) < 8 * 60 - gpu_check.BENCH_EXIT, text
     assert "5. each share mode" in text and "rows skipped" not in text, text
+
+
+def test_without_a_mirror_the_packed_one_is_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIMAL_PAIRS_DATA", "")  # unset as mirror() reads it, and restored after the test
+    monkeypatch.setattr(gpu_pack.paths, "DEFAULT_MIRROR", tmp_path / "none")  # a GPU machine: nothing beside
+    gpu_pack.use_packed(tmp_path / "packed")
+    assert gpu_pack.paths.mirror() is None  # nothing packed either
+    (tmp_path / "packed").mkdir()
+    gpu_pack.use_packed(tmp_path / "packed")
+    assert gpu_pack.paths.mirror() == tmp_path / "packed"
