@@ -265,7 +265,7 @@ def main() -> None:
             rates[section, "default"] = len(requests) / seconds
 
     deadline = None if args.seconds is None else time.perf_counter() + args.seconds
-    measured = []  # (section, title, requests, the no-reuse totals, the no-reuse seconds)
+    measured = []  # (section, requests, the no-reuse totals, the no-reuse seconds)
 
     def targets(section: str, title: str | None, requests, floor=None) -> None:
         """The rows the targets compare: lm-eval, no reuse (against the plain loop's sums where
