@@ -16,8 +16,9 @@ floor a perfect implementation would need), against the device's bf16 peak (``--
 else known for H100/H200/A100...), the peak GPU memory of the row, the mode auto ran, the
 largest score difference against the no-reuse run and the share of pairs whose decision differs.
 The rows the targets compare (the loop, lm-eval, no reuse, the default) run first in every
-section, then each mode's row; under ``--seconds`` (a time budget, as scripts/gpu_check.py gives
-it) a row that would not end within it (twice its section's no-reuse time) is skipped and counted.
+section, then each mode's row; under a time budget (``--seconds`` from the start, or ``--until``
+a clock time, as scripts/gpu_check.py gives it) no row starts after it, and a mode's row that would
+not end within it (twice its section's no-reuse time) is skipped and counted.
 
 ``--shape llama3-1b`` / ``--shape llama3-8b`` builds a model of that architecture with random
 weights on the GPU (no download: throughput does not depend on the weights) with the demo
@@ -38,6 +39,7 @@ import sys
 import time
 from pathlib import Path
 
+START = time.time()  # --seconds counts from here
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -182,8 +184,9 @@ def main() -> None:
     ap.add_argument("--prefix-tokens", type=int, default=800, help="priming prefix length in tokens")
     ap.add_argument("--peak-tflops", type=float, default=None, help="the device's bf16 peak (default: known devices)")
     ap.add_argument("--seconds", type=float, default=None,
-                    help="a time budget: the target rows first, then each mode's row while one fits "
+                    help="a time budget from the start: the target rows first, then each mode's row while one fits "
                          "(default: no limit)")
+    ap.add_argument("--until", type=float, default=None, help="the budget as a clock time (seconds since the epoch)")
     ap.add_argument("--cpu", action="store_true", help="run on the CPU (a smoke run: tiny model, tiny sizes)")
     args = ap.parse_args()
     if not torch.cuda.is_available() and not args.cpu:
@@ -264,7 +267,12 @@ def main() -> None:
         if not options:
             rates[section, "default"] = len(requests) / seconds
 
-    deadline = None if args.seconds is None else time.perf_counter() + args.seconds
+    budgets = [t for t in (args.until, None if args.seconds is None else START + args.seconds) if t is not None]
+    deadline = min(budgets, default=None)
+
+    def spent(seconds: float = 0.0) -> bool:
+        """Whether a row of ``seconds`` would end after the time budget."""
+        return deadline is not None and time.time() + seconds > deadline
     measured = []  # (section, requests, the no-reuse totals, the no-reuse seconds)
 
     def targets(section: str, title: str | None, requests, floor=None) -> None:
@@ -272,15 +280,19 @@ def main() -> None:
         given) and the default, with the default's ratios."""
         if title:
             print(title)
-        if deadline is not None and time.perf_counter() > deadline:
-            print(f"  skipped: the time budget (--seconds {args.seconds:g}) is spent")
+        if spent():
+            print("  skipped: the time budget is spent")
             return
         lm_eval_row(section, requests)
+        if spent():
+            print("  the engine's rows skipped: the time budget is spent")
+            return
         reference, seconds, tokens, diff, _ = engine(requests, floor, share="none")
         rates[section, "none"] = len(requests) / seconds
         row("engine, no reuse (share=none)" + (", against the loop" if floor else ""), len(requests), seconds,
             tokens, diff)
-        mode_row(section, requests, reference, "engine, default (share=auto)", {})
+        if not spent():
+            mode_row(section, requests, reference, "engine, default (share=auto)", {})
         ratios = [f"{rates[section, 'default'] / rates[section, base]:.2f}x {label}"
                   for base, label in (("none", "no reuse"), ("lm-eval", "lm-eval"), ("loop", "the plain loop"))
                   if (section, base) in rates and (section, "default") in rates]
@@ -317,12 +329,12 @@ def main() -> None:
         print(f"  {SECTIONS[section]}")
         skipped = 0
         for name, options in shares:
-            if deadline is not None and time.perf_counter() + 2 * none_seconds > deadline:
+            if spent(2 * none_seconds):
                 skipped += 1
                 continue
             mode_row(section, requests, reference, name, options)
         if skipped:
-            print(f"  {skipped} of {len(shares)} rows skipped: the time budget (--seconds {args.seconds:g}) is spent")
+            print(f"  {skipped} of {len(shares)} rows skipped: the time budget is spent")
     print("targets (one H100, random Llama 3 8B, bf16): plain LP default >= 1.2x the loop and >= 1.5x lm-eval; "
           "in-template >= 3x and Yes/No >= 5x no reuse; priming >= 8x no reuse; no reuse >= 40% of the bf16 peak; "
           "decisions identical across modes on >= 99.5% of pairs")

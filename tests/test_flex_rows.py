@@ -119,8 +119,8 @@ def test_flex_is_asked_for_on_the_cpu_and_auto_names_it(built):
 def test_the_compiled_path_compiles_no_new_graph_for_new_sizes_or_windows(monkeypatch):
     # what CUDA compiles, traced here by the compiler's front end with a backend that only counts
     # graphs: once warm, calls of other rows, cached widths, segment widths and windows (Gemma 2
-    # alternates them every call) compile nothing new, so nothing falls back to the unfused path
-    import warnings
+    # alternates them every call) compile nothing new, so the recompile limit, past which
+    # FlexAttention runs unfused, is never reached
     from functools import cache
 
     graphs = []
@@ -146,8 +146,7 @@ def test_the_compiled_path_compiles_no_new_graph_for_new_sizes_or_windows(monkey
         return out
 
     try:
-        with torch.inference_mode(), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with torch.inference_mode():
             for rows, past, seg in ((3, 5, 9), (1, 0, 10), (2, 1, 11)):  # warm-up: sizes become symbolic
                 for window in (None, 8):
                     call(rows, past, seg, window)
@@ -156,6 +155,5 @@ def test_the_compiled_path_compiles_no_new_graph_for_new_sizes_or_windows(monkey
                 for window in (8, None, 5):
                     call(rows, past, seg, window)
         assert warm > 0 and len(graphs) == warm, f"{warm} graphs in the warm-up, {len(graphs) - warm} after it"
-        assert not [w for w in caught if "without torch.compile" in str(w.message)]
     finally:
         torch._dynamo.reset()

@@ -4,11 +4,11 @@ NF4 weights on CUDA and a model split between the GPU and the CPU by a device ma
 from __future__ import annotations
 
 import os
-import warnings
 
 import numpy as np
 import pytest
 import torch
+from torch._dynamo.utils import counters
 
 from helpers.engine import CausalScorer
 from helpers.models import load
@@ -58,7 +58,7 @@ def on_gpu(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("name", ["llama", "mistral", "gemma2"])
+@pytest.mark.parametrize("name", ["mistral", "gemma2"])  # a window on every layer; soft-capping, sliding and full
 def test_compiled_flex_attention_equals_the_dense_mask_and_float64(on_gpu, name):
     from helpers.engine import flex_rows
 
@@ -66,13 +66,13 @@ def test_compiled_flex_attention_equals_the_dense_mask_and_float64(on_gpu, name)
     flex_rows._compiled.cache_clear()
     loaded = on_gpu(name)
     expected = reference(loaded, CausalScorer(loaded, Settings(progress=False, share="none")), REQUESTS)
-    default = CausalScorer(loaded, Settings(progress=False, share="tree"))
+    counters.clear()
+    with torch._dynamo.config.patch(fail_on_recompile_limit_hit=True):  # never the unfused fallback
+        default = CausalScorer(loaded, Settings(progress=False, share="tree"))  # its probe runs flex too
+        flex = logprobs(default)
     assert default.executor.row_attention == "flex"  # CUDA's default where its probe passes
     dense = CausalScorer(loaded, Settings(progress=False, share="tree"), attention="dense")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        flex = logprobs(default)
-    assert not [w for w in caught if "without torch.compile" in str(w.message)]  # compiled, not the unfused fallback
+    assert counters["stats"]["unique_graphs"] > 0  # compiled
     plain = logprobs(dense)
     assert worst(flex, expected) < TOLERANCE and worst(plain, expected) < TOLERANCE
     assert worst(flex, plain) < 1e-5
