@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from helpers.store import read_metadata
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from helpers.store import read_metadata  # noqa: E402
 
 TOLERANCE, NEAR_TIE = 1e-6, 1e-5
 # what identifies a row: the item, and for primed runs its prefix (type, length, draw or group)

@@ -11,7 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from helpers.sweep.examples import build
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from helpers.sweep.examples import build  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
