@@ -55,7 +55,7 @@ from helpers.engine import Request, CausalScorer  # noqa: E402
 def blimp_sentences(n: int) -> list[str]:
     """The first ``n`` BLiMP sentences, good then bad of each pair (from the processed table,
     prepared from the mirror the first time)."""
-    blimp = data.load_processed("blimp")
+    blimp = data.load_processed("blimp").head(-(-n // 2))
     return [s for good, bad in zip(blimp.good, blimp.bad) for s in (good, bad)][:n]
 
 

@@ -87,8 +87,9 @@ def test_qfrblimp_reads_its_pairs_and_the_annotators_agreement(raw):
     assert table.loc["Accords participes passés (Past participle agreements)", "human"] == pytest.approx(
         (1.0 + 6 / 11) / 2)  # per pair, then per paradigm, then per phenomenon
     assert table.loc["Négation standard (Standard negation)", ["accuracy", "human"]].tolist() == [0.0, 0.75]
-    assert accuracy.by_phenomenon(scores).set_index("phenomenon")["human"].to_dict() == table["human"].to_dict()
-    matrix = accuracy.phenomenon_matrix(accuracy.by_phenomenon(scores), humans=True)  # 02's table: the humans beside the methods
+    phenomena = accuracy.by_phenomenon(scores)
+    assert phenomena.set_index("phenomenon")["human"].to_dict() == table["human"].to_dict()
+    matrix = accuracy.phenomenon_matrix(phenomena, humans=True)  # 02's table: the humans beside the methods
     assert list(matrix.columns) == ["lp", "humans"] and matrix["humans"].tolist() == table["human"].tolist()
 
 

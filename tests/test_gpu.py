@@ -60,10 +60,7 @@ def on_gpu(tmp_path_factory):
 
 @pytest.mark.parametrize("name", ["mistral", "gemma2"])  # a window on every layer; soft-capping, sliding and full
 def test_compiled_flex_attention_equals_the_dense_mask_and_float64(on_gpu, name):
-    from helpers.engine import flex_rows
-
     torch._dynamo.reset()  # each architecture compiles afresh, within the compiler's recompile limit
-    flex_rows._compiled.cache_clear()
     loaded = on_gpu(name)
     expected = reference(loaded, CausalScorer(loaded, Settings(progress=False, share="none")), REQUESTS)
     counters.clear()

@@ -114,10 +114,10 @@ def computed_pairs(cached: int, segments: list[tuple[int, int, int | None]], pas
         if q1 > q0 and k1 > k0:
             hit[q0 // tile:(q1 - 1) // tile + 1, k0 // tile:(k1 - 1) // tile + 1] = True
 
-    def by_tile(q0: int, q1: int, first_key) -> None:  # query tile by tile: each query sees first_key(q0)..itself
+    def causal(q0: int, q1: int, first: int | None) -> None:  # query tile by tile: keys first (None: itself)..itself
         while q0 < q1:
             end = min(q1, (q0 // tile + 1) * tile)
-            mark(q0, end, past + first_key(q0), past + end)
+            mark(q0, end, past + (q0 if first is None else first), past + end)
             q0 = end
 
     starts = np.concatenate([[0], np.cumsum([n for _, n, _ in segments])]).tolist()
@@ -127,8 +127,8 @@ def computed_pairs(cached: int, segments: list[tuple[int, int, int | None]], pas
         while parent is not None:
             mark(a, a + n, past + starts[parent], past + starts[parent] + segments[parent][1])
             parent = segments[parent][2]
-        by_tile(a, a + n, lambda q0: a)  # its own tokens, causally
-    by_tile(starts[-1], seg, lambda q0: q0)  # padding sees itself
+        causal(a, a + n, a)  # its own tokens
+    causal(starts[-1], seg, None)  # padding sees itself
     return int(hit.sum()) * tile * tile
 
 
