@@ -4,7 +4,7 @@ dtype (before) and in float32 (after), in one run.
 Scores BLiMP (the first N pairs per paradigm, default 20: 1,340 pairs) with LP, in-template LP and
 Yes/No (template 1 each) three times: the model in float32, in bfloat16 with its vocabulary head
 rounded to bfloat16 (the engine before the float32 head), and in bfloat16 with the float32 head
-(:class:`helpers.engine.logit_transform.Projection`). Prints, per method, the decisions that differ
+(:class:`helpers.engine.projection.Projection`). Prints, per method, the decisions that differ
 from float32's, the exact ties, and the largest score change.
 
     python benchmarks/bench_bf16_head.py [--model demo-en] [--limit 20] [--threads 2]
@@ -25,7 +25,8 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from helpers.data.selection import select  # noqa: E402
-from helpers.engine import logit_transform, scorer_for  # noqa: E402
+from helpers.engine import scorer_for  # noqa: E402
+from helpers.engine.projection import rounded_head  # noqa: E402
 from helpers.models import load  # noqa: E402
 from helpers.runner import run_methods  # noqa: E402
 from helpers.store import ScoreStore, load_files  # noqa: E402
@@ -55,12 +56,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         runs = {"float32": scores(load(args.model, quant=None, dtype=torch.float32), selection, Path(tmp) / "f32")}
         bf16 = load(args.model, quant=None, dtype=torch.bfloat16)
-        float32_weights = logit_transform.Projection.float32_weights
-        logit_transform.Projection.float32_weights = lambda self: None  # the head in the model's dtype
-        try:
+        with rounded_head():  # the head in the model's dtype
             runs["bf16, bf16 head"] = scores(bf16, selection, Path(tmp) / "bf16-head")
-        finally:
-            logit_transform.Projection.float32_weights = float32_weights
         runs["bf16, float32 head"] = scores(bf16, selection, Path(tmp) / "f32-head")
     reference = runs["float32"]
     print(f"{args.model}, BLiMP {len(selection):,} pairs ({args.limit} per paradigm), template 1, share none, "

@@ -144,7 +144,8 @@ def worst(got, expected) -> float:
 
 
 def conformance(report: Report, device: str, until: float) -> None:
-    from helpers.engine import CausalScorer, logit_transform, scorer_for
+    from helpers.engine import CausalScorer, scorer_for
+    from helpers.engine.projection import rounded_head
     from helpers.models import load
     from helpers.models import tiny_architectures as ta
 
@@ -186,13 +187,9 @@ def conformance(report: Report, device: str, until: float) -> None:
                         report.fail(f"{name} {label} {share}: {diff:.3g} nats > {bound:.3g}")
                 report.say(f"  {name:<8}{label:<10}" + "  ".join(cells) + plain)
                 if dtype == torch.bfloat16:
-                    keep = logit_transform.Projection.float32_weights
-                    logit_transform.Projection.float32_weights = lambda self: None
-                    try:
+                    with rounded_head():
                         rounded = worst([s.logprobs for s in scorer_for(loaded, Settings(progress=False, share="none"))
                                          .score(reqs)], reference)
-                    finally:
-                        logit_transform.Projection.float32_weights = keep
                     ours = worst([s.logprobs for s in first.score(reqs)], reference)
                     report.say(f"  {name:<8}head      bf16 head {rounded:.3e}   float32 head {ours:.3e}")
                 del loaded, first

@@ -92,11 +92,41 @@ def test_bfloat16_on_cuda_is_as_close_to_float64_as_a_plain_bfloat16_forward(on_
 
 
 def test_nf4_on_cuda_scores_as_the_models_own_forward_in_every_mode(on_gpu):
-    loaded = on_gpu("llama", torch.bfloat16, quant="nf4")
+    loaded = on_gpu("llama", torch.bfloat16, quant="4bit")  # as users load it (load() knows no "nf4")
     assert any("4bit" in type(m).__name__ for m in loaded.model.modules())
     runs = {share: logprobs(CausalScorer(loaded, Settings(progress=False, share=share)))
             for share in ("none", "prefix", "tree")}
     assert worst(runs["prefix"], runs["none"]) < 0.05 and worst(runs["tree"], runs["none"]) < 0.05
+
+
+def test_the_half_precision_head_gives_float32_logits_at_llama_3s_vocabulary_within_float32_rounding():
+    """Llama 3's head (128,256 x 4,096, bfloat16) on CUDA: the engine's path multiplies the bf16
+    operands with float32 output, no float32 copy; its logits and those of the float32-copy head
+    are each within float32 rounding of the exact (float64) products, gamma_K x (|h| @ |W|^T)."""
+    from helpers.engine.logit_transform import LogitTransform
+    from helpers.engine.projection import Projection
+
+    torch.manual_seed(0)
+    width, vocab = 4096, 128256
+    linear = torch.nn.Linear(width, vocab, bias=False, device="cuda", dtype=torch.bfloat16).requires_grad_(False)
+    hidden = (3 * torch.randn(64, width, device="cuda")).to(torch.bfloat16)
+    project = Projection(linear, LogitTransform())
+    assert project.path() == "float32-output" and project._copy is None
+    torch.cuda.reset_peak_memory_stats()
+    allocated = torch.cuda.memory_allocated()
+    ours = project(hidden)
+    assert ours.dtype == torch.float32 and project._copy is None  # no float32 weight made or kept
+    assert torch.cuda.max_memory_allocated() - allocated < 2 * 64 * vocab * 4 + 2**26  # logits, not a copy
+    torch.backends.cuda.matmul.allow_tf32 = False
+    copied = torch.nn.functional.linear(hidden.float(), linear.weight.float())  # the float32-copy head
+    exact = hidden.double() @ linear.weight.double().T
+    u = 2.0**-24
+    gamma = width * u / (1 - width * u)
+    bound = gamma * (hidden.double().abs() @ linear.weight.double().abs().T)
+    for got in (ours, copied):
+        assert bool(((got.double() - exact).abs() <= bound).all())
+    assert float((ours - copied).abs().max()) <= 2 * float(bound.max())
+    assert torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction  # the setting restored
 
 
 def test_a_device_map_split_between_gpu_and_cpu_scores_as_on_one_device(on_gpu):

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from helpers.engine import head
-from helpers.engine.logit_transform import LogitTransform, Projection
+from helpers.engine.logit_transform import LogitTransform
+from helpers.engine.projection import Projection
 
 
 def reference(weight, hidden, transform, which, targets, mass):
@@ -61,3 +62,47 @@ def test_only_a_large_vocabulary_and_a_plain_linear_head_run_by_slices(monkeypat
     head.logprobs_at(Projection(small, LogitTransform()), 8000, hidden, one, one)
     head.logprobs_at(lambda h: h, 262144, hidden, one, one)  # logits already computed: no slices to take
     assert calls == ["slices", "rows", "rows"]
+
+
+def test_an_offloaded_head_computes_in_float32_by_slices_as_on_one_device(tmp_path, monkeypatch):
+    """A bfloat16 model with half its layers and its head offloaded to the disk (accelerate's hooks,
+    the weights on "meta" between calls) scores exactly as the same model on one device, with
+    the float32 head, at the positions read and by vocabulary slices; the head rounded to
+    bfloat16 (how transformers computes it) is visibly further off."""
+    from helpers.engine import CausalScorer
+    from helpers.engine.projection import rounded_head
+    from helpers.models import load
+    from helpers.models import tiny_architectures as ta
+    from helpers.settings import Settings
+    from test_conformance import REQUESTS
+
+    folder = ta.build("llama", tmp_path / "llama")
+    whole = load(folder, quant=None, dtype=torch.bfloat16, device_map=None)
+    layers = whole.model.config.num_hidden_layers
+    placement = {"model.embed_tokens": "cpu", "model.rotary_emb": "cpu", "model.norm": "cpu", "lm_head": "disk",
+                 **{f"model.layers.{i}": "cpu" if i < layers // 2 else "disk" for i in range(layers)}}
+    split = load(folder, quant=None, dtype=torch.bfloat16, device_map=placement, offload_folder=tmp_path / "offload")
+    lm_head = split.model.get_output_embeddings()
+    assert hasattr(lm_head, "_hf_hook") and lm_head.weight.device.type == "meta"
+
+    def logprobs(loaded, share):
+        scorer = CausalScorer(loaded, Settings(progress=False, share=share))
+        slices.clear()  # (its start-up probe's)
+        return scorer.executor.project.path(), np.concatenate([s.logprobs for s in scorer.score(REQUESTS)])
+
+    vocab = whole.model.config.vocab_size
+    monkeypatch.setattr(head, "MIN_SLICE", 1)
+    slices = []
+    monkeypatch.setattr(Projection, "columns", lambda self, h, start, stop, columns=Projection.columns:
+                        slices.append(stop - start) or columns(self, h, start, stop))
+    for share in ("none", "tree"):
+        for elements in (head.LOGIT_ELEMENTS["cpu"], 64 * vocab // 4):  # whole rows; slices of a quarter
+            monkeypatch.setitem(head.LOGIT_ELEMENTS, "cpu", elements)
+            (one_path, one), (split_path, offloaded) = logprobs(whole, share), logprobs(split, share)
+            assert (one_path, split_path) == ("float32-copy", "float32-cast")
+            assert np.array_equal(one, offloaded), (share, elements, np.abs(one - offloaded).max())
+            assert max(slices) == vocab if elements > 64 * vocab else max(slices) < vocab / 2
+            assert lm_head.weight.device.type == "meta"  # offloaded again after each read
+    with rounded_head():
+        rounded = logprobs(split, "none")[1]
+    assert np.abs(rounded - logprobs(whole, "none")[1]).max() > 1e-3

@@ -34,7 +34,8 @@ from .executor import Executor
 from .attention_layout import AttentionLayout
 from .interface import (SCORER_FEATURES, OptionReadout, Request, Scored, ScoresRequests, checked_answers,
                         checked_settings, option_readouts)
-from .logit_transform import LogitTransform, Projection
+from .logit_transform import LogitTransform
+from .projection import Projection
 from .plan import Node, build_tree
 from .word_initial import check_marks_words, marks_words, word_initial_mask
 from ..models import LoadedModel

@@ -50,7 +50,7 @@ BLOCK_REQUESTS = 1024
 class Executor(Scheduling, ForwardPass, LogprobReading):
     """Runs plans with a model split into ``body`` (to the last hidden state) and ``project``
     (the output embedding and the model's logit transform:
-    :class:`helpers.engine.logit_transform.Projection`). ``token_budget`` bounds the tokens of
+    :class:`helpers.engine.projection.Projection`). ``token_budget`` bounds the tokens of
     one forward pass (halved for good on out-of-memory), ``kv_budget_bytes`` the cached keys
     and values held at once. ``layout`` says which layers slide (their windows are applied in
     every 4D mask), ``mask_form`` the form of 4D mask the attention takes ("bool" for SDPA,

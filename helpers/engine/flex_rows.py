@@ -16,6 +16,7 @@ to it for one forward call and passes ``tree_rows``.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -140,9 +141,11 @@ def _compiled(function):
 
 
 def compiles(device) -> bool:
-    """Whether FlexAttention and its block masks are compiled on ``device``: on CUDA; elsewhere
-    they run eagerly."""
-    return torch.device(device).type == "cuda"
+    """Whether FlexAttention and its block masks are compiled on ``device``: on CUDA unless the
+    user turned the compiler off (``TORCHDYNAMO_DISABLE=1`` or ``TORCH_COMPILE_DISABLE=1``, under
+    which ``torch.compile`` runs the function as it is); elsewhere they run eagerly."""
+    off = os.environ.get("TORCHDYNAMO_DISABLE", "") == "1" or torch._dynamo.config.disable
+    return torch.device(device).type == "cuda" and not off
 
 
 def _attend(device):

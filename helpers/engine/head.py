@@ -10,6 +10,7 @@ whose batches must stay the whole run's).
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from typing import Callable, Sequence, TypeVar
 
 import numpy as np
@@ -24,6 +25,7 @@ LOGIT_ELEMENTS_ELSEWHERE = 1 << 25
 # 262,144, 32 positions a chunk, ran the head 2.1x slower; of 8,000, 1,048 a chunk, the fused
 # log-softmax of whole rows is 25% faster than slices; benchmarks/bench_scoring.py --shape).
 SLICE_BELOW_ROWS = 256
+MIN_SLICE = 1024  # vocabulary entries of a slice at least
 
 T = TypeVar("T")
 
@@ -36,12 +38,13 @@ def logprobs_at(project: Callable[[torch.Tensor], torch.Tensor], vocab: int, hid
     per position. With ``mass`` ([vocab] bool, on the logits' device) a third array: log of the
     probability of the ``mass`` tokens at each entry's position, logsumexp(logits of the class)
     - logsumexp(logits), from the same logits. A projection that computes a slice of the
-    vocabulary (:meth:`helpers.engine.logit_transform.Projection.columns`) runs slice by slice
+    vocabulary (:meth:`helpers.engine.projection.Projection.columns`) runs slice by slice
     over every position at once (:func:`_by_vocabulary`), others position chunk by chunk."""
     step = LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // vocab
-    if step < SLICE_BELOW_ROWS and hidden.shape[0] and getattr(project, "sliceable", False):
-        return _by_vocabulary(project, vocab, hidden, which, targets, mass)
-    return _by_positions(project, vocab, hidden, which, targets, mass)
+    with getattr(project, "ready", nullcontext)():  # a head offloaded by a hook: its weights loaded once
+        if step < SLICE_BELOW_ROWS and hidden.shape[0] and getattr(project, "sliceable", False):
+            return _by_vocabulary(project, vocab, hidden, which, targets, mass)
+        return _by_positions(project, vocab, hidden, which, targets, mass)
 
 
 def _by_vocabulary(project, vocab: int, hidden: torch.Tensor, which: np.ndarray, targets: np.ndarray,
@@ -50,7 +53,7 @@ def _by_vocabulary(project, vocab: int, hidden: torch.Tensor, which: np.ndarray,
     is read once per call whatever its size (a 262k-token head read per chunk of 32 positions
     made the head 2.5x slower), and each position's logsumexp gathers over the slices."""
     rows = hidden.shape[0]
-    width = min(vocab, max(1024, LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // rows))
+    width = min(vocab, max(MIN_SLICE, LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // rows))
     h = project.prepared(hidden)
     device = h.device
     at, tokens = torch.from_numpy(which).to(device), torch.from_numpy(targets).to(device)
