@@ -9,7 +9,10 @@ Scores BLiMP sentences with a model in bfloat16:
   - in-template LP (the 5 Ide et al. templates) and Yes/No (the 5 Ide et al. prompts, two answers
     each): lm-eval on the engine's own tokens, the engine with no reuse, its modes and its default;
   - priming (Sinha et al. 2023): ``--priming-pairs`` BLiMP pairs x 5 prefix types of
-    ``--prefix-tokens`` tokens, LP under each prefix, with each share mode and the default.
+    ``--prefix-tokens`` tokens, LP under each prefix, with each share mode and the default;
+  - plain LP in NF4 (``--nf4``): a copy of the model with every linear layer of its blocks
+    quantized by bitsandbytes (4-bit NF4, bf16 compute; embeddings, norms and the head in bf16,
+    as transformers loads ``quant="4bit"``), the plain loop, no reuse and the default.
 For each it prints requests/s, tokens through the model per second and the achieved
 TFLOP/s, counting a forward pass as 2 x parameters x tokens (attention not counted: the
 floor a perfect implementation would need), against the device's bf16 peak (``--peak-tflops``,
@@ -51,7 +54,8 @@ import torch  # noqa: E402
 # dense bf16 tensor-core peaks (TFLOP/s, without sparsity) from the vendors' data sheets
 PEAK_BF16 = {"H100": 989.0, "H200": 989.0, "A100": 312.0, "A6000": 154.8, "L40S": 362.0, "A10": 125.0}
 
-SECTIONS = {"plain": "1. plain LP", "template": "2. in-template LP", "yes/no": "3. Yes/No", "priming": "4. priming"}
+SECTIONS = {"plain": "1. plain LP", "template": "2. in-template LP", "yes/no": "3. Yes/No", "priming": "4. priming",
+            "nf4": "5. plain LP in NF4"}
 
 # Llama 3 architectures (the published configs' sizes)
 SHAPES = {
@@ -84,6 +88,31 @@ def random_llama(shape: str, device: str):
         model = LlamaForCausalLM(config).to(torch.bfloat16).eval()
     model.requires_grad_(False)
     return LoadedModel.wrap(model, tokenizer, name=f"random-{shape}")
+
+
+@torch.no_grad()
+def nf4_copy(model):
+    """A copy of ``model`` whose blocks' linear layers are bitsandbytes NF4 (bf16 compute), each
+    quantized from the copy's own weights on their device: the layers ``quant="4bit"`` quantizes
+    (the head, embeddings and norms stay in bf16)."""
+    import copy
+
+    import bitsandbytes as bnb
+
+    quantized = copy.deepcopy(model)
+    blocks = quantized.get_decoder() if hasattr(quantized, "get_decoder") else quantized.base_model
+    for parent in list(blocks.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is not torch.nn.Linear:
+                continue
+            four = bnb.nn.Linear4bit(child.in_features, child.out_features, bias=child.bias is not None,
+                                     compute_dtype=torch.bfloat16, quant_type="nf4", device="meta")
+            four.weight = bnb.nn.Params4bit(child.weight.data, requires_grad=False,
+                                            quant_type="nf4").to(child.weight.device)
+            if child.bias is not None:
+                four.bias = torch.nn.Parameter(child.bias.data, requires_grad=False)
+            setattr(parent, name, four)
+    return quantized.eval()
 
 
 @torch.no_grad()
@@ -187,6 +216,7 @@ def main() -> None:
                     help="a time budget from the start: the target rows first, then each mode's row while one fits "
                          "(default: no limit)")
     ap.add_argument("--until", type=float, default=None, help="the budget as a clock time (seconds since the epoch)")
+    ap.add_argument("--nf4", action="store_true", help="also plain LP on an NF4 copy of the model (section 5)")
     ap.add_argument("--cpu", action="store_true", help="run on the CPU (a smoke run: tiny model, tiny sizes)")
     args = ap.parse_args()
     if not torch.cuda.is_available() and not args.cpu:
@@ -194,7 +224,7 @@ def main() -> None:
         return
     from bench_scoring import blimp_sentences, single_templates
 
-    from helpers.models import load
+    from helpers.models import LoadedModel, load
     from helpers.engine import Request, CausalScorer
 
     on_gpu = torch.cuda.is_available() and not args.cpu
@@ -223,9 +253,9 @@ def main() -> None:
 
     rates = {}
 
-    def engine(requests, reference=None, **options):
+    def engine(requests, reference=None, lm=loaded, **options):
         settings = Settings(progress=False, token_budget=args.token_budget)
-        scorer = CausalScorer(loaded, **scorer_arguments(options, settings))
+        scorer = CausalScorer(lm, **scorer_arguments(options, settings))
         scorer.score(requests[:512])  # warm-up (kernels, allocator, compilation)
         peak_memory_gib(reset=True)
         before = scorer.tokens_run
@@ -256,9 +286,9 @@ def main() -> None:
         rates[section, "lm-eval"] = len(requests) / seconds
         row("lm-eval HFLM.loglikelihood (batch 64)", len(requests), seconds, sum(len(e.ids) for e in encoded))
 
-    def mode_row(section: str, requests, reference, name: str, options: dict) -> None:
+    def mode_row(section: str, requests, reference, name: str, options: dict, lm=loaded) -> None:
         try:
-            totals, seconds, tokens, diff, used = engine(requests, reference, **options)
+            totals, seconds, tokens, diff, used = engine(requests, reference, lm, **options)
         except ValueError as err:  # a way of attending whose start-up probe fails on this model or device
             print(f"  {name:<44} not usable here: {err}")
             return
@@ -275,29 +305,31 @@ def main() -> None:
         return deadline is not None and time.time() + seconds > deadline
     measured = []  # (section, requests, the no-reuse totals, the no-reuse seconds)
 
-    def targets(section: str, title: str | None, requests, floor=None) -> None:
-        """The rows the targets compare: lm-eval, no reuse (against the plain loop's sums where
-        given) and the default, with the default's ratios."""
+    def targets(section: str, title: str | None, requests, floor=None, lm=loaded) -> None:
+        """The rows the targets compare: lm-eval (on the bf16 model), no reuse (against the plain
+        loop's sums where given) and the default, with the default's ratios."""
         if title:
             print(title)
         if spent():
             print("  skipped: the time budget is spent")
             return
-        lm_eval_row(section, requests)
+        if lm is loaded:
+            lm_eval_row(section, requests)
         if spent():
             print("  the engine's rows skipped: the time budget is spent")
             return
-        reference, seconds, tokens, diff, _ = engine(requests, floor, share="none")
+        reference, seconds, tokens, diff, _ = engine(requests, floor, lm, share="none")
         rates[section, "none"] = len(requests) / seconds
         row("engine, no reuse (share=none)" + (", against the loop" if floor else ""), len(requests), seconds,
             tokens, diff)
         if not spent():
-            mode_row(section, requests, reference, "engine, default (share=auto)", {})
+            mode_row(section, requests, reference, "engine, default (share=auto)", {}, lm)
         ratios = [f"{rates[section, 'default'] / rates[section, base]:.2f}x {label}"
                   for base, label in (("none", "no reuse"), ("lm-eval", "lm-eval"), ("loop", "the plain loop"))
                   if (section, base) in rates and (section, "default") in rates]
         print("  default vs " + (", ".join(ratios) or "nothing (the default did not run)"))
-        measured.append((section, requests, reference, seconds))
+        if lm is loaded:  # each mode's row (section 6) runs on the bf16 model
+            measured.append((section, requests, reference, seconds))
 
     print(f"1. plain LP, {len(texts)} BLiMP sentences")
     plain = [Request("", t) for t in texts]
@@ -316,6 +348,17 @@ def main() -> None:
     primed = primed_requests(loaded, args.priming_pairs, args.prefix_tokens)
     targets("priming", f"4. priming: {args.priming_pairs} pairs x 5 prefix types of {args.prefix_tokens} tokens "
                        f"({len(primed)} requests)", primed)
+    if args.nf4 and not spent():
+        nf4 = LoadedModel.wrap(nf4_copy(model), loaded.tokenizer, name=f"{loaded.name}-nf4")
+        print(f"{SECTIONS['nf4']} (bitsandbytes 4-bit, bf16 compute; head in bf16), {len(texts)} BLiMP sentences")
+        plain_loop(nf4.model, ids[:512], pad, args.token_budget)  # warm-up
+        floor4, seconds = timed(lambda: plain_loop(nf4.model, ids, pad, args.token_budget))
+        rates["nf4", "loop"] = len(texts) / seconds
+        row("plain forward + log-softmax loop (floor)", len(texts), seconds, sum(map(len, ids)))
+        targets("nf4", None, plain, floor4, lm=nf4)
+        del nf4
+        if on_gpu:
+            torch.cuda.empty_cache()
 
     packed = [("engine, share=tree, packed rows under " + label, dict(share="tree", attention=how))
               for how, label in (("flex", "FlexAttention"), ("segments", "segment attention"),
@@ -323,7 +366,7 @@ def main() -> None:
     shares = (("engine, share=prefix, cached levels", dict(share="prefix", pack=False)),
               ("engine, share=prefix, packed", dict(share="prefix")),
               ("engine, share=tree, packing from 16 tokens", dict(share="tree", pack_min_stem=16)), *packed)
-    print("5. each share mode and way of attending, against no reuse (in the time budget's order: a row that would"
+    print("6. each share mode and way of attending, against no reuse (in the time budget's order: a row that would"
           " not end in it is skipped)")
     for section, requests, reference, none_seconds in measured:
         print(f"  {SECTIONS[section]}")
@@ -335,9 +378,9 @@ def main() -> None:
             mode_row(section, requests, reference, name, options)
         if skipped:
             print(f"  {skipped} of {len(shares)} rows skipped: the time budget is spent")
-    print("targets (one H100, random Llama 3 8B, bf16): plain LP default >= 1.2x the loop and >= 1.5x lm-eval; "
-          "in-template >= 3x and Yes/No >= 5x no reuse; priming >= 8x no reuse; no reuse >= 40% of the bf16 peak; "
-          "decisions identical across modes on >= 99.5% of pairs")
+    print("targets (one H100 or H200, random Llama 3 8B, bf16): each engine row's tokens/s >= 90% of no reuse's, "
+          "no reuse >= 95% of the loop's; plain LP default >= 1.6x the loop and >= 2x lm-eval; in-template >= 3.5x "
+          "and priming >= 1.8x no reuse; NF4 default >= 1.5x the NF4 loop")
 
 
 if __name__ == "__main__":

@@ -102,6 +102,15 @@ def test_flex_rows_equal_the_dense_mask_no_reuse_and_float64(built, name):
         assert worst < ROUNDING, f"{name}, {share}: flex and the dense mask differ by {worst:.3g}"
 
 
+def test_every_way_that_works_is_a_candidate_on_cuda_compiled_flex_preferred(monkeypatch):
+    cuda = torch.device("cuda")
+    monkeypatch.delenv("TORCHDYNAMO_DISABLE", raising=False)  # the suite's setting
+    assert row_attention.defaults(cuda) == ("flex", "segments", "dense")
+    monkeypatch.setenv("TORCHDYNAMO_DISABLE", "1")  # flex would run eagerly: segments first
+    assert row_attention.defaults(cuda) == ("segments", "flex", "dense")
+    assert row_attention.defaults(torch.device("cpu")) == ("segments", "dense")
+
+
 def test_flex_is_asked_for_on_the_cpu_and_auto_names_it(built):
     loaded = built("llama")
     assert row_attention.usable(loaded.model.base_model, "bool", False, 0, torch.device("cpu"), None) == \

@@ -131,10 +131,12 @@ def test_nf4_scores_move_more_and_keep_most_decisions(runs):
 def test_the_engine_on_nf4_matches_a_plain_forward_of_the_same_model(runs):
     """The engine's LPs on the NF4 model against transformers' own forward of each sentence
     alone, its bfloat16 hidden states through the output embedding in float32 (the engine's
-    float32 head) and a float64 log-softmax: equal up to float32 rounding on the engine's plain path
-    (the model split at its head, logits at the scored positions only); within bfloat16
-    rounding of the compute where prefixes are shared (cached or packed rows add up in
-    another order)."""
+    float32 head) and a float64 log-softmax. Half-precision kernels round by shape (the CPU's
+    attention by the width of its keys, on AVX2 machines), so the forward is of the tokens the
+    engine feeds: all but the last, which is only predicted. On the engine's plain path equal up
+    to float32 rounding on any CPU, whatever the batch (in half precision on the CPU no row is
+    padded: padding moved one sentence by 0.02 nats on an AVX2 EPYC); within bfloat16 rounding of
+    the compute where prefixes are shared (cached or packed rows add up in another order)."""
     lm, frame, _ = runs["nf4"]
     pairs = select("blimp", PER_PARADIGM).frame
     sentences = list(pairs.good[:12]) + list(pairs.bad[:12])
@@ -143,13 +145,19 @@ def test_the_engine_on_nf4_matches_a_plain_forward_of_the_same_model(runs):
     with torch.no_grad():
         for s in sentences:
             ids = torch.tensor([[start] + lm.tokenizer(s, add_special_tokens=False)["input_ids"]])  # [1, seq]
-            hidden = lm.model.base_model(input_ids=ids).last_hidden_state[0, :-1]  # [seq-1, width], bfloat16
+            hidden = lm.model.base_model(input_ids=ids[:, :-1]).last_hidden_state[0]  # [seq-1, width], bfloat16
             logits = torch.nn.functional.linear(hidden.float(), lm.model.get_output_embeddings().weight.float())
             logprobs = torch.log_softmax(logits.double(), dim=-1)  # [seq-1, vocab]
             plain.append(float(logprobs.gather(-1, ids[0, 1:, None]).sum()))
-    alone = np.array([s.total for s in CausalScorer(lm, Settings(progress=False, share="none")).score_texts(sentences)])
+
+    def totals(**options) -> np.ndarray:
+        scorer = CausalScorer(lm, Settings(progress=False, **options.pop("settings", {})), **options)
+        return np.array([s.total for s in scorer.score_texts(sentences)])
+
+    alone, one_by_one = totals(settings=dict(share="none")), totals(settings=dict(share="none", batch_size=1))
     assert np.allclose(alone, plain, atol=1e-4, rtol=0), np.abs(alone - plain).max()
-    shared = np.array([s.total for s in CausalScorer(lm, Settings(progress=False), pack=False).score_texts(sentences)])
+    assert np.allclose(alone, one_by_one, atol=1e-5, rtol=0), np.abs(alone - one_by_one).max()
+    shared = totals(pack=False)
     assert np.allclose(shared, plain, atol=0.25, rtol=0), np.abs(shared - plain).max()
     runner = frame.score_good[:12].tolist() + frame.score_bad[:12].tolist()
     assert np.allclose(runner, plain, atol=0.25, rtol=0), np.abs(np.array(runner) - plain).max()

@@ -135,7 +135,8 @@ class CausalScorer(ScoresRequests):
             kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack,
             row_attention=first, pack_waste=float("inf") if first != "dense" else dense_waste,
             output_device=self.output_device,
-            pack_min_stem=(0 if share == "tree" else 16) if pack_min_stem is None else pack_min_stem)
+            pack_min_stem=(0 if share == "tree" else 16) if pack_min_stem is None else pack_min_stem,
+            unpadded=self.device.type == "cpu" and body.get_input_embeddings().weight.dtype in (torch.bfloat16, torch.float16))
         self._auto = None
         if share == "auto":  # the mode of each call chosen by the cost model
             modes = share_plan.candidates(self.can_share_cache, attentions)

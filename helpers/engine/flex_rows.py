@@ -22,6 +22,7 @@ from functools import cache
 
 import numpy as np
 import torch
+import torch._dynamo
 from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward

@@ -3,22 +3,32 @@
 A packed row (a shared part and the branches that continue it) attends in one of three ways:
 
 - "segments": segment by segment with SDPA (:mod:`.segment_attention`): no masked pair
-  computed; SDPA models without sliding windows. The default on the CPU.
+  computed; SDPA models without sliding windows. Preferred on the CPU; a candidate on CUDA.
 - "flex": FlexAttention under a ``mask_mod`` built from the row's segments (:mod:`.flex_rows`):
-  only the tiles with a seen pair computed; windows and soft-capping included. The default on
-  CUDA, where it is compiled (on the CPU it runs eagerly, computing every pair: asked for only).
+  only the tiles with a seen pair computed; windows and soft-capping included. Preferred on
+  CUDA, where it is compiled (with the compiler turned off it runs eagerly there, computing every
+  pair, and comes after segments; on the CPU it runs eagerly and is asked for only).
 - "dense": a 4D tree mask (every pair computed): the fallback wherever a model takes a custom mask.
 
-Each way but "dense" runs only where a start-up probe (two branches packed after a stem, against
-each branch alone) passes.
+Every way that works on the device is a candidate of ``share="auto"``, whose cost model
+(:mod:`.cost_model`) weighs them; the preferred one runs an explicit ``share="prefix"`` or
+``"tree"``. Each way but "dense" runs only where a start-up probe (two branches packed after a
+stem, against each branch alone) passes.
 """
 from __future__ import annotations
 
-from . import model_checks
+from . import flex_rows, model_checks
 
 KINDS = ("segments", "flex", "dense")
 SUFFIX = {"segments": "", "flex": ", flex attention", "dense": ", dense mask"}  # of a share mode's name
-_DEFAULTS = {"cpu": ("segments", "dense"), "cuda": ("flex", "dense")}
+_DEFAULTS = {"cpu": ("segments", "dense"), "cuda": ("flex", "segments", "dense")}
+
+
+def defaults(device) -> tuple[str, ...]:
+    """The ways packed rows may attend on ``device``, preferred first (module docstring)."""
+    if device.type != "cuda":
+        return _DEFAULTS["cpu"]
+    return _DEFAULTS["cuda"] if flex_rows.compiles(device) else ("segments", "flex", "dense")
 
 
 def usable(body, pack: str | None, slides: bool, first_id: int, device, asked: str | None) -> list[str]:
@@ -29,7 +39,7 @@ def usable(body, pack: str | None, slides: bool, first_id: int, device, asked: s
         raise ValueError(f"attention must be one of {KINDS} (or None: the device's default), got {asked!r}")
     if pack is None:
         return []
-    wanted = (asked,) if asked is not None else _DEFAULTS["cuda" if device.type == "cuda" else "cpu"]
+    wanted = (asked,) if asked is not None else defaults(device)
     works = {"dense": lambda: True,
              "segments": lambda: pack == "bool" and not slides and model_checks.segments_work(body, first_id, device),
              "flex": lambda: model_checks.flex_works(body, first_id, device)}

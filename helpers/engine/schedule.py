@@ -87,6 +87,11 @@ class Scheduling:
         for group in self._chunks(units):
             batches = list(self._batches([u for u in group if u.root.needs_forward]))
             yield group, batches, [child for u in group if u.cached for child in u.root.children]
+    @staticmethod
+    def _padded(first: Unit, unit: Unit) -> bool:
+        """Whether ``unit`` beside ``first`` in one batch pads either (a packed row is padded anyway)."""
+        return not (first.packed or unit.packed) and (unit.length, unit.root.offset) != (first.length, first.root.offset)
+
     def _needed_batches(self, roots: list[Node], wanted: set[int]) -> set[tuple]:
         """Keys of the whole run's batches that requests ``wanted`` need: those holding a node
         on one of their paths, and, in turn, those caching the parent of a unit in a needed batch."""
@@ -114,7 +119,9 @@ class Scheduling:
 
     def _batches(self, units: list[Unit]) -> Iterable[list[Unit]]:
         """Length-sorted batches of one block each, within the token budget (segment tokens,
-        and cached plus segment tokens up to four times that) and the batch size."""
+        and cached plus segment tokens up to four times that) and the batch size; with
+        ``unpadded``, rows that are no packed row share a batch only with rows of their own
+        length and cached width (no padding)."""
         units = sorted(units, key=lambda u: (self._block(u), u.root.offset, u.length))
         batch: list[Unit] = []
         seg_max = past_max = 0
@@ -123,7 +130,8 @@ class Scheduling:
             rows = len(batch) + 1
             too_big = batch and (rows * s > self.token_budget or rows * (s + p) > 4 * self.token_budget
                                  or (self.batch_size and rows > self.batch_size)
-                                 or self._block(unit) != self._block(batch[0]))
+                                 or self._block(unit) != self._block(batch[0])
+                                 or (self.unpadded and self._padded(batch[0], unit)))
             if too_big:
                 yield batch
                 batch, s, p = [], unit.length, unit.root.offset
