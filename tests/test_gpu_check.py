@@ -35,6 +35,10 @@ def test_the_dry_run_passes_and_writes_its_results(tmp_path, monkeypatch):
         head = re.search(rf"^  {name}\s+head\s+bf16 head ([\d.e+-]+)\s+float32 head ([\d.e+-]+)", text, re.M)
         assert head, text
         assert re.search(rf"^  {name}\s+float32 .* tree/flex ([\d.e+-]+)  tree/dense ([\d.e+-]+)$", text, re.M), text
+        split = re.search(rf"^  {name}\s+split\s+cpu/disk: none ([\d.e+-]+) .* tree ([\d.e+-]+)", text, re.M)
+        assert split and max(map(float, split.groups())) < gpu_check.FLOAT32_TOLERANCE, text  # offloaded by hooks
+    agree = re.search(r"^  demo-en bfloat16 on (\d+) BLiMP pairs: .* on ([\d.]+)%", text, re.M)
+    assert agree and int(agree.group(1)) == 134 and float(agree.group(2)) >= 99.5, text
     assert "auto->" in text and "1. plain LP" in text and text.rstrip().endswith("s") and "0 failure(s)" in text, text
     # step 3: the gpu tests, skipped here
     assert re.search(r"^  \d+ skipped in", text, re.M) and "needs a CUDA GPU" in text
@@ -42,7 +46,7 @@ def test_the_dry_run_passes_and_writes_its_results(tmp_path, monkeypatch):
     assert "3. Yes/No" in text and "4. priming" in text and "packed rows under FlexAttention" in text
     until = re.search(r"bench_gpu\.py .* --until (\d+)$", text, re.M)  # step 5: the end of the 8 minutes, less its exit
     assert until and start < int(until.group(1)) <= start + 8 * 60 - gpu_check.BENCH_EXIT + 1, text
-    assert "5. each share mode" in text and "rows skipped" not in text, text
+    assert "5. plain LP in NF4" in text and "6. each share mode" in text and "rows skipped" not in text, text
 
 
 def test_without_a_mirror_the_packed_one_is_read(tmp_path, monkeypatch):

@@ -171,10 +171,15 @@ def tree_flex_attention(module, query: torch.Tensor, key: torch.Tensor, value: t
     def capped(score, b, h, q, kv):
         return softcap * torch.tanh(score / softcap)
 
+    dtype = query.dtype
+    if not compiles(query.device) and dtype in (torch.bfloat16, torch.float16):
+        # eager FlexAttention computes its scores in the inputs' dtype (the compiled kernel, like
+        # SDPA, accumulates in float32): in float32 here, then back
+        query, key, value = query.float(), key.float(), value.float()
     out = _attend(query.device)(query, key, value, score_mod=capped if softcap else None,
                                 block_mask=tree_rows.block_mask(sliding_window, query.device), scale=scaling,
                                 enable_gqa=query.shape[1] != key.shape[1])
-    return out.transpose(1, 2).contiguous(), None
+    return out.to(dtype).transpose(1, 2).contiguous(), None
 
 
 def register() -> None:
