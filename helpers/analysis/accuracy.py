@@ -3,6 +3,9 @@
 Accuracy is the share of pairs whose acceptable sentence scores strictly higher; a tie is
 an error (as in every paper this repository reproduces) and every table reports the number of
 ties and their share of the decisions, in a column whose name says how they were counted.
+Beside it every summary gives what the ties are worth (:func:`tie_range`, the one place this
+is computed): the expected accuracy, a tie counted half (a coin flip's worth: tie-aware
+reporting), and the range from every tie wrong (the accuracy) to every tie right.
 """
 from __future__ import annotations
 
@@ -13,6 +16,22 @@ KEYS = ["model", "method"]
 TIE_SHARE = "ties (% of decisions, counted wrong)"
 # the same share (0 to 1) in the tables written to disk
 TIE_SHARE_COLUMN = "tie_share_counted_wrong"
+# a tie counted half, and every tie counted right (the top of the range whose bottom is the accuracy)
+EXPECTED = "expected_accuracy"
+TIES_RIGHT = "accuracy_ties_right"
+
+
+def tie_range(accuracy, tie_share) -> tuple:
+    """(expected accuracy, accuracy with every tie right) from the accuracy with every tie wrong
+    and the share of decisions that are ties (numbers, arrays or columns alike)."""
+    return accuracy + tie_share / 2, accuracy + tie_share
+
+
+def with_tie_range(table: pd.DataFrame, accuracy: str = "accuracy", tie_share: str = TIE_SHARE_COLUMN,
+                   suffix: str = "") -> pd.DataFrame:
+    """``table`` with :data:`EXPECTED` and :data:`TIES_RIGHT` (plus ``suffix``) after ``accuracy``."""
+    expected, right = tie_range(table[accuracy], table[tie_share])
+    return table.assign(**{EXPECTED + suffix: expected, TIES_RIGHT + suffix: right})
 
 
 def by_template(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie") -> pd.DataFrame:
@@ -23,16 +42,17 @@ def by_template(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie"
 
 
 def summarise(scores: pd.DataFrame, keys: list[str], correct: str = "correct", tie: str = "tie") -> pd.DataFrame:
-    """Per group of ``keys``: accuracy (a tie counted wrong), pairs, ties and the ties' share
-    (:data:`TIE_SHARE_COLUMN`)."""
+    """Per group of ``keys``: accuracy (a tie counted wrong), pairs, ties, the ties' share
+    (:data:`TIE_SHARE_COLUMN`), the expected accuracy and the accuracy with every tie right."""
     g = scores.assign(**{tie: scores[tie].eq(True)}).groupby(keys, sort=False)
-    return g.agg(accuracy=(correct, "mean"), pairs=(correct, "size"), ties=(tie, "sum"),
-                 **{TIE_SHARE_COLUMN: (tie, "mean")}).reset_index()
+    return with_tie_range(g.agg(accuracy=(correct, "mean"), pairs=(correct, "size"), ties=(tie, "sum"),
+                                **{TIE_SHARE_COLUMN: (tie, "mean")}).reset_index())
 
 
 def table3(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie") -> pd.DataFrame:
     """Per (model, method): accuracy mean and sample sd over templates, best template and its
-    accuracy (Ide et al. Table 9), ties summed over templates."""
+    accuracy (Ide et al. Table 9), ties summed over templates, and the mean over templates of the
+    expected accuracy and of the accuracy with every tie right (:func:`tie_range`)."""
     t = by_template(scores, correct, tie)
     rows = []
     for (model, method), g in t.groupby(KEYS, sort=False):
@@ -41,14 +61,15 @@ def table3(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie") -> 
                      "accuracy_mean": g["accuracy"].mean(),
                      "accuracy_sd": g["accuracy"].std(ddof=1) if len(g) > 1 else float("nan"),
                      "best_template": best["template"], "best_accuracy": best["accuracy"],
-                     "pairs": int(g["pairs"].iloc[0]), "ties": int(g["ties"].sum())})
+                     "pairs": int(g["pairs"].iloc[0]), "ties": int(g["ties"].sum()),
+                     EXPECTED + "_mean": g[EXPECTED].mean(), TIES_RIGHT + "_mean": g[TIES_RIGHT].mean()})
     return pd.DataFrame(rows)
 
 
 def empty_table3() -> pd.DataFrame:
     """:func:`table3`'s columns without rows: the table of a model no method of the list applies to."""
     return pd.DataFrame(columns=["model", "method", "templates", "accuracy_mean", "accuracy_sd", "best_template",
-                                 "best_accuracy", "pairs", "ties"])
+                                 "best_accuracy", "pairs", "ties", EXPECTED + "_mean", TIES_RIGHT + "_mean"])
 
 
 def with_not_applicable(table: pd.DataFrame, not_applicable: pd.DataFrame | None) -> pd.DataFrame:
@@ -127,10 +148,23 @@ def format_table3(t: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"model": t["model"], "method": t["method"], "accuracy (%)": [cell(r) for r in t.itertuples()],
                         "best template": t["best_template"],
                         "best (%)": (100 * t["best_accuracy"]).round(1), "ties": t["ties"],
-                        TIE_SHARE: (100 * t["ties"] / (t["pairs"] * t["templates"])).round(2), "pairs": t["pairs"]})
+                        TIE_SHARE: (100 * t["ties"] / (t["pairs"] * t["templates"])).round(2),
+                        EXPECTED_SHOWN: (100 * t[EXPECTED + "_mean"].astype(float)).round(1),
+                        RANGE_SHOWN: [tie_range_text(r.accuracy_mean, getattr(r, TIES_RIGHT + "_mean"))
+                                      for r in t.itertuples()],
+                        "pairs": t["pairs"]})
     if "not_applicable" in t and t["not_applicable"].astype(bool).any():  # the reason a method did not run
         out["why not applicable"] = t["not_applicable"]
     return out
+
+
+EXPECTED_SHOWN = "expected (%, ties half)"
+RANGE_SHOWN = "range (%, ties wrong to right)"
+
+
+def tie_range_text(low, high) -> str:
+    """The range of an accuracy over its ties, in percent ("" where it did not run)."""
+    return "" if pd.isna(low) else f"{100 * low:.1f}-{100 * float(high):.1f}"
 
 
 def table3_target_only(scores: pd.DataFrame) -> pd.DataFrame:

@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .accuracy import tie_range
 from .metrics import balanced_accuracy
 
 DIRECT = "direct"
@@ -22,6 +23,23 @@ def _differential(g: pd.DataFrame) -> pd.Series:
     return g["score"] if "score" in g else g["score_good"] - g["score_bad"]
 
 
+# each comparison task's two answer orders: the log-probs compared in each (good side first)
+ORDER_COLUMNS = {"hl_word_comparison": (("lp_good_first_good", "lp_good_first_bad"),
+                                        ("lp_bad_first_good", "lp_bad_first_bad")),
+                 "hl_sentence_comparison": (("lp_1_good_first", "lp_2_good_first"),
+                                            ("lp_2_bad_first", "lp_1_bad_first"))}
+
+
+def _tie_share(s: pd.DataFrame, task: str) -> float:
+    """The share of decisions that are ties: of the two answer orders where each order is decided
+    apart (the paper's accuracy, ``order_average="accuracy"``: ``correct`` holds 0, 0.5 or 1),
+    else of the pairs (the stored ``tie``: Direct, or log-probs averaged over the orders)."""
+    orders = ORDER_COLUMNS.get(task)
+    if orders and all(c in s for pair in orders for c in pair) and s["correct"].dtype != bool:
+        return float(np.mean([(s[a] == s[b]).mean() for a, b in orders]))
+    return float(s["tie"].eq(True).mean()) if "tie" in s else 0.0
+
+
 def summarize(scores: pd.DataFrame) -> pd.DataFrame:
     """Per (model, dataset, task, prompt): items, the task's measure and consistency_r.
 
@@ -31,7 +49,8 @@ def summarize(scores: pd.DataFrame) -> pd.DataFrame:
     the default, the two answer orders' accuracies averaged, as the paper reports; with
     "logprob", the accuracy of the log-probs averaged over the orders); sentence judgment the
     pair accuracy of the Yes differential and the balanced accuracy of Yes > No over single
-    sentences.
+    sentences. Beside each accuracy, its ties' share, the expected accuracy (ties half) and the
+    accuracy with every tie right (:func:`helpers.analysis.accuracy.tie_range`).
     """
     rows = []
     for (model, dataset, task), g in scores.groupby(["model", "dataset", "method"], sort=False):
@@ -51,6 +70,8 @@ def summarize(scores: pd.DataFrame) -> pd.DataFrame:
                 row["mean_logprob"] = float(s["score"].mean())
             else:
                 row["accuracy"] = float(s["correct"].astype(float).mean())
+                row["tie_share"] = _tie_share(s, task)
+                row["expected_accuracy"], row["accuracy_ties_right"] = tie_range(row["accuracy"], row["tie_share"])
             if task == "hl_sentence_judgment":
                 row["balanced_accuracy"] = float("nan") if prompt == DIRECT else balanced_accuracy(
                     [True] * len(s) + [False] * len(s),

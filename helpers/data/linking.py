@@ -1,9 +1,18 @@
 """Which linking function each dataset's own paper reports: the readout (a method of
 :mod:`helpers.methods.readouts`) that turns a sentence's token log-probabilities into the score
-its paper compares, with where that is stated. 02's paper check reads a dataset's published
-accuracies with this readout, and 02 (and ``make demo``) names it under its table. A dataset whose
-paper reads a score no readout here computes (BHS: the final word's per-token log-probability)
-has none."""
+its paper compares, the rule for a tie, and where that is stated: for the benchmarks that release
+scoring code, the file and line of that code at the commit read (``tests/test_linking.py`` scores
+pairs with each code's rule, written out by hand, and compares the decisions with the readout's).
+02's paper check reads a dataset's published accuracies with this readout, and 02 (and ``make
+demo``) names it under its table. A dataset whose reference reads a score no readout here computes
+(BHS: the final word's mean token log-probability) has none.
+
+Several reference implementations score through minicons (``IncrementalLMScorer``), which never
+scores the first token it encodes and adds no start token of its own: where the tokenizer adds
+none either, the sentence's first word piece is left out of the score. This project prepends the
+start token and scores every token of the sentence; ``start_token="minicons"`` reproduces
+minicons' convention where a comparison needs it.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,30 +21,48 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class PaperLinking:
     method: str | None  # the readout, or None where the paper's is not one of this project's
-    source: str  # where the paper (or its reference implementation) says so
+    source: str  # where the paper or its reference implementation says so (file and line where code)
+    tie: str = "wrong"  # a tied pair in the reference: counted "wrong" (strict comparison) or "right"
+    from_code: bool = False  # read from the reference implementation's code (else the paper's text)
 
+
+MINICONS_NOTE = ("scored through minicons' IncrementalLMScorer, which leaves out the first encoded token and adds "
+                 "no start token (minicons f054bc0, scorer.py l.1786-1787)")
 
 PAPER_LINKING: dict[str, PaperLinking] = {
     "blimp": PaperLinking("lp", "Warstadt et al. 2020: the acceptable sentence must get the higher total "
                                 "probability"),
     "blimp_hu2025": PaperLinking("lp", "Hu et al. 2025: the sentence's log-probability"),
     "climp": PaperLinking("lp", "Xiang et al. 2021: the acceptable sentence must get the higher probability"),
-    "sling": PaperLinking("meanlp", "Song et al. 2022, abstract: the acceptable sentence must get the lower "
-                                    "perplexity (a per-token mean)"),
+    "sling": PaperLinking("meanlp", "Song et al. 2022: lower perplexity, exp of minus the mean token log-prob "
+                                    "(Yixiao-Song/SLING_Data_Code 5a7f791, SLING_Code/utils.py l.51 and l.64: the "
+                                    "first token unscored, no start token added); a pair fails only when the "
+                                    "acceptable sentence scores strictly lower (utils.py l.245), so a tie counts "
+                                    "right", tie="right", from_code=True),
     "sling_hu2025": PaperLinking("lp", "Hu et al. 2025: the sentence's log-probability"),
-    "zhoblimp": PaperLinking("slln_lp", "Liu et al. 2024 (arXiv 2411.06096): SLLN-LP, LP / length ** 0.5"),
-    "multiblimp": PaperLinking("meanlp", "Jumelet et al. (MultiBLiMP 1.0): the reference implementation divides "
-                                         "the sentence log-probability by its token count (lm-evaluation-harness's "
-                                         "multiblimp README, PR #3155)"),
-    "turblimp": PaperLinking("meanlp", "Başar et al. 2025: the reference implementation normalises by the token "
-                                       "count (lm-evaluation-harness's turblimp README, PR #3219)"),
+    "zhoblimp": PaperLinking("slln_lp", "Liu et al. 2024: SLLN-LP, the summed log-prob over the token count ** 0.5 "
+                                        "(sjtu-compling/ZhoBLiMP e840276, src/metrics.py l.17-23 pow_norm_lp, "
+                                        "length l.4-6 in tokens, a start token prepended and not scored, "
+                                        "src/dataset.py l.56-57); good > bad strictly (src/run.py l.67)",
+                             from_code=True),
+    "multiblimp": PaperLinking("lp", "Jumelet et al. 2025: the summed token log-prob, no length normalisation "
+                                     "(jumelet/multiblimp f8855be, src/lm_eval/score.py l.16-17 sen_nll = "
+                                     "-sen_prob.sum()); right when sen_nll < wrong_nll strictly "
+                                     f"(scripts/lm_eval/eval_model.py l.46); {MINICONS_NOTE}", from_code=True),
+    "turblimp": PaperLinking("lp", "Başar et al. 2025: the summed token log-prob (ezgibasar/TurBLiMP 297de13, "
+                                   "evaluation.py l.20, causal models; masked ones by within-word PLL, l.22); "
+                                   f"right when good > bad strictly (l.66, l.69); {MINICONS_NOTE}", from_code=True),
     "blimp_nl": PaperLinking("bf_unigram", "Suijkerbuijk et al. 2025: syntactic log-odds ratio (SLOG, Pauls & "
-                                           "Klein 2012), LP minus the unigram LP, on masked language models "
-                                           "(lm-evaluation-harness's blimp_nl README; lm-eval falls back to "
-                                           "acc_norm)"),
-    "bhs": PaperLinking(None, "Kryvosheieva & Levy 2025: the final word's log-probability after the context, "
-                              "over its token count (lm-evaluation-harness's bhs README); LP ranks the pair as "
-                              "the final word's unnormalised log-probability does (the context is shared)"),
+                                           "Klein 2012), LP minus the unigram LP, on masked language models. The "
+                                           "reference code (Radboud data repository, data.ru.nl) is not reachable: "
+                                           "this is lm-evaluation-harness's blimp_nl README (f72d498), second-hand; "
+                                           "its tie rule is unknown"),
+    "bhs": PaperLinking(None, "Kryvosheieva & Levy 2025: the mean token log-prob of the final word(s) and "
+                              "the final punctuation after the shared context (dariakryvosheieva/"
+                              "syntactic_generalization_multilingual 7f44015, evaluate.py l.27-29 through minicons "
+                              "0.2.48's partial_score, a mean by default); right when good - bad > 0 (l.20-21). "
+                              "No readout here scores the final word alone: LP ranks a pair the same only where "
+                              "both final words have as many tokens", from_code=True),
     "qfrblimp": PaperLinking("meanlp", "Beauchemin et al. 2026: the acceptable sentence must get the lower "
                                        "perplexity, exp of the mean token loss (the GitHub release's "
                                        "evaluations/evaluation_tools.py)"),
@@ -55,10 +82,12 @@ def paper_linking(dataset: str) -> PaperLinking | None:
 
 
 def describe(dataset: str) -> str:
-    """One line for 02's table: the linking function ``dataset``'s paper reports, and where."""
+    """One line for 02's table: the linking function ``dataset``'s paper reports, its tie rule, and where."""
     found = paper_linking(dataset)
     if found is None:
         return f"{dataset}: no linking function recorded for its paper (helpers.data.linking)"
     if found.method is None:
         return f"{dataset}'s paper reports none of this project's readouts: {found.source}"
-    return f"{dataset}'s paper reports {found.method} ({found.source}); its row is the one to compare with the paper"
+    ties = "" if found.tie == "wrong" else " (its reference counts a tie right; the tables here count it wrong)"
+    return (f"{dataset}'s paper reports {found.method}{ties} ({found.source}); its row is the one to compare "
+            "with the paper")
