@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from helpers import paths
-from helpers.analysis import cross_model, hu_levy
+from helpers.analysis import accuracy, cross_model, hu_levy
 from helpers.analysis.metrics import balanced_accuracy
 from helpers.settings import Settings
 
@@ -48,10 +48,15 @@ def test_phenomenon_wins_counts_models_and_marks_as_the_paper_does():
 
 def test_table4_mean_averages_over_models():
     t4 = pd.DataFrame({"model": ["m1", "m2", "m1", "m2"], "method": ["lp", "lp", "yesno", "yesno"],
-                       "r": [0.2, 0.4, -0.1, 0.1], "accuracy": [0.7, 0.9, 0.8, 0.8]})
+                       "r": [0.2, 0.4, -0.1, 0.1], "accuracy": [0.7, 0.9, 0.8, 0.6],
+                       "tie_share_counted_wrong": [0.0, 0.0, 0.1, 0.3]})
+    t4 = accuracy.with_tie_range(t4)
     mean = cross_model.table4_mean(t4).set_index("method")
     assert mean.loc["lp", "r_mean"] == pytest.approx(0.3) and mean.loc["lp", "r_sd"] == pytest.approx(0.2 / 2 ** 0.5)
-    assert mean.loc["yesno", "accuracy_mean"] == pytest.approx(0.8) and (mean.models == 2).all()
+    assert mean.loc["yesno", "accuracy_mean"] == pytest.approx(0.7) and (mean.models == 2).all()
+    assert mean.loc["yesno", "expected_accuracy_mean"] == pytest.approx((0.85 + 0.75) / 2)  # ties half
+    assert mean.loc["yesno", "accuracy_ties_right_mean"] == pytest.approx(0.9)  # every tie right
+    assert mean.loc["lp", "expected_accuracy_mean"] == pytest.approx(0.8)
 
 
 def _hl_scores(seed=0) -> pd.DataFrame:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..store import safe_name
 from ..selection_parser import parse_selection
-from .accuracy import by_phenomenon, of_methods
+from .accuracy import EXPECTED, TIES_RIGHT, by_phenomenon, of_methods
 from .hu_levy import DIRECT, summarize
 from .significance import bootstrap_ci
 
@@ -61,9 +61,10 @@ def mean_over_models(table: pd.DataFrame, keys: list[str], values: list[str]) ->
 
 def table4_mean(table4: pd.DataFrame) -> pd.DataFrame:
     """Ide et al. Table 4 averaged over models: per method, the mean (and sd) over models of the
-    point-biserial r between success and length difference and of the accuracy, each model at
-    its best template (the rows of :func:`helpers.analysis.length_bias.table4`)."""
-    return mean_over_models(table4, ["method"], ["r", "accuracy"])
+    point-biserial r between success and length difference and of the accuracy (ties wrong), the
+    expected accuracy (ties half) and the accuracy with every tie right, each model at its best
+    template (the rows of :func:`helpers.analysis.length_bias.table4`)."""
+    return mean_over_models(table4, ["method"], ["r", "accuracy", EXPECTED, TIES_RIGHT])
 
 
 def phenomenon_differences(scores: pd.DataFrame, a: str, b: str) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from .accuracy import TIE_SHARE_COLUMN, at_best_template
+from .accuracy import TIE_SHARE_COLUMN, at_best_template, with_tie_range
 from .significance import by_template_with_ci
 
 
@@ -53,7 +53,7 @@ def accuracy_by_length(scores: pd.DataFrame, clip: int = 4) -> pd.DataFrame:
         lo, hi = wilson(k, n)
         rows.append({"model": model, "method": method, "length_diff": int(b), "accuracy": k / n, "ci_low": lo,
                      "ci_high": hi, "pairs": n, "ties": ties, TIE_SHARE_COLUMN: ties / n})
-    return pd.DataFrame(rows)
+    return with_tie_range(pd.DataFrame(rows))
 
 
 def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
