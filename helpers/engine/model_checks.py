@@ -9,12 +9,16 @@ from transformers import DynamicCache
 
 
 def max_positions(model) -> int | None:
-    """The longest sequence the model takes, from its configuration (None if unknown)."""
-    cfg = model.config
-    for key in ("max_position_embeddings", "n_positions", "n_ctx"):
-        value = getattr(cfg, key, None)
-        if isinstance(value, int):
-            return value
+    """The longest sequence the model takes, from its configuration's text part (a multimodal
+    model such as Gemma 3 4B and up keeps it in ``text_config``), else its top level (None if
+    unknown)."""
+    from .logit_transform import text_config
+
+    for cfg in (text_config(model.config), model.config):  # the text part first
+        for key in ("max_position_embeddings", "n_positions", "n_ctx"):
+            value = getattr(cfg, key, None)
+            if isinstance(value, int):
+                return value
     return None
 
 

@@ -27,7 +27,7 @@ from .kinds import AUTO_CLASSES, model_kind
 from .packaged import fetch as fetch_packaged
 from .placement import check_placement, execution_device, too_large, weight_bytes, weight_count
 from .quantization import default_dtype, quantization_config, quantization_probe
-from .registry import REVISION_MARK, ModelNotFoundError, ModelSpec, Quant, _spec, registered_as, resolve, with_revision
+from .registry import REVISION_MARK, ModelNotFoundError, ModelSpec, Quant, _spec, resolve, with_revision
 from .tiny import ensure as ensure_tiny
 from .weight_files import check_weight_files
 
@@ -261,19 +261,22 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
 
 
 def refuse_if_too_large(loadable: Loadable, dtype: torch.dtype) -> None:
-    """Before loading on CUDA with the default placement: an unregistered model whose weights
-    would not fit the GPUs is refused (:func:`~helpers.models.placement.too_large`), not offloaded
-    to the CPU without a word; a registered one brings its own quantization."""
-    spec = loadable.spec
-    if spec.local or loadable.checkpoint is not None or registered_as(spec.hf_id) is not None:
-        return
+    """Before loading on CUDA with the default placement: a model whose weights would not fit the
+    GPUs is refused (:func:`too_large_refusal`), not offloaded to the CPU without a word."""
+    gpus = sum(torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count()))
+    if refusal := too_large_refusal(loadable, dtype, gpus):
+        raise MemoryError(refusal)
+
+
+def too_large_refusal(loadable: Loadable, dtype: torch.dtype, gpu_bytes: int) -> str | None:
+    """The refusal of ``loadable`` (a Hub model, a registry entry with its quantization, a local
+    folder or a GGUF file, dequantized to ``dtype`` on loading) whose weights in its precision
+    would not fit ``gpu_bytes`` (:func:`~helpers.models.placement.too_large`); None when they fit."""
     count = weight_count(loadable.config, loadable.kind)
     sizes = {str(dtype).removeprefix("torch."): weight_bytes(count, dtype, None),
              **{q: weight_bytes(count, dtype, q) for q in ("8bit", "4bit")}}
     precision = loadable.quant or str(dtype).removeprefix("torch.")
-    gpus = sum(torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count()))
-    if refusal := too_large(spec.name, sizes, precision, gpus):
-        raise MemoryError(refusal)
+    return too_large(loadable.spec.name, sizes, precision, gpu_bytes)
 
 
 def _hub_commit(spec: ModelSpec) -> str | None:
