@@ -230,3 +230,23 @@ def test_a_prefix_ending_in_a_space_is_continued_after_one_space(tiny, tmp_path)
                                                options, store=ScoreStore(tmp_path / name)))
                         for name, frame in (("a", item), ("b", item.assign(prefix=item.prefix.str.rstrip()))))
     assert len(spaced) == 3 and spaced.score.tolist() == stripped.score.tolist()
+
+
+def test_meta_question_complex_writes_the_prefix_as_the_item_does():
+    """metaQuestionComplex is "{prefix}... What is the best next word?": News item 36's prompt reads
+    "rent -- ... What", its prefix kept as written (no continuation follows it there)."""
+    from helpers.methods.hu_levy import WordComparison, WordPrediction
+
+    class Shaping:  # what the requests of one item are, as a scorer shapes them ("span": unchanged here)
+        scorer = type("S", (), {"shaped": staticmethod(lambda requests, shape: requests)})
+
+    news = load("hl_news")
+    item = news[news.prefix.str.endswith("rent -- ")].iloc[0]
+    complex_, = prompts_for("word_prediction", "en", ["metaQuestionComplex"])
+    (request,) = WordPrediction().requests(item, complex_, "", Shaping, None)
+    assert request.context.endswith("Medicaid to cover 6 months of rent -- ... What is the best next word?\n\nAnswer: ")
+    compare, = prompts_for("word_comparison", "en", ["metaQuestionComplex"])
+    pair = item.to_dict() | {"good_continuation": "Gov", "bad_continuation": "Dog"}
+    assert all("rent -- ... What word" in r.context for r in WordComparison().requests(pair, compare, "", Shaping, None))
+    simple, = prompts_for("word_prediction", "en", ["metaQuestionSimple"])  # the word follows: one space
+    assert WordPrediction().requests(item, simple, "", Shaping, None)[0].context.endswith("rent -- ")

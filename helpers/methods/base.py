@@ -21,7 +21,8 @@ from ..engine.interface import SCORER_FEATURES, Request, Scored
 # Bump when a method's computation changes: it is part of every score file's configuration.
 # 3: a context's trailing spaces are scored with the target (engine.encoding.target_start).
 # 4: a Hu & Levy prefix ending in a space is continued after one space, not two (prompt_text.continued).
-METHODS_VERSION = "4"
+# 5: metaQuestionComplex writes the prefix as the item does ("rent -- ... What", not "rent --... What").
+METHODS_VERSION = "5"
 
 Item = Mapping[str, object]  # one row of a dataset selection's frame
 Score = Callable[[pd.DataFrame, str], pd.Series]  # (basis table, side) -> scores

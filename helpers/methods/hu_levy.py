@@ -80,14 +80,15 @@ class WordPrediction(HLFamily):
 
     def requests(self, item, template, context, runtime, state):
         space = separator(template.language)
+        # the continued prefix where the word follows it; as the item writes it inside a prompt
         prefix, word = continued(item["prefix"], template.language), item["continuation"]
         if template.id == DIRECT:
             request = Request(with_context(context, prefix, template.language), space + word)
             return runtime.scorer.shaped([request], "span")
         if "{full_sentence}" in template.text:  # the word ends the prompt, after its prefix
             before = template.text.replace("{full_sentence}", prefix + space)
-        else:
-            before, _ = fill_before(template.text, prefix=prefix)
+        else:  # metaQuestionComplex: "{prefix}... What is the best next word?"
+            before, _ = fill_before(template.text, prefix=item["prefix"])
         return runtime.scorer.shaped([Request(with_context(context, before, template.language), word)], "span")
 
     def table(self, items, template, contexts, scored, runtime, states):
@@ -110,8 +111,8 @@ class WordComparison(HLFamily):
         for w1, w2 in ((good, bad), (bad, good)):
             if "{full_sentence}" in template.text:
                 head = template.text.replace("{w1}", w1).replace("{w2}", w2).replace("{full_sentence}", prefix + space)
-            else:
-                head, _ = fill_before(template.text, prefix=prefix, w1=w1, w2=w2)
+            else:  # the prefix inside the prompt, as the item writes it
+                head, _ = fill_before(template.text, prefix=item["prefix"], w1=w1, w2=w2)
             head = with_context(context, head, lang)
             out += [Request(head, good), Request(head, bad)]
         return runtime.scorer.shaped(out, "span")

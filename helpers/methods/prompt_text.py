@@ -30,7 +30,9 @@ def continued(prefix: str, language: str) -> str:
     """A prefix as its continuation follows it, after the language's separator: without trailing
     whitespace where that is a space (one space between them, never two: a stimulus that ends in
     a space, as Hu & Levy's News item 36 "... rent -- ", would otherwise put a bare-space token
-    into the continuation's score)."""
+    into the continuation's score). Only where the continuation follows the prefix: a prompt that
+    writes ``{prefix}`` before other text (metaQuestionComplex's "{prefix}... What") takes the
+    prefix as the item writes it."""
     return prefix.rstrip() if separator(language) else prefix
 
 
