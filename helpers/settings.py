@@ -46,11 +46,22 @@ def _choice(name: str, value) -> str:
                      f"('auto': {SETTINGS[name][1]})")
 
 
-def method_setting(name: str, value) -> str:
+def method_setting(name: str, value):
     """A method setting (:data:`METHOD_SETTINGS`) as the methods use it: checked here (the one
     check, which the methods' option of the same name calls), "auto" and None its default."""
-    value = _choice(name, value)
+    value = _CHECKS[name](name, value)
     return METHOD_SETTINGS[name] if value == AUTO else value
+
+
+def _instruct(name: str, value):
+    """True, False or "auto" (the strings "true" and "false" as a command line gives them)."""
+    if value is None or value == AUTO:
+        return AUTO
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ValueError(f"instruct={value!r} does not exist: use 'auto' ({SETTINGS['instruct'][1]}), true or false")
 
 
 def _start(name: str, value) -> str:
@@ -122,13 +133,15 @@ def _progress(name: str, value) -> bool:
     return value
 
 
-def setting(values: tuple | str, auto: str, recorded: str, check=_choice, method_default: str | None = None):
+def setting(values: tuple | str, auto: str, recorded: str, check=_choice, method: bool = False,
+            method_default=None):
     """A field of :class:`Settings` that a notebook takes as a parameter (default "auto") and the
     command line as an option: ``values`` (its values besides "auto", or what a value is), what
     ``auto`` is, what the score files ``recorded``, its ``check`` ((name, value) -> the value as
-    used, or a one-line error), and for a setting the methods read, the value "auto" stands for."""
+    used, or a one-line error), and for a setting the methods read (``method``), the value "auto"
+    stands for (None: each model's own)."""
     return field(default=AUTO, metadata={"values": values, "auto": auto, "recorded": recorded, "check": check,
-                                         "method_default": method_default})
+                                         "method": method, "method_default": method_default})
 
 
 def placement(default, check):
@@ -148,9 +161,13 @@ class Settings:
     start: str = setting(tuple(START_CONVENTIONS), "the model's registry entry (bos-else-eos; none for Qwen2, "
                          "minicons for OPT, as the papers scored them)", "start_convention, start_token", _start)
     order_average: str = setting(ORDER_AVERAGES, "accuracy (Hu & Levy's)", "order_average (None where a task has "
-                                 "one order)", method_default=ORDER_AVERAGES[0])
+                                 "one order)", method=True, method_default=ORDER_AVERAGES[0])
     syntaxgym_pass: str = setting(tuple(PASS_RULES), "directional (predictions with < or > decide, as the released "
-                                  "results)", "syntaxgym_pass (SyntaxGym methods)", method_default="directional")
+                                  "results)", "syntaxgym_pass (SyntaxGym methods)", method=True,
+                                  method_default="directional")
+    instruct: str | bool = setting(("true", "false"), "the registry's entry; a model it does not list: whether its "
+                                   "tokenizer (or GGUF file) has a chat template", "instruct (prompts in the chat "
+                                   "template)", _instruct, method=True)
     share: str = setting(tuple(m for m in SHARE_MODES if m != AUTO), "the scorer's: on a causal LM per call the "
                          "mode its cost model, timed on the device, predicts fastest; an encoder-decoder or masked "
                          "LM runs each shared part once (prefix)", "share, share_used")
@@ -232,8 +249,9 @@ SETTINGS: dict[str, tuple[tuple | str, str, str]] = {
     f.name: (f.metadata["values"], f.metadata["auto"], f.metadata["recorded"]) for f in fields(Settings)
     if "values" in f.metadata}
 # the settings given to the methods, with the value "auto" stands for; the others load and score
-METHOD_SETTINGS: dict[str, str] = {f.name: f.metadata["method_default"] for f in fields(Settings)
-                                   if f.metadata.get("method_default")}
+METHOD_SETTINGS: dict[str, object] = {f.name: f.metadata["method_default"] for f in fields(Settings)
+                                      if f.metadata.get("method")}
+_CHECKS = {f.name: f.metadata["check"] for f in fields(Settings)}
 
 
 # The settings that tell apart stored scores of one model, as score files record them: an

@@ -54,6 +54,7 @@ dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfl
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
+instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
 answer_models = ["demo-en", "smollm2-135m-instruct"]  # models whose Yes/No and A/B answers to the pair are shown ([] skips them)
 primed_model = "demo-en-icl"  # the model of "A context can flip the judgment" (06's teaching model)
 primed_paradigm = "anaphor_number_agreement"  # the BLiMP paradigm of that section's pair
@@ -72,7 +73,8 @@ from helpers.settings import Settings
 from helpers.store import safe_name
 
 settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
+                    instruct=instruct)  # a bad value stops here
 config = {"good": good, "bad": bad, "model": model, "method": method, "template": template, **settings.record()}
 report = NotebookReport("00_quickstart", config, safe_name(model), sources=[])
 

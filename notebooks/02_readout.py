@@ -48,6 +48,7 @@ quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
+instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
 unigram_corpus = None  # text file for the SLOR and Bayes-factor unigram model; None means the mirror corpora
 shards = 1  # split the pairs into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; the store reads complete shards as one run
@@ -73,7 +74,8 @@ from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
 settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
+                    instruct=instruct)  # a bad value stops here
 template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
 scorer = scorer_for(model, settings)
 # the methods this kind of model can run; the others are listed with the reason in Table 3

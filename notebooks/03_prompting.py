@@ -86,6 +86,7 @@ quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none"
 dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
+instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
 shards = 1  # split the pairs (and each Hu & Levy set) into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: read all shards' files as one run (an error names any not scored)
 
@@ -110,7 +111,8 @@ from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
 settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
+                    instruct=instruct)  # a bad value stops here
 models = parse_selection(model, what="model")  # one model, or a list: Part 1 for each, loaded in turn
 hl_models = models if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
 checked = check_models(list(dict.fromkeys(models + hl_models)), settings)  # every model, before anything is scored
@@ -127,7 +129,7 @@ selection = select(dataset, limit).for_shards(shard, shards)  # a shard's pairs,
 hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
            else parse_selection(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
 hl_prompts = parse_selection(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
-instruct = scorer.loaded.is_instruct
+chat_prompts = scorer.loaded.is_instruct if settings.instruct == "auto" else settings.instruct
 config = {"model": model, "dataset": dataset, "methods": method_list,
           "templates": template_list, "limit": limit, "seed": seed, "use_outlines": use_outlines,
           "hu_levy_sets": hl_sets, "hu_levy_prompts": hl_prompts, "hu_levy_limit": hu_levy_limit,
@@ -137,8 +139,8 @@ config = {"model": model, "dataset": dataset, "methods": method_list,
 tag = file_tag(f"{scorer.loaded.name if len(models) == 1 else cross_model.models_tag(models)}__{dataset}",
                selection.shard)  # tables of a shard: its pairs
 report = NotebookReport("03_prompting", config, tag)
-print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if instruct else 'a base'} model: "
-      f"{'chat' if instruct else 'base'} templates; methods: {', '.join(method_list)}"
+print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if chat_prompts else 'a base'} model: "
+      f"{'chat' if chat_prompts else 'base'} templates; methods: {', '.join(method_list)}"
       + (f"; then {', '.join(models[1:])}, each loaded in turn" if len(models) > 1 else ""))
 
 # %% [markdown]

@@ -53,6 +53,7 @@ dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfl
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
+instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
 shards = 1  # split the target pairs into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: read all shards' files as one run (an error names any not scored)
 
@@ -79,7 +80,8 @@ from helpers.selection_parser import parse_selection
 if dataset not in ("blimp", "syntaxgym"):
     raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
 settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
+                    instruct=instruct)  # a bad value stops here
 models = parse_selection(model, what="model")  # one model, or a list: the sections up to "Across models" are the first's
 checked = check_models(models, settings)  # every model of the list, before anything is scored
 scorer = scorer_for(checked[0], settings)

@@ -51,6 +51,7 @@ dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfl
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
+instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
 shards = 1  # split each dataset's items into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: the analyses read all shards' files as one run (an error names any not scored)
 
@@ -72,7 +73,8 @@ from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
 settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size)  # a bad value stops here
+                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
+                    instruct=instruct)  # a bad value stops here
 dataset_list = parse_selection(datasets, [name for name, _ in HU2025.values()], what="dataset")
 metric_list = parse_selection(metrics, list(sep.METRICS), what="metric")
 extras = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,

@@ -63,15 +63,16 @@ def test_one_settings_object_gives_loading_the_engine_and_the_methods_their_part
     assert auto.loading() == {} and auto.load_arguments() == {
         "quant": "auto", "dtype": None, "revision": None, "device_map": "auto", "max_memory": None,
         "offload_folder": None}
-    assert auto.method_options() == {"order_average": "accuracy", "syntaxgym_pass": "directional"}
+    assert auto.method_options() == {"order_average": "accuracy", "syntaxgym_pass": "directional", "instruct": None}
     given = Settings(start="none", order_average="logprob", syntaxgym_pass="strict", share="none", quant=None,
-                     dtype="bfloat16", token_budget="512", revision="v1", batch_size="8")
+                     dtype="bfloat16", token_budget="512", revision="v1", batch_size="8", instruct="false")
     assert given.record() == {"start": "none", "order_average": "logprob", "syntaxgym_pass": "strict",
                               "share": "none", "quant": "none",
-                              "dtype": "bfloat16", "token_budget": 512, "revision": "v1"}
+                              "dtype": "bfloat16", "token_budget": 512, "revision": "v1", "instruct": False}
     assert given.loading() == {"quant": "none", "dtype": "bfloat16", "revision": "v1"}
     assert (given.given("token_budget"), given.given("batch_size"), auto.given("token_budget")) == (512, 8, None)
-    assert given.method_options() == {"order_average": "logprob", "syntaxgym_pass": "strict"}
+    assert given.method_options() == {"order_average": "logprob", "syntaxgym_pass": "strict", "instruct": False}
+    assert Settings(instruct="true").method_options()["instruct"] is True and Settings(instruct=None).instruct == "auto"
     assert Settings(quant="4bit").load_arguments()["quant"] == "4bit"
     # "auto" is the registry's start for the model; a literal start token is named as one
     assert (auto.start_for("none"), given.start_for("minicons"), Settings(start="token:<s>").start_for("none")) == (
@@ -249,3 +250,24 @@ def test_every_switch_reaches_the_score_files_from_the_notebook_parameters(hub_c
     assert err.value.ename == "ModelNotFoundError" and "\n" not in err.value.evalue
     assert err.value.evalue.startswith("'lab/tiny-llama' (lab/tiny-llama) at revision 'v2' is not in the local")
     assert {f: f.stat().st_mtime_ns for f in sorted((hub_cache / "outputs" / "scores").rglob("*.parquet"))} == written
+
+
+def test_instruct_auto_is_the_registry_entry_else_a_chat_template_in_the_tokenizer(tmp_path):
+    """A model the registry does not list (a folder here, as a Hub id or a GGUF file) is taken as an
+    instruct model when its tokenizer carries a chat template; ``instruct`` overrides either way."""
+    from helpers.methods.base import Runtime
+    from helpers.models import load
+    from helpers.models import tiny_architectures as ta
+
+    plain = ta.build("llama", tmp_path / "plain")
+    chat = ta.build("llama", tmp_path / "chat")
+    config = json.loads((chat / "tokenizer_config.json").read_text())
+    config["chat_template"] = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}<|assistant|>"
+    (chat / "tokenizer_config.json").write_text(json.dumps(config))
+    plain_lm, chat_lm = load(plain), load(chat)
+    assert (plain_lm.spec.kind, plain_lm.is_instruct, chat_lm.is_instruct) == ("auto", False, True)
+    assert load("tiny-llama").is_instruct is False and load("tiny-llama-instruct").is_instruct is True  # registered
+    for given, expected in (("auto", True), ("false", False), ("true", True)):
+        runtime = Runtime(CausalScorer(chat_lm, Settings(progress=False)), "en",
+                          Settings(instruct=given).method_options()["instruct"])
+        assert runtime.instruct is expected, given

@@ -82,15 +82,16 @@ def _check_length(scorer: Scorer, text: str, what: str) -> None:
 
 # ------------------------------------------------------------------ judging
 def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template: int = 1,
-          language: str | None = None) -> tuple[pd.DataFrame, dict]:
+          language: str | None = None, instruct: bool | None = None) -> tuple[pd.DataFrame, dict]:
     """Every method's decision on every pair of ``items`` (dicts with "good" and "bad"), each
     family scored by the runner's own pass (:func:`helpers.runner.score_pass`) and decided by
     the runner's own rule (:func:`helpers.runner.decisions`), template ``template`` for
     templated and prompt methods. Returns rows (item, method, description, score_good,
-    score_bad, correct, tie) and the scored results per family name (for the token view)."""
+    score_bad, correct, tie) and the scored results per family name (for the token view).
+    ``instruct``: prompts in the chat template (None: the model's own, LoadedModel.is_instruct)."""
     chosen = [registry.get(m) for m in methods]
     language = language or language_of(items[0]["good"])
-    runtime = Runtime(scorer, language, scorer.loaded.is_instruct, use_outlines=False, progress=False,
+    runtime = Runtime(scorer, language, instruct, use_outlines=False, progress=False,
                       templates=(template,))
     rows, scored_by_family = [], {}
     for family, group in by_family(chosen).items():
@@ -146,7 +147,8 @@ def _side_tables(side: str, text: str, scored, word_scored=None) -> tuple[pd.Dat
     return tokens, word_frame
 
 
-def explain_pair(scorer: Scorer, good, bad, methods=DECISION_METHODS, template: int = 1) -> PairExplanation:
+def explain_pair(scorer: Scorer, good, bad, methods=DECISION_METHODS, template: int = 1,
+                 instruct: bool | None = None) -> PairExplanation:
     """Per-token and per-word surprisal of both sentences, their sums, and each method's decision.
 
     The token view comes from the LP pass (each sentence alone after the document-start token,
@@ -159,7 +161,7 @@ def explain_pair(scorer: Scorer, good, bad, methods=DECISION_METHODS, template: 
     for text, what in ((good, "acceptable"), (bad, "unacceptable")):
         _check_length(scorer, text, what)
     methods = list(dict.fromkeys(["lp", *methods]))  # the LP pass gives the token view
-    decisions, scored = judge(scorer, [{"good": good, "bad": bad}], methods, template)
+    decisions, scored = judge(scorer, [{"good": good, "bad": bad}], methods, template, instruct=instruct)
     (sg, sb), = scored["sentence"]
     word_scored, why_not = _word_pass(scorer, good, bad)
     wsg, wsb = word_scored or (None, None)
@@ -222,7 +224,7 @@ def paradigms(dataset: str) -> pd.DataFrame:
 
 
 def browse_paradigm(scorer: Scorer, dataset: str, paradigm: str | None = None, n: int = 10,
-                    method: str = "lp", template: int = 1) -> ParadigmView:
+                    method: str = "lp", template: int = 1, instruct: bool | None = None) -> ParadigmView:
     """The first ``n`` pairs of ``paradigm`` (None: the dataset's first), judged by ``method``;
     the hardest pair (the lowest score margin of acceptable over unacceptable) explained."""
     names = paradigms(dataset).paradigm.tolist()
@@ -236,11 +238,12 @@ def browse_paradigm(scorer: Scorer, dataset: str, paradigm: str | None = None, n
     frame = select(dataset, int(n)).frame
     frame = frame[frame.paradigm == paradigm].reset_index(drop=True)
     items = frame[["good", "bad"]].to_dict("records")
-    judged, _ = judge(scorer, items, [method], template, language=str(frame.language.iloc[0]))
+    judged, _ = judge(scorer, items, [method], template, language=str(frame.language.iloc[0]), instruct=instruct)
     pairs = frame[["pair_id", "good", "bad"]].assign(
         score_good=judged.score_good.to_numpy(), score_bad=judged.score_bad.to_numpy(),
         correct=judged.correct.to_numpy() & ~judged.tie.to_numpy())
     pairs["margin"] = pairs.score_good - pairs.score_bad
     hardest = int(pairs.margin.to_numpy().argmin())
-    ex = explain_pair(scorer, pairs.good[hardest], pairs.bad[hardest], methods=DECISION_METHODS, template=template)
+    ex = explain_pair(scorer, pairs.good[hardest], pairs.bad[hardest], methods=DECISION_METHODS, template=template,
+                      instruct=instruct)
     return ParadigmView(dataset, paradigm, method, pairs, float(pairs.correct.mean()), ex)

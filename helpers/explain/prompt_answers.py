@@ -21,7 +21,8 @@ def prompt_answers(models: Sequence[str], good: str, bad: str, template: int = 1
     scorers = scorers or Scorers()
     rows = []
     for name in models:
-        frame, _ = judge(scorers.get(name), [{"good": good, "bad": bad}], ("lp", "yesno", "ab_logit"), template)
+        frame, _ = judge(scorers.get(name), [{"good": good, "bad": bad}], ("lp", "yesno", "ab_logit"), template,
+                         instruct=scorers.instruct)
         for r in frame.itertuples():
             rows.append({"model": name, "question": QUESTIONS[r.method],
                          "acceptable sentence": _shown(r.method, r.score_good),

@@ -33,6 +33,11 @@ class Scorers:
         self.keep, self.settings = keep, (settings or Settings()).but(progress=False)
         self._loaded: OrderedDict[str, Scorer] = OrderedDict()
 
+    @property
+    def instruct(self) -> bool | None:
+        """Prompts in the chat template: the ``instruct`` setting (None: each model's own)."""
+        return self.settings.method_options()["instruct"]
+
     def __contains__(self, name) -> bool:
         return name in self._loaded
 

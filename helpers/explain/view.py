@@ -74,8 +74,8 @@ def pair_outputs(good, bad, model, method: str = "lp", template: int = 1, scorer
         return [message(f"Choose a method from {', '.join(DECISION_METHODS)}; {method!r} is not one.")], None
     started = time.perf_counter()
     try:
-        scorer = (scorers or Scorers()).get(model)
-        ex = explain.explain_pair(scorer, good, bad, template=template)
+        scorers = scorers or Scorers()
+        ex = explain.explain_pair(scorers.get(model), good, bad, template=template, instruct=scorers.instruct)
     except ExplainError as err:
         return [message(str(err))], None
     seconds = time.perf_counter() - started
@@ -87,8 +87,9 @@ def paradigm_outputs(model, dataset: str, paradigm: str | None, pairs: int, meth
                      template: int = 1, scorers: Scorers | None = None) -> tuple[list, explain.ParadigmView | None]:
     """What to display for a paradigm: its accuracy, its pairs and the hardest pair."""
     try:
-        scorer = (scorers or Scorers()).get(model)
-        view = explain.browse_paradigm(scorer, dataset, paradigm, pairs, method, template)
+        scorers = scorers or Scorers()
+        view = explain.browse_paradigm(scorers.get(model), dataset, paradigm, pairs, method, template,
+                                       instruct=scorers.instruct)
     except ExplainError as err:
         return [message(str(err))], None
     table = view.pairs.assign(correct=view.pairs.correct.map({True: "✓", False: "✗"}))

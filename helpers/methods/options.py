@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
+from ..settings import method_setting
+
 
 @dataclass(frozen=True)
 class Option:
@@ -35,15 +37,14 @@ def _templates(value) -> tuple:
 
 
 def _instruct(value) -> bool | None:
-    if value is not None and not isinstance(value, bool):
-        raise ValueError(f"instruct must be True, False or None (the model's registry entry), got {value!r}")
-    return value
+    return method_setting("instruct", value)  # the one check (helpers.settings); None: the model's own
 
 
 # Options every family takes: which templates to run, and whether prompts use the chat template.
 TEMPLATES = Option("templates", (1, 2, 3, 4, 5), _templates,
                    "template ids (Ide et al., 1 to 5) and Hu & Levy prompt types (all when none is named)")
-INSTRUCT = Option("instruct", None, _instruct, "chat templates for prompts (None: the model's registry entry)")
+INSTRUCT = Option("instruct", None, _instruct, "chat templates for prompts (None or 'auto': the model's registry "
+                                                "entry, else whether its tokenizer has a chat template)")
 COMMON = (TEMPLATES, INSTRUCT)
 
 

@@ -114,6 +114,11 @@ class LoadedModel:
 
     @property
     def is_instruct(self) -> bool:
+        """Whether prompts use the chat template by default: the registry entry's kind; for a model
+        the registry does not list (a Hub id, a folder, a GGUF file), whether its tokenizer (or GGUF
+        file) carries a chat template. ``instruct=`` (a setting) overrides it."""
+        if self.spec.kind == "auto":
+            return bool(getattr(self.tokenizer, "chat_template", None))
         return self.spec.is_instruct
 
     @property

@@ -23,7 +23,9 @@ class ModelSpec:
 
     name: str
     hf_id: str
-    kind: Literal["base", "instruct"] = "base"
+    # "auto" for a model the registry does not list: instruct where its tokenizer (or GGUF file) has a
+    # chat template (helpers.models.LoadedModel.is_instruct)
+    kind: Literal["base", "instruct", "auto"] = "base"
     languages: tuple[str, ...] = ("en",)
     billions: float = 0.0
     # the start-token convention by default: "bos-else-eos" (the tokenizer's BOS, else its EOS), "none",
@@ -50,6 +52,7 @@ class ModelSpec:
 
     @property
     def is_instruct(self) -> bool:
+        """Instruction-tuned by the registry's entry (a model it does not list: see LoadedModel.is_instruct)."""
         return self.kind == "instruct"
 
 
@@ -181,7 +184,7 @@ def _gguf_spec(path: Path) -> ModelSpec:
     for spec in REGISTRY.values():
         if spec.packaged and spec.packaged.size == path.stat().st_size and sha256_of(path) == spec.packaged.sha256:
             return replace(spec, hf_id=str(path.parent), gguf_file=path.name, packaged=None)
-    return _spec(path.stem, str(path.parent), local=True, languages=("en", "zh"), gguf_file=path.name)
+    return _spec(path.stem, str(path.parent), "auto", local=True, languages=("en", "zh"), gguf_file=path.name)
 
 
 def registered_as(hub_id: str) -> ModelSpec | None:
@@ -216,9 +219,9 @@ def resolve(name_or_path: str | os.PathLike) -> ModelSpec:
             raise ModelNotFoundError(
                 f"the folder {path} holds no model (no config.json, no .gguf file). Pass a folder written by "
                 "save_pretrained, a GGUF file, or a registered name:\n" + registry_table())
-        return _spec(path.name, str(path.resolve()), local=True, languages=("en", "zh"))
+        return _spec(path.name, str(path.resolve()), "auto", local=True, languages=("en", "zh"))
     if "/" in key and not key.startswith((".", "/", "~")):
-        return registered_as(key) or _spec(key, key, languages=("en", "zh"))
+        return registered_as(key) or _spec(key, key, "auto", languages=("en", "zh"))
     raise ModelNotFoundError(
         f"unknown model {key!r}: not a registered name, not a folder, not a Hugging Face id (org/name). "
         "Registered models:\n" + registry_table())
