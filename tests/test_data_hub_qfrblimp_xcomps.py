@@ -34,8 +34,11 @@ QFR = [  # (phenomenon_id, linguistic_phenomenon, good, bad, the 12 annotators' 
 ]
 
 
-def write_qfrblimp(base: Path, rows=QFR, annotators: bool = True, commit: str | None = OTHER) -> Path:
-    """The card's one config ``qfrblimp``, split test, in ``qfrblimp.jsonl`` at the top."""
+def write_qfrblimp(base: Path, rows=QFR, annotators: bool = True, commit: str | None = OTHER,
+                   readme_shape: bool = False) -> Path:
+    """The card's one config ``qfrblimp``, split test, in ``qfrblimp.jsonl`` at the top;
+    ``readme_shape``: records as the GitHub README shows one (no phenomenon_id nor source, the
+    French name alone, a label)."""
     folder = base / "hub" / "graalul__qfrblimp"
     put(folder, "README.md", card([{"config_name": "qfrblimp",
                                     "data_files": [{"split": "test", "path": "qfrblimp.jsonl"}]}]), commit)
@@ -43,6 +46,9 @@ def write_qfrblimp(base: Path, rows=QFR, annotators: bool = True, commit: str | 
     for pid, phenomenon, good, bad, votes in rows:
         line = {"sentence_good": good, "sentence_bad": bad, "linguistic_phenomenon": phenomenon,
                 "phenomenon_id": pid, "source": "Banque de dépannage linguistique"}
+        if readme_shape:
+            line = {"sentence_good": good, "sentence_bad": bad,
+                    "linguistic_phenomenon": phenomenon.split(" (")[0], "label": 1}
         if annotators:
             line |= {f"annotator_{n}": v for n, v in zip((1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14), votes)}
         lines.append(json.dumps(line, ensure_ascii=False))
@@ -91,6 +97,22 @@ def test_qfrblimp_reads_its_pairs_and_the_annotators_agreement(raw):
     assert phenomena.set_index("phenomenon")["human"].to_dict() == table["human"].to_dict()
     matrix = accuracy.phenomenon_matrix(phenomena, humans=True)  # 02's table: the humans beside the methods
     assert list(matrix.columns) == ["lp", "humans"] and matrix["humans"].tolist() == table["human"].tolist()
+
+
+def test_qfrblimp_records_as_its_readme_shows_them_read_too(raw, tmp_path):
+    """The GitHub README's record: sentence_good, sentence_bad, the phenomenon's French name and a
+    label, no phenomenon_id: the id is the README table's for the name."""
+    write_qfrblimp(raw.raw_dir, readme_shape=True, annotators=False)
+    with pytest.warns(UserWarning, match="no annotator_<n> columns"):
+        df = data.load("qfrblimp", source=raw)
+    assert list(df.paradigm) == ["LP1", "LP7", "LP1", "LP20"] and list(df.pair_id) == [0, 0, 1, 0]
+    assert df.phenomenon.tolist()[:2] == ["Accords participes passés", "Négation standard"]
+    assert (df.good.iloc[3], df.label.iloc[3]) == ("C'est la fille avec qui je sors.", 1)
+    unknown = [(1, "Accords inconnus", "Elle est là.", "Elle sont là.", [1] * 12)]
+    write_qfrblimp(tmp_path / "unknown", unknown, readme_shape=True, annotators=False)
+    with pytest.raises(DataFormatError, match=r"record 1 has no phenomenon_id and its linguistic_phenomenon "
+                                              r"'Accords inconnus' is none of the README's 20"):
+        data.load("qfrblimp", source=DataSource(None, raw_dir=tmp_path / "unknown"))
 
 
 def test_qfrblimp_without_annotators_warns_and_a_bad_choice_is_an_error(raw, tmp_path):

@@ -6,6 +6,12 @@ GitHub README links there).
 Pairs per phenomenon id (the GitHub README's table): 1-20 hold 97, 95, 97, 96, 99, 97, 114, 106,
 113, 91, 100, 100, 96, 97, 60, 60, 60, 60, 60, 63. The GitHub release has 18 pairs whose two
 sentences are the same (flagged ``identical`` here, as every reader flags them).
+
+A record has ``sentence_good``, ``sentence_bad`` and ``linguistic_phenomenon``, as the GitHub
+README shows one (davebulaval/QFrBLiMP bd14729, README.md l.58-72: the phenomenon's French name,
+and a ``label``); the Hub card's records add ``phenomenon_id`` and the English name in parentheses
+("Accords participes passés (Past participle agreements)"). Without ``phenomenon_id`` the id is
+the README's for the French name (its table, l.29-50: :data:`PHENOMENA`).
 """
 from __future__ import annotations
 
@@ -20,7 +26,15 @@ from .hub_pairs import read_files, release_columns
 from .schema import DataFormatError, finalize_pairs
 from .sources import DataSource
 
-REQUIRED = ("sentence_good", "sentence_bad", "phenomenon_id", "linguistic_phenomenon")
+REQUIRED = ("sentence_good", "sentence_bad", "linguistic_phenomenon")
+# the GitHub README's "Linguistic Phenomena (LP)" table: id -> French name (README.md l.31-50)
+PHENOMENA = {1: "Accords participes passés", 2: "Flexion du verbe", 3: "ne ... que",
+             4: "Sélection morphologie fonctionnelle", 5: "Clitique dans la négation de l'infinitif",
+             6: "Montée du clitique", 7: "Négation standard", 8: "Déterminants", 9: "Sémantique lexicale",
+             10: "Accord dans l'expression idiomatique", 11: "Accord des adjectifs", 12: "-é / -er",
+             13: "Sélection lexicale du complément", 14: "Négation de l'infinitif", 15: "Îlot sujet",
+             16: "Îlot ajout", 17: "Îlot qu-", 18: "Îlot SN", 19: "Dépendance parasitique avec dont",
+             20: "Préposition orpheline"}
 ANNOTATOR = re.compile(r"annotator_\d+")
 # the share of judgments choosing the acceptable sentence in the GitHub release's
 # datastore/QFrBLiMP/human_llm_annotations.tsv (13 annotator columns x 1,761 pairs), counted here
@@ -55,6 +69,20 @@ def annotator_agreement(raw: pd.DataFrame, where: str) -> pd.Series:
     return votes.mean(axis=1)
 
 
+def phenomenon_ids(names: pd.Series, where: str) -> pd.Series:
+    """Each record's phenomenon id from its French name (:data:`PHENOMENA`; an English name in
+    parentheses after it is ignored), for records without ``phenomenon_id``."""
+    by_name = {name: pid for pid, name in PHENOMENA.items()}
+    french = names.astype(str).str.replace(r"\s*\([^()]*\)\s*$", "", regex=True).str.strip()
+    ids = french.map(by_name)
+    if ids.isna().any():
+        row = int(ids[ids.isna()].index[0])
+        raise DataFormatError(f"{where}: record {row + 1} has no phenomenon_id and its linguistic_phenomenon "
+                              f"{names.iloc[row]!r} is none of the README's 20 ({', '.join(PHENOMENA.values())}). "
+                              "To fix: restore the file (download it again)")
+    return ids.astype(float)
+
+
 def load(source: DataSource | None = None) -> pd.DataFrame:
     """QFrBLiMP's pairs: ``paradigm`` "LP<phenomenon_id>" (LP1 ... LP20: the README's "Linguistic
     Phenomena (LP)" and ID), ``phenomenon`` the release's ``linguistic_phenomenon`` ("Accords participes passés (Past
@@ -67,7 +95,8 @@ def load(source: DataSource | None = None) -> pd.DataFrame:
     files = hub.find("qfrblimp", None, source)["qfrblimp"]
     where = str(files[0])
     raw = read_files(files, REQUIRED, spec.name)
-    ids = pd.to_numeric(raw["phenomenon_id"], errors="coerce")
+    ids = pd.to_numeric(raw["phenomenon_id"], errors="coerce") if "phenomenon_id" in raw \
+        else phenomenon_ids(raw["linguistic_phenomenon"], where)
     if ids.isna().any() or (ids != ids.round()).any():
         row = int(ids[ids.isna() | (ids != ids.round())].index[0])
         raise DataFormatError(f"{where}: record {row + 1} has phenomenon_id {raw.at[row, 'phenomenon_id']!r}, "
