@@ -169,8 +169,9 @@ class Settings:
                                    "tokenizer (or GGUF file) has a chat template", "instruct (prompts in the chat "
                                    "template)", _instruct, method=True)
     share: str = setting(tuple(m for m in SHARE_MODES if m != AUTO), "the scorer's: on a causal LM per call the "
-                         "mode its cost model, timed on the device, predicts fastest; an encoder-decoder or masked "
-                         "LM runs each shared part once (prefix)", "share, share_used")
+                         "mode its cost model (the model's shape times its device class's shipped costs) predicts "
+                         "fastest; an encoder-decoder or masked LM runs each shared part once (prefix)",
+                         "share, share_used")
     quant: str = setting(QUANTS, "the registry's (4bit for Ide et al.'s models)", "quant")
     dtype: str = setting(DTYPES, "bfloat16 on CUDA, float32 on the CPU", "dtype")
     token_budget: int | str = setting("tokens per forward pass", "the scorer's (32768 on a GPU; 2048 causal, 4096 "
