@@ -28,11 +28,14 @@
 #   logits the ratio can rank sentences differently from eq. 4. Both are shown.
 # - `ab`: both sentences as A and B, the acceptable one's slot drawn per pair with a fixed
 #   seed; the answer by greedy decoding constrained to exactly "A" or "B" (the paper's way). When
-#   each letter is one token that answer is the letter whose logit is higher, which the scoring pass
-#   already computes: by default (`use_outlines="auto"`) it is read from there, and outlines decodes
-#   only letters of several tokens (`use_outlines=True` decodes every prompt, one `generate()` each;
-#   the table below says which path decided each file). `ab_logit` decides the same prompts by
-#   comparing the two letters' log-probs, a tie kept as a tie; their agreement is shown below.
+#   each letter, as the engine scores it, is the one token outlines would decode (GPT-2's and
+#   Tekken's byte-level vocabularies), that answer is the letter whose logit is higher, which the
+#   scoring pass already computes: by default (`use_outlines="auto"`) it is read from there, and
+#   outlines decodes elsewhere (Mixtral's SentencePiece vocabulary scores "▁A" where outlines decodes
+#   "A"; `use_outlines=True` decodes every prompt, one `generate()` each; the table below says which
+#   path decided each file). `ab_logit` decides the same prompts by comparing the two letters'
+#   log-probs, a tie kept as a tie; their agreement is shown below, and both are checked against
+#   outlines itself on a seeded sample of prompts (`outlines_sample`).
 #
 # On an encoder-decoder (Flan-T5) each prompt is the encoder's source and the answer is read from
 # the decoder's start, as Hu & Levy ran their prompts; `ab` is not applicable there (Table 3 says
@@ -67,7 +70,8 @@ methods = "all"  # prompting methods: yesno, yesno_released, ab, ab_logit (a lis
 templates = [1, 2, 3, 4, 5]  # prompt template ids
 limit = None  # pairs per paradigm (the first ones); None means all pairs
 seed = 42  # seed for the slot of the acceptable sentence in A/B prompting
-use_outlines = "auto"  # method "ab" (greedy decoding constrained to A or B): "auto" reads it from one-token letters' logits (the same answer, no decode) and decodes with outlines otherwise; True decodes every prompt with outlines; False never decodes
+outlines_sample = 20  # A/B prompts per template that outlines decodes to check 'ab' and 'ab_logit' against it (0: none)
+use_outlines = "auto"  # method "ab" (greedy decoding constrained to A or B): "auto" reads it from the letters' logits where each letter is the one token outlines decodes (the same answer, no decode) and decodes with outlines otherwise; True decodes every prompt with outlines; False never decodes
 fewshot_ks = [0, 1, 2, 4, 8]  # few-shot examples k before each item (accuracy vs k); [] skips the few-shot section
 fewshot_methods = "intemplate_lp,yesno"  # few-shot methods: in-template readouts and yesno/yesno_released
 fewshot_source = "other"  # where examples come from: "other" paradigms or the item's "same" paradigm
@@ -102,6 +106,7 @@ from helpers.reporting.notebook import NotebookReport
 from helpers.analysis import cross_model, introspection, introspection_comparison
 from helpers.data.selection import select
 from helpers.data.shards import file_tag
+from helpers.methods import constrained
 from helpers.methods.fewshot import FewShot, k_values as fewshot_ks_of
 from helpers.methods.hu_levy import TASKS, default_sets
 from helpers.methods.hu_levy_prompt_types import PROMPT_TYPES
@@ -200,6 +205,20 @@ if len(ab_methods) == 2:
     diff = prompting_tables.disagreements(scores)
     print(f"ab vs ab_logit disagreements: {len(diff)}")
     display(diff.head(10))
+
+# %% [markdown]
+# The two paths checked against outlines itself: a seeded sample of `outlines_sample` stored A/B
+# prompts per template (the first model's) decoded with outlines, and how often `ab` (as scored:
+# outlines, or under "auto" the letters' logits where they give outlines' answer) and `ab_logit`
+# gave outlines' answer.
+
+# %%
+first_ab = scores[(scores["method"] == "ab") & (scores["model"] == scorer.loaded.name)] if len(scores) else scores
+if outlines_sample and len(first_ab) and "outlines" in scorer.features:
+    decoded = constrained.decoded_sample(scorer, first_ab, outlines_sample, seed)
+    paths = prompting_tables.path_agreement(decoded)
+    display(paths.round(3))
+    report.table(paths, "ab_outlines_sample")
 
 # %% [markdown]
 # ## Few-shot in-template LP and Yes/No: accuracy against k

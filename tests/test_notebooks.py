@@ -119,6 +119,8 @@ def test_03_prompting_runs_on_base_and_instruct(scratch, model):
     agree = pd.read_csv(tables / f"03_ab_agreement__{model}__blimp.csv")
     assert agree.pairs.iloc[0] == 67 and agree.agreement.iloc[0] >= 0.98
     assert json.loads((tables / f"03_ab_agreement__{model}__blimp.csv.json").read_text())["score_files"]
+    decoded = pd.read_csv(tables / f"03_ab_outlines_sample__{model}__blimp.csv")  # outlines itself, 20 prompts
+    assert decoded.prompts.tolist() == [20] and decoded.ab_agrees_with_outlines.tolist() == [1.0]
     hl = pd.read_csv(tables / f"03_hu_levy__{model}.csv")
     assert set(hl.task) == {"sentence_judgment", "sentence_comparison", "word_comparison"}
     assert set(hl.prompt) == {"direct", "metaQuestionSimple", "metaInstruct", "metaQuestionComplex"}

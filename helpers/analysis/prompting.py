@@ -76,3 +76,12 @@ def disagreements(scores: pd.DataFrame, a: str = "ab", b: str = "ab_logit") -> p
     """The pairs where ``a`` and ``b`` answered differently."""
     both = paired_answers(scores, a, b)
     return both[both["answer_a"] != both["answer_b"]].reset_index(drop=True)
+
+
+def path_agreement(sample: pd.DataFrame) -> pd.DataFrame:
+    """Per (model, template) of a decoded sample (:func:`helpers.methods.constrained.decoded_sample`):
+    prompts decoded with outlines and how often 'ab' (as scored) and 'ab_logit' gave outlines' answer."""
+    return sample.assign(ab=sample["answer_ab"] == sample["answer_outlines"],
+                         ab_logit=sample["answer_ab_logit"] == sample["answer_outlines"]).groupby(
+        KEYS, sort=False).agg(prompts=("ab", "size"), ab_agrees_with_outlines=("ab", "mean"),
+                              ab_logit_agrees_with_outlines=("ab_logit", "mean")).reset_index()

@@ -43,3 +43,26 @@ def answers(generator: ChoiceGenerator, scorer, prompts: Sequence[str], progress
     """The constrained answer to each prompt, in order."""
     return [generator(outlines_text(scorer, p))
             for p in progress_bar(prompts, desc="outlines", unit="prompt", leave=False, disable=not progress)]
+
+
+def decoded_sample(scorer, ab_rows, per_template: int, seed: int = 0, progress: bool = False):
+    """outlines' constrained answer to a seeded sample of ``per_template`` stored A/B prompts of
+    each template (``ab_rows``: method 'ab' rows of one model's scores, with their ``prompt``),
+    beside what the scores hold for the same prompts: ``answer_ab`` ('ab': outlines, or under
+    "auto" the letters' logits where they give outlines' answer) and ``answer_ab_logit`` (the
+    logits compared, a tie kept): 03's check that the two paths agree, run on both."""
+    import numpy as np
+    import pandas as pd
+
+    from . import answers as letters
+
+    picked = []
+    for _, rows in ab_rows.groupby("template", sort=False):
+        take = min(per_template, len(rows))
+        picked.append(rows.iloc[np.sort(np.random.default_rng(seed).choice(len(rows), take, replace=False))])
+    sample = pd.concat(picked) if picked else ab_rows.iloc[:0]
+    generator = ChoiceGenerator(scorer.loaded.model, scorer.tokenizer, letters.AB)
+    decoded = answers(generator, scorer, list(sample["prompt"]), progress)
+    logit = np.where(sample["lp_a"] > sample["lp_b"], "A", np.where(sample["lp_b"] > sample["lp_a"], "B", "tie"))
+    return sample[["model", "template", "paradigm", "pair_id"]].assign(
+        answer_outlines=decoded, answer_ab=sample["answer_outlines"].to_numpy(), answer_ab_logit=logit)

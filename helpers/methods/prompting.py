@@ -51,7 +51,8 @@ def _outlines_setting(value) -> bool | str:
 
 USE_OUTLINES = Option("use_outlines", "auto", _outlines_setting,
                       "method 'ab' (greedy decoding constrained to 'A' or 'B'): 'auto' reads the answer from the "
-                      "letters' logits when each letter is one token (the same answer, no decoding) and decodes "
+                      "letters' logits where each letter is the one token outlines decodes (the same answer, no "
+                      "decoding: letters_decode_as_outlines) and decodes "
                       "with outlines otherwise; True decodes every prompt with outlines; False never decodes")
 
 
@@ -118,11 +119,13 @@ class AB(PromptFamily):
 
     def runtime_for(self, methods, runtime):
         """Whether this pass decodes with outlines, settled once (recorded as ``outlines``): asked
-        (True), or under "auto" where a letter is more than one token; never on a scorer without
-        constrained decoding (method 'ab' then needs one-token letters)."""
-        decode = runtime.use_outlines is True or (runtime.use_outlines == "auto"
-                                                  and not one_token_letters(runtime.scorer.tokenizer))
-        return replace(runtime, use_outlines=decode and "outlines" in runtime.scorer.features)
+        (True), or under "auto" where the letters' logits would not give outlines' answer
+        (:func:`letters_decode_as_outlines`); never on a scorer without constrained decoding
+        (method 'ab' then needs one-token letters)."""
+        can_decode = "outlines" in runtime.scorer.features
+        decode = runtime.use_outlines is True or (runtime.use_outlines == "auto" and can_decode
+                                                  and not letters_decode_as_outlines(runtime.scorer))
+        return replace(runtime, use_outlines=decode and can_decode)
 
     def prepare(self, items, template, contexts, runtime):
         """Each pair's (slot of the acceptable sentence, prompt), the prompt rendered once."""
@@ -164,9 +167,39 @@ class AB(PromptFamily):
         return out
 
 
-def one_token_letters(tokenizer) -> bool:
-    """Whether "A" and "B", as the engine scores them after a prompt (tokenized apart), are one token each."""
-    return all(len(tokenizer(letter, add_special_tokens=False)["input_ids"]) == 1 for letter in answers.AB)
+def letters_decode_as_outlines(scorer) -> bool:
+    """Whether the letters' logits give outlines' answer: each letter, as the engine scores it
+    after a prompt, is one token, and it is the only token outlines' automaton takes for the whole
+    answer (a token whose text, as outlines spells tokens, is the letter; outlines_tokens_for).
+    GPT-2's and Tekken's byte-level vocabularies pass; a SentencePiece tokenizer with a dummy
+    prefix does not: the engine scores "▁A" where outlines decodes "A" or the byte "<0x41>"
+    (Mixtral's tokenizer.model.v1), so there "auto" decodes with outlines."""
+    scored = {}
+    for letter in answers.AB:
+        encoded = scorer.encode(Request("Answer: ", letter, separate=True))
+        scored[letter] = set(encoded.ids[encoded.first:])
+        if len(encoded.ids) - encoded.first != 1:
+            return False
+    allowed = outlines_tokens_for(scorer.tokenizer, answers.AB)
+    return all(allowed[letter] == scored[letter] for letter in answers.AB)
+
+
+def outlines_tokens_for(tokenizer, texts) -> dict[str, set[int]]:
+    """Per text, the ids of the vocabulary's tokens that outlines' automaton reads as exactly that
+    text (outlines' own spelling of a token, ``TransformerTokenizer.convert_token_to_string``); a
+    token it reads as empty text is listed under "" (it could precede any answer)."""
+    from outlines.models.transformers import TransformerTokenizer
+
+    spell = TransformerTokenizer(tokenizer).convert_token_to_string
+    wanted = set(texts) | {""}
+    out: dict[str, set[int]] = {text: set() for text in wanted}
+    for token, token_id in tokenizer.get_vocab().items():
+        text = spell(token)
+        if text in wanted and token_id not in tokenizer.all_special_ids:
+            out[text].add(token_id)
+    if out[""]:  # an empty token would let outlines reach a letter by a path of several tokens
+        return {text: set() for text in texts}
+    return {text: out[text] for text in texts}
 
 
 def greedy_letters(lp_a: np.ndarray, lp_b: np.ndarray, ids: list[int]) -> np.ndarray:
