@@ -32,8 +32,8 @@ import pandas as pd
 from .. import paths
 from ..files import atomic_path
 from ..selection_parser import parse_selection
-from . import (blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multiblimp, qfrblimp, rublimp, syntaxgym,
-               table_version, xcomps)
+from . import (blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multiblimp, multiblimp_word_order, qfrblimp,
+               rublimp, syntaxgym, table_version, xcomps)
 from .hub_catalog import HUB
 from .multiblimp_languages import canonical as canonical_languages
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
@@ -74,6 +74,9 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in [
     Dataset("multiblimp", "mul", "pairs", multiblimp.load,
             "MultiBLiMP 1.0 (Hub), agreement pairs in 101 languages, 121,305 (options: languages, default 'all'; "
             "ISO 639-3 codes such as 'rus,pol')", canonical=_languages_option),
+    Dataset("multiblimp_word_order", "mul", "pairs", multiblimp_word_order.load,
+            "MultiBLiMP's word-order pairs (mirror): a subject, object or indirect object moved across its head, "
+            "46,148 pairs in 159 languages"),
     Dataset("blimp_nl", "nl", "pairs", hub_pairs.load_blimp_nl, "BLiMP-NL (Hub, Dutch), 84 paradigms x 100"),
     Dataset("turblimp", "tr", "pairs", hub_pairs.load_turblimp, "TurBLiMP (Hub, Turkish), 16 phenomena x 1,000"),
     Dataset("bhs", "mul", "pairs", hub_pairs.load_bhs,

@@ -49,6 +49,11 @@ PAPER_LINKING: dict[str, PaperLinking] = {
                                      "(jumelet/multiblimp f8855be, src/lm_eval/score.py l.16-17 sen_nll = "
                                      "-sen_prob.sum()); right when sen_nll < wrong_nll strictly "
                                      f"(scripts/lm_eval/eval_model.py l.46); {MINICONS_NOTE}", from_code=True),
+    "multiblimp_word_order": PaperLinking("lp", "Jumelet et al.'s word-order pairs (jumelet/multiblimp, branch "
+                                                "word_order 6ebca3d), scored as MultiBLiMP scores its pairs: the summed "
+                                                "token log-prob, right when sen_nll < wrong_nll strictly (main's "
+                                                "src/lm_eval/score.py l.16-17, scripts/lm_eval/eval_model.py l.46; "
+                                                f"{MINICONS_NOTE})", from_code=True),
     "turblimp": PaperLinking("lp", "Başar et al. 2025: the summed token log-prob (ezgibasar/TurBLiMP 297de13, "
                                    "evaluation.py l.20, causal models; masked ones by within-word PLL, l.22); "
                                    f"right when good > bad strictly (l.66, l.69); {MINICONS_NOTE}", from_code=True),

@@ -45,6 +45,10 @@ ORIGINS = {
     "rublimp": dict(url="https://github.com/RussianNLP/RuBLiMP", commit="9f0d8df",
                     license="Apache 2.0 (sentences: copyright of the original corpora)", repo_prefix="",
                     files=["datasets/*.csv"]),
+    "multiblimp-word-order": dict(url="https://github.com/jumelet/multiblimp (branch word_order)", commit="6ebca3d",
+                                  license="Apache-2.0 (sentences: each Universal Dependencies treebank's own licence, "
+                                          "some non-commercial)", repo_prefix="",
+                                  files=["word_order/pairs/tight/*/*.csv"]),
     "jblimp": dict(url="https://github.com/osekilab/JBLiMP", commit="80dbcd8",
                    license="none granted (text excerpted from published works; research use)", repo_prefix="",
                    files=["data/validated/validated_minimal_pairs.jsonl", "data/raw/raw_minimal_pairs.jsonl"]),
