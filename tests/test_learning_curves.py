@@ -91,12 +91,16 @@ def test_the_curves_of_a_synthetic_store_have_the_planted_values(tmp_path, monke
     scores = required_scores(list(points.model), "blimp", ["lp", "intemplate_lp"])
     table = curves.learning_curves(scores, points)
     assert list(table.columns) == ["method", "phenomenon", "step", "revision", "model", "tokens", "accuracy", "sd",
-                                   "templates", "pairs", "tie_share_counted_wrong"]
+                                   "templates", "pairs", "tie_share_counted_wrong", "expected_accuracy",
+                                   "accuracy_ties_right"]
     ties = table.set_index(["method", "phenomenon", "step"])["tie_share_counted_wrong"]
     assert (ties[("lp", "all phenomena", 1000)], ties[("lp", "agreement", 1000)], ties[("lp", "islands", 1000)]) == (
         2 / 6, 1 / 2, 1 / 4)  # pairs 1 (agreement) and 4 (islands)
     assert ties[("intemplate_lp", "all phenomena", 1000)] == (0 + 1 / 6) / 2  # mean over the two templates
     assert ties[("lp", "all phenomena", 8000)] == 0
+    row = table.set_index(["method", "phenomenon", "step"]).loc[("lp", "all phenomena", 1000)]
+    assert (row.expected_accuracy, row.accuracy_ties_right) == pytest.approx(
+        (row.accuracy + 1 / 6, row.accuracy + 2 / 6))  # its 2 ties of 6: half, then all, counted right
     got = {(r.method, r.phenomenon, r.step): (round(r.accuracy, 12), r.templates, r.pairs)
            for r in table.itertuples()}
     assert got == {

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..models.registry import REVISION_MARK
-from .accuracy import TIE_SHARE_COLUMN, summarise
+from .accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, summarise, with_tie_range
 
 ALL = "all phenomena"  # the rows over every pair of the dataset
 _TOKEN_UNITS = {"": 1, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
@@ -68,8 +68,9 @@ def checkpoints(model: str, revisions, steps: Mapping | None = None) -> pd.DataF
 
 def _over_templates(per_template: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     grouped = per_template.groupby(keys, sort=False)
-    return grouped.agg(accuracy=("accuracy", "mean"), sd=("accuracy", "std"), templates=("accuracy", "size"),
-                       pairs=("pairs", "max"), **{TIE_SHARE_COLUMN: (TIE_SHARE_COLUMN, "mean")}).reset_index()
+    return with_tie_range(grouped.agg(accuracy=("accuracy", "mean"), sd=("accuracy", "std"),
+                                      templates=("accuracy", "size"), pairs=("pairs", "max"),
+                                      **{TIE_SHARE_COLUMN: (TIE_SHARE_COLUMN, "mean")}).reset_index())
 
 
 def learning_curves(scores: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
@@ -94,7 +95,7 @@ def learning_curves(scores: pd.DataFrame, points: pd.DataFrame) -> pd.DataFrame:
     table = table.sort_values(["method", "phenomenon", "step"], kind="stable").reset_index(drop=True)
     table["phenomenon"] = table["phenomenon"].astype(str)
     return table[["method", "phenomenon", "step", "revision", "model", "tokens", "accuracy", "sd", "templates",
-                  "pairs", TIE_SHARE_COLUMN]]
+                  "pairs", TIE_SHARE_COLUMN, EXPECTED, TIES_RIGHT]]
 
 
 def spans_orders(steps, orders: float = 2.0) -> bool:

@@ -23,7 +23,7 @@ import pandas as pd
 from scipy import sparse, stats
 from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
 
-from .accuracy import TIE_SHARE_COLUMN
+from .accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, with_tie_range
 from .significance import bootstrap_ci
 
 PREFIX_TYPES = ("in_acceptable", "in_unacceptable", "out_acceptable", "out_unacceptable", "wikitext")
@@ -103,7 +103,8 @@ def baselined_accuracy(frame: pd.DataFrame, by: str = "prefix_type", prefix_type
     columns = cell + ["accuracy", "baseline", "delta", "ci_low", "ci_high", "items"]
     if "tie" in rows:  # the prefixed rows' ties (counted wrong, as everywhere: :mod:`.accuracy`)
         ties = rows.assign(tie=rows["tie"].eq(True)).groupby(cell)["tie"].mean().rename(TIE_SHARE_COLUMN)
-        means, columns = means.merge(ties.reset_index(), on=cell), columns + [TIE_SHARE_COLUMN]
+        means = with_tie_range(means.merge(ties.reset_index(), on=cell))
+        columns = columns + [TIE_SHARE_COLUMN, EXPECTED, TIES_RIGHT]
     return _ordered(table.merge(means, on=cell), by)[columns]
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..selection_parser import parse_selection
-from .accuracy import TIE_SHARE_COLUMN
+from .accuracy import TIE_SHARE_COLUMN, with_tie_range
 
 KEYS = ["model", "template"]
 PAIR = ["model", "template", "paradigm", "pair_id"]
@@ -39,10 +39,10 @@ def ab_answers(scores: pd.DataFrame, methods="ab") -> pd.DataFrame:
     answer = answers(rows)
     marked = rows.assign(is_a=answer == "A", expected_a=rows["good_slot"] == "A", is_tie=answer == "tie",
                          decided_by=decided_by(rows))
-    return marked.groupby(["model", "method", "template"], sort=False).agg(
+    return with_tie_range(marked.groupby(["model", "method", "template"], sort=False).agg(
         pairs=("correct", "size"), decided_by=("decided_by", "first"), share_A=("is_a", "mean"),
         share_A_expected=("expected_a", "mean"), accuracy=("correct", "mean"), ties=("is_tie", "sum"),
-        **{TIE_SHARE_COLUMN: ("is_tie", "mean")}).reset_index()
+        **{TIE_SHARE_COLUMN: ("is_tie", "mean")}).reset_index())
 
 
 def decided_by(rows: pd.DataFrame) -> pd.Series:
