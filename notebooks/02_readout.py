@@ -72,11 +72,12 @@ from helpers.runner import run_methods
 from helpers.engine.kinds import scorer_for
 from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
+from helpers.methods.templates import IDE_TEMPLATE_IDS
 
 settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
                     dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
                     instruct=instruct)  # a bad value stops here
-template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
+template_list = parse_selection(templates, list(IDE_TEMPLATE_IDS), what="template", convert=int)
 scorer = scorer_for(model, settings)
 # the methods this kind of model can run; the others are listed with the reason in Table 3
 method_list, not_applicable = method_registry.applicable(

@@ -114,6 +114,7 @@ from helpers.store import load_files
 from helpers.engine.kinds import check_models, scorer_for
 from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
+from helpers.methods.templates import IDE_TEMPLATE_IDS
 
 settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
                     dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
@@ -121,7 +122,7 @@ settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syn
 models = parse_selection(model, what="model")  # one model, or a list: Part 1 for each, loaded in turn
 hl_models = models if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
 checked = check_models(list(dict.fromkeys(models + hl_models)), settings)  # every model, before anything is scored
-template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
+template_list = parse_selection(templates, list(IDE_TEMPLATE_IDS), what="template", convert=int)
 k_list = fewshot_ks_of(fewshot_ks)
 scorer = scorer_for(checked[0], settings)  # the first model; the others of a list load in turn below
 # the methods asked for; each model runs those its kind can run, the others are listed with the reason in Table 3

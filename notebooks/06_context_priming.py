@@ -76,6 +76,7 @@ from helpers.runner import run_methods
 from helpers.engine.kinds import check_models, scorer_for
 from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
+from helpers.methods.templates import IDE_TEMPLATE_IDS
 
 if dataset not in ("blimp", "syntaxgym"):
     raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
@@ -90,7 +91,7 @@ method_list, not_applicable = method_registry.applicable(
     method_registry.method_names(methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS), scorer)
 type_list = parse_selection(prefix_types, list(priming.PREFIX_TYPES), what="prefix type")
 length_list = parse_selection(lengths, what="length", convert=int)
-template_list = parse_selection(templates, [1, 2, 3, 4, 5], what="template", convert=int)
+template_list = parse_selection(templates, list(IDE_TEMPLATE_IDS), what="template", convert=int)
 selection = select(dataset, limit).pick_paradigms(priming.paradigm_choice(dataset, paradigms), seed)
 part = selection.for_shards(shard, shards)  # the pairs this run scores: a shard, or the whole run
 if note := priming.teaching_subset(dataset, paradigms, limit, len(selection), len(data.load(dataset))):

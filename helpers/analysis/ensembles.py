@@ -17,10 +17,11 @@ import numpy as np
 import pandas as pd
 
 from .significance import bootstrap_ci
+from ..methods.templates import IDE_TEMPLATE_IDS
 
 SETTINGS = {"P-only": (5, 0), "Mix-P3": (3, 2), "Mix-L3": (2, 3), "L-only": (0, 5)}
 TIES = ("abstain", "wrong")  # what a tied predictor's vote does (see the module docstring)
-TEMPLATES = range(1, 6)
+TEMPLATES = IDE_TEMPLATE_IDS
 PREDICTORS = [f"{kind}{t}" for kind in "PL" for t in TEMPLATES]
 
 

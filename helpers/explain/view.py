@@ -22,8 +22,9 @@ from .pair import DECISION_METHODS, PairExplanation
 from .scorers import ExplainError, Scorers, model_choices
 from ..plots.explain import pair_figure
 from ..progress import frontend_renders_widgets
+from ..methods.templates import IDE_TEMPLATE_IDS
 
-TEMPLATES = (1, 2, 3, 4, 5)
+TEMPLATES = IDE_TEMPLATE_IDS
 # One redraw at a time, across every control of the kernel: ipykernel 7 may handle widget messages on
 # more than one thread at once, and matplotlib's drawing is not thread-safe: two pairs typed in quick
 # succession drew half a figure each (bars without title, axes or lower panels).

@@ -16,6 +16,8 @@ import pandas as pd
 
 from .fewshot import FEWSHOT, NO_SHOTS, FewShot
 from .options import Option
+from .templates import IDE_TEMPLATE_IDS
+from ..settings import METHOD_SETTINGS
 from ..engine.interface import SCORER_FEATURES, Request, Scored
 
 # Bump when a method's computation changes: it is part of every score file's configuration.
@@ -45,11 +47,11 @@ class Runtime:
     cache: dict = field(default_factory=dict)  # e.g. the outlines generator, built once per run
     sides: tuple[str, ...] = ("good", "bad")  # item fields scored: a pair, or ("sentence",) for single sentences
     fewshot: FewShot = NO_SHOTS  # solved examples before each item (families with ``takes_fewshot``)
-    order_average: str = "accuracy"  # Hu & Levy answer orders: "accuracy" (the paper's) or "logprob"
-    templates: tuple = (1, 2, 3, 4, 5)  # Ide et al. template ids and Hu & Levy prompt types
+    order_average: str = METHOD_SETTINGS["order_average"]  # Hu & Levy answer orders: "accuracy" (the paper's) or "logprob"
+    templates: tuple = IDE_TEMPLATE_IDS  # Ide et al. template ids and Hu & Levy prompt types
     unigram_corpus: object = None  # SLOR / BF-unigram corpus: None (the mirror), a file or a Hub dataset
     unigram_source: str | None = None  # what the unigram table was counted over (recorded)
-    syntaxgym_pass: str = "directional"  # SyntaxGym items: which predictions decide (methods.syntaxgym_pass)
+    syntaxgym_pass: str = METHOD_SETTINGS["syntaxgym_pass"]  # SyntaxGym items: which predictions decide (methods.syntaxgym_pass)
 
     def __post_init__(self):
         if self.instruct is None:

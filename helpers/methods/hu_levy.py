@@ -37,7 +37,7 @@ from .base import Family, Method
 from .hu_levy_prompt_types import DIRECT, prompts_for
 from .options import Option
 from .prompt_text import continued, fill_before, separator, with_context
-from ..settings import method_setting  # the one check of order_average
+from ..settings import METHOD_SETTINGS, method_setting  # the one check of order_average
 
 
 def _direct_requests(item, context: str, language: str) -> list[Request]:
@@ -51,7 +51,7 @@ def _direct_table(scored) -> pd.DataFrame:
     return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
 
 
-ORDER_AVERAGE = Option("order_average", "accuracy", partial(method_setting, "order_average"),
+ORDER_AVERAGE = Option("order_average", METHOD_SETTINGS["order_average"], partial(method_setting, "order_average"),
                        "Hu & Levy's comparisons over the two answer orders: 'accuracy' (the paper's) or 'logprob'")
 
 

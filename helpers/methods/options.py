@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Mapping
 
 from ..settings import method_setting
+from .templates import IDE_TEMPLATE_IDS
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ def _instruct(value) -> bool | None:
 
 
 # Options every family takes: which templates to run, and whether prompts use the chat template.
-TEMPLATES = Option("templates", (1, 2, 3, 4, 5), _templates,
+TEMPLATES = Option("templates", IDE_TEMPLATE_IDS, _templates,
                    "template ids (Ide et al., 1 to 5) and Hu & Levy prompt types (all when none is named)")
 INSTRUCT = Option("instruct", None, _instruct, "chat templates for prompts (None or 'auto': the model's registry "
                                                 "entry, else whether its tokenizer has a chat template)")

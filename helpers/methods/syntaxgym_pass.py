@@ -28,10 +28,10 @@ from functools import partial
 
 from ..data.syntaxgym_formulas import COMPARISONS, Binary, Negate, Prediction
 from .options import Option
-from ..settings import method_setting
+from ..settings import METHOD_SETTINGS, method_setting
 
 
-SYNTAXGYM_PASS = Option("syntaxgym_pass", "directional", partial(method_setting, "syntaxgym_pass"),
+SYNTAXGYM_PASS = Option("syntaxgym_pass", METHOD_SETTINGS["syntaxgym_pass"], partial(method_setting, "syntaxgym_pass"),
                         "SyntaxGym item pass: 'directional' (predictions with < or >; the released results') "
                         "or 'strict' (every prediction, = ones too)")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..data.sources import DataSource, resolve
 
 IDE_DIR = "ide2024-templates"
+IDE_TEMPLATE_IDS = (1, 2, 3, 4, 5)  # Ide et al.'s templates of every method: the one place they are listed
 HU_LEVY_PROMPTS = "hu-levy-2023/PROMPTS_transcribed.md"
 _LANG_SET = {"en": "blimp", "zh": "climp"}
 METHODS = ("single", "compar", "yn", "ab", "yn-en")
@@ -96,7 +97,7 @@ def ide_templates(method: str, language: str = "en", style: str = "base",
     ds = _LANG_SET[language]
     source = resolve(source)
     out = []
-    for i in range(1, 6):
+    for i in IDE_TEMPLATE_IDS:
         if method in ("single", "compar"):
             rel = f"{IDE_DIR}/templates_ll/template_{ds}_{method}_{i}.txt"
         else:
