@@ -161,7 +161,14 @@ class ScoresRequests:
     ``encode_many(requests)``, ``token_logprobs(encoded, with_context, desc, only)`` (per
     request, the log-probs and raw logits of its positions, and the word-boundary masses where a
     scorer with "token_mass" reads them) and ``_scored(encoded, *those, with_context=)`` (one
-    :class:`Scored`). ``word_boundary`` requests to a scorer without "token_mass" are refused."""
+    :class:`Scored`). ``word_boundary`` requests to a scorer without "token_mass" are refused.
+    Each kind refuses the settings it cannot take in its own :meth:`refuses`."""
+
+    @classmethod
+    def refuses(cls, settings, name: str) -> str | None:
+        """Why model ``name`` cannot be scored by this kind under ``settings`` (checked before it
+        loads), None where it can; a causal LM takes every setting."""
+        return None
 
     def score(self, requests: Sequence, with_context: bool = False, desc: str = "scoring",
               only: Sequence[int] | None = None) -> list[Scored]:
@@ -217,19 +224,6 @@ def checked_settings(settings) -> Settings:
         raise TypeError(f"a scorer takes its settings as one helpers.settings.Settings (e.g. Settings(share='none', "
                         f"progress=False)), got {type(settings).__name__}: {settings!r}")
     return settings
-
-
-def start_refused(kind: str, start: str, name: str) -> str | None:
-    """Why model ``name`` of ``kind`` cannot take the ``start`` setting, None where it can: a causal
-    LM takes every convention; an encoder-decoder's decoder starts with its decoder start token
-    ("auto", "bos-else-eos" or a token string); a masked LM is framed by its tokenizer's special tokens."""
-    if kind == "seq2seq" and start in ("none", "minicons"):
-        return (f"start={start!r} is a causal-model convention (first token unscored); {name} is an encoder-decoder, "
-                "whose decoder always starts with its decoder start token: use start='auto'")
-    if kind == "masked" and start != "auto":
-        return (f"start={start!r} is a causal-model convention; {name} is a masked LM, scored with its tokenizer's "
-                "special tokens around the text: use start='auto'")
-    return None
 
 
 def checked_share(share) -> str:

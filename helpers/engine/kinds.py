@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .interface import Scorer, start_refused
+from .interface import Scorer
 from ..models import Loadable, LoadedModel, check_loadable, load
 from ..models.kinds import MODEL_KINDS
 from ..selection_parser import parse_selection
@@ -34,7 +34,7 @@ def check_models(models, settings: Settings | None = None) -> list[Loadable | Lo
         if not isinstance(model, (LoadedModel, Loadable)):
             arguments = settings.load_arguments()
             model = check_loadable(model, arguments["quant"], arguments["revision"])
-        if refused := start_refused(model.kind, settings.start, model.spec.name):
+        if refused := SCORER_KINDS[model.kind].refuses(settings, model.spec.name):  # each kind's own refusal
             raise ValueError(refused)
         out.append(model)
     return out

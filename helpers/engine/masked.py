@@ -29,7 +29,7 @@ import torch
 
 from .head import halving_on_oom, logprobs_at
 from .interface import (OptionReadout, Request, Scored, ScoresRequests, checked_answers, checked_settings,
-                        option_readouts, start_refused)
+                        option_readouts)
 from .masked_encoding import VARIANTS, MaskedEncoded, checked_variant, encode_many, masked_positions
 from ..models import LoadedModel
 from ..progress import bar as progress_bar
@@ -51,6 +51,14 @@ class MaskedScorer(ScoresRequests):
 
     features = frozenset()  # of SCORER_FEATURES: no continuation, no outlines, no token mass
 
+    @classmethod
+    def refuses(cls, settings, name: str) -> str | None:
+        """A masked LM is framed by its tokenizer's special tokens: every start convention but "auto" is refused."""
+        if settings.start != AUTO:
+            return (f"start={settings.start!r} is a causal-model convention; {name} is a masked LM, scored with its "
+                    "tokenizer's special tokens around the text: use start='auto'")
+        return None
+
     def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, variant: str = "pll"):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"MaskedScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, "
@@ -64,7 +72,7 @@ class MaskedScorer(ScoresRequests):
         if tokenizer.mask_token_id is None:
             raise ValueError(f"{loaded.name}'s tokenizer has no mask token: pseudo-log-likelihood masks each token")
         settings = checked_settings(settings)
-        if refused := start_refused("masked", settings.start, loaded.name):
+        if refused := self.refuses(settings, loaded.name):
             raise ValueError(refused)
         share = "prefix" if settings.share == AUTO else settings.share  # identical sequences run once in any mode
         token_budget, batch_size = settings.given("token_budget"), settings.given("batch_size")

@@ -32,7 +32,7 @@ import torch
 
 from .head import halving_on_oom, logprobs_at
 from .interface import (OptionReadout, Request, RequestShape, Scored, ScoresRequests, check_text, checked_answers,
-                        checked_settings, checked_shape, option_readouts, start_refused)
+                        checked_settings, checked_shape, option_readouts)
 from .seq2seq_encoding import (NEXT_SENTINEL, SENTINEL, SHAPES, Encoded2, Seq2SeqEncoder, Seq2SeqRequest, answer_request,
                                span_request)
 from ..models import LoadedModel
@@ -59,6 +59,16 @@ class Seq2SeqScorer(ScoresRequests):
     # causal body's token mass
     features = frozenset({"continuation"})
 
+    @classmethod
+    def refuses(cls, settings, name: str) -> str | None:
+        """The decoder always starts with its decoder start token ("auto", "bos-else-eos" or a token
+        string): the causal-model conventions that leave the first token unscored are refused."""
+        start = settings.start_for(AUTO)
+        if start in ("none", "minicons"):
+            return (f"start={start!r} is a causal-model convention (first token unscored); {name} is an "
+                    "encoder-decoder, whose decoder always starts with its decoder start token: use start='auto'")
+        return None
+
     def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, source: str = "",
                  prompts: Literal["answer", "span"] = "answer", span_end: bool = True):
         if not isinstance(loaded, LoadedModel):
@@ -80,7 +90,7 @@ class Seq2SeqScorer(ScoresRequests):
         self.source, self.prompt_shape, self.span_end, self.share = source, prompts, bool(span_end), share
         self.encoding = Seq2SeqEncoder(tokenizer, source, self.span_end)
         self.progress, self.max_positions = settings.progress, None
-        if refused := start_refused("seq2seq", start, loaded.name):
+        if refused := self.refuses(settings, loaded.name):
             raise ValueError(refused)
         if start in (AUTO, "bos-else-eos"):
             self.start_id = model.config.decoder_start_token_id
