@@ -23,7 +23,7 @@ import papermill as pm
 from .. import paths
 from ..explore import ExploreError, build as build_explorer
 from ..explore.snapshot import SnapshotUnavailable, snapshot
-from .kernel import LocalKernelManager
+from .kernel import KERNEL_ARGUMENTS
 from . import report_checkpoints
 from .jobs import declared_parameters, find_notebook
 
@@ -101,7 +101,7 @@ def run_page(page: Page) -> Page:
     try:
         pm.execute_notebook(str(page.notebook), str(page.executed), parameters=page.parameters,
                             cwd=str(page.notebook.parent), progress_bar=False, kernel_name="python3",
-                            kernel_manager_class=LocalKernelManager)
+                            extra_arguments=KERNEL_ARGUMENTS)
     except pm.PapermillExecutionError as err:
         page.error = f"{err.ename}: {err.evalue}"
     page.seconds = time.perf_counter() - started

@@ -23,7 +23,7 @@ from pathlib import Path
 import papermill as pm
 
 from .. import paths
-from .kernel import LocalKernelManager
+from .kernel import KERNEL_ARGUMENTS
 from ..settings import SETTINGS, Settings
 from ..store import safe_name
 from ..data.shards import check as check_shards
@@ -111,7 +111,7 @@ class Job:
         params = self.papermill_parameters()
         self.output.parent.mkdir(parents=True, exist_ok=True)
         pm.execute_notebook(str(self.notebook), str(self.partial), parameters=params, cwd=str(self.notebook.parent),
-                            progress_bar=False, kernel_manager_class=LocalKernelManager)
+                            progress_bar=False, extra_arguments=KERNEL_ARGUMENTS)
         self.partial.replace(self.output)
         return self.output
 

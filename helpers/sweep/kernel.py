@@ -1,21 +1,8 @@
-"""The Jupyter kernel a headless run starts: over IPC sockets in the node's temporary folder, not
-TCP on localhost, so that each executed notebook neither prints the kernel's "running over TCP
-without encryption" warning nor opens ports other users of the machine could reach."""
+"""How a headless run starts its Jupyter kernel: its own log (IPKernelApp) at errors only, so that
+an executed notebook does not print the kernel's "running over TCP without encryption" warning
+(a kernel bound to localhost for the one run) each time; cells' output and warnings, and the
+kernel's errors, are kept. (IPC sockets would avoid the warning too, but under them a Ctrl-C to a
+sweep no longer stopped its kernel mid-cell: tests/test_faults.py, fault h.)"""
 from __future__ import annotations
 
-import os
-import tempfile
-import uuid
-
-from jupyter_client.manager import KernelManager
-
-
-class LocalKernelManager(KernelManager):
-    """papermill's kernel manager (``kernel_manager_class``), the transport IPC and the connection
-    file (beside which the sockets go) in the node-local temporary folder."""
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("transport", "ipc")
-        kwargs.setdefault("connection_file",
-                          os.path.join(tempfile.gettempdir(), f"helpers-kernel-{uuid.uuid4().hex}.json"))
-        super().__init__(**kwargs)
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]  # papermill's extra_arguments
