@@ -21,6 +21,7 @@ FLOORS = (
     ("runner", ("runner",)),
     ("analysis", ("analysis",)),
     ("runs", ("runs",)),
+    ("harness", ("harness",)),
     ("views", ("zoo", "plots", "explain", "reporting", "explore")),
     ("sweep", ("sweep",)),
     ("entry points", ("cli", "demo", "__main__", "__init__")),

@@ -14,6 +14,7 @@
     python -m helpers embed --datasets blimp_hu2025 syntaxgym li_hu2025
     python -m helpers explore --serve --port 8000
     python -m helpers demo
+    python -m helpers lm-eval --model engine --model_args pretrained=smollm2-135m-instruct --tasks blimp_offline
 """
 from __future__ import annotations
 
@@ -253,6 +254,8 @@ def parser() -> argparse.ArgumentParser:
     add_explore_parser(sub)
     add_zoo_parsers(sub)
     add_fetch_parser(sub)
+    sub.add_parser("lm-eval", help="lm-evaluation-harness's command line with the engine as its model 'engine' and "
+                   "this project's offline tasks (every lm-eval argument passes through)", add_help=False)
     q = sub.add_parser("precision", help="what bfloat16, 4-bit NF4 and 8-bit cost each method, against float32")
     q.add_argument("--model", required=True, help="registry name, local folder or Hugging Face id")
     q.add_argument("--dataset", required=True, help="a dataset of minimal pairs, or a Hu & Levy stimulus set")
@@ -273,5 +276,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["lm-eval"]:  # lm-eval parses its own arguments
+        try:
+            from .harness.command import main as lm_eval_main
+        except ImportError as err:
+            print(err, file=sys.stderr)
+            return 2
+        return lm_eval_main(argv[1:])
     args = parser().parse_args(argv)
     return args.run(args)

@@ -47,9 +47,18 @@ def test_slices_and_position_chunks_agree_with_float64(dtype, transform, monkeyp
             np.testing.assert_allclose(g, w, rtol=0, atol=4e-7 * size)
     # the same positions alone or among others, and any slice width: the same values within rounding
     monkeypatch.setattr(head, "LOGIT_ELEMENTS", {"cpu": 40 * 4096})
-    wider = head._by_vocabulary(project, vocab, hidden, which, targets, mass)
+    wider = head._by_vocabulary(project, vocab, hidden, which, targets, mass, True)
     np.testing.assert_allclose(wider[0], sliced[0], atol=1e-5)
+    np.testing.assert_allclose(wider[2], sliced[2], atol=1e-5)  # the mass where asked, the greedy id after it
     assert np.array_equal(wider[1], sliced[1])  # a raw logit is one product whatever the slice
+    # the greedy token at each entry's position, read from the same logits (lm-eval's is_greedy):
+    # float64's argmax, by slices of any width and by rows, after the other arrays
+    greedy = transform(hidden.float().double() @ linear.weight.float().double().T).argmax(-1)[which].numpy()
+    assert len(np.unique(greedy)) > 5  # not one token everywhere
+    by_rows = head._by_positions(project, vocab, hidden, which, targets, None, True)
+    assert len(wider) == 4 and len(by_rows) == 3
+    for got in (head._by_vocabulary(project, vocab, hidden, which, targets, mass, True), by_rows, wider):
+        np.testing.assert_array_equal(got[-1], greedy)
 
 
 def test_only_a_large_vocabulary_and_a_plain_linear_head_run_by_slices(monkeypatch):

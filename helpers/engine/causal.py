@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from . import model_checks, row_attention, share_plan
-from .encoding import Encoded, Encoder
+from .encoding import Encoded, Encoder, encoded_ids
 from .executor import Executor
 from .attention_layout import AttentionLayout
 from .interface import (SCORER_FEATURES, OptionReadout, Request, Scored, ScoresRequests, checked_answers,
@@ -49,12 +49,8 @@ class CausalScorer(ScoresRequests):
     """Score text with a causal LM, under ``settings`` (:class:`helpers.settings.Settings`: start,
     share, token_budget, batch_size and progress; default all "auto").
 
-    ``start="bos-else-eos"`` starts every sequence with the tokenizer's BOS, else
-    its EOS, so the first word is scored; ``start="none"`` adds no start token (first token
-    unscored); ``"token:<s>"`` forces that token; "auto" takes the model's registry
-    entry (``loaded.start_token``). ``start="minicons"`` reproduces minicons'
-    IncrementalLMScorer: no start token added by the engine (the tokenizer adds its own
-    special tokens, if any), first token unscored. ``start_convention`` names the policy.
+    ``start`` is the document-start convention (:data:`helpers.settings.START_CONVENTIONS`, a
+    literal ``"token:<s>"``, or "auto": the registry entry's); ``start_convention`` names it.
     ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
     the same context tokens run them once), "prefix" (also the longest common token prefix
     of sentences, e.g. the two sentences of a pair), "tree" (every common prefix within a
@@ -169,11 +165,9 @@ class CausalScorer(ScoresRequests):
     @property
     def seconds(self) -> dict[str, float]:
         """Wall seconds spent so far: "encode" (tokenizing), "plan" (the prefix tree), "rows"
-        (running batches through the transformer body) and "head" (vocabulary log-softmax at
-        the positions read). Sharing prefixes cuts "rows", and "head" where a shared position is
-        read for several requests (a prompt's answer options, a shared context's tokens). On a
-        GPU the split between "rows" and "head" is not meaningful (the head waits for the body's
-        queued work)."""
+        (batches through the transformer body) and "head" (vocabulary log-softmax at the positions
+        read). On a GPU the split between "rows" and "head" is not meaningful (the head waits for
+        the body's queued work)."""
         return {"encode": self._encode_seconds, "plan": self._plan_seconds, **self.executor.seconds}
 
     @property
@@ -183,13 +177,8 @@ class CausalScorer(ScoresRequests):
 
     # ---------------------------------------------------------------- encoding
     def encode(self, request: Request) -> Encoded:
-        """Token ids of context+target with one start token, and where the target begins.
-
-        A context's trailing spaces and tabs are scored with the target (a bare space token
-        before the target's first word is part of what is scored, as lm-evaluation-harness
-        does; line breaks stay in the context), and a token that straddles the boundary
-        belongs to the target. ``separate`` requests keep the prompt's own tokens.
-        """
+        """Token ids of context+target with one start token, and where the target begins
+        (:meth:`helpers.engine.encoding.Encoder.encode_many`: the boundary rule)."""
         return self.encode_many([request])[0]
 
     def encode_many(self, requests: Sequence[Request]) -> list[Encoded]:
@@ -246,18 +235,25 @@ class CausalScorer(ScoresRequests):
 
     def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
                    desc: str = "readout") -> list[OptionReadout]:
-        """Log-prob of each option after each prompt.
-
-        By default each option is scored as the continuation of its prompt text, so the
-        token form that naturally follows is used ("Answer: " + "Yes" reads " Yes" after
-        "Answer:"). ``separate=True`` keeps the prompt's own tokens (a trailing space stays
-        a token) and reads the option's own tokens after them, the position a constrained
-        decoder generates at. Multi-token options are summed. One-token options cost no
-        extra forward pass: they are read from the prompt's last position.
-        """
+        """Log-prob of each option after each prompt, scored as the prompt text's continuation
+        ("Answer: " + "Yes" reads " Yes"); ``separate=True`` keeps the prompt's own tokens (a
+        trailing space stays a token), where a constrained decoder generates. Multi-token options
+        are summed; one-token options are read from the prompt's last position (no extra pass)."""
         options = checked_answers(options)
         requests = [Request(p, o, separate) for p in prompts for o in options]
         return option_readouts(len(prompts), options, self.score(requests, desc=desc))
+
+    def score_ids(self, sequences: Sequence[tuple[Sequence[int], int]], greedy: bool = False,
+                  desc: str = "scoring") -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """Sequences already tokenized, scored as given (no start token added, nothing moved):
+        for each ``(ids, first)``, log p(ids[i] | ids[:i]) for i from ``first`` on (float64) and,
+        with ``greedy``, the id of the greedy token (highest logit) at each of those positions,
+        read from the same pass (else None); planned together as :meth:`score` plans requests
+        (lm-evaluation-harness's requests come tokenized: :mod:`helpers.harness`)."""
+        encoded = encoded_ids(sequences, self.max_positions)
+        values = self.token_logprobs(encoded, desc=desc, greedy=greedy) if encoded else []
+        return [(arrays[0][e.first:], arrays[-1][e.first:].astype(np.int64) if greedy else None)
+                for e, arrays in zip(encoded, values)]
 
     def plan(self, encoded: Sequence[Encoded], with_context: bool = False) -> list[Node]:
         """The plan :meth:`token_logprobs` runs for ``encoded``: the prefix tree of the share
@@ -279,14 +275,15 @@ class CausalScorer(ScoresRequests):
         return roots
 
     def token_logprobs(self, encoded: Sequence[Encoded], with_context: bool = False,
-                       desc: str = "scoring", only: Sequence[int] | None = None
+                       desc: str = "scoring", only: Sequence[int] | None = None, greedy: bool = False
                        ) -> list[tuple[np.ndarray, ...] | None]:
         """For each sequence, (log p(token_i | tokens_<i), raw logit of token_i) for i >= 1 at
         the needed positions (target tokens, and context tokens if ``with_context``); index 0
         and unneeded entries are NaN. With ``only`` (indices), just those sequences, computed
         as in the whole list's run; the others are None. Where a sequence ends in a word-boundary
         probe (``Encoded.probe``), every result has a third array: the log-mass of word-initial
-        tokens where each token is predicted (from the same logits)."""
+        tokens where each token is predicted (from the same logits); with ``greedy``, a last array:
+        the greedy token's id there."""
         mass = None
         if any(e.probe is not None for e in encoded):
             check_marks_words(self.tokenizer, self.word_initial, self.loaded.name)
@@ -295,6 +292,6 @@ class CausalScorer(ScoresRequests):
         total = len(encoded) if only is None else len(set(only))
         bar = progress_bar(total=total, desc=desc, unit="seq", disable=not self.progress, leave=False)
         try:
-            return self.executor.run(roots, len(encoded), on_result=bar.update, only=only, mass=mass)
+            return self.executor.run(roots, len(encoded), on_result=bar.update, only=only, mass=mass, greedy=greedy)
         finally:
             bar.close()

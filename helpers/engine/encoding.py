@@ -36,6 +36,23 @@ class Encoded:
     probe: int | None = None
 
 
+def encoded_ids(sequences, max_positions: int | None) -> list[Encoded]:
+    """Sequences already tokenized, each ``(ids, first)`` (``first``: its first scored token), as
+    :class:`Encoded`; a clear error for one whose scored part is empty or starts at 0, or that
+    is longer than the model's ``max_positions``."""
+    out = []
+    for i, (ids, first) in enumerate(sequences):
+        ids = tuple(int(t) for t in ids)
+        if not 1 <= first < len(ids):
+            raise ValueError(f"sequence {i}: its scored tokens must start after its first token and before its end "
+                             f"(first={first}, {len(ids)} tokens)")
+        if max_positions and len(ids) > max_positions:
+            raise ValueError(f"sequence {i} has {len(ids)} tokens, more than the model's {max_positions} positions: "
+                             "truncate it from the left")
+        out.append(Encoded(ids, int(first)))
+    return out
+
+
 def convention_of(start: str) -> str:
     """The named convention of a ``start`` setting: one of :data:`START_CONVENTIONS`, or "token"
     for a literal start token string."""

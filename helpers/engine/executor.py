@@ -88,16 +88,17 @@ class Executor(Scheduling, ForwardPass, LogprobReading):
         self.seconds = {"rows": 0.0, "head": 0.0}
 
     def run(self, roots: Sequence[Node], n_requests: int, on_result: Callable[[], object] | None = None,
-            only: Iterable[int] | None = None, mass=None) -> list[tuple[np.ndarray, ...] | None]:
+            only: Iterable[int] | None = None, mass=None, greedy: bool = False) -> list[tuple[np.ndarray, ...] | None]:
         """For each request of the plan, (log-prob, raw logit) of every token given those
         before it; entries that were not needed are NaN. ``on_result`` is called as each
         request finishes (a progress bar's update). With ``only`` (request indices), just the
         batches those requests need run, formed as in the whole run; other results are None.
         With ``mass`` ([vocab] bool on the output device), a third array: the log of those tokens'
-        probability mass where each token is predicted (read from the same logits)."""
+        probability mass where each token is predicted (read from the same logits); with ``greedy``,
+        one more: the id of the greedy token there (the highest logit)."""
         wanted = None if only is None else set(only)
         needed = None if wanted is None else self._needed_batches(list(roots), wanted)
-        state = RunState(n_requests, on_result, wanted, mass)
+        state = RunState(n_requests, on_result, wanted, mass, greedy)
         self._run_nodes(list(roots), state, needed)
         missing = [i for i in (wanted or ()) if state.results[i] is None]
         if missing:

@@ -3,7 +3,8 @@
 :func:`logprobs_at` turns hidden states at the positions read into log-probs: the output
 projection runs once per position, in chunks that bound memory at rows x vocabulary floats,
 with one fused float32 log-softmax per chunk and float64 results (and, where asked, the log of the
-probability mass of a class of tokens at each position read). :func:`halving_on_oom`
+probability mass of a class of tokens at each position read, and the greedy token there).
+:func:`halving_on_oom`
 runs a batch and, on CUDA out-of-memory, halves it and goes on (never within a partial run,
 whose batches must stay the whole run's).
 """
@@ -31,24 +32,27 @@ T = TypeVar("T")
 
 
 def logprobs_at(project: Callable[[torch.Tensor], torch.Tensor], vocab: int, hidden: torch.Tensor,
-                which: np.ndarray, targets: np.ndarray, mass: torch.Tensor | None = None) -> tuple[np.ndarray, ...]:
+                which: np.ndarray, targets: np.ndarray, mass: torch.Tensor | None = None,
+                greedy: bool = False) -> tuple[np.ndarray, ...]:
     """(log softmax(project(h))[t], project(h)[t]) for each entry, h = hidden[which[entry]]
     ([positions, width]) and t = targets[entry]: float32 arithmetic, float64 results, the
     projection (the output embedding, or the identity for logits already computed) run once
     per position. With ``mass`` ([vocab] bool, on the logits' device) a third array: log of the
     probability of the ``mass`` tokens at each entry's position, logsumexp(logits of the class)
-    - logsumexp(logits), from the same logits. A projection that computes a slice of the
+    - logsumexp(logits), from the same logits. With ``greedy``, one more array: the id of the
+    highest logit at each entry's position (the first of equal ones, as ``argmax``), from the same
+    logits: whether the target is the greedy token. A projection that computes a slice of the
     vocabulary (:meth:`helpers.engine.projection.Projection.columns`) runs slice by slice
     over every position at once (:func:`_by_vocabulary`), others position chunk by chunk."""
     step = LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // vocab
     with getattr(project, "ready", nullcontext)():  # a head offloaded by a hook: its weights loaded once
         if step < SLICE_BELOW_ROWS and hidden.shape[0] and getattr(project, "sliceable", False):
-            return _by_vocabulary(project, vocab, hidden, which, targets, mass)
-        return _by_positions(project, vocab, hidden, which, targets, mass)
+            return _by_vocabulary(project, vocab, hidden, which, targets, mass, greedy)
+        return _by_positions(project, vocab, hidden, which, targets, mass, greedy)
 
 
 def _by_vocabulary(project, vocab: int, hidden: torch.Tensor, which: np.ndarray, targets: np.ndarray,
-                   mass: torch.Tensor | None) -> tuple[np.ndarray, ...]:
+                   mass: torch.Tensor | None, greedy: bool = False) -> tuple[np.ndarray, ...]:
     """The head slice by slice of the vocabulary, every position at once: the output embedding
     is read once per call whatever its size (a 262k-token head read per chunk of 32 positions
     made the head 2.5x slower), and each position's logsumexp gathers over the slices."""
@@ -60,26 +64,33 @@ def _by_vocabulary(project, vocab: int, hidden: torch.Tensor, which: np.ndarray,
     total = torch.full((rows,), -math.inf, device=device)
     of_class = torch.full((rows,), -math.inf, device=device) if mass is not None else None
     raw = torch.empty(len(which), device=device)
+    top = torch.full((rows,), -math.inf, device=device) if greedy else None
+    top_id = torch.zeros(rows, dtype=torch.long, device=device) if greedy else None
     for start in range(0, vocab, width):
         logits = project.columns(h, start, min(start + width, vocab))  # [positions, slice] float32
         total = torch.logaddexp(total, torch.logsumexp(logits, dim=-1))
+        if greedy:  # a later slice wins only with a higher logit: the first of equal ones, as argmax
+            best, at_best = logits.max(dim=-1)
+            higher = best > top
+            top, top_id = torch.where(higher, best, top), torch.where(higher, at_best + start, top_id)
         inside = (tokens >= start) & (tokens < start + width)
         raw[inside] = logits[at[inside], tokens[inside] - start]
         if of_class is not None:
             part = mass[start:start + width]
             if bool(part.any()):
                 of_class = torch.logaddexp(of_class, torch.logsumexp(logits[:, part], dim=-1))
-    out = [raw - total[at], raw] + ([(of_class - total)[at]] if of_class is not None else [])
+    out = [raw - total[at], raw] + ([(of_class - total)[at]] if of_class is not None else []) \
+        + ([top_id[at]] if greedy else [])
     return tuple(x.double().cpu().numpy() for x in out)
 
 
 def _by_positions(project, vocab: int, hidden: torch.Tensor, which: np.ndarray, targets: np.ndarray,
-                  mass: torch.Tensor | None) -> tuple[np.ndarray, ...]:
+                  mass: torch.Tensor | None, greedy: bool = False) -> tuple[np.ndarray, ...]:
     """The head chunk by chunk of positions (a projection that cannot slice its vocabulary)."""
     step = max(1, LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // vocab)
     order = np.argsort(which, kind="stable")  # entries by position: a chunk's entries are contiguous
     bounds = np.searchsorted(which[order], np.arange(0, hidden.shape[0] + step, step))
-    picked, values, raw, masses = [], [], [], []
+    picked, values, raw, masses, tops = [], [], [], [], []
     for c, i in enumerate(range(0, hidden.shape[0], step)):
         entries = order[bounds[c]:bounds[c + 1]]
         logits = project(hidden[i:i + step]).float()  # [step, vocab]
@@ -90,12 +101,15 @@ def _by_positions(project, vocab: int, hidden: torch.Tensor, which: np.ndarray, 
         if mass is not None:
             share = torch.logsumexp(logits.masked_fill(~mass, float("-inf")), dim=-1) - torch.logsumexp(logits, dim=-1)
             masses.append(share[at[0]])
+        if greedy:
+            tops.append(logits.argmax(dim=-1)[at[0]])
         picked.append(entries)
-    out = [np.empty(len(which)) for _ in range(2 if mass is None else 3)]
+    kinds = [values, raw] + ([masses] if mass is not None else []) + ([tops] if greedy else [])
+    out = [np.empty(len(which)) for _ in kinds]
     if not picked:
         return tuple(out)
     entries = np.concatenate(picked)
-    for array, parts in zip(out, (values, raw, masses)):
+    for array, parts in zip(out, kinds):
         array[entries] = torch.cat(parts).double().cpu().numpy()
     return tuple(out)
 

@@ -2,7 +2,7 @@
 first token at its parent's last position, a position read for several tokens only once,
 through the shared vocabulary head (:func:`helpers.engine.head.logprobs_at`); in a run that
 reads a token class's mass (``RunState.mass``: word-initial tokens), that mass at the same
-positions from the same logits."""
+positions from the same logits, and in a run that asks (``RunState.greedy``) the greedy token there."""
 from __future__ import annotations
 
 import numpy as np
@@ -38,9 +38,9 @@ class LogprobReading:
         selected = hidden.reshape(-1, hidden.shape[-1])[torch.from_numpy(where).to(hidden.device)]  # [positions, hidden]
         flat_targets = np.fromiter((t for ts in targets for t in ts), dtype=np.int64)
         read = logprobs_at(self.project, self.project.vocab, selected.to(self.output_device),
-                           which.reshape(-1), flat_targets, state.mass)  # each [needed]
+                           which.reshape(-1), flat_targets, state.mass, state.greedy)  # each [needed]
         k = 0
         for node, j, count in sinks:
-            for array, got in zip(state.values(node), read):  # log-probs, raw logits (and log-masses)
+            for array, got in zip(state.values(node), read):  # log-probs, raw logits (log-masses, greedy ids)
                 array[j:j + count] = got[k:k + count]
             k += count

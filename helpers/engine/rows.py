@@ -102,31 +102,27 @@ def batch_key(batch: list[Unit]) -> tuple:
 class RunState:
     """What one run reads and holds, keyed by plan node: log-probs and raw logits of each
     node's tokens (NaN where not needed), with ``mass`` ([vocab] bool) the log-mass of those
-    tokens at each position read too, the caches of nodes whose children wait, and each
-    request's result."""
+    tokens at each position read too, with ``greedy`` the greedy token's id there, the caches
+    of nodes whose children wait, and each request's result."""
 
     def __init__(self, n_requests: int, on_result: Callable[[], object] | None = None,
-                 wanted: set[int] | None = None, mass: torch.Tensor | None = None):
+                 wanted: set[int] | None = None, mass: torch.Tensor | None = None, greedy: bool = False):
         self.wanted = wanted  # the requests whose results count (None: all)
         self.mass = mass  # the token class whose probability mass is read (None: none)
-        self.logprobs: dict[Node, np.ndarray] = {}
-        self.logits: dict[Node, np.ndarray] = {}
-        self.masses: dict[Node, np.ndarray] = {}
+        self.greedy = greedy  # whether the greedy token is read where each token is predicted
+        self.arrays: dict[Node, tuple[np.ndarray, ...]] = {}
         self.kv: dict[Node, CachedKV] = {}
         self.results: list[tuple[np.ndarray, ...] | None] = [None] * n_requests
         self.on_result = on_result
 
     def values(self, node: Node) -> tuple[np.ndarray, ...]:
-        """(log-probs, raw logits[, log-masses]) of ``node``'s tokens: entry j is log p(ids[j] |
-        before) (and the log-mass of ``mass`` tokens where ids[j] is predicted)."""
-        if node not in self.logprobs:
-            self.logprobs[node] = np.full(len(node.ids), np.nan)
-            self.logits[node] = np.full(len(node.ids), np.nan)
-            if self.mass is not None:
-                self.masses[node] = np.full(len(node.ids), np.nan)
-        if self.mass is None:
-            return self.logprobs[node], self.logits[node]
-        return self.logprobs[node], self.logits[node], self.masses[node]
+        """(log-probs, raw logits[, log-masses][, greedy ids]) of ``node``'s tokens: entry j is
+        log p(ids[j] | before) (and the log-mass of ``mass`` tokens, and the greedy token, where
+        ids[j] is predicted)."""
+        if node not in self.arrays:
+            width = 2 + (self.mass is not None) + self.greedy
+            self.arrays[node] = tuple(np.full(len(node.ids), np.nan) for _ in range(width))
+        return self.arrays[node]
 
     def finish(self, node: Node) -> None:
         """Store the result of the request ending at ``node`` (if any): its whole path."""

@@ -1,0 +1,50 @@
+"""Datasets and prompts of the offline lm-eval tasks in this folder, read from the project's
+mirror (helpers.data: checked against data/sources.yaml) instead of the Hugging Face Hub that
+lm-eval's own blimp and zhoblimp tasks download from. Columns as those tasks name them
+(sentence_good, sentence_bad, UID); lm-eval finds this module by the tasks' ``!function`` tags."""
+from __future__ import annotations
+
+import datasets
+
+from helpers import data
+from helpers.methods.prompt_text import render
+from helpers.methods.templates import ide_templates
+
+
+def _pairs(name: str) -> datasets.DatasetDict:
+    """A dataset of minimal pairs as lm-eval's pair tasks read it, one document per pair."""
+    pairs = data.load_processed(name)
+    table = {"sentence_good": pairs["good"].tolist(), "sentence_bad": pairs["bad"].tolist(),
+             "UID": pairs["paradigm"].tolist(), "pair_id": pairs["pair_id"].astype(str).tolist()}
+    return datasets.DatasetDict({"test": datasets.Dataset.from_dict(table)})
+
+
+def blimp(**metadata) -> datasets.DatasetDict:
+    """BLiMP's 67,000 pairs (the mirror), in the order of its paradigms."""
+    return _pairs("blimp")
+
+
+def zhoblimp(**metadata) -> datasets.DatasetDict:
+    """ZhoBLiMP's 35,400 pairs (the mirror)."""
+    return _pairs("zhoblimp")
+
+
+def blimp_sentences(**metadata) -> datasets.DatasetDict:
+    """Each BLiMP sentence as a document (each pair's acceptable one, then its unacceptable one),
+    labelled 0 (acceptable: "Yes") or 1 ("No")."""
+    pairs = data.load_processed("blimp")
+    sentences, labels, uids = [], [], []
+    for good, bad, uid in zip(pairs["good"], pairs["bad"], pairs["paradigm"]):
+        sentences += [good, bad]
+        labels += [0, 1]
+        uids += [uid, uid]
+    return datasets.DatasetDict({"test": datasets.Dataset.from_dict(
+        {"sentence": sentences, "label": labels, "UID": uids})})
+
+
+YES_NO = ide_templates("yn", "en", "base")[0]  # Ide et al. (2024)'s first Yes/No prompt, as notebook 03 renders it
+
+
+def yes_no_prompt(doc: dict) -> str:
+    """The Yes/No prompt of a sentence for a base model (it ends in "Answer: ")."""
+    return render(YES_NO, None, instruct=False, sentence=doc["sentence"])
