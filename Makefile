@@ -18,7 +18,7 @@ SHARDS ?= 1
 PORT ?= 8000
 SCORES ?=
 
-.PHONY: help setup system-deps models test demo data sweep sweep-status report explore bench clean
+.PHONY: help setup system-deps models test demo data sweep sweep-status report explore bench bench-lm-eval clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -73,6 +73,9 @@ bench: setup ## engine benchmarks: vs minicons and lm-eval, shared-prefix reuse,
 	$(PY) benchmarks/bench_readout.py --methods yesno
 	$(PY) benchmarks/bench_plan.py
 	$(PY) benchmarks/bench_priming.py
+
+bench-lm-eval: setup models ## lm-eval's evaluator with the engine against lm-eval's hf model, SmolLM2-135M-Instruct (about 15 minutes)
+	$(PY) benchmarks/bench_lm_eval.py
 
 clean: ## remove outputs (keeps data/processed and the environment)
 	rm -rf outputs/scores outputs/notebooks outputs/tables outputs/figures

@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-lm_eval = pytest.importorskip("lm_eval", reason="lm-eval is in the dev extra: pip install -e '.[dev]'")
-from lm_eval.api.instance import Instance  # noqa: E402
-from lm_eval.models.huggingface import HFLM  # noqa: E402
-from lm_eval.tasks import TaskManager  # noqa: E402
+import lm_eval  # the dev extra
+from lm_eval.api.instance import Instance
+from lm_eval.models.huggingface import HFLM
+from lm_eval.tasks import TaskManager
 
-import helpers.harness as harness  # noqa: E402
-from helpers.harness.command import lm_eval_argv  # noqa: E402
-from helpers.harness.model import EngineLM  # noqa: E402
+import helpers.harness as harness
+from helpers.harness.command import lm_eval_argv
+from helpers.harness.model import EngineLM
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ["blimp_offline", "blimp_yes_no_offline", "zhoblimp_offline"]
@@ -42,7 +42,7 @@ def answers(samples) -> tuple[np.ndarray, list[bool]]:
 
 def test_the_engine_gives_hfs_scores_on_smollm2_through_lm_evals_evaluator(smollm2):
     tasks = TaskManager(include_path=str(harness.TASKS_DIR))
-    runs = {name: lm_eval.simple_evaluate(model=lm, tasks=TASKS, limit=24, task_manager=tasks, log_samples=True,
+    runs = {name: lm_eval.simple_evaluate(model=lm, tasks=TASKS, limit=16, task_manager=tasks, log_samples=True,
                                           verbosity="ERROR")
             for name, lm in (("hf", hf_model(smollm2)), ("engine", EngineLM(smollm2, progress=False)))}
     greedy_seen = 0
@@ -50,11 +50,11 @@ def test_the_engine_gives_hfs_scores_on_smollm2_through_lm_evals_evaluator(smoll
         assert runs["engine"]["results"][task]["acc,none"] == runs["hf"]["results"][task]["acc,none"], task
         ours, our_greedy = answers(runs["engine"]["samples"][task])
         theirs, their_greedy = answers(runs["hf"]["samples"][task])
-        assert len(ours) == 48  # 24 documents x 2 choices
+        assert len(ours) == 32  # 16 documents x 2 choices
         np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-4, err_msg=task)
         assert our_greedy == their_greedy, task
         greedy_seen += sum(our_greedy)
-    assert greedy_seen > 10  # "Yes"/"No" after the prompt are often the greedy token: is_greedy is tested both ways
+    assert greedy_seen > 5  # "Yes"/"No" after the prompt are often the greedy token: is_greedy is tested both ways
     info = runs["engine"]["config"]
     assert info["model_name"] == "smollm2-135m-instruct" and info["weights"] == smollm2.weights
     assert info["engine_share"] == "auto" and info["engine_share_used"] != "auto"
