@@ -90,6 +90,21 @@ def test_windows_truncation_and_generation_as_hf_does_them(tiny):
     assert ours.generate_until(prompts, disable_tqdm=True) == theirs.generate_until(prompts, disable_tqdm=True)
 
 
+def test_an_encoder_decoder_is_scored_as_hfs_seq2seq_model_scores_it(tiny):
+    """The context to the encoder, the continuation to the decoder after its start token."""
+    loaded = tiny("tiny-t5")
+    ours = EngineLM(loaded, progress=False)
+    theirs = HFLM(pretrained=loaded.model, tokenizer=copy.deepcopy(loaded.tokenizer), backend="seq2seq",
+                  batch_size=16, softmax_dtype="float64")
+    pairs = requests("loglikelihood", ("", "the cat sees a dog ."), ("the cat ", "sees a dog"), ("Answer:", " yes"))
+    got, want = ours.loglikelihood(pairs, disable_tqdm=True), theirs.loglikelihood(pairs, disable_tqdm=True)
+    np.testing.assert_allclose([g[0] for g in got], [w[0] for w in want], rtol=0, atol=1e-4)
+    assert [g[1] for g in got] == [w[1] for w in want] and ours.backend == "seq2seq"
+    text = requests("loglikelihood_rolling", ("the cat sees the dog and the dog sees",))
+    np.testing.assert_allclose(ours.loglikelihood_rolling(text, disable_tqdm=True),
+                               theirs.loglikelihood_rolling(text, disable_tqdm=True), rtol=0, atol=1e-4)
+
+
 def test_bad_input_is_a_clear_error(tiny, tmp_path):
     from helpers.models import load
     from helpers.models.tiny_masked import build
@@ -101,7 +116,7 @@ def test_bad_input_is_a_clear_error(tiny, tmp_path):
         lm.loglikelihood(requests("loglikelihood", ("The", " cat sees the dog and the dog sees the cat")))
     with pytest.raises(ValueError, match="no model argument 'temperature'"):
         EngineLM(tiny("tiny-gpt2"), temperature=0)
-    with pytest.raises(ValueError, match="is a masked model: the lm-eval backend scores causal LMs"):
+    with pytest.raises(ValueError, match="is a masked model: the lm-eval backend scores causal LMs and encoder-decoders"):
         EngineLM(load(build("bert", tmp_path / "bert")))
 
 

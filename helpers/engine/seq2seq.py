@@ -151,12 +151,24 @@ class Seq2SeqScorer(ScoresRequests):
         return [span_request(r.context, r.target) if as_span else answer_request(r.context, r.target)
                 for r in requests]
 
+    def score_source_ids(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], greedy: bool = False,
+                         desc: str = "scoring") -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """Requests already tokenized, each ``(source ids, target ids)``: the encoder reads the
+        source, the decoder its start token and then the target, every target token scored
+        (float64); with ``greedy``, also the greedy token's id at each of them, from the same pass
+        (lm-evaluation-harness's seq2seq requests: :mod:`helpers.harness`)."""
+        encoded = [Encoded2(tuple(map(int, src)), tuple(map(int, tgt)), 0, len(tgt), (), "decoder") for src, tgt in pairs]
+        if any(not e.source_ids or not e.decoder_ids for e in encoded):
+            raise ValueError("every request needs a source token and a target token")
+        values = self.token_logprobs(encoded, desc=desc, greedy=greedy)
+        return [(v[0], v[-1].astype(np.int64) if greedy else None) for v in values]
+
     def token_logprobs(self, encoded: Sequence[Encoded2], with_context: bool = False,
-                       desc: str = "scoring", only: Sequence[int] | None = None
-                       ) -> list[tuple[np.ndarray, np.ndarray] | None]:
-        """For each request, (log p(decoder token j | source, decoder tokens < j), raw logit)
-        for every decoder position j; entries not needed are NaN. With ``only``, just the
-        whole list's batches that hold those requests run; the others' entries are None."""
+                       desc: str = "scoring", only: Sequence[int] | None = None, greedy: bool = False
+                       ) -> list[tuple[np.ndarray, ...] | None]:
+        """For each request, (log p(decoder token j | source, decoder tokens < j), raw logit[,
+        greedy id]) for every decoder position j; entries not needed are NaN. With ``only``, just
+        the whole list's batches that hold those requests run; the others' entries are None."""
         need = [0 if with_context else e.first for e in encoded]
         order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i].source_ids), len(encoded[i].decoder_ids)))
         results: list = [None] * len(encoded)
@@ -167,7 +179,7 @@ class Seq2SeqScorer(ScoresRequests):
             for batch in self._batches(order, encoded):
                 if wanted is not None and wanted.isdisjoint(batch):
                     continue
-                self._run(batch, encoded, need, results, partial=wanted is not None)
+                self._run(batch, encoded, need, results, partial=wanted is not None, greedy=greedy)
                 bar.update(len(batch) if wanted is None else len(wanted.intersection(batch)))
         finally:
             bar.close()
@@ -192,17 +204,17 @@ class Seq2SeqScorer(ScoresRequests):
         if batch:
             yield batch
 
-    def _run(self, batch: list[int], encoded, need, results, partial: bool) -> None:
+    def _run(self, batch: list[int], encoded, need, results, partial: bool, greedy: bool = False) -> None:
         """Run one batch, halved on CUDA out-of-memory (:func:`helpers.engine.head.halving_on_oom`;
         never when only some requests run, ``partial``)."""
         def shrink() -> None:
             self.token_budget = max(1, self.token_budget // 2)
 
-        halving_on_oom(batch, lambda part: self._forward(list(part), encoded, need, results), shrink=shrink,
+        halving_on_oom(batch, lambda part: self._forward(list(part), encoded, need, results, greedy), shrink=shrink,
                        partial=partial, budget=lambda: self.token_budget)
 
     @torch.no_grad()
-    def _forward(self, batch: list[int], encoded, need, results) -> None:
+    def _forward(self, batch: list[int], encoded, need, results, greedy: bool = False) -> None:
         items = [encoded[i] for i in batch]
         sources = list(dict.fromkeys(e.source_ids for e in items)) if self.share != "none" else \
             [e.source_ids for e in items]
@@ -229,14 +241,14 @@ class Seq2SeqScorer(ScoresRequests):
         self.forward_calls += 1
         self.tokens_run += int(src_mask.sum()) + int(dec_mask.sum())
         project = (lambda rows: rows) if self.scale is None else self.head
-        lp, raw = logprobs_at(project, picked.shape[-1] if self.scale is None else self.head.weight.shape[0], picked,
-                              np.arange(len(labels)), np.asarray(labels, dtype=np.int64))
+        read = logprobs_at(project, picked.shape[-1] if self.scale is None else self.head.weight.shape[0], picked,
+                           np.arange(len(labels)), np.asarray(labels, dtype=np.int64), greedy=greedy)
         at = 0
         for b, (i, e) in enumerate(zip(batch, items)):
             n = e.end - need[i]
-            values, logits = np.full(len(e.decoder_ids), np.nan), np.full(len(e.decoder_ids), np.nan)
-            values[need[i]:e.end], logits[need[i]:e.end] = lp[at:at + n], raw[at:at + n]
-            results[i] = (values, logits)
+            results[i] = tuple(np.full(len(e.decoder_ids), np.nan) for _ in read)  # log-probs, logits[, greedy ids]
+            for array, got in zip(results[i], read):
+                array[need[i]:e.end] = got[at:at + n]
             at += n
 
 

@@ -4,7 +4,9 @@ lm-eval hands its model requests as text; this model tokenizes them exactly as l
 ``hf`` model does (:class:`lm_eval.api.model.TemplateLM`'s encoding, with ``hf``'s
 ``tok_encode``: the same ids, the same prefix token for an empty context, the same left
 truncation to ``max_length + 1`` tokens) and scores the ids with the engine
-(:meth:`helpers.engine.causal.CausalScorer.score_ids`): every request of a call is planned
+(:meth:`helpers.engine.causal.CausalScorer.score_ids`; an encoder-decoder's context goes to its
+encoder and its continuation to its decoder, as hf's seq2seq model feeds them:
+:meth:`helpers.engine.seq2seq.Seq2SeqScorer.score_source_ids`): every request of a call is planned
 at once, so a context shared by several choices (a multiple-choice task, a prompt's answer
 options) runs once, and a sentence's opening words shared with its pair's run once where the
 cost model says it pays. Whether the continuation is the greedy one is read from the same
@@ -82,9 +84,9 @@ def _device_map(device: str | None, given):
 
 class EngineLM(TemplateLM):
     """lm-eval's model interface (``loglikelihood``, ``loglikelihood_rolling``,
-    ``generate_until``) over the engine's causal scorer; see the module's docstring."""
+    ``generate_until``) over the engine's causal or encoder-decoder scorer; see the module's docstring."""
 
-    backend = "causal"
+    backend = "causal"  # "seq2seq" for an encoder-decoder: lm-eval then encodes context and continuation apart
 
     def __init__(self, pretrained, *, max_length: int | None = None, add_bos_token: bool | None = None,
                  prefix_token_id: int | None = None, batch_size=None, max_batch_size: int | None = None,
@@ -99,10 +101,11 @@ class EngineLM(TemplateLM):
             del settings["device_map"]  # placed already
         self.settings = Settings(progress=bool(progress), batch_size=_batch_cap(batch_size), **settings)
         self.scorer = scorer_for(pretrained, self.settings)
-        if self.scorer.loaded.kind != "causal":
-            raise ValueError(f"{self.scorer.loaded.name} is a {self.scorer.loaded.kind} model: the lm-eval backend "
-                             "scores causal LMs (run lm-eval's hf model for an encoder-decoder; a masked LM has no "
-                             "continuation log-likelihood)")
+        if self.scorer.loaded.kind == "masked":
+            raise ValueError(f"{self.scorer.loaded.name} is a masked model: the lm-eval backend scores causal LMs and "
+                             "encoder-decoders (a masked LM gives no continuation log-likelihood and generates nothing; "
+                             "score it with the notebooks' pseudo-log-likelihood)")
+        self.backend = "seq2seq" if self.scorer.loaded.kind == "seq2seq" else "causal"  # hf's encoding of each
         self.loaded, self.tokenizer = self.scorer.loaded, self.scorer.tokenizer
         self.model = self.loaded.model
         self.add_bos_token, self.custom_prefix_token_id = add_bos_token, prefix_token_id
@@ -171,19 +174,37 @@ class EngineLM(TemplateLM):
     def _loglikelihood_tokens(self, requests, disable_tqdm: bool = False, **kwargs) -> list[tuple[float, bool]]:
         """(sum of the continuation's log-probs, whether it is greedy) of each ((context,
         continuation), context ids, continuation ids), all planned together."""
-        sequences = [self._fitted(context, continuation, strings) for strings, context, continuation in requests]
-        scored = self.scorer.score_ids(sequences, greedy=True, desc="Running loglikelihood requests")
+        desc = "Running loglikelihood requests"
+        if self.backend == "seq2seq":  # the context to the encoder, the continuation to the decoder (hf's cuts)
+            for strings, context, continuation in requests:
+                self._checked(context, continuation, strings)
+            targets = [list(continuation)[-self.max_length:] for _, _, continuation in requests]
+            scored = self.scorer.score_source_ids([(list(context)[-self.max_length:], target) for (_, context, _), target
+                                                   in zip(requests, targets)], greedy=True, desc=desc)
+        else:
+            sequences = [self._fitted(context, continuation, strings) for strings, context, continuation in requests]
+            targets = [ids[first:] for ids, first in sequences]
+            scored = self.scorer.score_ids(sequences, greedy=True, desc=desc)
         out = []
-        for (strings, _, _), (ids, first), (logprobs, greedy) in zip(requests, sequences, scored):
-            answer = (float(logprobs.sum()), bool((greedy == ids[first:]).all()))
+        for (strings, _, _), target, (logprobs, greedy) in zip(requests, targets, scored):
+            answer = (float(logprobs.sum()), bool((greedy == target).all()))
             out.append(answer)
             if strings is not None:  # rolling windows are cached by the text, in loglikelihood_rolling
                 self.cache_hook.add_partial("loglikelihood", strings, answer)
         return out
 
     def _fitted(self, context: list[int], continuation: list[int], strings) -> tuple[list[int], int]:
-        """(ids, index of the first continuation token) as hf feeds them: the last
+        """(ids, index of the first continuation token) as hf feeds a causal LM: the last
         ``max_length + 1`` tokens of context+continuation (the last one is only predicted)."""
+        self._checked(context, continuation, strings)
+        ids = (list(context) + list(continuation))[-(self.max_length + 1):]
+        if len(context) + len(continuation) > self.max_length + 1:
+            log.warning("context (%d tokens) and continuation (%d) exceed max_length %d: the context is truncated "
+                        "from the left, as lm-eval's hf model does", len(context), len(continuation), self.max_length)
+        return ids, len(ids) - len(continuation)
+
+    def _checked(self, context: list[int], continuation: list[int], strings) -> None:
+        """A clear error for a request with nothing to score or a continuation longer than the window."""
         if not continuation:
             raise ValueError(f"the continuation of {_shown(strings)} tokenizes to no tokens: there is nothing to score")
         if not context:
@@ -191,11 +212,6 @@ class EngineLM(TemplateLM):
         if len(continuation) > self.max_length:
             raise ValueError(f"the continuation of {_shown(strings)} has {len(continuation)} tokens, more than the "
                              f"model's max_length of {self.max_length}: it cannot be scored in one window")
-        ids = (list(context) + list(continuation))[-(self.max_length + 1):]
-        if len(context) + len(continuation) > self.max_length + 1:
-            log.warning("context (%d tokens) and continuation (%d) exceed max_length %d: the context is truncated "
-                        "from the left, as lm-eval's hf model does", len(context), len(continuation), self.max_length)
-        return ids, len(ids) - len(continuation)
 
     def loglikelihood_rolling(self, requests, disable_tqdm: bool = False) -> list[float]:
         """Each text's log-likelihood over lm-eval's rolling windows of ``max_length`` tokens
@@ -230,7 +246,8 @@ class EngineLM(TemplateLM):
             if max_gen_toks >= self.max_length:
                 raise ValueError(f"max_gen_toks={max_gen_toks} leaves no room for the context in max_length "
                                  f"{self.max_length}")
-            ids = self.tok_encode(context, left_truncate_len=self.max_length - max_gen_toks)
+            room = self.max_length - (max_gen_toks if self.backend == "causal" else 0)  # hf's: a seq2seq source its whole window
+            ids = self.tok_encode(context, left_truncate_len=room)
             if kwargs.get("temperature", 0.0) == 0.0 and not kwargs.get("do_sample"):
                 kwargs.pop("temperature", None)
                 kwargs["do_sample"] = False
@@ -241,8 +258,8 @@ class EngineLM(TemplateLM):
                     stopping_criteria=stop_sequences_criteria(self.tokenizer, until, len(ids), 1),
                     pad_token_id=self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None
                     else self.eot_token_id, **kwargs)
-            text = postprocess_generated_text(self.tokenizer.decode(generated[0, len(ids):].tolist(),
-                                                                    skip_special_tokens=True), until, None)
+            new = generated[0, len(ids):] if self.backend == "causal" else generated[0]  # a decoder's ids are all new
+            text = postprocess_generated_text(self.tokenizer.decode(new.tolist(), skip_special_tokens=True), until, None)
             out.append(text)
             self.cache_hook.add_partial("generate_until", (context, gen_kwargs), text)
         return out
