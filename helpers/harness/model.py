@@ -91,6 +91,7 @@ class EngineLM(TemplateLM):
     def __init__(self, pretrained, *, max_length: int | None = None, add_bos_token: bool | None = None,
                  prefix_token_id: int | None = None, batch_size=None, max_batch_size: int | None = None,
                  device: str | None = None, progress: bool = True, **settings):
+        # max_batch_size: lm-eval passes it for its own "auto" batch search; the token budget bounds the engine's
         super().__init__()
         unknown = sorted(set(settings) - set(SETTING_ARGUMENTS))
         if unknown:
@@ -109,7 +110,10 @@ class EngineLM(TemplateLM):
         self.loaded, self.tokenizer = self.scorer.loaded, self.scorer.tokenizer
         self.model = self.loaded.model
         self.add_bos_token, self.custom_prefix_token_id = add_bos_token, prefix_token_id
-        self._max_length = int(max_length) if max_length is not None else None
+        # hf's rule, once: the configuration's length, else the tokenizer's (read for every request)
+        self.max_length = int(max_length) if max_length else \
+            resolve_max_length(self.model.config, self.tokenizer, default=DEFAULT_MAX_LENGTH)
+        self._prefix_text = self.tokenizer.decode(self.prefix_token_id)  # a text that starts with it gets no BOS
         self._device = self.loaded.input_device
 
     # ------------------------------------------------------------------ what lm-eval reads
@@ -127,13 +131,6 @@ class EngineLM(TemplateLM):
         return self.tokenizer.eos_token_id
 
     @property
-    def max_length(self) -> int:
-        """Tokens a request may hold (hf's rule: the configuration's length, else the tokenizer's)."""
-        if self._max_length:
-            return self._max_length
-        return resolve_max_length(self.model.config, self.tokenizer, default=DEFAULT_MAX_LENGTH)
-
-    @property
     def max_gen_toks(self) -> int:
         return 256
 
@@ -146,7 +143,7 @@ class EngineLM(TemplateLM):
         """Token ids as hf's ``tok_encode`` makes them (the tokenizer's special tokens unless the
         text starts with the prefix token or ``add_bos_token`` says otherwise)."""
         special = _add_special_kwargs(add_special_tokens, self.add_bos_token)
-        if add_special_tokens is None and has_bos_prefix(string, self.tokenizer.decode(self.prefix_token_id)):
+        if add_special_tokens is None and has_bos_prefix(string, self._prefix_text):
             special["add_special_tokens"] = False
         ids = self.tokenizer.encode(string, **special)
         return ids[-left_truncate_len:] if left_truncate_len else ids
