@@ -235,12 +235,17 @@ def check_figure_seen(driver, css: str, what: str, scroll: bool = True) -> np.nd
     png = Image.open(io.BytesIO(base64.b64decode(box["src"].split(",", 1)[1])))
     decoded = np.asarray(Image.alpha_composite(Image.new("RGBA", png.size, "white"), png.convert("RGBA"))
                          .convert("RGB")).astype(float)
-    shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
     d = box["dpr"]
     left, top = round(box["x"] * d), round(box["y"] * d)
-    region = shot.crop((left, top, left + round(box["width"] * d), top + round(box["height"] * d)))
-    seen = np.asarray(region.resize(png.size)).astype(float)
-    assert drawn(seen).mean() > 0.05, f"{what}: the figure's region of the screenshot is blank"
+    deadline = time.monotonic() + 15  # a decoded image can reach the screen some frames later on a loaded machine
+    while True:
+        shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
+        region = shot.crop((left, top, left + round(box["width"] * d), top + round(box["height"] * d)))
+        seen = np.asarray(region.resize(png.size)).astype(float)
+        if drawn(seen).mean() > 0.05 or time.monotonic() > deadline:
+            break
+        time.sleep(0.25)
+    assert drawn(seen).mean() > 0.05, f"{what}: the figure's region of the screenshot is blank (waited 15 s)"
     assert np.abs(seen - decoded).mean() < 8, f"{what}: the screenshot does not show the decoded figure"
     bands = [drawn(band).mean() for band in np.array_split(decoded, 3, axis=0)]
     assert min(bands) > 0.03, f"{what}: a panel of the figure is empty (share drawn per third: {bands})"
