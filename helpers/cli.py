@@ -143,12 +143,11 @@ def _cmd_precision(args) -> int:
     from .zoo.precision import markdown, precision_report, summary
     from .zoo.precision_card import update_card_precision
 
-    templates = None if args.templates is None else [int(t) if t.isdigit() else t for t in args.templates]
     start = time.perf_counter()
     try:
-        settings = Settings(**{name: getattr(args, name) for name in PRECISION_SETTINGS})
-        report = precision_report(args.model, args.dataset, args.methods, args.limit, args.precisions, templates,
-                                  args.root, options=settings.method_options(), settings=settings)
+        settings = Settings(**{name: getattr(args, name) for name in PRECISION_SETTINGS}, templates=args.templates)
+        report = precision_report(args.model, args.dataset, args.methods, args.limit, args.precisions,
+                                  root=args.root, settings=settings)
     except (ModelNotFoundError, QuantizationUnavailableError, FileNotFoundError, KeyError, TypeError,
             ValueError) as err:
         print(f"error: {err.args[0] if isinstance(err, KeyError) and err.args else err}", file=sys.stderr)

@@ -51,15 +51,17 @@ def run_configuration(scorer, selection: DatasetSelection, runtime: Runtime, con
     """The configuration shared by a run's files (each adds its method and template): the model's
     provenance, its start convention, the data, the methods' version, the context, the few-shot draw,
     ``order_average`` (None; Hu & Levy's methods set theirs) and the run's own ``entries``."""
-    return {**scorer.loaded.provenance(), "start_token": scorer.start_policy,
-            "start_convention": scorer.start_convention, **selection.config(), "methods_version": METHODS_VERSION,
+    record = scorer.record()
+    return {**scorer.loaded.provenance(), "start_token": record["start_token"],
+            "start_convention": record["start_convention"], **selection.config(), "methods_version": METHODS_VERSION,
             "context": context_config, **runtime.fewshot.config(), "order_average": None, **entries}
 
 
 def engine_record(scorer, unknown) -> dict:
     """How the engine ran and the share of the data's characters its tokenizer made unknown:
     recorded beside the configuration, not in it (results agree across share modes and budgets)."""
-    return {"share": scorer.share, "token_budget": scorer.token_budget,
+    record = scorer.record()
+    return {"share": record["share"], "token_budget": record["token_budget"],
             "unknown_tokens": unknown.meta() if unknown else None}
 
 

@@ -5,9 +5,9 @@ quickstart's ``judge`` uses too); finished score files of the same configuration
 and skipped without touching the model. A :class:`RunSetup` adds what a kind of run puts
 around the methods: a priming ``context`` (one text, or one per item) before every method's
 whole input, configuration entries, kept columns and a file tag. The runner knows no method
-by name and carries no method's options: ``options`` go to the families that declare them
-(:mod:`helpers.methods.options`); what to score and how to reduce it is the family's and the
-method's business.
+by name and carries no method's settings: they go to the families that read them
+(:mod:`helpers.methods.options`), which read them from the run's settings; what to score and
+how to reduce it is the family's and the method's business.
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from .data.shards import MissingShardsError, missing_message, planned_items
 from .engine.interface import Scorer
 from .engine.suitability import warn_unsuited
 from .methods.base import Family, Method, Runtime
-from .methods.options import checked_options
+from .methods.options import refuse_unread
+from .settings import Settings
 from .records import contexts_for, engine_record, info_frame, run_configuration, unscored_shards
 from .store import ScoreStore
 
@@ -112,13 +113,26 @@ class RunSetup:
     whole_context: Sequence[str] | None = None  # a shard's whole run's per-item contexts (planned over, recorded)
 
 
+def run_settings(scorer, settings: Settings | Mapping | None) -> Settings:
+    """A run's settings: ``settings`` as given, or the scorer's with the changes of a mapping
+    (``{"templates": [1]}``; an unknown name is an error listing the settings)."""
+    if isinstance(settings, Settings):
+        return settings
+    if settings is not None and not isinstance(settings, Mapping):
+        raise TypeError(f"settings must be a helpers.settings.Settings or a dict of setting name -> value, e.g. "
+                        f"{{'templates': [1]}}, got {settings!r}")
+    base = getattr(scorer, "settings", None) or Settings()
+    return base.but(**settings) if settings else base
+
+
 def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[str] | str,
-                options: Mapping | None = None, *, setup: RunSetup | None = None,
+                settings: Settings | Mapping | None = None, *, setup: RunSetup | None = None,
                 store: ScoreStore | None = None) -> list[Path]:
     """Score ``selection`` with every method and template; the score files of this
     configuration (found or written), in order.
 
-    ``options`` go to the families that declare them (``helpers.methods.option_table()`` lists
+    ``settings`` (a :class:`helpers.settings.Settings`, or changes to the scorer's own) carry the
+    method settings to the families that read them (``helpers.methods.option_table()`` lists
     them): ``templates`` (Ide et al. template ids and Hu & Levy prompt types), ``instruct``
     (chat templates; default: the model's registry entry), ``seed`` (A/B slots),
     ``use_outlines`` (constrained decoding for A/B), ``fewshot`` (a
@@ -134,11 +148,12 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     """
     store, setup = store or ScoreStore(), setup or RunSetup()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
-    values = checked_options(options, chosen, registry.families())
+    settings = run_settings(scorer, settings)
+    refuse_unread(settings, chosen, registry.families())
     registry.refuse_not_applicable(chosen, scorer)  # a method needing what this scorer lacks: before any work
     unknown = warn_unsuited(scorer, selection)  # a language it was not trained on, words it cannot spell
     language, sides = selection.language, sides_of(selection.frame)
-    runtime = Runtime(scorer, language, progress=scorer.progress, sides=sides, **values)
+    runtime = Runtime(scorer, language, settings.but(progress=scorer.settings.progress), sides=sides)
     store_tag = runtime.fewshot.file_tag(setup.tag)
     items = selection.items()
     contexts, context_config = contexts_for(setup.context, len(items))
@@ -175,7 +190,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             for m in todo:
                 frame = method_frame(info, table, m, sides, this)
                 written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
-                                           configs[m.name], {**engine, "share_used": scorer.share_used},
+                                           configs[m.name], {**engine, "share_used": scorer.record()["share_used"]},
                                            tag=store_tag, shard=selection.shard))
     if unscored:
         raise MissingShardsError(missing_message(selection.name, loaded.name, selection.shard.count, unscored))

@@ -64,32 +64,19 @@ from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy
 from helpers.reporting.notebook import NotebookReport
 from helpers.data import linking
-from helpers.data.selection import select
-from helpers.data.shards import file_tag
 from helpers.engine.unknown_tokens import selection_texts, unknown_share
+from helpers.runs.run import Run
 from helpers.store import load_files
-from helpers.runner import run_methods
-from helpers.engine.kinds import scorer_for
-from helpers.settings import Settings
-from helpers.selection_parser import parse_selection
-from helpers.methods.templates import IDE_TEMPLATE_IDS
 
-settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
-                    instruct=instruct)  # a bad value stops here
-template_list = parse_selection(templates, list(IDE_TEMPLATE_IDS), what="template", convert=int)
-scorer = scorer_for(model, settings)
-# the methods this kind of model can run; the others are listed with the reason in Table 3
-method_list, not_applicable = method_registry.applicable(
-    method_registry.method_names(methods, method_registry.READOUT_METHODS), scorer)
-selection = select(dataset, limit).for_shards(shard, shards)  # a shard's pairs, or the whole run
-config = {"model": model, "dataset": dataset, "methods": method_list,
-          "templates": template_list, "limit": limit, "unigram_corpus": unigram_corpus, **settings.record()}
-tag = file_tag(f"{scorer.loaded.name}__{dataset}", selection.shard)  # tables of a shard: its pairs
-report = NotebookReport("02_readout", config, tag)
+# settings, model, a shard's pairs (or the whole run), and the methods this kind of model can run (the others
+# are listed with the reason in Table 3); a bad value stops here, before the model loads
+run = Run.from_parameters(globals(), methods=method_registry.READOUT_METHODS)
+scorer, selection, settings, method_list, template_list = run.scorer, run.selection, run.settings, run.methods, run.templates
+report = NotebookReport("02_readout", run.config(templates=template_list, limit=limit, unigram_corpus=unigram_corpus),
+                        run.tag())  # tables of a shard: its pairs
 print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
-      f"{scorer.loaded.name} ({scorer.loaded.dtype}, start token {scorer.start_policy}); methods: {', '.join(method_list)}")
-unknown = unknown_share(scorer.tokenizer, selection_texts(selection.frame))  # run_methods warns above 1%
+      f"{scorer.loaded.name} ({scorer.loaded.dtype}, start token {scorer.record()['start_token']}); methods: {', '.join(method_list)}")
+unknown = unknown_share(scorer.loaded.tokenizer, selection_texts(selection.frame))  # run_methods warns above 1%
 print(f"characters the tokenizer makes unknown ({unknown.unk_token or 'it has no unknown token'}): {unknown.share:.2%} "
       f"of {unknown.characters:,} in {unknown.texts:,} of {unknown.of_texts:,} sentences"
       + (f", e.g. {', '.join(unknown.examples)}" if unknown.examples else ""))
@@ -98,10 +85,9 @@ print(f"characters the tokenizer makes unknown ({unknown.unk_token or 'it has no
 # ## Score (or reuse finished score files)
 
 # %%
-files = run_methods(scorer, selection, method_list, {"templates": template_list, "unigram_corpus": unigram_corpus,
-                                                     **settings.method_options()})
+files = run.files()
 scores = report.sources = load_files(files)
-print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls}")
+print(f"{len(files)} score files; forward passes this run: {scorer.record()['forward_calls']}")
 
 # %% [markdown]
 # ## Table 3: accuracy per method (mean ± sd over templates), best template, ties
@@ -110,7 +96,7 @@ print(f"{len(files)} score files; forward passes this run: {scorer.forward_calls
 # listed with the reason instead of a number.
 
 # %%
-t3 = accuracy.with_not_applicable(accuracy.table3(scores), not_applicable)
+t3 = accuracy.with_not_applicable(accuracy.table3(scores), run.not_applicable)
 display(accuracy.format_table3(t3))
 report.table(t3, "readout")
 print(linking.describe(dataset))
@@ -171,7 +157,6 @@ from helpers.zoo.precision import precision_report, summary as precision_summary
 if precision_check:
     check = precision_report(model, dataset, None if precision_methods == "default" else
                              method_registry.method_names(precision_methods), precision_limit,
-                             templates=template_list, options=settings.method_options(),
                              settings=settings.but(quant="auto", dtype="auto"))  # the precisions set these
     report.table(check.table, "readout_precision", sources=[str(f) for f in check.score_files])
     display(Markdown(precision_markdown(check.table)))

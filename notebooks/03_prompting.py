@@ -104,47 +104,37 @@ from helpers.plots import cross_model as plots_cross_model, introspection as plo
 from helpers.analysis import accuracy, fewshot as fewshot_tables, hu_levy, prompting as prompting_tables
 from helpers.reporting.notebook import NotebookReport
 from helpers.analysis import cross_model, introspection, introspection_comparison
-from helpers.data.selection import select
 from helpers.data.shards import file_tag
 from helpers.methods import constrained
 from helpers.methods.fewshot import FewShot, k_values as fewshot_ks_of
 from helpers.methods.hu_levy import TASKS, default_sets
 from helpers.methods.hu_levy_prompt_types import PROMPT_TYPES
+from helpers.runs.run import Run
 from helpers.store import load_files
-from helpers.engine.kinds import check_models, scorer_for
-from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
-from helpers.methods.templates import IDE_TEMPLATE_IDS
 
-settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
-                    instruct=instruct)  # a bad value stops here
-models = parse_selection(model, what="model")  # one model, or a list: Part 1 for each, loaded in turn
-hl_models = models if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
-checked = check_models(list(dict.fromkeys(models + hl_models)), settings)  # every model, before anything is scored
-template_list = parse_selection(templates, list(IDE_TEMPLATE_IDS), what="template", convert=int)
+hl_models = None if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
+# settings, every model checked (a list: Part 1 for each, loaded in turn), the first model's scorer, a shard's
+# pairs (or the whole run) and the methods its kind can run; a bad value stops here, before anything is scored
+run = Run.from_parameters(globals(), methods=method_registry.PROMPT_METHODS, models=hl_models)
+scorer, selection, settings, models, method_list, template_list = (run.scorer, run.selection, run.settings,
+                                                                   run.models, run.methods, run.templates)
+hl_models = hl_models or models
 k_list = fewshot_ks_of(fewshot_ks)
-scorer = scorer_for(checked[0], settings)  # the first model; the others of a list load in turn below
 # the methods asked for; each model runs those its kind can run, the others are listed with the reason in Table 3
 fewshot_asked = method_registry.method_names(fewshot_methods, [
     m for m, spec in method_registry.METHODS.items() if spec.family.takes_fewshot]) if k_list else []
 methods_asked = method_registry.method_names(methods, method_registry.PROMPT_METHODS)
 fewshot_list = method_registry.applicable(fewshot_asked, scorer)[0] if fewshot_asked else []
-method_list = method_registry.applicable(methods_asked, scorer)[0] if methods_asked else []
-selection = select(dataset, limit).for_shards(shard, shards)  # a shard's pairs, or the whole run
 hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
            else parse_selection(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
 hl_prompts = parse_selection(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
 chat_prompts = scorer.loaded.is_instruct if settings.instruct == "auto" else settings.instruct
-config = {"model": model, "dataset": dataset, "methods": method_list,
-          "templates": template_list, "limit": limit, "seed": seed, "use_outlines": use_outlines,
-          "hu_levy_sets": hl_sets, "hu_levy_prompts": hl_prompts, "hu_levy_limit": hu_levy_limit,
-          "hu_levy_models": hl_models,
-          "fewshot_ks": k_list, "fewshot_methods": fewshot_list, "fewshot_source": fewshot_source,
-          "fewshot_seed": fewshot_seed, **settings.record()}
-tag = file_tag(f"{scorer.loaded.name if len(models) == 1 else cross_model.models_tag(models)}__{dataset}",
-               selection.shard)  # tables of a shard: its pairs
-report = NotebookReport("03_prompting", config, tag)
+config = run.config(templates=template_list, limit=limit, seed=seed, use_outlines=use_outlines, hu_levy_sets=hl_sets,
+                    hu_levy_prompts=hl_prompts, hu_levy_limit=hu_levy_limit, hu_levy_models=hl_models, fewshot_ks=k_list,
+                    fewshot_methods=fewshot_list, fewshot_source=fewshot_source, fewshot_seed=fewshot_seed)
+report = NotebookReport("03_prompting", config, run.tag(None if len(models) == 1 else
+                                                        f"{cross_model.models_tag(models)}__{dataset}"))
 print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if chat_prompts else 'a base'} model: "
       f"{'chat' if chat_prompts else 'base'} templates; methods: {', '.join(method_list)}"
       + (f"; then {', '.join(models[1:])}, each loaded in turn" if len(models) > 1 else ""))
@@ -157,16 +147,14 @@ print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if 
 # or stops with an error naming the shards not scored yet.
 
 # %%
-runs = [(methods_asked, {"templates": template_list, "seed": seed, "use_outlines": use_outlines,
-                         **settings.method_options()})]
+runs = [(methods_asked, settings)]
 shot_ks = k_list if fewshot_asked else []
-runs += [(fewshot_asked, {"templates": template_list, "seed": seed, "use_outlines": False,
-                          "fewshot": FewShot(k, fewshot_source, fewshot_seed), **settings.method_options()})
+runs += [(fewshot_asked, settings.but(use_outlines=False, fewshot=FewShot(k, fewshot_source, fewshot_seed)))
          for k in shot_ks]
 if len(models) > 1:  # the Direct measure of the same pairs, for the introspection section
-    runs.append((["lp"], settings.method_options()))
+    runs.append((["lp"], settings))
 done = model_list.run_each(models, selection, runs, scorer=scorer, settings=settings)
-(files, not_applicable), shot_files = done[0], [f for run in done[1:1 + len(shot_ks)] for f in run[0]]
+(files, not_applicable), shot_files = done[0], [f for part in done[1:1 + len(shot_ks)] for f in part[0]]
 direct_files = done[-1][0] if len(models) > 1 else []
 scores = report.sources = load_files(files)
 if len(scores):
@@ -258,7 +246,7 @@ if shot_files:  # scored with Part 1 above (each model loaded once)
 
 # %%
 hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer,
-                                     options=settings.method_options(), shard=shard, shards=shards, settings=settings)
+                                     shard=shard, shards=shards, settings=settings)
 hl_tag = file_tag(cross_model.models_tag(hl_models), selection.shard)
 if hl_files:
     hl_scores = load_files(hl_files)

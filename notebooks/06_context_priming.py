@@ -69,43 +69,33 @@ from helpers.data import priming
 from helpers.analysis import prefix_similarity, primed_separability, priming_effects, priming_tables
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import DatasetSelection, select
-from helpers.data.shards import file_tag
 from helpers.runs.primed import score_primed
+from helpers.runs.run import Run
 from helpers.store import load_files
-from helpers.runner import run_methods
-from helpers.engine.kinds import check_models, scorer_for
-from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
-from helpers.methods.templates import IDE_TEMPLATE_IDS
 
 if dataset not in ("blimp", "syntaxgym"):
     raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
-settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
-                    instruct=instruct)  # a bad value stops here
-models = parse_selection(model, what="model")  # one model, or a list: the sections up to "Across models" are the first's
-checked = check_models(models, settings)  # every model of the list, before anything is scored
-scorer = scorer_for(checked[0], settings)
-# the methods this kind of model can run (the others are named with the reason)
-method_list, not_applicable = method_registry.applicable(
-    method_registry.method_names(methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS), scorer)
 type_list = parse_selection(prefix_types, list(priming.PREFIX_TYPES), what="prefix type")
 length_list = parse_selection(lengths, what="length", convert=int)
-template_list = parse_selection(templates, list(IDE_TEMPLATE_IDS), what="template", convert=int)
 selection = select(dataset, limit).pick_paradigms(priming.paradigm_choice(dataset, paradigms), seed)
-part = selection.for_shards(shard, shards)  # the pairs this run scores: a shard, or the whole run
+# settings (``seed`` here draws the prefixes), every model checked (a list: the sections up to "Across models" are
+# the first's), the first model's scorer, the pairs this run scores (a shard, or the whole run) and the methods
+# its kind can run (the others are named with the reason); a bad value stops here, before anything is scored
+run = Run.from_parameters(globals(), methods=method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
+                          skip=["seed"], selection=selection)
+scorer, part, settings, models, method_list, template_list = (run.scorer, run.selection, run.settings, run.models,
+                                                              run.methods, run.templates)
 if note := priming.teaching_subset(dataset, paradigms, limit, len(selection), len(data.load(dataset))):
     warnings.warn(note)  # the teaching defaults, said out loud (a sweep's log shows it too)
-count = priming.token_counter(scorer.tokenizer)
+count = priming.token_counter(scorer.loaded.tokenizer)
 group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
-config = {"model": model, "dataset": dataset, "methods": method_list,
-          "templates": template_list, "prefix_types": type_list, "lengths": length_list, "draws": draws, "limit": limit,
-          "paradigms": selection.paradigms, "seed": seed, "phenomenon_sentences": phenomenon_sentences, **settings.record()}
-tag = file_tag(f"{scorer.loaded.name}__{dataset}", part.shard)  # tables of a shard: its pairs
-report = NotebookReport("06_context_priming", config, tag)
-print(f"{len(part):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.max_positions} positions); "
+config = run.config(templates=template_list, prefix_types=type_list, lengths=length_list, draws=draws, limit=limit,
+                    paradigms=selection.paradigms, seed=seed, phenomenon_sentences=phenomenon_sentences)
+report = NotebookReport("06_context_priming", config, run.tag())  # tables of a shard: its pairs
+print(f"{len(part):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.record()['max_positions']} positions); "
       f"methods: {', '.join(method_list)}")
-for row in not_applicable.itertuples():
+for row in run.not_applicable.itertuples():
     print(f"not applicable: {row.not_applicable}")
 
 # %% [markdown]
@@ -119,7 +109,7 @@ for row in not_applicable.itertuples():
 # %%
 prefixes = priming.build_prefixes(selection.frame, count, pool=data.load_processed(dataset),
                                   prefix_types=type_list, lengths=length_list, draws=draws, seed=seed,
-                                  max_positions=scorer.max_positions,
+                                  max_positions=scorer.record()["max_positions"],
                                   short_pool="stop" if dataset == "syntaxgym" else "error")
 summary = priming_tables.prefix_summary(prefixes)
 display(summary.round(1))
@@ -134,10 +124,9 @@ print("example:", repr(prefixes[prefixes.target_length == prefixes.target_length
 # or stops with an error naming the shards not scored yet.
 
 # %%
-files = score_primed(scorer, part, prefixes, method_list,
-                     {"templates": template_list, **settings.method_options()})
+files = score_primed(scorer, part, prefixes, method_list, settings)
 scores = report.sources = load_files(files)
-print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.tokens_run:,} tokens run this session")
+print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.record()['tokens_run']:,} tokens run this session")
 
 # %% [markdown]
 # ## Figure 2: baselined accuracy by prefix type and length
@@ -234,7 +223,7 @@ report.figure(plots_priming.separability(separable, f"{scorer.loaded.name} on {d
 # %%
 labels = prefix_similarity.spacy_parser() if parser == "spacy" else None
 primed = priming_tables.with_targets(scores[scores.prefix_type != priming.NO_PREFIX], selection.frame)
-similar = prefix_similarity.item_similarity(primed, tokenizer=scorer.tokenizer, parser=labels)
+similar = prefix_similarity.item_similarity(primed, tokenizer=scorer.loaded.tokenizer, parser=labels)
 r_table = prefix_similarity.correctness_correlation(
     similar, [c for c in ("token_f1", "dep_f1") if c in similar], acceptable="acceptability",
     by=["method", "target_length"])
@@ -254,12 +243,11 @@ if phenomenon_sentences:
     pool = pool if group == "phenomenon" else pool.assign(phenomenon=pool.paradigm)
     targets = selection.frame if group == "phenomenon" else selection.frame.assign(phenomenon=selection.frame.paradigm)
     single = priming.single_phenomenon_prefixes(targets, count, pool=pool, n_sentences=phenomenon_sentences,
-                                                seed=seed, max_positions=scorer.max_positions)
+                                                seed=seed, max_positions=scorer.record()["max_positions"])
     single_part = DatasetSelection(dataset, targets, limit=limit).for_shards(shard, shards)  # as `part`
-    single_scores = load_files(score_primed(scorer, single_part, single, method_list[:1],
-                                            {"templates": template_list, **settings.method_options()}))
+    single_scores = load_files(score_primed(scorer, single_part, single, method_list[:1], settings))
     accuracy = prefix_similarity.accuracy_matrix(single_scores)
-    overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.tokenizer))}
+    overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.loaded.tokenizer))}
     if labels is not None:
         overlaps["dependency"] = prefix_similarity.overlap_matrix(pool, labels)
     rho = prefix_similarity.matrix_correlations(accuracy, overlaps)
@@ -290,7 +278,7 @@ if dataset == "syntaxgym" and syntaxgym_regions:
     region_methods, region_not_applicable = method_registry.applicable(["syntaxgym", "syntaxgym_word"], scorer)
     for row in region_not_applicable.itertuples():
         print(f"not applicable: {row.not_applicable}")
-    region_scores = load_files(run_methods(scorer, items, region_methods, settings.method_options()))
+    region_scores = run.scores(region_methods, items)
     rates = priming_tables.suite_pass_rates(region_scores)
     display(rates.round(3))
     changed = priming_tables.verdict_changes(region_scores)
@@ -328,15 +316,15 @@ if len(models) > 1:
 
     def prefixes_for(other):
         """The prefix grid above, counted in ``other``'s tokens and capped at its positions."""
-        return priming.build_prefixes(selection.frame, priming.token_counter(other.tokenizer), pool=prefix_pool,
+        return priming.build_prefixes(selection.frame, priming.token_counter(other.loaded.tokenizer), pool=prefix_pool,
                                       prefix_types=type_list, lengths=length_list, draws=draws, seed=seed,
-                                      max_positions=other.max_positions,
+                                      max_positions=other.record()["max_positions"],
                                       short_pool="stop" if dataset == "syntaxgym" else "error")
 
     other_files, refused = across_models.score_primed_each(
         models[1:], part, prefixes_for,
         method_registry.method_names(methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS),
-        {"templates": template_list, **settings.method_options()}, settings=settings)
+        settings, settings=settings)
     for row in refused.itertuples():
         print(f"not applicable: {row.not_applicable}")
     others = load_files(other_files)

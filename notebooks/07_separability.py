@@ -62,19 +62,14 @@ from IPython.display import display
 from helpers import methods as method_registry
 from helpers.plots import separability as plots
 from helpers.analysis import isolated, pair_correlation as pc, separability as sep
+from helpers.runs.across_models import score_sentences
+from helpers.runs.run import Run
 from helpers.runs.teaching import score_teaching
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import HU2025, select
-from helpers.data.shards import file_tag
 from helpers.store import load_files
-from helpers.runner import run_methods
-from helpers.engine.kinds import check_models, scorer_for
-from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
-settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
-                    instruct=instruct)  # a bad value stops here
 dataset_list = parse_selection(datasets, [name for name, _ in HU2025.values()], what="dataset")
 metric_list = parse_selection(metrics, list(sep.METRICS), what="metric")
 extras = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
@@ -83,15 +78,16 @@ selections = {name: select(name, limit, prepared_only=True) for name in dataset_
 if "cola" in dataset_list:
     selections["cola_dev"] = select("cola_dev", limit, prepared_only=True)
 selections = {name: s.for_shards(shard, shards) for name, s in selections.items()}  # a shard's items, or all
-models = parse_selection(model, what="model")  # one model, or a list: the sections up to "Across models" are the first's
-checked = check_models(models, settings)  # every model of the list, before anything is scored
-scorer = scorer_for(checked[0], settings)
+part = next(iter(selections.values())).shard  # the same part of every dataset's run (None: unsharded)
+# settings (``seed`` here seeds the bootstrap; one template), every model checked (a list: the sections up to
+# "Across models" are the first's) and the first model's scorer; a bad value stops here, before anything is scored
+run = Run.from_parameters({**globals(), "templates": [1]}, skip=["seed"])
+scorer, settings, models = run.scorer, run.settings, run.models
 if extras:  # those this kind of model can run; the others are named with the reason
     extras, not_applicable = method_registry.applicable(extras, scorer)
     for reason in not_applicable.not_applicable:
         print(f"not applicable: {reason}")
-part = next(iter(selections.values())).shard  # the same part of every dataset's run (None: unsharded)
-tag = file_tag(scorer.loaded.name, part)  # a shard's files and notebook
+tag = run.tag(scorer.loaded.name, part)  # a shard's files and notebook
 analyse = part is None or not part.scored  # a shard job scores only; the analyses read the whole run
 # prediction 1's embedding model per language: the paper's whenever it is in the cache, else a stand-in (warned)
 embedders = pc.embedders(embedding_model, [lang for n, s in selections.items() if n != "cola" for lang in s.languages]) \
@@ -111,11 +107,7 @@ display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} fo
 # shards not scored yet.
 
 # %%
-files = []
-for name, selection in selections.items():
-    language_extras = [m for m in extras if selection.language == "en" or not m.startswith("intemplate")]
-    files += run_methods(scorer, selection, list(sep.METRICS) + language_extras,
-                         {"templates": [1], "unigram_corpus": unigram_corpus, **settings.method_options()})
+files = score_sentences(scorer, selections, extras, settings)
 scores = report.sources = load_files(files, token_columns=False)
 readouts = scores[scores.method.isin(sep.METRICS)]
 table = sep.metrics_table(readouts, metric_list)
@@ -260,8 +252,7 @@ if len(models) > 1:
     asked = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
                             what="method", none=["none"])
     other_files, refused = across_models.score_sentences_each(
-        models[1:], selections, asked, {"templates": [1], "unigram_corpus": unigram_corpus,
-                                        **settings.method_options()}, settings=settings)
+        models[1:], selections, asked, settings, settings=settings)
     for reason in refused.not_applicable:
         print(f"not applicable: {reason}")
 else:

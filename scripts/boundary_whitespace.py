@@ -44,7 +44,7 @@ from helpers.engine.interface import Scored  # noqa: E402
 from helpers.engine.kinds import scorer_for  # noqa: E402
 from helpers.methods.base import Runtime  # noqa: E402
 from helpers.methods.fewshot import FewShot  # noqa: E402
-from helpers.methods.options import checked_options  # noqa: E402
+from helpers.settings import Settings  # noqa: E402
 from helpers.records import INFO_COLUMNS  # noqa: E402
 from helpers.runner import method_frame, sides_of  # noqa: E402
 
@@ -103,10 +103,9 @@ def count_run(scorer, label, dataset, limit, names, options) -> tuple[list[dict]
     selection = select(dataset, limit)
     items, sides = selection.items(), sides_of(selection.frame)
     chosen = [registry.get(n) for n in names]
-    values = checked_options({"templates": options.get("templates", (1, 2, 3, 4, 5, "direct", "metaQuestionSimple",
-                                                                    "metaInstruct", "metaQuestionComplex")),
-                              **options}, chosen, registry.families())
-    runtime = Runtime(scorer, selection.language, progress=False, sides=sides, **values)
+    settings = Settings(progress=False, **{"templates": (1, 2, 3, 4, 5, "direct", "metaQuestionSimple", "metaInstruct",
+                                                         "metaQuestionComplex"), **options})
+    runtime = Runtime(scorer, selection.language, settings, sides=sides)
     info = selection.frame[[c for c in INFO_COLUMNS if c in selection.frame.columns]].reset_index(drop=True)
     contexts = [""] * len(items)
     family_rows, method_rows, detail = [], [], {}

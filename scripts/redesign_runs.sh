@@ -4,7 +4,7 @@
 # Run it on the code before and after, then compare each pair of folders:
 #   python scripts/compare_stores.py BEFORE/whole AFTER/whole && diff -r BEFORE/whole/tables AFTER/whole/tables
 #   (the same for sharded)
-#   usage: bash scripts/redesign_runs.sh OUT
+#   usage: bash scripts/redesign_runs.sh OUT   (ONLY="02_readout 07_separability": just those notebooks)
 set -euo pipefail
 out=$(realpath -m "${1:?give the output folder}")
 python=${PYTHON:-.venv/bin/python}
@@ -20,6 +20,7 @@ run() {  # notebook, folder, papermill parameters...
 
 each() {  # notebook, parameters...: unsharded, then shard 1, shard 2 and the gathering run
     local notebook=$1; shift
+    [[ -z "${ONLY:-}" || " $ONLY " == *" $notebook "* ]] || return 0  # ONLY="06_context_priming ...": just those
     run "$notebook" whole "$@"
     run "$notebook" sharded "$@" -p shards 2 -p shard 1
     run "$notebook" sharded "$@" -p shards 2 -p shard 2
@@ -30,6 +31,10 @@ each() {  # notebook, parameters...: unsharded, then shard 1, shard 2 and the ga
 each 02_readout -p model demo-en -p limit 1 -y "templates: [1, 2]"
 each 03_prompting -p model demo-en -p limit 1 -y "templates: [1]" -p hu_levy_sets hl_blimp,hl_dtfit \
     -p hu_levy_limit 2 -y "fewshot_ks: [0, 2]" -p outlines_sample 2
-each 06_context_priming -p model demo-en -p limit 1 -p paradigms 4 -y "lengths: [0, 25]" -p phenomenon_sentences 2 \
-    -p parser none
+each 06_context_priming -p model demo-en -p limit 3 -p paradigms 6 -y "lengths: [0, 25]" -p phenomenon_sentences 2 \
+    -p parser none  # a shard's regressions need both outcomes among its judgments
+[[ -z "${ONLY:-}" || " $ONLY " == *" 07_separability "* ]] && "$python" -c "
+from helpers.data import load_processed
+for name in ('blimp_hu2025', 'syntaxgym'):
+    load_processed(name)  # 07 reads prepared tables only"
 each 07_separability -p model demo-en -p datasets blimp_hu2025,syntaxgym -p limit 2

@@ -1,5 +1,6 @@
-"""Method options: each family declares and checks its own; run_methods takes them in one
-dictionary (a typo is an error that lists them all) and carries none of its own."""
+"""Method settings: one table (helpers.settings.Settings) declares, defaults and checks them; each
+family names those it reads; run_methods takes them in one Settings (or a dict of changes to the
+scorer's: a typo is an error that lists them all) and carries none of its own."""
 from __future__ import annotations
 
 import inspect
@@ -7,19 +8,21 @@ import inspect
 import pytest
 
 from helpers import methods as registry
+from helpers.methods.base import Runtime
 from helpers.methods.fewshot import FewShot
-from helpers.methods.options import checked_options
 from helpers.runner import run_methods
+from helpers.settings import METHOD_SETTINGS, Settings
 
 
-def test_every_option_belongs_to_the_families_that_declare_it():
-    owners = {o.name: sorted(f.name for f in registry.families() if o in f.options)
-              for f in registry.families() for o in f.options}
+def test_every_setting_belongs_to_the_families_that_read_it():
+    owners = {name: sorted(f.name for f in registry.families() if name in f.takes)
+              for f in registry.families() for name in f.takes}
     assert owners["seed"] == owners["use_outlines"] == ["ab"]
     assert owners["fewshot"] == ["single", "yesno"]
     assert owners["unigram_corpus"] == ["sentence"]
     assert owners["order_average"] == sorted(m.family.name for m in map(registry.get, registry.HU_LEVY_METHODS))
     assert owners["syntaxgym_pass"] == ["syntaxgym", "syntaxgym_word"]
+    assert set(owners) | {"templates", "instruct"} == set(METHOD_SETTINGS)  # each read by a family
     table = registry.option_table()
     for name in ("templates", "instruct", "seed", "use_outlines", "fewshot", "order_average", "unigram_corpus",
                  "syntaxgym_pass"):
@@ -27,16 +30,18 @@ def test_every_option_belongs_to_the_families_that_declare_it():
 
 
 def test_values_are_checked_and_defaults_filled():
-    chosen = [registry.get("lp"), registry.get("ab")]
-    values = checked_options({"seed": 7, "templates": 2}, chosen, registry.families())
-    assert values["seed"] == 7 and values["templates"] == (2,) and values["use_outlines"] == "auto"
-    assert values["fewshot"] == FewShot(0) and values["order_average"] == "accuracy" and values["instruct"] is None
-    # options of families that are not run are checked, then unused: a notebook passes all its settings
-    assert checked_options({"order_average": "logprob"}, chosen, registry.families())["order_average"] == "logprob"
+    runtime = Runtime(None, "en", Settings(seed=7, templates=2))
+    assert runtime.seed == 7 and runtime.templates == (2,) and runtime.use_outlines == "auto"
+    assert runtime.fewshot == FewShot(0) and runtime.order_average == "accuracy" and runtime.instruct is False
+    assert Runtime(None, "en").templates == (1, 2, 3, 4, 5) and Runtime(None, "en").seed == 42
+    assert Runtime(None, "en", Settings(templates="1,direct")).templates == (1, "direct")
+    assert Runtime(None, "en", Settings(fewshot=FewShot(2, "same", 3))).fewshot == FewShot(2, "same", 3)
+    # a Runtime holds no setting of its own: a change is a change of its settings
+    assert Runtime(None, "en").but(seed=3).settings == Settings(seed=3)
 
 
 @pytest.mark.parametrize("options,said", [
-    ({"sede": 7}, r"unknown option 'sede'; the options \(and the methods that take them\) are: .*seed \(ab\)"),
+    ({"sede": 7}, r"unknown setting 'sede'; the settings are: .*seed"),
     ({"order_average": "mean"}, r"order_average='mean' does not exist: use one of 'auto', 'accuracy', 'logprob' \('auto': accuracy"),
     ({"syntaxgym_pass": "all"}, r"syntaxgym_pass='all' does not exist: use one of 'auto', 'directional', 'strict'"),
     ({"seed": "7"}, "seed must be a whole number"),
@@ -45,7 +50,7 @@ def test_values_are_checked_and_defaults_filled():
     ({"templates": []}, "templates must be template ids"),
     ({"unigram_corpus": 3}, "unigram_corpus must be None"),
     ({"fewshot": 2}, r"fewshot=2 .* applies to the methods of single, yesno only; run lp, meanlp with fewshot=0"),
-    ([1, 2], r"options must be a dict of option name -> value"),
+    ([1, 2], r"settings must be a helpers.settings.Settings or a dict of setting name -> value"),
 ])
 def test_wrong_options_say_what_to_give_before_anything_runs(options, said):
     with pytest.raises((ValueError, TypeError), match=said):

@@ -100,9 +100,10 @@ def test_hu_levys_released_results_through_this_projects_scores_reproduce_their_
     methods (both answer orders averaged, as the paper reports), give back their numbers."""
     from helpers import methods as registry
     from helpers.methods.base import Runtime
+    from helpers.settings import Settings
     from helpers.runner import method_frame
 
-    model, runtime, frames = "text-davinci-003", Runtime(None, "zh", False), []
+    model, runtime, frames = "text-davinci-003", Runtime(None, "zh", Settings(instruct=False)), []
 
     def add(dataset, method, prompt, info, table, sides):
         frame = method_frame(info, table, registry.get(method), sides, runtime)

@@ -268,6 +268,5 @@ def test_instruct_auto_is_the_registry_entry_else_a_chat_template_in_the_tokeniz
     assert (plain_lm.spec.kind, plain_lm.is_instruct, chat_lm.is_instruct) == ("auto", False, True)
     assert load("tiny-llama").is_instruct is False and load("tiny-llama-instruct").is_instruct is True  # registered
     for given, expected in (("auto", True), ("false", False), ("true", True)):
-        runtime = Runtime(CausalScorer(chat_lm, Settings(progress=False)), "en",
-                          Settings(instruct=given).method_options()["instruct"])
+        runtime = Runtime(CausalScorer(chat_lm, Settings(progress=False)), "en", Settings(instruct=given))
         assert runtime.instruct is expected, given

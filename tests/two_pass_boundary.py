@@ -19,6 +19,7 @@ from helpers.methods.base import Runtime
 from helpers.methods.prompt_text import with_context
 from helpers.methods.syntaxgym import _Condition, _request
 from helpers.runner import score_pass
+from helpers.settings import Settings
 
 TOKEN_BUDGET = 4096  # real plus padding tokens per forward pass of the boundary run
 LN2 = math.log(2.0)
@@ -76,7 +77,7 @@ def _run(batch, encoded, wanted, body, head, inner, final, device, out) -> None:
 
 def two_pass_region_surprisal(scorer, items: list[dict], context: str = "") -> tuple[list[dict], list[dict]]:
     """Per item, the plain and the corrected {(condition, region): bits}, computed the two-pass way."""
-    runtime = Runtime(scorer, "en", progress=False)
+    runtime = Runtime(scorer, "en", Settings(progress=False))
     family = get("syntaxgym").family  # the plain requests: what syntaxgym_word's first pass scored
     _, scored = score_pass(scorer, family, items, None, [context] * len(items), runtime)
     head = with_context(context, "", runtime.language)

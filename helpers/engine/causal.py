@@ -32,6 +32,7 @@ from . import model_checks, row_attention, share_plan
 from .encoding import Encoded, Encoder, encoded_ids
 from .executor import Executor
 from .attention_layout import AttentionLayout
+from .constrained import Decoding
 from .interface import (SCORER_FEATURES, OptionReadout, Request, Scored, ScoresRequests, checked_answers,
                         checked_settings, option_readouts)
 from .logit_transform import LogitTransform
@@ -48,10 +49,8 @@ __all__ = ["CausalScorer"]
 class CausalScorer(ScoresRequests):
     """Score text with a causal LM, under ``settings`` (:class:`helpers.settings.Settings`: start,
     share, token_budget, batch_size and progress; default all "auto").
-
     ``start`` is the document-start convention (:data:`helpers.settings.START_CONVENTIONS`, a
-    literal ``"token:<s>"``, or "auto": the registry entry's); ``start_convention`` names it.
-    ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
+    literal ``"token:<s>"``, or "auto": the registry entry's). ``share`` chooses the key/value reuse: "none" (plain path), "context" (requests with
     the same context tokens run them once), "prefix" (also the longest common token prefix
     of sentences, e.g. the two sentences of a pair), "tree" (every common prefix within a
     block of the run's requests, a compressed trie per block; "prefix" where nothing can be
@@ -70,7 +69,7 @@ class CausalScorer(ScoresRequests):
     """
 
     features = frozenset(SCORER_FEATURES)  # constrained decoding (outlines) and token mass (word boundaries)
-    _word_initial, _marks_words = None, None  # found on first use (:attr:`word_initial`, :attr:`marks_words`)
+    _word_initial = _marks_words = _decoding = None  # made on first use (word_initial, marks_words, decode)
 
     def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, min_shared: int = 3,
                  kv_budget_bytes: int | None = None, pack: bool = True, pack_min_stem: int | None = None,
@@ -78,7 +77,7 @@ class CausalScorer(ScoresRequests):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"CausalScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, tokenizer)), "
                             f"got {type(loaded).__name__}")
-        settings = checked_settings(settings)
+        self.settings = settings = checked_settings(settings)
         share, token_budget, batch_size = settings.share, settings.given("token_budget"), settings.given("batch_size")
         if loaded.kind == "seq2seq":
             raise TypeError(f"{loaded.name} is an encoder-decoder: score it with helpers.engine.seq2seq.Seq2SeqScorer "
@@ -152,23 +151,20 @@ class CausalScorer(ScoresRequests):
             return self.share
         return self._auto.last.name if self._auto.last is not None else "auto"
 
-    @property
-    def forward_calls(self) -> int:
-        """Forward passes run so far (for tests and benchmarks)."""
-        return self.executor.forward_calls
-
-    @property
-    def tokens_run(self) -> int:
-        """Real (not padding) tokens fed to the model so far."""
-        return self.executor.tokens_run
+    forward_calls = property(lambda self: self.executor.forward_calls)  # forward passes run so far
+    tokens_run = property(lambda self: self.executor.tokens_run)  # real (not padding) tokens fed so far
 
     @property
     def seconds(self) -> dict[str, float]:
-        """Wall seconds spent so far: "encode" (tokenizing), "plan" (the prefix tree), "rows"
-        (batches through the transformer body) and "head" (vocabulary log-softmax at the positions
-        read). On a GPU the split between "rows" and "head" is not meaningful (the head waits for
-        the body's queued work)."""
+        """Wall seconds so far: "encode", "plan" (the prefix tree), "rows" (the body's batches) and
+        "head" (log-softmax at the positions read; on a GPU it waits for the body's queued work)."""
         return {"encode": self._encode_seconds, "plan": self._plan_seconds, **self.executor.seconds}
+
+    def decode(self, prompts: Sequence[str], choices: Sequence[str], where: str = "always") -> list[str] | None:
+        """outlines' constrained answer to each prompt (:mod:`.constrained`, as the engine encodes
+        it); ``where="auto"``: None where the choices' logits give it."""
+        self._decoding = self._decoding or Decoding(self)
+        return self._decoding(prompts, choices, where)
 
     @property
     def token_budget(self) -> int:

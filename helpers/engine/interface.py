@@ -47,6 +47,28 @@ SCORER_FEATURES = {
 }
 
 
+# What Scorer.record() holds: score-file key -> what it is (a scorer attribute of the same meaning).
+RECORD_KEYS = {
+    "start_token": "start_policy",  # the start token as applied, e.g. "bos:<s>", "none", "decoder_start:<pad>;..."
+    "start_convention": "start_convention",  # the convention it came from: bos-else-eos, none, minicons, token, ...
+    "share": "share",  # one of SHARE_MODES: how much of a run's input runs once and is reused
+    "share_used": "share_used",  # the mode the last call ran: causal "auto" names the candidate it chose
+    "token_budget": "token_budget",  # tokens per forward pass now
+    "max_positions": "max_positions",  # the model's position limit (None: none known)
+    "prompt_shape": "prompt_shape",  # seq2seq: "answer" (the prompt is the source) or "span"; else None
+    "marks_words": "marks_words",  # word-boundary requests can be corrected (a causal LM whose tokenizer marks words)
+    "forward_calls": "forward_calls",  # forward passes run so far
+    "tokens_run": "tokens_run",  # real (not padding) tokens fed to the model so far
+}
+
+
+def adds_start_token(record: dict) -> bool:
+    """Whether the scorer of ``record`` puts one start token before each text (a causal LM's BOS,
+    EOS or literal token; not "none" or "minicons", an encoder-decoder's decoder start or a masked
+    LM's special tokens)."""
+    return record["start_token"].split(":")[0] in ("bos", "eos", "token")
+
+
 @dataclass(frozen=True)
 class Request:
     """Score ``target`` given ``context`` (the context may be empty, the target not).
@@ -114,29 +136,21 @@ class OptionReadout:
 
 @runtime_checkable
 class Scorer(Protocol):
-    """What the methods and the runner ask of a scorer (of any kind of model): nothing else of a
-    scorer is read outside the engine. Where the kinds answer differently, the comments say how."""
+    """What the methods, the runner and the runs ask of a scorer (of any kind of model), eight
+    members: nothing else of a scorer is read outside the engine. Where the kinds answer
+    differently, the comments say how."""
 
-    loaded: object  # helpers.models.LoadedModel (its model, tokenizer, spec and kind)
-    tokenizer: object
-    start_id: int | None  # the start token's id: causal, the convention's (None for "none"/"minicons");
-    # seq2seq, the decoder start token; masked, None (the tokenizer's special tokens frame each text)
-    start_policy: str  # recorded with every result, e.g. "bos:<s>"
-    start_convention: str  # "bos-else-eos", "none", "minicons", "token", "decoder-start" or "special-tokens"
-    share: str  # one of SHARE_MODES: how much of a run's input runs once and is reused
-    share_used: str  # the mode the last call ran: causal "auto" names the candidate it chose; else ``share``
-    token_budget: int  # tokens per forward pass (recorded with every score file)
+    loaded: object  # helpers.models.LoadedModel (its name, model, tokenizer, spec and kind)
+    settings: Settings  # the settings it was built under (progress bars among them)
     features: frozenset  # what it offers of SCORER_FEATURES
-    progress: bool
-    max_positions: int | None  # the model's position limit (None: none known)
-    prompt_shape: str | None  # how a prompt meets its answer: None (causal and masked: the text continues);
-    # seq2seq "answer" (the prompt is the source) or "span" (a sentinel after the prompt), recorded by prompts
-    marks_words: bool  # word-boundary requests can be corrected: causal, its tokenizer marks word beginnings
-    # (found once); seq2seq and masked offer no token mass: False
 
-    def encode(self, request: Request):
-        """The request's token ids as the scorer feeds them (causal; what outlines must be given).
-        seq2seq and masked refuse: constrained decoding needs a causal model."""
+    def record(self) -> dict:
+        """What a score file keeps of it and what it has run (:data:`RECORD_KEYS`)."""
+
+    def decode(self, prompts: Sequence[str], choices: Sequence[str], where: str = "always") -> list[str] | None:
+        """The answer constrained decoding gives each prompt among ``choices`` (the feature
+        "outlines": a causal LM); with ``where="auto"``, None instead where the choices' logits give
+        that answer (each choice one token that the decoder alone takes for it). Other kinds refuse."""
 
     def shaped(self, requests: Sequence[Request], shape: RequestShape) -> list:
         """A method's (context, target) requests in this kind's input shape: causal and masked
@@ -147,9 +161,6 @@ class Scorer(Protocol):
               only: Sequence[int] | None = None) -> list[Scored]:
         """Every request's :class:`Scored`, in input order (with ``only``, just those, computed
         as part of the whole list)."""
-
-    def score_texts(self, texts: Iterable[str], desc: str = "scoring") -> list[Scored]:
-        """Sentences scored on their own."""
 
     def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
                    desc: str = "readout") -> list[OptionReadout]:
@@ -200,6 +211,15 @@ class ScoresRequests:
 
     prompt_shape = None  # the text continues (seq2seq overrides)
     marks_words = False  # no token mass (the causal scorer overrides)
+
+    def record(self) -> dict:
+        """:data:`RECORD_KEYS`, as this scorer now holds them."""
+        return {key: getattr(self, attribute) for key, attribute in RECORD_KEYS.items()}
+
+    def decode(self, prompts: Sequence[str], choices: Sequence[str], where: str = "always") -> list[str] | None:
+        """Refused: constrained decoding continues a causal LM's prompt (the causal scorer overrides)."""
+        raise ValueError(f"constrained decoding needs {SCORER_FEATURES['outlines']}; the {type(self).__name__} "
+                         "has none: decide by the choices' log-probs (next_token)")
 
     def shaped(self, requests: Sequence[Request], shape: RequestShape) -> list:
         """The requests as they are (a kind with another input shape overrides)."""

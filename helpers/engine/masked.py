@@ -71,7 +71,7 @@ class MaskedScorer(ScoresRequests):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
         if tokenizer.mask_token_id is None:
             raise ValueError(f"{loaded.name}'s tokenizer has no mask token: pseudo-log-likelihood masks each token")
-        settings = checked_settings(settings)
+        self.settings = settings = checked_settings(settings)
         if refused := self.refuses(settings, loaded.name):
             raise ValueError(refused)
         share = "prefix" if settings.share == AUTO else settings.share  # identical sequences run once in any mode

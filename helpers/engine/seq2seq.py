@@ -81,7 +81,7 @@ class Seq2SeqScorer(ScoresRequests):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
         if prompts not in ("answer", "span"):
             raise ValueError(f"prompts must be 'answer' (prompt as source) or 'span' (sentinel), got {prompts!r}")
-        settings = checked_settings(settings)
+        self.settings = settings = checked_settings(settings)
         start = settings.start_for(AUTO)  # "auto": the decoder start token
         token_budget, batch_size = settings.given("token_budget"), settings.given("batch_size")
         share = "prefix" if settings.share == AUTO else settings.share  # any mode but "none": shared sources run once

@@ -20,7 +20,8 @@ import pandas as pd
 
 from .. import methods as registry
 from ..data.selection import select
-from ..engine.interface import Request, Scorer
+from ..engine.interface import Request, Scorer, adds_start_token
+from ..settings import Settings
 from ..methods.base import Runtime
 from ..runner import by_family, decisions as method_decisions, score_pass
 from .scorers import ExplainError
@@ -71,10 +72,11 @@ def check_sentence(text, what: str) -> str:
 
 
 def _check_length(scorer: Scorer, text: str, what: str) -> None:
-    limit = scorer.max_positions
+    record = scorer.record()
+    limit = record["max_positions"]
     if not limit:
         return
-    n = len(scorer.tokenizer(text, add_special_tokens=False)["input_ids"]) + (scorer.start_id is not None)
+    n = len(scorer.loaded.tokenizer(text, add_special_tokens=False)["input_ids"]) + adds_start_token(record)
     if n > limit:
         raise ExplainError(f"The {what} sentence is {n:,} tokens long, but {scorer.loaded.name} reads at most "
                            f"{limit:,} tokens (its context). Shorten the sentence.")
@@ -91,8 +93,8 @@ def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template:
     ``instruct``: prompts in the chat template (None: the model's own, LoadedModel.is_instruct)."""
     chosen = [registry.get(m) for m in methods]
     language = language or language_of(items[0]["good"])
-    runtime = Runtime(scorer, language, instruct, use_outlines=False, progress=False,
-                      templates=(template,))
+    runtime = Runtime(scorer, language, Settings(instruct=instruct, use_outlines=False, progress=False,
+                                                 templates=(template,)))
     rows, scored_by_family = [], {}
     for family, group in by_family(chosen).items():
         run = family.runtime_for(group, runtime)

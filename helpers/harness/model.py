@@ -107,7 +107,7 @@ class EngineLM(TemplateLM):
                              "encoder-decoders (a masked LM gives no continuation log-likelihood and generates nothing; "
                              "score it with the notebooks' pseudo-log-likelihood)")
         self.backend = "seq2seq" if self.scorer.loaded.kind == "seq2seq" else "causal"  # hf's encoding of each
-        self.loaded, self.tokenizer = self.scorer.loaded, self.scorer.tokenizer
+        self.loaded, self.tokenizer = self.scorer.loaded, self.scorer.loaded.tokenizer
         self.model = self.loaded.model
         self.add_bos_token, self.custom_prefix_token_id = add_bos_token, prefix_token_id
         # hf's rule, once: the configuration's length, else the tokenizer's (read for every request)
@@ -156,8 +156,8 @@ class EngineLM(TemplateLM):
     def get_model_info(self) -> dict:
         """What lm-eval's results record of the model: the weights and the engine's settings."""
         return {**{k: v for k, v in self.loaded.provenance().items() if v is not None},
-                "engine_share": self.settings.share, "engine_share_used": self.scorer.share_used,
-                "engine_token_budget": self.scorer.token_budget}
+                "engine_share": self.settings.share, "engine_share_used": self.scorer.record()["share_used"],
+                "engine_token_budget": self.scorer.record()["token_budget"]}
 
     # ------------------------------------------------------------------ scoring
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:

@@ -9,7 +9,7 @@ import pandas as pd
 from ..selection_parser import parse_selection
 from .applicability import refuse_not_applicable, split
 from .base import METHODS_VERSION, Family, Method, Runtime
-from .options import declared, owners
+from . import options
 from .hu_levy import HU_LEVY
 from .prompting import PROMPTS
 from .readouts import READOUTS
@@ -53,10 +53,8 @@ def families() -> list[Family]:
 
 
 def option_table() -> str:
-    """Every method option: name, default, the methods' families that take it, and what it does."""
-    found = declared(families())
-    takers = owners(families())
-    return "\n".join(f"{name}={o.default!r}: {o.help} ({', '.join(takers[name])})" for name, o in found.items())
+    """Every method setting: name, what "auto" is, what it takes, and the families that read it."""
+    return options.table(families())
 
 
 def applicable(methods, scorer) -> tuple[list[str], pd.DataFrame]:

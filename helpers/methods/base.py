@@ -14,10 +14,9 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from .fewshot import FEWSHOT, NO_SHOTS, FewShot
-from .options import Option
-from .templates import IDE_TEMPLATE_IDS
-from ..settings import METHOD_SETTINGS
+from .fewshot import FewShot, as_fewshot
+from .options import template_ids
+from ..settings import Settings, method_setting
 from ..engine.interface import SCORER_FEATURES, Request, Scored
 
 # Bump when a method's computation changes: it is part of every score file's configuration.
@@ -33,30 +32,47 @@ Score = Callable[[pd.DataFrame, str], pd.Series]  # (basis table, side) -> score
 @dataclass
 class Runtime:
     """What a family may need besides the scored requests: the run's scorer, language and
-    sides, a unigram table where one is counted, and the checked value of every method option
-    (:mod:`helpers.methods.options`: instruct, seed, use_outlines, fewshot, order_average,
-    templates, unigram_corpus and syntaxgym_pass are fields of the same name)."""
+    sides, a unigram table where one is counted, and the run's :class:`helpers.settings.Settings`,
+    whose method settings it reads by name (instruct, seed, use_outlines, fewshot, order_average,
+    templates, unigram_corpus, syntaxgym_pass): it holds no setting's value of its own."""
 
     scorer: object
     language: str
-    instruct: bool | None = None  # chat templates for prompts; None: the model's registry entry
-    seed: int = 42  # A/B prompting: the slot of the acceptable sentence
-    unigram: object | None = None  # helpers.methods.measures.UnigramTable (families that count one)
-    use_outlines: bool | str = "auto"  # A/B prompting: decode with outlines ("auto": only for multi-token letters)
-    progress: bool = True
-    cache: dict = field(default_factory=dict)  # e.g. the outlines generator, built once per run
+    settings: Settings = field(default_factory=Settings)
     sides: tuple[str, ...] = ("good", "bad")  # item fields scored: a pair, or ("sentence",) for single sentences
-    fewshot: FewShot = NO_SHOTS  # solved examples before each item (families with ``takes_fewshot``)
-    order_average: str = METHOD_SETTINGS["order_average"]  # Hu & Levy answer orders: "accuracy" (the paper's) or "logprob"
-    templates: tuple = IDE_TEMPLATE_IDS  # Ide et al. template ids and Hu & Levy prompt types
-    unigram_corpus: object = None  # SLOR / BF-unigram corpus: None (the mirror), a file or a Hub dataset
+    unigram: object | None = None  # helpers.methods.measures.UnigramTable (families that count one)
     unigram_source: str | None = None  # what the unigram table was counted over (recorded)
-    syntaxgym_pass: str = METHOD_SETTINGS["syntaxgym_pass"]  # SyntaxGym items: which predictions decide (methods.syntaxgym_pass)
+    cache: dict = field(default_factory=dict)  # e.g. the outlines generator, built once per run
 
-    def __post_init__(self):
-        if self.instruct is None:
-            loaded = getattr(self.scorer, "loaded", None)
-            self.instruct = bool(loaded.is_instruct) if loaded is not None else False
+    def _setting(self, name: str):
+        return method_setting(name, getattr(self.settings, name))
+
+    @property
+    def instruct(self) -> bool:
+        """Chat templates for prompts ("auto": the model's registry entry, else its chat template)."""
+        given = self._setting("instruct")
+        loaded = getattr(self.scorer, "loaded", None)
+        return given if given is not None else bool(loaded.is_instruct) if loaded is not None else False
+
+    @property
+    def templates(self) -> tuple:
+        """Ide et al. template ids and Hu & Levy prompt types ("auto": every template of each family)."""
+        return template_ids(self.settings)
+
+    @property
+    def fewshot(self) -> FewShot:
+        return as_fewshot(self._setting("fewshot"))
+
+    seed = property(lambda self: self._setting("seed"))  # A/B prompting: the acceptable sentence's slot
+    use_outlines = property(lambda self: self._setting("use_outlines"))  # A/B: decode with outlines
+    order_average = property(lambda self: self._setting("order_average"))  # Hu & Levy's answer orders
+    syntaxgym_pass = property(lambda self: self._setting("syntaxgym_pass"))  # SyntaxGym: which predictions decide
+    unigram_corpus = property(lambda self: self._setting("unigram_corpus"))  # SLOR / BF-unigram corpus (None: mirror)
+    progress = property(lambda self: self.settings.progress)
+
+    def but(self, **changes) -> "Runtime":
+        """This runtime with settings ``changes`` (checked as any)."""
+        return replace(self, settings=self.settings.but(**changes))
 
     def for_methods(self, methods: Sequence["Method"]) -> "Runtime":
         """The runtime of a pass computing ``methods``: the unigram table only where one of them
@@ -69,20 +85,20 @@ class Family:
 
     Subclasses set ``name``, ``template_set`` (the template family to iterate, or None),
     ``with_context`` (whether the engine returns the log-probs of request contexts too) and
-    ``options`` (the method options they take and check: :mod:`helpers.methods.options`; with
-    :data:`~helpers.methods.fewshot.FEWSHOT` they put ``runtime.fewshot``'s examples before
+    ``takes`` (the method settings they read besides templates and instruct:
+    :mod:`helpers.methods.options`; with "fewshot" they put ``runtime.fewshot``'s examples before
     each item), and implement :meth:`requests` and :meth:`table`.
     """
 
     name: str = ""
     template_set: str | None = None
     with_context: bool = False
-    options: tuple[Option, ...] = ()  # the method options it takes (besides templates and instruct)
+    takes: tuple[str, ...] = ()  # the method settings it reads (besides templates and instruct)
 
     @property
     def takes_fewshot(self) -> bool:
         """Whether it puts ``runtime.fewshot``'s examples before each item."""
-        return FEWSHOT in self.options
+        return "fewshot" in self.takes
 
     def runtime_for(self, methods: Sequence["Method"], runtime: Runtime) -> Runtime:
         """The runtime its passes for ``methods`` run with (e.g. with a unigram table counted);

@@ -19,8 +19,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .options import Option
-
 SOURCES = ("other", "same")
 
 
@@ -74,8 +72,6 @@ def as_fewshot(value) -> FewShot:
     return FewShot(value)
 
 
-FEWSHOT = Option("fewshot", 0, as_fewshot, "solved examples before each item: k, or a FewShot",
-                 everywhere=True)
 
 
 def _check_pairs(items: Sequence[Mapping]) -> None:

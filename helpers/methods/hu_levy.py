@@ -27,7 +27,6 @@ probability after an empty source.
 """
 from __future__ import annotations
 
-from functools import partial
 
 import pandas as pd
 
@@ -35,9 +34,7 @@ from . import answers
 from ..engine.interface import Request
 from .base import Family, Method
 from .hu_levy_prompt_types import DIRECT, prompts_for
-from .options import Option
 from .prompt_text import continued, fill_before, separator, with_context
-from ..settings import METHOD_SETTINGS, method_setting  # the one check of order_average
 
 
 def _direct_requests(item, context: str, language: str) -> list[Request]:
@@ -51,15 +48,11 @@ def _direct_table(scored) -> pd.DataFrame:
     return pd.DataFrame({"lp_good": [s[0].total for s in scored], "lp_bad": [s[1].total for s in scored]})
 
 
-ORDER_AVERAGE = Option("order_average", METHOD_SETTINGS["order_average"], partial(method_setting, "order_average"),
-                       "Hu & Levy's comparisons over the two answer orders: 'accuracy' (the paper's) or 'logprob'")
-
-
 class HLFamily(Family):
     """Shared by the four tasks: prompt types as templates."""
 
     task = ""
-    options = (ORDER_AVERAGE,)
+    takes = ("order_average",)
     orders = False  # whether its prompts list the options in both orders
 
     def templates(self, language, style, selected):

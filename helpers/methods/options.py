@@ -1,92 +1,67 @@
-"""Method options: each family declares the options it takes, with a default and a check.
+"""Which families read which method settings: a view of the settings table, holding no values.
 
-``run_methods(..., options={"seed": 7, "fewshot": 4})`` passes one dictionary; every name
-must be an option some family declares (a typo is an error that lists them), and each value
-is checked by its option. Options of families that are not run are checked and then unused,
-so a notebook may pass all of its settings whatever methods it runs; an option marked
-``everywhere`` (few-shot examples) refuses a non-default value when a chosen method's family
-does not take it. The checked values become the fields of the run's
-:class:`helpers.methods.base.Runtime`, which the families read.
+The method settings (templates, instruct, seed, use_outlines, fewshot, unigram_corpus,
+order_average, syntaxgym_pass) are fields of :class:`helpers.settings.Settings`, declared,
+defaulted and checked there once; a family names the ones it reads in ``takes`` (templates and
+instruct: every family) and reads them through its :class:`helpers.methods.base.Runtime`. A
+setting of families that are not run is checked and then unused, so a notebook passes all of
+its settings whatever methods it runs; a setting in :data:`EVERYWHERE` (few-shot examples)
+refuses a non-default value when a chosen method's family does not read it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping
+from typing import Iterable
 
-from ..settings import method_setting
+from ..settings import METHOD_SETTINGS, TABLE, Settings, method_setting
+from .hu_levy_prompt_types import PROMPT_TYPES
 from .templates import IDE_TEMPLATE_IDS
 
-
-@dataclass(frozen=True)
-class Option:
-    """One option: its name (a field of Runtime), default, check (returns the value as used,
-    or raises ValueError saying what to give) and a one-line description."""
-
-    name: str
-    default: object
-    check: Callable[[object], object]
-    help: str
-    everywhere: bool = False  # a non-default value needs every chosen family to take it
-
-
-def _templates(value) -> tuple:
-    """Template ids (ints, Ide et al.) and Hu & Levy prompt types (names), as a tuple."""
-    items = [value] if isinstance(value, (int, str)) else value
-    if not isinstance(items, (list, tuple)) or not items or isinstance(items[0], bool):
-        raise ValueError(f"templates must be template ids (1 to 5) and/or Hu & Levy prompt types, got {value!r}")
-    return tuple(items)
-
-
-def _instruct(value) -> bool | None:
-    return method_setting("instruct", value)  # the one check (helpers.settings); None: the model's own
-
-
-# Options every family takes: which templates to run, and whether prompts use the chat template.
-TEMPLATES = Option("templates", IDE_TEMPLATE_IDS, _templates,
-                   "template ids (Ide et al., 1 to 5) and Hu & Levy prompt types (all when none is named)")
-INSTRUCT = Option("instruct", None, _instruct, "chat templates for prompts (None or 'auto': the model's registry "
-                                                "entry, else whether its tokenizer has a chat template)")
-COMMON = (TEMPLATES, INSTRUCT)
+COMMON = ("templates", "instruct")  # read by every family
+EVERYWHERE = ("fewshot",)  # a non-default value needs every chosen method's family to read it
 
 
 def owners(families: Iterable) -> dict[str, list[str]]:
-    """Option name -> the families that declare it (the common options: every family)."""
-    out: dict[str, list[str]] = {o.name: ["every method"] for o in COMMON}
+    """Method setting -> the families that read it (the common ones: every method)."""
+    out: dict[str, list[str]] = {name: ["every method"] for name in COMMON}
     for family in families:
-        for option in family.options:
-            out.setdefault(option.name, []).append(family.name)
+        for name in family.takes:
+            out.setdefault(name, []).append(family.name)
     return out
 
 
-def declared(families: Iterable) -> dict[str, Option]:
-    """Every option the families declare, by name, with the common ones."""
-    out = {o.name: o for o in COMMON}
-    for family in families:
-        out.update((o.name, o) for o in family.options)
-    return out
-
-
-def checked_options(given: Mapping | None, chosen: Iterable, registered: Iterable) -> dict:
-    """The value of every option the ``registered`` families declare: ``given`` checked by its
-    option, the defaults elsewhere. An unknown name, or an ``everywhere`` option given a
-    non-default value while the family of a ``chosen`` method does not take it, is a clear error."""
-    if given is not None and not isinstance(given, Mapping):
-        raise TypeError(f"options must be a dict of option name -> value, e.g. {{'templates': [1]}}, got {given!r}")
-    given = dict(given or {})
-    registered, chosen = list(registered), list(chosen)
-    options = declared(registered)
-    unknown = sorted(set(given) - set(options))
+def template_ids(settings: Settings) -> tuple:
+    """The templates a run selects: Ide et al.'s ids (1 to 5) and Hu & Levy prompt types as
+    given, or every Ide et al. template under "auto" (Hu & Levy's families then run every prompt
+    type); an unknown one is an error that lists them."""
+    given = method_setting("templates", settings.templates)
+    if given is None:
+        return IDE_TEMPLATE_IDS
+    known = (*IDE_TEMPLATE_IDS, *PROMPT_TYPES)
+    unknown = [t for t in given if t not in known]
     if unknown:
-        table = "; ".join(f"{name} ({', '.join(fams)})" for name, fams in sorted(owners(registered).items()))
-        raise ValueError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                         f"the options (and the methods that take them) are: {table}")
-    values = {}
-    for name, option in options.items():
-        values[name] = option.check(given[name]) if name in given else option.check(option.default)
-        if option.everywhere and name in given and values[name] != option.check(option.default):
-            refused = sorted(m.name for m in chosen if option not in m.family.options)
-            if refused:
-                raise ValueError(f"{name}={given[name]!r} ({option.help}) applies to the methods of "
-                                 f"{', '.join(owners(registered)[name])} only; run {', '.join(refused)} with "
-                                 f"{name}={option.default!r} (or leave them out)")
-    return values
+        raise ValueError(f"unknown template{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                         f"choose from: {', '.join(map(str, known))}")
+    return given
+
+
+def refuse_unread(settings: Settings, chosen: Iterable, registered: Iterable) -> None:
+    """A clear error for an unknown template, or where a setting of :data:`EVERYWHERE` is given a
+    non-default value while the family of a ``chosen`` method does not read it."""
+    template_ids(settings)
+    chosen, registered = list(chosen), list(registered)
+    for name in EVERYWHERE:
+        value = getattr(settings, name)
+        if method_setting(name, value) in (METHOD_SETTINGS[name], None) or getattr(value, "k", 1) == 0:
+            continue
+        refused = sorted(m.name for m in chosen if name not in m.family.takes)
+        if refused:
+            raise ValueError(f"{name}={value!r} ({TABLE[name][0]}) applies to the methods of "
+                             f"{', '.join(owners(registered)[name])} only; run {', '.join(refused)} with "
+                             f"{name}={METHOD_SETTINGS[name]!r} (or leave them out)")
+
+
+def table(families: Iterable) -> str:
+    """Every method setting: name, what "auto" is, what it takes, and the families that read it."""
+    takers = owners(families)
+    return "\n".join(f"{name}='auto' ({TABLE[name][1]}): {TABLE[name][0]} ({', '.join(takers.get(name, []))})"
+                     for name in METHOD_SETTINGS)

@@ -13,16 +13,13 @@ which only causal scorers offer, and is not applicable there (``ab_logit`` decid
 """
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from . import answers, constrained, fewshot
+from . import answers, fewshot
 from ..engine.interface import Request
 from .base import Family, Method
-from .fewshot import FEWSHOT
-from .options import Option
 from .prompt_text import render
 from .templates import ide_templates
 
@@ -30,30 +27,6 @@ from .templates import ide_templates
 def _sentence_lengths(tokenizer, sentences) -> list[int]:
     """Token count of each sentence on its own (for length-bias analyses)."""
     return [len(ids) for ids in tokenizer(list(sentences), add_special_tokens=False)["input_ids"]]
-
-
-def _seed(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"seed must be a whole number, got {value!r}")
-    return int(value)
-
-
-SEED = Option("seed", 42, _seed, "seed of the slot of the acceptable sentence in A/B prompts")
-
-
-def _outlines_setting(value) -> bool | str:
-    if isinstance(value, str) and value.strip().lower() == "auto":
-        return "auto"
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    raise ValueError(f"use_outlines must be 'auto', True or False, got {value!r}")
-
-
-USE_OUTLINES = Option("use_outlines", "auto", _outlines_setting,
-                      "method 'ab' (greedy decoding constrained to 'A' or 'B'): 'auto' reads the answer from the "
-                      "letters' logits where each letter is the one token outlines decodes (the same answer, no "
-                      "decoding: letters_decode_as_outlines) and decodes "
-                      "with outlines otherwise; True decodes every prompt with outlines; False never decodes")
 
 
 class PromptFamily(Family):
@@ -65,19 +38,20 @@ class PromptFamily(Family):
     def template_config(self, template, runtime):
         config = {"template_id": template.id, "template_text": template.user, "system": template.system,
                   "prompt_style": template.style}
-        if runtime.scorer.prompt_shape is not None:  # seq2seq: the prompt is the source, or holds a sentinel
-            config["prompt_shape"] = runtime.scorer.prompt_shape
+        shape = runtime.scorer.record()["prompt_shape"]
+        if shape is not None:  # seq2seq: the prompt is the source, or holds a sentinel
+            config["prompt_shape"] = shape
         return config
 
 
 class YesNo(PromptFamily):
     """Each sentence in a Yes/No prompt; the log-probs and raw logits of Yes and No."""
 
-    name, template_set, options = "yesno", "yn", (FEWSHOT,)
+    name, template_set, takes = "yesno", "yn", ("fewshot",)
 
     def prepare(self, items, template, contexts, runtime):
         """Each item's prompt per side (after its few-shot examples, if any), rendered once."""
-        tok = runtime.scorer.tokenizer
+        tok = runtime.scorer.loaded.tokenizer
         yes, no = answers.yes_no(template.language)
         shots = ([[({"sentence": s}, yes if ok else no) for s, ok in ex]
                   for ex in fewshot.judged_examples(items, runtime.fewshot)]
@@ -99,7 +73,7 @@ class YesNo(PromptFamily):
             table[f"logit_yes_{side}"] = [float(s[2 * k].logits[0]) for s in scored]
             table[f"logit_no_{side}"] = [float(s[2 * k + 1].logits[0]) for s in scored]
         for side in runtime.sides:
-            table[f"n_tokens_{side}"] = _sentence_lengths(runtime.scorer.tokenizer, [i[side] for i in items])
+            table[f"n_tokens_{side}"] = _sentence_lengths(runtime.scorer.loaded.tokenizer, [i[side] for i in items])
         first = scored[0]
         table["form_yes"] = ["".join(first[0].tokens)] * len(items)
         table["form_no"] = ["".join(first[1].tokens)] * len(items)
@@ -115,17 +89,17 @@ class AB(PromptFamily):
     """Both sentences as A and B (the acceptable one's slot drawn per pair with the seed):
     log-probs of "A" and "B" at the answer position and, with outlines, the constrained answer."""
 
-    name, template_set, options = "ab", "ab", (SEED, USE_OUTLINES)
+    name, template_set, takes = "ab", "ab", ("seed", "use_outlines")
 
     def runtime_for(self, methods, runtime):
         """Whether this pass decodes with outlines, settled once (recorded as ``outlines``): asked
         (True), or under "auto" where the letters' logits would not give outlines' answer
-        (:func:`letters_decode_as_outlines`); never on a scorer without constrained decoding
-        (method 'ab' then needs one-token letters)."""
+        (:meth:`helpers.engine.interface.Scorer.decode`, ``where="auto"``); never on a scorer without
+        constrained decoding (method 'ab' then needs one-token letters)."""
         can_decode = "outlines" in runtime.scorer.features
         decode = runtime.use_outlines is True or (runtime.use_outlines == "auto" and can_decode
-                                                  and not letters_decode_as_outlines(runtime.scorer))
-        return replace(runtime, use_outlines=decode and can_decode)
+                                                  and runtime.scorer.decode([], answers.AB, where="auto") is not None)
+        return runtime.but(use_outlines=decode and can_decode)
 
     def prepare(self, items, template, contexts, runtime):
         """Each pair's (slot of the acceptable sentence, prompt), the prompt rendered once."""
@@ -140,7 +114,7 @@ class AB(PromptFamily):
 
     def _prompt(self, item, template, context, runtime, slot) -> str:
         a, b = (item["good"], item["bad"]) if slot == "A" else (item["bad"], item["good"])
-        return render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
+        return render(template, runtime.scorer.loaded.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
 
     def requests(self, item, template, context, runtime, state):
         return runtime.scorer.shaped([Request(state[1], letter, separate=True) for letter in answers.AB], "prompt")
@@ -149,7 +123,7 @@ class AB(PromptFamily):
         slots, prompts = [s for s, _ in states], [p for _, p in states]
         lp_a = np.array([s[0].total for s in scored])
         lp_b = np.array([s[1].total for s in scored])
-        tok = runtime.scorer.tokenizer
+        tok = runtime.scorer.loaded.tokenizer
         out = pd.DataFrame({
             "good_slot": slots, "prompt": prompts, "lp_a": lp_a, "lp_b": lp_b,
             "answer": np.where(lp_a > lp_b, "A", np.where(lp_b > lp_a, "B", "tie")),
@@ -157,49 +131,11 @@ class AB(PromptFamily):
             "n_tokens_good": _sentence_lengths(tok, [i["good"] for i in items]),
             "n_tokens_bad": _sentence_lengths(tok, [i["bad"] for i in items])})
         if runtime.use_outlines:
-            if "outlines_ab" not in runtime.cache:
-                runtime.cache["outlines_ab"] = constrained.ChoiceGenerator(runtime.scorer.loaded.model, tok, answers.AB)
-            out["answer_outlines"] = constrained.answers(runtime.cache["outlines_ab"], runtime.scorer, prompts,
-                                                         runtime.progress)
+            out["answer_outlines"] = runtime.scorer.decode(prompts, answers.AB)
         elif all(len(s[0].logprobs) == len(s[1].logprobs) == 1 for s in scored):
             out["answer_outlines"] = greedy_letters(lp_a, lp_b, [scored[0][k].token_ids[0] for k in (0, 1)])
         out["ab_path"] = "outlines" if runtime.use_outlines else "letter logits"  # what decided 'ab' (03, 04 show it)
         return out
-
-
-def letters_decode_as_outlines(scorer) -> bool:
-    """Whether the letters' logits give outlines' answer: each letter, as the engine scores it
-    after a prompt, is one token, and it is the only token outlines' automaton takes for the whole
-    answer (a token whose text, as outlines spells tokens, is the letter; outlines_tokens_for).
-    GPT-2's and Tekken's byte-level vocabularies pass; a SentencePiece tokenizer with a dummy
-    prefix does not: the engine scores "▁A" where outlines decodes "A" or the byte "<0x41>"
-    (Mixtral's tokenizer.model.v1), so there "auto" decodes with outlines."""
-    scored = {}
-    for letter in answers.AB:
-        encoded = scorer.encode(Request("Answer: ", letter, separate=True))
-        scored[letter] = set(encoded.ids[encoded.first:])
-        if len(encoded.ids) - encoded.first != 1:
-            return False
-    allowed = outlines_tokens_for(scorer.tokenizer, answers.AB)
-    return all(allowed[letter] == scored[letter] for letter in answers.AB)
-
-
-def outlines_tokens_for(tokenizer, texts) -> dict[str, set[int]]:
-    """Per text, the ids of the vocabulary's tokens that outlines' automaton reads as exactly that
-    text (outlines' own spelling of a token, ``TransformerTokenizer.convert_token_to_string``); a
-    token it reads as empty text is listed under "" (it could precede any answer)."""
-    from outlines.models.transformers import TransformerTokenizer
-
-    spell = TransformerTokenizer(tokenizer).convert_token_to_string
-    wanted = set(texts) | {""}
-    out: dict[str, set[int]] = {text: set() for text in wanted}
-    for token, token_id in tokenizer.get_vocab().items():
-        text = spell(token)
-        if text in wanted and token_id not in tokenizer.all_special_ids:
-            out[text].add(token_id)
-    if out[""]:  # an empty token would let outlines reach a letter by a path of several tokens
-        return {text: set() for text in texts}
-    return {text: out[text] for text in texts}
 
 
 def greedy_letters(lp_a: np.ndarray, lp_b: np.ndarray, ids: list[int]) -> np.ndarray:

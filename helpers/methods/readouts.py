@@ -28,9 +28,7 @@ from . import fewshot, measures
 from ..data.unigram_corpus import resolve_unigram_corpus
 from ..engine.interface import Request
 from .base import Family, Method
-from .fewshot import FEWSHOT
 from .measures import UnigramTable, unigram_table
-from .options import Option
 from .prompt_text import template_examples, with_context
 from .templates import ide_templates
 
@@ -42,17 +40,6 @@ def _template_sums(scored, prime: str) -> tuple[float, int]:
         keep = np.asarray([end > len(prime) for _, end in scored.context_offsets], dtype=bool)
         lps = lps[keep]
     return float(np.sum(lps, dtype=np.float64)), len(lps)
-
-
-def _corpus(value):
-    if value is not None and not isinstance(value, (str, Path)):
-        raise ValueError(f"unigram_corpus must be None (the mirror's corpora), a text file or a Hugging Face "
-                         f"dataset name, got {value!r}")
-    return value
-
-
-UNIGRAM_CORPUS = Option("unigram_corpus", None, _corpus,
-                        "SLOR / BF-unigram corpus: None (the mirror's), a text file, or a Hugging Face dataset")
 
 
 def unigram_for(tokenizer, language: str, corpus: str | Path | None = None) -> tuple[UnigramTable, str]:
@@ -67,7 +54,7 @@ class SentenceReadouts(Family):
     """Each sentence alone (after the priming context, if any)."""
 
     name = "sentence"
-    options = (UNIGRAM_CORPUS,)
+    takes = ("unigram_corpus",)
 
     def runtime_for(self, methods, runtime):
         """With a unigram table (counted once per run and corpus) when a method needs one."""
@@ -75,7 +62,7 @@ class SentenceReadouts(Family):
             return runtime
         key = ("unigram", str(runtime.unigram_corpus))
         if key not in runtime.cache:
-            runtime.cache[key] = unigram_for(runtime.scorer.tokenizer, runtime.language, runtime.unigram_corpus)
+            runtime.cache[key] = unigram_for(runtime.scorer.loaded.tokenizer, runtime.language, runtime.unigram_corpus)
         unigram, source = runtime.cache[key]
         return replace(runtime, unigram=unigram, unigram_source=source)
 
@@ -97,7 +84,7 @@ class SentenceReadouts(Family):
             if runtime.unigram is not None:
                 table[f"uni_sum_{side}"] = [float(runtime.unigram(s.token_ids).sum()) for s in chunk]
         out = pd.DataFrame(table)
-        out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
+        out["log_vocab"] = math.log(len(runtime.scorer.loaded.tokenizer))
         return out
 
 
@@ -109,7 +96,7 @@ class TemplateReadouts(Family):
     def __init__(self, template_set: str):
         self.template_set = self.name = template_set
         # examples before each item: acceptable sentences in the same template
-        self.options = (FEWSHOT,) if template_set == "single" else ()
+        self.takes = ("fewshot",) if template_set == "single" else ()
 
     def templates(self, language, style, selected):
         return [t for t in ide_templates(self.template_set, language, "base") if t.id in selected]
@@ -164,7 +151,7 @@ class TemplateReadouts(Family):
             if self.template_set == "single":  # the sentence alone: the target's LP without the template
                 table[f"alone_sum_{side}"] = [s[len(runtime.sides) + k].total for s in scored]
         out = pd.DataFrame(table)
-        out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
+        out["log_vocab"] = math.log(len(runtime.scorer.loaded.tokenizer))
         return out
 
 

@@ -40,7 +40,7 @@ from ..data.syntaxgym_formulas import Prediction, parse
 from .prompt_text import with_context
 from ..engine.interface import Request, Scored
 from .base import Family, Method
-from .syntaxgym_pass import SYNTAXGYM_PASS, counted, item_passes
+from .syntaxgym_pass import counted, item_passes
 from .word_boundary import corrected_spans
 
 LN2 = math.log(2.0)
@@ -85,7 +85,7 @@ class SyntaxGymFamily(Family):
     """Region surprisals of every condition of an item, and its suite's predictions."""
 
     template_set = None
-    options = (SYNTAXGYM_PASS,)
+    takes = ("syntaxgym_pass",)
 
     def __init__(self, name: str, corrected: bool):
         self.name, self.corrected = name, corrected
@@ -98,7 +98,7 @@ class SyntaxGymFamily(Family):
 
     def requests(self, item, template, context, runtime, state):
         head = with_context(context, "", runtime.language)
-        boundary = self.corrected and runtime.scorer.marks_words  # the tokenizer marks word beginnings
+        boundary = self.corrected and runtime.scorer.record()["marks_words"]  # the tokenizer marks word beginnings
         return [_request(head, join_regions([c for _, c in cond["regions"]])[0], boundary)
                 for cond in _item_conditions(item)]
 

@@ -24,16 +24,8 @@ which the released data cannot separate.
 """
 from __future__ import annotations
 
-from functools import partial
-
 from ..data.syntaxgym_formulas import COMPARISONS, Binary, Negate, Prediction
-from .options import Option
-from ..settings import METHOD_SETTINGS, method_setting
-
-
-SYNTAXGYM_PASS = Option("syntaxgym_pass", METHOD_SETTINGS["syntaxgym_pass"], partial(method_setting, "syntaxgym_pass"),
-                        "SyntaxGym item pass: 'directional' (predictions with < or >; the released results') "
-                        "or 'strict' (every prediction, = ones too)")
+from ..settings import method_setting
 
 
 def comparisons(prediction: Prediction) -> list[str]:

@@ -33,7 +33,7 @@ def _refused(frames: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 def score_primed_each(models, selection: DatasetSelection, prefixes_for: Callable, methods: Sequence[str],
-                      options: Mapping, *, scorer=None, settings: Settings | None = None
+                      options: Settings | Mapping, *, scorer=None, settings: Settings | None = None
                       ) -> tuple[list[Path], pd.DataFrame]:
     """Every model of ``models`` scored on ``selection`` under the prefix table
     ``prefixes_for(scorer)`` builds for it (:func:`helpers.runs.primed.score_primed`). Returns the
@@ -52,7 +52,7 @@ def score_primed_each(models, selection: DatasetSelection, prefixes_for: Callabl
 
 
 def score_sentences(scorer, selections: Mapping[str, DatasetSelection], extras: Sequence[str],
-                    options: Mapping) -> list[Path]:
+                    options: Settings | Mapping) -> list[Path]:
     """07's scoring of one model: on every selection the sentence metrics and ``extras``
     (in-template methods on English selections only)."""
     files = []
@@ -63,7 +63,7 @@ def score_sentences(scorer, selections: Mapping[str, DatasetSelection], extras: 
 
 
 def score_sentences_each(models, selections: Mapping[str, DatasetSelection], extras: Sequence[str],
-                         options: Mapping, *, scorer=None, settings: Settings | None = None
+                         options: Settings | Mapping, *, scorer=None, settings: Settings | None = None
                       ) -> tuple[list[Path], pd.DataFrame]:
     """:func:`score_sentences` for every model of ``models``, each with the ``extras`` its kind
     can run; the score files of all models and the refused methods (model, method, not_applicable)."""

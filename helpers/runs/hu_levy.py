@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Sequence
 
 from ..data.selection import select
 from ..methods import applicable
@@ -16,11 +16,10 @@ from .model_list import each_model
 
 
 def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int | None = None, *, scorer=None,
-                 options: Mapping | None = None, shard: int | None = None, shards: int = 1,
-                 settings: Settings | None = None) -> list[Path]:
+                 shard: int | None = None, shards: int = 1, settings: Settings | None = None) -> list[Path]:
     """The score files of every task of every stimulus set in ``sets`` for every model of
-    ``models`` (a name, a list or "a,b"), with the prompt types ``prompts`` and the method
-    ``options`` (e.g. ``order_average``). ``scorer``, an already loaded scorer, serves its own
+    ``models`` (a name, a list or "a,b"), with the prompt types ``prompts``, under each scorer's
+    settings (e.g. ``order_average``). ``scorer``, an already loaded scorer, serves its own
     model; others are loaded under ``settings`` (see :func:`helpers.engine.kinds.scorer_for`).
     A task the model's kind cannot run (every Hu & Levy task on a masked LM: their prompts are
     continued left to right) is left out with a warning that gives the reason. ``shard`` of
@@ -38,7 +37,7 @@ def score_models(models, sets: Sequence[str], prompts: Sequence[str], limit: int
                               f"{refused.not_applicable.iloc[0]}", stacklevel=3)
             if tasks:
                 files += run_methods(current, select(stimuli, limit).for_shards(shard, shards), tasks,
-                                     {**(options or {}), "templates": list(prompts)})
+                                     {"templates": list(prompts)})
         return files
 
     return [f for files in each_model(models, score_sets, scorer=scorer, settings=settings) for f in files]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 
 from ..analysis.teaching import ranked, teaching_items
-from ..engine.interface import Scorer
+from ..engine.interface import Request, Scorer
 
 
 def score_teaching(scorer: Scorer) -> pd.DataFrame:
     """The eight strings with their LP, token count and MeanLP under ``scorer``, ranked by LP."""
     items = teaching_items()
-    scored = scorer.score_texts(items["sentence"].tolist())
+    scored = scorer.score([Request("", text) for text in items["sentence"]])
     return ranked(items, [s.total for s in scored], [s.n_tokens for s in scored])

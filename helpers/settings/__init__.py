@@ -5,17 +5,23 @@ A notebook turns its parameters into one :class:`Settings` (a one-line error nam
 of a setting that does not exist); :func:`helpers.engine.kinds.check_models` checks the models
 against it before anything loads, and :func:`helpers.engine.kinds.scorer_for` loads a model and
 builds its scorer from it. The scorers take it too (``CausalScorer(loaded, settings)``) and
-read the engine's fields; the loader reads :meth:`Settings.load_arguments`; the methods get
-:meth:`Settings.method_options`. ``"auto"`` has one meaning per field, the model's own value.
-Adding a setting is one field of :class:`Settings`, declared with :func:`setting`: its values,
-what "auto" is, what the score files record and its check; :data:`SETTINGS` (the command
-line's options, the notebooks' parameters) and :data:`METHOD_SETTINGS` are read from the fields.
+read the engine's fields; the loader reads :meth:`Settings.load_arguments`; the runner gives the
+methods the run's :class:`Settings` (they read their own fields through
+:class:`helpers.methods.base.Runtime`). ``"auto"`` has one meaning per field: the model's own value,
+or the one default the field declares. Adding a setting is one field of :class:`Settings`, declared
+with :func:`setting` (its values, what "auto" is, what the score files record, its check), and the
+one place that reads it: a notebook's parameters cell, the command line and a sweep take it by name
+(:meth:`Settings.from_parameters`); :data:`SETTINGS` (the options every scoring notebook and the
+command line take) and :data:`METHOD_SETTINGS` are read from the fields.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
+from typing import Mapping
 
-AUTO = "auto"
+from .checks import (AUTO, _as_given, _corpus, _device_map, _fewshot, _max_memory, _outlines, _progress, _revision, _seed,
+                     _templates, parse_max_memory)
+
 
 # The document-start conventions a scorer takes by name (``start=``), as score files record them.
 START_CONVENTIONS = {
@@ -40,10 +46,10 @@ def _choice(name: str, value) -> str:
     """``value`` if it is "auto" or one of the setting's values, else a one-line error naming them."""
     if value is None:  # papermill's None: full precision for quant, the default elsewhere
         return "none" if name == "quant" else AUTO
-    if value == AUTO or value in SETTINGS[name][0]:
+    if value == AUTO or value in TABLE[name][0]:
         return value
-    raise ValueError(f"{name}={value!r} does not exist: use one of {', '.join(map(repr, (AUTO, *SETTINGS[name][0])))} "
-                     f"('auto': {SETTINGS[name][1]})")
+    raise ValueError(f"{name}={value!r} does not exist: use one of {', '.join(map(repr, (AUTO, *TABLE[name][0])))} "
+                     f"('auto': {TABLE[name][1]})")
 
 
 def method_setting(name: str, value):
@@ -87,61 +93,16 @@ def _count(name: str, value):
     return value
 
 
-def _revision(name: str, value):
-    if value in (None, AUTO):
-        return AUTO
-    if not isinstance(value, str) or not value.strip() or value.strip() != value:
-        raise ValueError(f"revision={value!r} is not a revision: use 'auto' (the registry's) or a commit hash, "
-                         "branch or tag of the model's Hugging Face repository")
-    return value
-
-
-def parse_max_memory(items) -> dict | None:
-    """``["0=20GiB", "cpu=60GiB"]`` or ``"0=20GiB,cpu=60GiB"`` (the command line's and a
-    notebook parameter's forms) as ``{0: "20GiB", "cpu": "60GiB"}``; a dict is kept."""
-    if not items:
-        return None
-    if isinstance(items, dict):
-        return dict(items)
-    if isinstance(items, str):
-        items = items.replace(",", " ").split()
-    out = {}
-    for item in items:
-        key, sep, size = str(item).partition("=")
-        if not sep or not key.strip() or not size.strip():
-            raise ValueError(f"max memory {item!r} is not DEVICE=SIZE, e.g. 0=20GiB or cpu=60GiB")
-        key = key.strip()
-        out[int(key) if key.isdigit() else key] = size.strip()
-    return out
-
-
-def _device_map(name: str, value):
-    return None if value in (None, "none", "None", "null") else value
-
-
-def _max_memory(name: str, value):
-    return parse_max_memory(value)
-
-
-def _as_given(name: str, value):
-    return value
-
-
-def _progress(name: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"progress={value!r}: use True or False")
-    return value
-
-
 def setting(values: tuple | str, auto: str, recorded: str, check=_choice, method: bool = False,
-            method_default=None):
+            method_default=None, common: bool = True):
     """A field of :class:`Settings` that a notebook takes as a parameter (default "auto") and the
     command line as an option: ``values`` (its values besides "auto", or what a value is), what
     ``auto`` is, what the score files ``recorded``, its ``check`` ((name, value) -> the value as
-    used, or a one-line error), and for a setting the methods read (``method``), the value "auto"
-    stands for (None: each model's own)."""
+    used, or a one-line error), for a setting the methods read (``method``) the value "auto"
+    stands for (None: each model's own), and whether every scoring notebook and the command line
+    take it (``common``; else the notebooks whose methods read it)."""
     return field(default=AUTO, metadata={"values": values, "auto": auto, "recorded": recorded, "check": check,
-                                         "method": method, "method_default": method_default})
+                                         "method": method, "method_default": method_default, "common": common})
 
 
 def placement(default, check):
@@ -168,6 +129,19 @@ class Settings:
     instruct: str | bool = setting(("true", "false"), "the registry's entry; a model it does not list: whether its "
                                    "tokenizer (or GGUF file) has a chat template", "instruct (prompts in the chat "
                                    "template)", _instruct, method=True)
+    templates: tuple | str = setting("template ids (Ide et al.'s 1 to 5) and Hu & Levy prompt types", "every "
+                                     "template of each family", "template_id, template_text (a file per template)",
+                                     _templates, method=True, common=False)
+    seed: int | str = setting("a whole number", "42", "seed (A/B prompting: the acceptable sentence's slot)", _seed,
+                              method=True, method_default=42, common=False)
+    use_outlines: bool | str = setting(("true", "false"), "outlines decodes only where a letter's logit would not "
+                                       "give its answer", "outlines (A/B prompting)", _outlines, method=True,
+                                       method_default=AUTO, common=False)
+    fewshot: object = setting("k solved examples before each item, or a FewShot", "0 (no examples)",
+                              "fewshot_k, fewshot_source, fewshot_seed; files tagged <k>shot", _fewshot, method=True,
+                              method_default=0, common=False)
+    unigram_corpus: object = setting("a text file or a Hugging Face dataset", "the mirror's corpora of the language",
+                                     "unigram_source (SLOR, BF-unigram)", _corpus, method=True, common=False)
     share: str = setting(tuple(m for m in SHARE_MODES if m != AUTO), "the scorer's: on a causal LM per call the "
                          "mode its cost model (the model's shape times its device class's shipped costs) predicts "
                          "fastest; an encoder-decoder or masked LM runs each shared part once (prefix)",
@@ -201,8 +175,20 @@ class Settings:
         return None if value == AUTO else value
 
     def but(self, **changes) -> "Settings":
-        """These settings with ``changes`` (checked as any)."""
+        """These settings with ``changes`` (checked as any); an unknown name is an error listing them."""
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise ValueError(f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+                             f"the settings are: {', '.join(f.name for f in fields(self))}")
         return replace(self, **changes)
+
+    @classmethod
+    def from_parameters(cls, parameters: Mapping, skip=()) -> "Settings":
+        """The settings among a notebook's parameters (``globals()`` after its parameters cell, with
+        papermill's injected ones), a sweep's or the command line's: every name that is a setting,
+        but those in ``skip`` (a notebook parameter of the same name that means something else)."""
+        names = {f.name for f in fields(cls)} - set(skip)
+        return cls(**{k: v for k, v in parameters.items() if k in names})
 
     def record(self) -> dict:
         """The notebook-parameter settings as given ("auto" kept), for a notebook's configuration."""
@@ -246,9 +232,12 @@ class Settings:
 
 
 # name -> (its values besides "auto", or what a value is; what "auto" is; what the score files record)
-SETTINGS: dict[str, tuple[tuple | str, str, str]] = {
+TABLE: dict[str, tuple[tuple | str, str, str]] = {
     f.name: (f.metadata["values"], f.metadata["auto"], f.metadata["recorded"]) for f in fields(Settings)
     if "values" in f.metadata}
+# the settings every scoring notebook and the command line take
+SETTINGS = {name: entry for name, entry in TABLE.items()
+            if next(f for f in fields(Settings) if f.name == name).metadata["common"]}
 # the settings given to the methods, with the value "auto" stands for; the others load and score
 METHOD_SETTINGS: dict[str, object] = {f.name: f.metadata["method_default"] for f in fields(Settings)
                                       if f.metadata.get("method")}
@@ -285,4 +274,4 @@ def scorer_arguments(options: dict, base: Settings | None = None) -> dict:
 
 
 __all__ = ["AUTO", "DTYPES", "METHOD_SETTINGS", "ORDER_AVERAGES", "PASS_RULES", "QUANTS", "SETTINGS", "SHARE_MODES",
-           "START_CONVENTIONS", "Settings", "parse_max_memory", "scorer_arguments"]
+           "START_CONVENTIONS", "TABLE", "Settings", "parse_max_memory", "scorer_arguments"]
