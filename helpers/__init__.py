@@ -17,7 +17,7 @@ FLOORS = (
     ("models", ("models",)),
     ("engine", ("engine",)),
     ("methods", ("methods",)),
-    ("store", ("store", "staleness", "records")),
+    ("store", ("store", "score_files", "staleness")),
     ("runner", ("runner",)),
     ("analysis", ("analysis",)),
     ("runs", ("runs",)),

@@ -1,13 +1,16 @@
 """The generic runner: any registered method over any dataset selection, into the store.
 
-Methods of one family share one engine pass per template (:func:`score_pass`, which the
-quickstart's ``judge`` uses too); finished score files of the same configuration are found
-and skipped without touching the model. A :class:`RunSetup` adds what a kind of run puts
-around the methods: a priming ``context`` (one text, or one per item) before every method's
-whole input, configuration entries, kept columns and a file tag. The runner knows no method
-by name and carries no method's settings: they go to the families that read them
-(:mod:`helpers.methods.options`), which read them from the run's settings; what to score and
-how to reduce it is the family's and the method's business.
+The runner only loops: for each family of the chosen methods and each of its templates, it finds
+the finished score files of the configuration (skipped without touching the model), or scores
+the family's one engine pass (:meth:`helpers.methods.base.Family.score_pass`, which the
+quickstart's ``judge`` uses too) and writes each method's file
+(:meth:`helpers.methods.base.Method.frame`). What it scores comes worked out from the selection
+(:func:`helpers.data.run_plan.plan_run`: the items, a shard's whole run to plan over, the
+columns kept); a run that reads its shards' files scores nothing and names the shards not
+scored yet. A :class:`RunSetup` adds what a kind of run puts around the methods: a priming
+``context`` (one text, or one per item) before every method's whole input, configuration
+entries, kept columns and a file tag. The runner knows no method by name and carries no
+method's settings: the families read theirs from the run's settings.
 """
 from __future__ import annotations
 
@@ -15,82 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy as np
-import pandas as pd
-
 from . import methods as registry
+from .data.run_plan import plan_run
 from .data.selection import DatasetSelection
-from .data.shards import MissingShardsError, missing_message, planned_items
+from .data.shards import MissingShardsError, missing_message
 from .engine.interface import Scorer
 from .engine.suitability import warn_unsuited
-from .methods.base import Family, Method, Runtime
+from .methods.base import METHODS_VERSION, Family, Method, Runtime
+from .methods.fewshot import as_fewshot
 from .methods.options import refuse_unread
-from .settings import Settings
-from .records import contexts_for, engine_record, info_frame, run_configuration, unscored_shards
+from .settings import Settings, method_setting
 from .store import ScoreStore
-
-
-def sides_of(frame: pd.DataFrame) -> tuple[str, ...]:
-    """The sentences an item holds: a pair (good, bad), or one sentence."""
-    if {"good", "bad"} <= set(frame.columns):
-        return ("good", "bad")
-    if "sentence" in frame.columns:
-        return ("sentence",)
-    return ("item",)
-
-
-def decisions(method: Method, table: pd.DataFrame, runtime: Runtime | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A pair method's (score_good, score_bad, correct): correct is good > bad, or the method's
-    own ``decision`` credit (e.g. averaged over answer orders) where it has one."""
-    good = method.score(table, "good").to_numpy(float)
-    bad = method.score(table, "bad").to_numpy(float)
-    credit = method.decision(table, runtime) if method.decision is not None and runtime is not None else None
-    return good, bad, good > bad if credit is None else np.asarray(credit, dtype=float)
-
-
-def method_frame(info: pd.DataFrame, table: pd.DataFrame, method: Method, sides: tuple[str, ...],
-                 runtime: Runtime | None = None) -> pd.DataFrame:
-    """The score file of one method: item info, scores (and decision for pairs: good > bad, or
-    the method's own ``decision`` credit), basis columns."""
-    scored = method.family.score_sides(sides)
-    if scored == ("good", "bad"):
-        good, bad, correct = decisions(method, table, runtime)
-        frame = info.assign(score_good=good, score_bad=bad, correct=correct, tie=good == bad)
-        if method.target_score is not None:
-            tg = method.target_score(table, "good").to_numpy(float)
-            tb = method.target_score(table, "bad").to_numpy(float)
-            frame = frame.assign(score_good_target=tg, score_bad_target=tb, correct_target=tg > tb,
-                                 tie_target=tg == tb)
-    else:
-        (side,) = scored
-        frame = info.assign(score=method.score(table, side).to_numpy(float))
-        if method.target_score is not None:
-            frame = frame.assign(score_target=method.target_score(table, side).to_numpy(float))
-    keep = [c for c in table.columns if not c.startswith("uni_sum") or method.needs_unigram]
-    return pd.concat([frame, table[keep]], axis=1)
-
-
-def score_pass(scorer: Scorer, family: Family, items: list, template, contexts: list[str], runtime: Runtime,
-               positions: np.ndarray | None = None) -> tuple[pd.DataFrame, list[list]]:
-    """One engine pass of ``family`` over ``items`` with ``template``: the family's table (one
-    row per item) and each item's scored requests. With ``positions``, ``items`` are the whole
-    run's, and only the items at those positions are scored (as part of the whole plan) and
-    returned."""
-    states, per_item = family.pass_requests(items, template, contexts, runtime)
-    flat = [r for reqs in per_item for r in reqs]
-    starts = np.cumsum([0] + [len(reqs) for reqs in per_item])
-    chosen = range(len(per_item)) if positions is None else positions
-    only = None if positions is None else [i for p in positions for i in range(starts[p], starts[p + 1])]
-    label = family.name if template is None else f"{family.name} {template.id}"
-    results = scorer.score(flat, with_context=family.with_context, desc=label, only=only)
-    scored, at = [], 0
-    for p in chosen:
-        scored.append(results[at:at + len(per_item[p])])
-        at += len(per_item[p])
-    if positions is not None:
-        items, contexts, states = ([seq[p] for p in positions] for seq in (items, contexts, states))
-    return family.table(items, template, contexts, scored, runtime, states), scored
 
 
 def by_family(chosen: list[Method]) -> dict[Family, list[Method]]:
@@ -152,46 +90,39 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     refuse_unread(settings, chosen, registry.families())
     registry.refuse_not_applicable(chosen, scorer)  # a method needing what this scorer lacks: before any work
     unknown = warn_unsuited(scorer, selection)  # a language it was not trained on, words it cannot spell
-    language, sides = selection.language, sides_of(selection.frame)
-    runtime = Runtime(scorer, language, settings.but(progress=scorer.settings.progress), sides=sides)
-    store_tag = runtime.fewshot.file_tag(setup.tag)
-    items = selection.items()
-    contexts, context_config = contexts_for(setup.context, len(items))
-    plan_items, plan_contexts, positions = planned_items(selection, setup.context, items, contexts,
-                                                         setup.whole_context)
-    if positions is not None and not isinstance(setup.context, str):  # the whole run's contexts: its config hash
-        context_config = contexts_for(plan_contexts, len(plan_contexts))[1]
-    runtime.fewshot.check_planned(selection.shard, positions is None)
-    reading = selection.shard is not None and not selection.shard.scored  # read from the shards' files
-    info = info_frame(selection, setup.extra_columns, None if isinstance(setup.context, str) else contexts,
-                      setup.context_column)
-    loaded = scorer.loaded
-    base = run_configuration(scorer, selection, runtime, context_config, setup.configuration)
-    engine = engine_record(scorer, unknown)
-    written: list[Path] = []
-    unscored: dict[str, list[int]] = {}  # a run read from its shards: the shards of each file not scored yet
+    fewshot = as_fewshot(method_setting("fewshot", settings.fewshot))
+    plan = plan_run(selection, setup.context, setup.context_column, setup.extra_columns, setup.whole_context,
+                    "few-shot examples" if fewshot.k else None)
+    runtime = Runtime(scorer, plan.language, settings.but(progress=scorer.settings.progress), sides=plan.sides)
+    record, model, tag = scorer.record(), scorer.loaded.name, fewshot.file_tag(setup.tag)
+    # what every file of the run records (each adds its method and template); how the engine ran beside it
+    base = {**scorer.loaded.provenance(), "start_token": record["start_token"],
+            "start_convention": record["start_convention"], **plan.config, "methods_version": METHODS_VERSION,
+            **fewshot.config(), "order_average": None, **setup.configuration}
+    engine = {"share": record["share"], "token_budget": record["token_budget"],
+              "unknown_tokens": unknown.meta() if unknown else None}
+    written: list[list[Path]] = []  # per family and template, in order: the files found, then those written
+    missing: dict[str, list[int]] = {}  # a run read from its shards: the shards of each file not scored yet
+    work = []  # what is left to score: (family, template, its runtime, each method's configuration, methods, files)
     for family, group in by_family(chosen).items():
         run = family.runtime_for(group, runtime)
-        for template in family.templates(language, "chat" if run.instruct else "base", list(run.templates)):
+        for template in family.templates(plan.language, "chat" if run.instruct else "base", list(run.templates)):
             tconfig = family.template_config(template, run)
             configs = {m.name: {**base, "method": m.name, **tconfig, **m.config(run)} for m in group}
-            found = {m.name: store.find_run(selection.name, loaded.name, m.name, tconfig["template_id"],
-                                            configs[m.name], store_tag, selection.shard) for m in group}
-            written.extend(p for paths in found.values() for p in paths)  # a file, or a run's shard files
-            todo = [m for m in group if not found[m.name]]
-            if reading:  # never scored
-                unscored.update(unscored_shards(store, selection, loaded.name, todo, tconfig["template_id"],
-                                                configs, store_tag))
-                continue
-            if not todo:
-                continue
-            this = run.for_methods(todo)
-            table, _ = score_pass(scorer, family, plan_items, template, plan_contexts, this, positions)
-            for m in todo:
-                frame = method_frame(info, table, m, sides, this)
-                written.append(store.write(frame, selection.name, loaded.name, m.name, tconfig["template_id"],
-                                           configs[m.name], {**engine, "share_used": scorer.record()["share_used"]},
-                                           tag=store_tag, shard=selection.shard))
-    if unscored:
-        raise MissingShardsError(missing_message(selection.name, loaded.name, selection.shard.count, unscored))
-    return written
+            files, todo = [], []
+            for m in group:  # a file, or a run's shard files; a run read from its shards' files: those missing
+                stem, found, missing[stem] = store.finished(plan.name, model, m.name, tconfig["template_id"],
+                                                            configs[m.name], tag, plan.shard)
+                files.extend(found)
+                todo += [] if found else [m]
+            written.append(files)
+            work += [(family, template, run.for_methods(todo), configs, todo, files)] if todo and plan.scores else []
+    if missing := {stem: shards for stem, shards in missing.items() if shards}:
+        raise MissingShardsError(missing_message(plan.name, model, plan.shard.count, missing))
+    for family, template, run, configs, todo, files in work:  # a run read from its shards' files scores nothing
+        table, _ = family.score_pass(scorer, plan.planned_items, template, plan.planned_contexts, run, plan.positions)
+        share_used = scorer.record()["share_used"]
+        files.extend(store.write(m.frame(plan.info, table, plan.sides, run), plan.name, model, m.name,
+                                 configs[m.name]["template_id"], configs[m.name], {**engine, "share_used": share_used},
+                                 tag=tag, shard=plan.shard) for m in todo)
+    return [path for files in written for path in files]

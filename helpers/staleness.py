@@ -5,11 +5,28 @@ configuration is recomputed unless reuse is asked (``HELPERS_REUSE_STALE=1``); a
 it with a warning naming the reason."""
 from __future__ import annotations
 
+import json
 import os
+import warnings
+from pathlib import Path
+
+import pyarrow as pa
 
 from .data import DATASETS, processed_path
 from .data.table_version import recorded
+from .parquet_io import read_parquet, read_schema
 from .provenance import REUSE_STALE_ENV, describe_numerics, numerics
+
+META_KEY = b"helpers"
+DAMAGED_FIX = "rerun the notebook that wrote it: the run moves it to set_aside/ and recomputes it"
+
+
+def read_metadata(path: str | Path, verify: bool = False) -> dict:
+    """A score file's configuration; ``verify`` reads the whole file, its page checksums verified."""
+    meta = (read_parquet(path, DAMAGED_FIX).schema if verify else read_schema(path, DAMAGED_FIX)).metadata or {}
+    if META_KEY not in meta:
+        raise ValueError(f"{path} is not a score file of this project (no '{META_KEY.decode()}' metadata)")
+    return json.loads(meta[META_KEY])
 
 
 def changed_data(meta: dict) -> str | None:
@@ -39,3 +56,31 @@ def stale_reason(meta: dict) -> str:
 
 def reuse_stale_default() -> bool:
     return os.environ.get(REUSE_STALE_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def file_states(paths, config_hash: str, reuse_stale: bool) -> list[tuple[Path, dict | None, str, str]]:
+    """Each existing file of ``paths`` as (path, metadata, state, why), read whole with its checksums
+    verified: "usable" (this configuration, fresh, or stale with reuse asked: a warning says so),
+    "stale" (this configuration, not reused), "other" (another configuration) or "unreadable"
+    (truncated, damaged, not a score file: ``why`` says how, metadata None)."""
+    out = []
+    for path in (Path(p) for p in paths):
+        if not path.is_file():
+            continue
+        try:
+            meta = read_metadata(path, verify=True)
+        except (ValueError, OSError, pa.ArrowInvalid) as err:
+            err = err.__cause__ or err  # the reader's own error, not the DamagedFileError that names the file
+            out.append((path, None, "unreadable", f"{type(err).__name__}: {err}"))
+            continue
+        if meta.get("config_hash") != config_hash:
+            out.append((path, meta, "other", ""))
+        elif not is_stale(meta):
+            out.append((path, meta, "usable", ""))
+        elif reuse_stale:
+            warnings.warn(f"{path} is stale ({stale_reason(meta)}): reused as asked ({REUSE_STALE_ENV}=1 or "
+                          "reuse_stale=True); unset it to recompute")
+            out.append((path, meta, "usable", stale_reason(meta)))
+        else:
+            out.append((path, meta, "stale", stale_reason(meta)))
+    return out

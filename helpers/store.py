@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 import warnings
@@ -28,13 +27,12 @@ import pandas as pd
 import pyarrow as pa
 
 from . import paths
-from .parquet_io import read_parquet, read_schema, write_parquet
-from .provenance import REUSE_STALE_ENV, git_commit, library_versions, numerics
-from .data.shards import Shard, file_tag, group_runs, is_shard_file, merge, run_key
-from .staleness import is_stale, reuse_stale_default, stale_reason
+from .parquet_io import read_parquet, write_parquet
+from .provenance import git_commit, library_versions, numerics
+from .data.shards import Shard, group_runs, merge, run_key
+from .score_files import SET_ASIDE, finished_file, finished_run, writable_path
+from .staleness import DAMAGED_FIX, META_KEY, is_stale, read_metadata, reuse_stale_default, stale_reason
 from .settings import mixed_settings, stored_setting
-
-META_KEY = b"helpers"
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
 SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
                  "n_tokens_good", "n_tokens_bad"]
@@ -51,37 +49,16 @@ def safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", str(name).strip("/")).strip("_") or "model"
 
 
-DAMAGED_FIX = "rerun the notebook that wrote it: the run moves it to set_aside/ and recomputes it"
-
-
-def read_metadata(path: str | Path, verify: bool = False) -> dict:
-    """A score file's configuration; ``verify`` reads the whole file, its page checksums verified."""
-    meta = (read_parquet(path, DAMAGED_FIX).schema if verify else read_schema(path, DAMAGED_FIX)).metadata or {}
-    if META_KEY not in meta:
-        raise ValueError(f"{path} is not a score file of this project (no '{META_KEY.decode()}' metadata)")
-    return json.loads(meta[META_KEY])
-
-
 class ScoreStore:
     """Score files under ``root`` (default outputs/scores). ``reuse_stale`` (default: the
     ``HELPERS_REUSE_STALE`` environment variable) reuses a stale file instead of recomputing it."""
 
-    SET_ASIDE = "set_aside"
+    SET_ASIDE = SET_ASIDE
 
     def __init__(self, root: str | Path | None = None, reuse_stale: bool | None = None):
         self.root = Path(root) if root else paths.scores()
         self.reuse_stale = reuse_stale_default() if reuse_stale is None else reuse_stale
         self.writes = 0
-
-    def _usable(self, path: Path, meta: dict) -> bool:
-        """A finished file of the asked configuration is used when fresh, or stale and reuse asked."""
-        if not is_stale(meta):
-            return True
-        if self.reuse_stale:
-            warnings.warn(f"{path} is stale ({stale_reason(meta)}): reused as asked ({REUSE_STALE_ENV}=1 or "
-                          "reuse_stale=True); unset it to recompute")
-            return True
-        return False
 
     def folder(self, dataset: str, model: str) -> Path:
         return self.root / safe_name(dataset) / safe_name(model)
@@ -94,91 +71,46 @@ class ScoreStore:
     def find(self, dataset: str, model: str, method: str, template, config: dict,
              tag: str | None = None) -> Path | None:
         """The finished file of exactly this configuration, if any."""
-        h = config_hash(config)
-        folder, stem = self.folder(dataset, model), self.stem(method, template, tag)
-        for candidate in (folder / f"{stem}.parquet", folder / f"{stem}__{h}.parquet"):
-            if candidate.is_file():
-                try:
-                    meta = read_metadata(candidate, verify=True)
-                except (ValueError, OSError, pa.ArrowInvalid):
-                    continue
-                if meta.get("config_hash") == h and self._usable(candidate, meta):
-                    return candidate
-        return None
+        return finished_file(self.folder(dataset, model), self.stem(method, template, tag), config_hash(config),
+                             self.reuse_stale)
 
     def find_run(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None,
                  shard: Shard | None = None) -> list[Path]:
         """The finished files of exactly this configuration: the file of ``shard`` when it is one to
         score, else the run's own file or, failing that, a complete set of its shard files (in
         shard order)."""
-        if shard is not None and shard.scored:
-            found = self.find(dataset, model, method, template, config, file_tag(tag, shard))
-            return [found] if found else []
-        found = self.find(dataset, model, method, template, config, tag)
-        if found:
-            return [found]
-        h, stem = config_hash(config), self.stem(method, template, tag)
-        metas = []
-        for candidate in sorted(self.folder(dataset, model).glob(f"{stem}__shard*.parquet")):
-            try:
-                meta = read_metadata(candidate, verify=True) if is_shard_file(candidate.name, stem, h) else {}
-            except (ValueError, OSError, pa.ArrowInvalid):
-                continue
-            if meta.get("config_hash") == h and meta.get("shard") and self._usable(candidate, meta):
-                metas.append((candidate, meta))
-        runs, _ = group_runs(metas)
-        return list(runs[0][0]) if runs else []
+        return finished_run(self.folder(dataset, model), self.stem(method, template, tag), config_hash(config),
+                            shard, self.reuse_stale)[0]
 
-    def target(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None) -> Path:
-        """Where this configuration's file goes: the plain name, or alongside when it is taken."""
-        folder, stem = self.folder(dataset, model), self.stem(method, template, tag)
-        plain = folder / f"{stem}.parquet"
-        if not plain.exists():
-            return plain
-        found = self.find(dataset, model, method, template, config, tag)
-        if found is not None:
-            return found
-        h = config_hash(config)
-        alongside = folder / f"{stem}__{h}.parquet"
-        for candidate in (plain, alongside):
-            if candidate.exists() and self._set_aside_if_replaceable(candidate, h):
-                return candidate
-        warnings.warn(f"{plain} holds scores of a different configuration; writing {alongside.name} alongside")
-        return alongside
+    def finished(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None,
+                 shard: Shard | None = None) -> tuple[str, list[Path], list[int]]:
+        """The file stem of this configuration, its finished files (:meth:`find_run`) and, for a
+        run read from its shards' files (``shard`` with index None) that finds none, the shards
+        not scored yet."""
+        stem = self.stem(method, template, tag)
+        return (stem, *finished_run(self.folder(dataset, model), stem, config_hash(config), shard, self.reuse_stale))
 
-    def _set_aside_if_replaceable(self, path: Path, h: str) -> bool:
-        """Move ``path`` to the folder's set_aside/ when it cannot be read or holds this
-        configuration (hash ``h``) under another numerics key; whether it was moved."""
-        try:
-            meta = read_metadata(path, verify=True)
-        except (ValueError, OSError, pa.ArrowInvalid) as err:
-            err = err.__cause__ or err  # the reader's own error, not the DamagedFileError that names the file
-            why, reason = "unreadable", f"is not a readable score file ({type(err).__name__}: {err}); truncated " \
-                                        "or damaged"
-        else:
-            if meta.get("config_hash") != h or not is_stale(meta):
-                return False
-            why, reason = "stale", f"is stale ({stale_reason(meta)})"
-        dest = path.parent / self.SET_ASIDE / f"{path.stem}__{why}-{time.time_ns()}{path.suffix}"
-        dest.parent.mkdir(exist_ok=True)
-        os.replace(path, dest)
-        warnings.warn(f"{path} {reason}: moved to {dest} (kept, never read) and recomputed")
-        return True
+    def target(self, dataset: str, model: str, method: str, template, config: dict, tag: str | None = None,
+               shard: Shard | None = None) -> Path:
+        """Where this configuration's file goes (a ``shard``'s named apart: ``lp__shard2of3``):
+        the plain name, or alongside when it is taken (:func:`helpers.score_files.writable_path`)."""
+        stem = self.stem(method, template, tag) + (f"__{shard.tag}" if shard is not None else "")
+        return writable_path(self.folder(dataset, model), stem, config_hash(config), self.reuse_stale)
 
     def write(self, frame: pd.DataFrame, dataset: str, model: str, method: str, template, config: dict,
               extra_meta: dict | None = None, tag: str | None = None, shard: Shard | None = None) -> Path:
         """Write one score file atomically (temporary file, then rename); a ``shard``'s file is
         named apart (``lp__shard2of3.parquet``) and records which positions of the run it holds."""
-        if shard is not None:
-            if not shard.scored:
-                raise ValueError("a run read from its shards' files writes no score file: score a shard (shard=k)")
-            tag, extra_meta = file_tag(tag, shard), {**(extra_meta or {}), "shard": shard.meta()}
         need = ITEM_SCORE_COLUMNS if "score" in frame.columns else PAIR_SCORE_COLUMNS
         missing = [c for c in need if c not in frame.columns]
         if missing:
             raise ValueError(f"score table for {method} lacks columns {missing}")
-        path = self.target(dataset, model, method, template, config, tag)
+        if shard is not None and not shard.scored:
+            raise ValueError("a run read from its shards' files writes no score file: score a shard (shard=k)")
+        path = self.target(dataset, model, method, template, config, tag, shard)
         path.parent.mkdir(parents=True, exist_ok=True)
+        if shard is not None:
+            extra_meta = {**(extra_meta or {}), "shard": shard.meta()}
         meta = {**config, "config_hash": config_hash(config), "n_pairs": int(len(frame)),
                 "accuracy": float(frame["correct"].mean()) if len(frame) and "correct" in frame else None,
                 "library_versions": library_versions(), "numerics": numerics(), "git_commit": git_commit(),

@@ -45,8 +45,7 @@ from helpers.engine.kinds import scorer_for  # noqa: E402
 from helpers.methods.base import Runtime  # noqa: E402
 from helpers.methods.fewshot import FewShot  # noqa: E402
 from helpers.settings import Settings  # noqa: E402
-from helpers.records import INFO_COLUMNS  # noqa: E402
-from helpers.runner import method_frame, sides_of  # noqa: E402
+from helpers.data.run_plan import INFO_COLUMNS, sides_of  # noqa: E402
 
 HL_JUDGED = ["hl_sentence_judgment", "hl_sentence_comparison"]
 IDE = ["yesno", "yesno_released", "ab_logit", "intemplate_lp", "intemplate_meanlp", "intemplate_penlp",
@@ -137,8 +136,7 @@ def count_run(scorer, label, dataset, limit, names, options) -> tuple[list[dict]
             new_table = family.table(items, template, contexts, new_nested, run, states)
             old_table = family.table(items, template, contexts, old_nested, run, states)
             for m in group:
-                scores, flips, target = changed(method_frame(info, old_table, m, sides, run),
-                                                method_frame(info, new_table, m, sides, run))
+                scores, flips, target = changed(m.frame(info, old_table, sides, run), m.frame(info, new_table, sides, run))
                 method_rows.append({"run": label, "dataset": dataset, "method": m.name, "template": template.id,
                                     "items": len(items), "scores_changed": scores, "decisions_changed": flips,
                                     "target_decisions_changed": target})

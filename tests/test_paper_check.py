@@ -101,12 +101,11 @@ def test_hu_levys_released_results_through_this_projects_scores_reproduce_their_
     from helpers import methods as registry
     from helpers.methods.base import Runtime
     from helpers.settings import Settings
-    from helpers.runner import method_frame
 
     model, runtime, frames = "text-davinci-003", Runtime(None, "zh", Settings(instruct=False)), []
 
     def add(dataset, method, prompt, info, table, sides):
-        frame = method_frame(info, table, registry.get(method), sides, runtime)
+        frame = registry.get(method).frame(info, table, sides, runtime)
         frames.append(frame.assign(model=model, method=method, template=prompt))
 
     for prompt in paper_check.HL_PROMPTS:

@@ -18,7 +18,6 @@ from helpers.methods import get
 from helpers.methods.base import Runtime
 from helpers.methods.prompt_text import with_context
 from helpers.methods.syntaxgym import _Condition, _request
-from helpers.runner import score_pass
 from helpers.settings import Settings
 
 TOKEN_BUDGET = 4096  # real plus padding tokens per forward pass of the boundary run
@@ -79,7 +78,7 @@ def two_pass_region_surprisal(scorer, items: list[dict], context: str = "") -> t
     """Per item, the plain and the corrected {(condition, region): bits}, computed the two-pass way."""
     runtime = Runtime(scorer, "en", Settings(progress=False))
     family = get("syntaxgym").family  # the plain requests: what syntaxgym_word's first pass scored
-    _, scored = score_pass(scorer, family, items, None, [context] * len(items), runtime)
+    _, scored = family.score_pass(scorer, items, None, [context] * len(items), runtime)
     head = with_context(context, "", runtime.language)
     plans = [[_Condition.build(cond, s, head) for cond, s in zip(json.loads(item["conditions"]), results)]
              for item, results in zip(items, scored)]

@@ -169,12 +169,6 @@ def file_tag(tag: str | None, shard: Shard | None) -> str | None:
     return "__".join(parts) or None
 
 
-def is_shard_file(name: str, stem: str, config_hash: str) -> bool:
-    """Whether ``name`` is the file of a shard of the run whose own file is ``stem``.parquet (or
-    ``stem__<config_hash>``.parquet, written beside a taken name)."""
-    return re.fullmatch(rf"{re.escape(stem)}__shard\d+of\d+(__{config_hash})?\.parquet", name) is not None
-
-
 def run_key(path, meta: dict) -> tuple:
     """What the shard files of one run share: folder, file stem without the shard part, config
     hash and shard count."""

@@ -23,7 +23,7 @@ from ..data.selection import select
 from ..engine.interface import Request, Scorer, adds_start_token
 from ..settings import Settings
 from ..methods.base import Runtime
-from ..runner import by_family, decisions as method_decisions, score_pass
+from ..runner import by_family
 from .scorers import ExplainError
 from .word_surprisal import corrected_by_word
 from .words import align_words, group_tokens, language_of
@@ -86,8 +86,8 @@ def _check_length(scorer: Scorer, text: str, what: str) -> None:
 def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template: int = 1,
           language: str | None = None, instruct: bool | None = None) -> tuple[pd.DataFrame, dict]:
     """Every method's decision on every pair of ``items`` (dicts with "good" and "bad"), each
-    family scored by the runner's own pass (:func:`helpers.runner.score_pass`) and decided by
-    the runner's own rule (:func:`helpers.runner.decisions`), template ``template`` for
+    family scored by its engine pass as the runner runs it (:meth:`~helpers.methods.base.Family.score_pass`)
+    and decided by the runner's rule (:meth:`~helpers.methods.base.Method.decisions`), template ``template`` for
     templated and prompt methods. Returns rows (item, method, description, score_good,
     score_bad, correct, tie) and the scored results per family name (for the token view).
     ``instruct``: prompts in the chat template (None: the model's own, LoadedModel.is_instruct)."""
@@ -103,12 +103,13 @@ def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template:
             raise ExplainError(f"{family.name}: there is no template {template} for language {language!r}; "
                                "choose a template from 1 to 5")
         try:
-            table, scored_by_family[family.name] = score_pass(scorer, family, items, found[0], [""] * len(items), run)
+            table, scored = family.score_pass(scorer, items, found[0], [""] * len(items), run)
+            scored_by_family[family.name] = scored
         except ValueError as err:
             names = ", ".join(m.name for m in group)
             raise ExplainError(f"{names} cannot score this pair with {scorer.loaded.name}: {err}") from None
         for m in group:
-            good, bad, correct = method_decisions(m, table, run)
+            good, bad, correct = m.decisions(table, run)
             for i in range(len(items)):
                 rows.append({"item": i, "method": m.name, "description": m.description,
                              "score_good": good[i], "score_bad": bad[i], "correct": correct[i],

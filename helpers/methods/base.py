@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from .fewshot import FewShot, as_fewshot
@@ -127,6 +128,26 @@ class Family:
         """One row per item: the columns its methods reduce (see each family)."""
         raise NotImplementedError
 
+    def score_pass(self, scorer, items: list, template, contexts: list[str], runtime: Runtime,
+                   positions: np.ndarray | None = None) -> tuple[pd.DataFrame, list[list]]:
+        """One engine pass over ``items`` with ``template``: the table (one row per item) and each
+        item's scored requests. With ``positions``, ``items`` are the whole run's, and only the
+        items at those positions are scored (as part of the whole plan) and returned."""
+        states, per_item = self.pass_requests(items, template, contexts, runtime)
+        flat = [r for reqs in per_item for r in reqs]
+        starts = np.cumsum([0] + [len(reqs) for reqs in per_item])
+        chosen = range(len(per_item)) if positions is None else positions
+        only = None if positions is None else [i for p in positions for i in range(starts[p], starts[p + 1])]
+        label = self.name if template is None else f"{self.name} {template.id}"
+        results = scorer.score(flat, with_context=self.with_context, desc=label, only=only)
+        scored, at = [], 0
+        for p in chosen:
+            scored.append(results[at:at + len(per_item[p])])
+            at += len(per_item[p])
+        if positions is not None:
+            items, contexts, states = ([seq[p] for p in positions] for seq in (items, contexts, states))
+        return self.table(items, template, contexts, scored, runtime, states), scored
+
     def score_sides(self, sides: tuple[str, ...]) -> tuple[str, ...]:
         """The sides its methods score for items with these ``sides``: ("good", "bad") makes a
         pair decision, one side a single score."""
@@ -178,3 +199,32 @@ class Method:
         """What a score file of this method records beside the run's and the template's entries:
         its own options, and the unigram table's source (None for methods without one)."""
         return {**self.options, "unigram_source": runtime.unigram_source if self.needs_unigram else None}
+
+    def decisions(self, table: pd.DataFrame, runtime: Runtime | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A pair method's (score_good, score_bad, correct): correct is good > bad, or the method's
+        own ``decision`` credit (e.g. averaged over answer orders) where it has one."""
+        good = self.score(table, "good").to_numpy(float)
+        bad = self.score(table, "bad").to_numpy(float)
+        credit = self.decision(table, runtime) if self.decision is not None and runtime is not None else None
+        return good, bad, good > bad if credit is None else np.asarray(credit, dtype=float)
+
+    def frame(self, info: pd.DataFrame, table: pd.DataFrame, sides: tuple[str, ...],
+              runtime: Runtime | None = None) -> pd.DataFrame:
+        """This method's score file: item ``info``, scores (and for pairs the decision: good > bad,
+        or its own ``decision`` credit), the basis columns."""
+        if self.family.score_sides(sides) == ("good", "bad"):
+            good, bad, correct = self.decisions(table, runtime)
+            frame = info.assign(score_good=good, score_bad=bad, correct=correct, tie=good == bad)
+            if self.target_score is not None:
+                tg = self.target_score(table, "good").to_numpy(float)
+                tb = self.target_score(table, "bad").to_numpy(float)
+                frame = frame.assign(score_good_target=tg, score_bad_target=tb, correct_target=tg > tb,
+                                     tie_target=tg == tb)
+        else:
+            (side,) = self.family.score_sides(sides)
+            frame = info.assign(score=self.score(table, side).to_numpy(float))
+            if self.target_score is not None:
+                frame = frame.assign(score_target=self.target_score(table, side).to_numpy(float))
+        keep = [c for c in table.columns if not c.startswith("uni_sum") or self.needs_unigram]
+        return pd.concat([frame, table[keep]], axis=1)

@@ -52,13 +52,6 @@ class FewShot:
             return tag
         return f"{tag}-{self.k}shot" if tag else f"{self.k}shot"
 
-    def check_planned(self, shard, planned_alone: bool) -> None:
-        """Examples are drawn from the whole run's items: a clear error for a ``shard`` planned
-        alone (one context per item, no whole run to draw from)."""
-        if self.k and shard is not None and shard.scored and planned_alone:
-            raise ValueError(f"few-shot examples are drawn from the whole run's pairs, but shard {shard.tag} "
-                             "with one context per item is planned alone; run few-shot methods unsharded here")
-
 
 NO_SHOTS = FewShot()
 

@@ -6,7 +6,7 @@ command line's parameters) builds, in this order and before anything is scored:
 - the :class:`helpers.settings.Settings` of every setting among the parameters (a bad value stops here);
 - the models (``model``: one, or a list loaded in turn), each checked before any loads, and the first's scorer;
 - the selection (``dataset`` and ``limit``, and ``shard`` of ``shards``): the shard this run scores, or
-  with ``shard`` None the whole run read from its shards' files (:meth:`helpers.data.selection.DatasetSelection.for_shards`);
+  with ``shard`` None the whole run read from its shards' files (``DatasetSelection.for_shards``);
 - the methods the first model's kind can run, and those it cannot with the reason (``not_applicable``);
 - the tag its tables and figures are named by (a shard's tables cover its pairs).
 
@@ -24,6 +24,7 @@ from .. import methods as registry
 from ..data.selection import DatasetSelection, select
 from ..data.shards import file_tag
 from ..engine.kinds import check_models, scorer_for
+from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..methods.options import refuse_unread, template_ids
 from ..runner import run_methods
 from ..selection_parser import parse_selection
@@ -61,13 +62,13 @@ class Run:
         names = parse_selection(parameters["model"], what="model")
         checked = check_models(list(dict.fromkeys([*names, *(models or [])])), settings)  # before anything loads
         scorer = scorer_for(checked[0], settings)
-        runnable, not_applicable = registry.applicable(asked, scorer) if asked else ([], None)
+        runnable, not_applicable = registry.applicable(asked, scorer) if asked else \
+            ([], pd.DataFrame(columns=NOT_APPLICABLE_COLUMNS))
         if selection is None and "dataset" in parameters:
             selection = select(parameters["dataset"], parameters.get("limit"))
         if selection is not None:
             selection = selection.for_shards(parameters.get("shard"), parameters.get("shards", 1))
-        return cls(dict(parameters), settings, names, scorer, selection, runnable,
-                   registry.applicable([], scorer)[1] if not_applicable is None else not_applicable, checked)
+        return cls(dict(parameters), settings, names, scorer, selection, runnable, not_applicable, checked)
 
     @property
     def templates(self) -> list:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Mapping
 
-from .checks import (AUTO, _as_given, _corpus, _device_map, _fewshot, _max_memory, _outlines, _progress, _revision, _seed,
-                     _templates, parse_max_memory)
+from .checks import (AUTO, _as_given, _corpus, _device_map, _fewshot, _max_memory, _outlines, _progress, _revision,
+                     _seed, _templates, parse_max_memory)
 
 
 # The document-start conventions a scorer takes by name (``start=``), as score files record them.
