@@ -37,7 +37,7 @@
 model = "demo-en"  # registry name (python -m helpers models), local folder or Hugging Face id
 dataset = "blimp"  # a pairs dataset of 01_data_prep: blimp, climp, zhoblimp, sling, syntaxgym, li, rublimp (ru), jblimp (ja), ...
 methods = "all"  # readout methods: a list, a comma-separated string, or "all"
-templates = [1, 2, 3, 4, 5]  # template ids (1 to 5) for the in-template and comparative methods
+templates = "all"  # template ids (1 to 5) for the in-template and comparative methods: "all", a list or "1,3"
 limit = None  # pairs per paradigm (the first ones); None means all pairs
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"

@@ -67,7 +67,7 @@
 model = "demo-en"  # registry name, local folder, GGUF file or Hugging Face id (instruct: chat templates; "smollm2-135m-instruct": a real instruct model offline); a list: each in turn, compared
 dataset = "blimp"  # a pairs dataset of 01_data_prep (English or Chinese)
 methods = "all"  # prompting methods: yesno, yesno_released, ab, ab_logit (a list, comma-separated, or "all")
-templates = [1, 2, 3, 4, 5]  # prompt template ids
+templates = "all"  # prompt template ids (1 to 5): "all", a list or "1,3"
 limit = None  # pairs per paradigm (the first ones); None means all pairs
 seed = 42  # seed for the slot of the acceptable sentence in A/B prompting
 outlines_sample = 20  # A/B prompts per template that outlines decodes to check 'ab' and 'ab_logit' against it (0: none)

@@ -82,7 +82,12 @@ def test_pll_matches_a_float64_reference_one_masked_copy_at_a_time(masked, varia
 
 
 def test_within_word_l2r_differs_exactly_where_a_word_has_pieces_to_the_right(masked):
-    pll, l2r = (MaskedScorer(masked, Settings(progress=False), variant=v).score_texts(TEXTS) for v in ("pll", "within_word_l2r"))
+    pll = MaskedScorer(masked, Settings(progress=False), variant="pll").score_texts(TEXTS)
+    by_setting = MaskedScorer(masked, Settings(progress=False, masked_variant="within_word_l2r"))  # as a notebook's
+    assert by_setting.record()["start_token"].startswith("masked:within_word_l2r;")  # recorded: files of each apart
+    l2r = by_setting.score_texts(TEXTS)
+    with pytest.raises(ValueError, match=r"masked_variant='l2r' does not exist: use one of 'auto', 'pll', 'within_word_l2r'"):
+        Settings(masked_variant="l2r")
     multi = lone = 0
     for text, a, b in zip(TEXTS, pll, l2r):
         enc = masked.tokenizer(text)

@@ -236,7 +236,7 @@ def test_notebook_06_sharded_then_read_as_one_run(scratch):
     prefixes = priming.build_prefixes(selection.frame, priming.token_counter(scorer.tokenizer),
                                       pool=data.load_processed("blimp"), lengths=[0, 12], draws=1, seed=0,
                                       max_positions=scorer.max_positions, short_pool="error")
-    options = {"templates": [1], **settings.method_options()}
+    options = settings.but(templates=[1])
     with pytest.raises(MissingShardsError, match=r"shard\(s\) 1 of 2 are not scored yet"):
         score_primed(scorer, selection.for_shards(None, 2), prefixes, ["lp"], options)
     score_primed(scorer, selection.for_shards(1, 2), prefixes, ["lp"], options)  # into the notebook's store

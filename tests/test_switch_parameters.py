@@ -23,7 +23,7 @@ from helpers.models import tiny as tiny_models
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, read_metadata
 from helpers.engine.kinds import check_models, scorer_for
-from helpers.settings import SETTINGS, STORED_AS, Settings
+from helpers.settings import METHOD_SETTINGS, SETTINGS, STORED_AS, Settings, method_setting
 
 SCORING = ("00", "02", "03", "06", "07")
 
@@ -63,7 +63,9 @@ def test_one_settings_object_gives_loading_the_engine_and_the_methods_their_part
     assert auto.loading() == {} and auto.load_arguments() == {
         "quant": "auto", "dtype": None, "revision": None, "device_map": "auto", "max_memory": None,
         "offload_folder": None}
-    assert auto.method_options() == {"order_average": "accuracy", "syntaxgym_pass": "directional", "instruct": None}
+    assert {name: method_setting(name, getattr(auto, name)) for name in METHOD_SETTINGS} == {
+        "order_average": "accuracy", "syntaxgym_pass": "directional", "instruct": None, "templates": None, "seed": 42,
+        "use_outlines": "auto", "fewshot": 0, "unigram_corpus": None}  # each default written once, in the table
     given = Settings(start="none", order_average="logprob", syntaxgym_pass="strict", share="none", quant=None,
                      dtype="bfloat16", token_budget="512", revision="v1", batch_size="8", instruct="false")
     assert given.record() == {"start": "none", "order_average": "logprob", "syntaxgym_pass": "strict",
@@ -71,8 +73,9 @@ def test_one_settings_object_gives_loading_the_engine_and_the_methods_their_part
                               "dtype": "bfloat16", "token_budget": 512, "revision": "v1", "instruct": False}
     assert given.loading() == {"quant": "none", "dtype": "bfloat16", "revision": "v1"}
     assert (given.given("token_budget"), given.given("batch_size"), auto.given("token_budget")) == (512, 8, None)
-    assert given.method_options() == {"order_average": "logprob", "syntaxgym_pass": "strict", "instruct": False}
-    assert Settings(instruct="true").method_options()["instruct"] is True and Settings(instruct=None).instruct == "auto"
+    assert [method_setting(name, getattr(given, name)) for name in ("order_average", "syntaxgym_pass", "instruct")] \
+        == ["logprob", "strict", False]
+    assert method_setting("instruct", Settings(instruct="true").instruct) is True and Settings(instruct=None).instruct == "auto"
     assert Settings(quant="4bit").load_arguments()["quant"] == "4bit"
     # "auto" is the registry's start for the model; a literal start token is named as one
     assert (auto.start_for("none"), given.start_for("minicons"), Settings(start="token:<s>").start_for("none")) == (

@@ -43,8 +43,8 @@ HEAD_NAMES = ("cls", "lm_head", "head", "classifier", "generator_lm_head")  # th
 class MaskedScorer(ScoresRequests):
     """Score text with a masked LM (``AutoModelForMaskedLM``) by pseudo-log-likelihood.
 
-    ``variant``: "pll" (Salazar et al. 2020) or "within_word_l2r" (Kauf & Ivanova 2023).
-    Of ``settings``, ``token_budget`` bounds the tokens of one forward pass (rows x length),
+    ``variant`` (else the ``masked_variant`` setting; "auto": "pll"): "pll" (Salazar et al. 2020) or
+    "within_word_l2r" (Kauf & Ivanova 2023). Of ``settings``, ``token_budget`` bounds the tokens of one forward pass (rows x length),
     ``batch_size`` its rows; ``start`` takes only "auto": the tokenizer's own special tokens frame
     every text; every share mode runs identical sequences once.
     """
@@ -59,7 +59,7 @@ class MaskedScorer(ScoresRequests):
                     "tokenizer's special tokens around the text: use start='auto'")
         return None
 
-    def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, variant: str = "pll"):
+    def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, variant: str | None = None):
         if not isinstance(loaded, LoadedModel):
             raise TypeError(f"MaskedScorer takes a LoadedModel (helpers.models.load, or LoadedModel.wrap(model, "
                             f"tokenizer)), got {type(loaded).__name__}")
@@ -76,7 +76,7 @@ class MaskedScorer(ScoresRequests):
             raise ValueError(refused)
         share = "prefix" if settings.share == AUTO else settings.share  # identical sequences run once in any mode
         token_budget, batch_size = settings.given("token_budget"), settings.given("batch_size")
-        self.variant = checked_variant(variant)
+        self.variant = checked_variant(variant or settings.given("masked_variant") or "pll")
         self.loaded, self.model, self.tokenizer, self.share = loaded, loaded.model, tokenizer, share
         self.mask_id = tokenizer.mask_token_id
         limit = getattr(tokenizer, "model_max_length", None)

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from ..engine.interface import Scorer
 from ..engine.kinds import scorer_for
 from ..models import REGISTRY, ModelNotFoundError
-from ..settings import Settings
+from ..settings import Settings, method_setting
 
 
 class ExplainError(ValueError):
@@ -36,7 +36,7 @@ class Scorers:
     @property
     def instruct(self) -> bool | None:
         """Prompts in the chat template: the ``instruct`` setting (None: each model's own)."""
-        return self.settings.method_options()["instruct"]
+        return method_setting("instruct", self.settings.instruct)
 
     def __contains__(self, name) -> bool:
         return name in self._loaded

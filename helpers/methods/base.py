@@ -17,7 +17,7 @@ import pandas as pd
 
 from .fewshot import FewShot, as_fewshot
 from .options import template_ids
-from ..settings import Settings, method_setting
+from ..settings import METHOD_SETTINGS, Settings, method_setting
 from ..engine.interface import SCORER_FEATURES, Request, Scored
 
 # Bump when a method's computation changes: it is part of every score file's configuration.
@@ -64,12 +64,15 @@ class Runtime:
     def fewshot(self) -> FewShot:
         return as_fewshot(self._setting("fewshot"))
 
-    seed = property(lambda self: self._setting("seed"))  # A/B prompting: the acceptable sentence's slot
-    use_outlines = property(lambda self: self._setting("use_outlines"))  # A/B: decode with outlines
-    order_average = property(lambda self: self._setting("order_average"))  # Hu & Levy's answer orders
-    syntaxgym_pass = property(lambda self: self._setting("syntaxgym_pass"))  # SyntaxGym: which predictions decide
-    unigram_corpus = property(lambda self: self._setting("unigram_corpus"))  # SLOR / BF-unigram corpus (None: mirror)
     progress = property(lambda self: self.settings.progress)
+
+    def __getattr__(self, name: str):
+        """Any other method setting by its name (seed, use_outlines, order_average, syntaxgym_pass,
+        unigram_corpus, and each one added to the table), "auto" read as its default."""
+        if name in METHOD_SETTINGS:
+            return self._setting(name)
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}; the method settings are "
+                             f"{', '.join(METHOD_SETTINGS)}")
 
     def but(self, **changes) -> "Runtime":
         """This runtime with settings ``changes`` (checked as any)."""

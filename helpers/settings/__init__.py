@@ -153,6 +153,9 @@ class Settings:
     revision: str = setting("a commit, branch or tag", "the registry's (the newest cached weights)",
                             "revision, weights", _revision)
     batch_size: int | str = setting("sequences per forward pass", "as many as the token budget holds", "-", _count)
+    masked_variant: str = setting(("pll", "within_word_l2r"), "pll: each token masked in turn (Salazar et al. 2020); "
+                                  "within_word_l2r also masks the rest of its word (Kauf & Ivanova 2023)",
+                                  "start_token (masked:<variant>;...)", common=False)
     device_map: object = placement(AUTO, _device_map)
     max_memory: dict | None = placement(None, _max_memory)
     offload_folder: str | None = placement(None, _as_given)
@@ -226,9 +229,6 @@ class Settings:
             where["revision"] = self.revision
         return where
 
-    def method_options(self) -> dict:
-        """The method options of the settings (``run_methods``' ``options``)."""
-        return {name: method_setting(name, getattr(self, name)) for name in METHOD_SETTINGS}
 
 
 # name -> (its values besides "auto", or what a value is; what "auto" is; what the score files record)
