@@ -30,9 +30,9 @@ def test_a_hub_id_gets_its_registry_entry_and_an_unknown_id_the_defaults():
     assert resolve("Qwen/Qwen2-57B-A14B") is resolve("qwen2")  # no start token, 4-bit: as Ide et al.
     assert resolve("meta-llama/meta-llama-3-70b").name == "llama3"  # the Hub ignores case
     at = resolve("Qwen/Qwen2-57B-A14B@abc")
-    assert (at.name, at.revision, at.start_token, at.default_quant) == ("qwen2@abc", "abc", "none", "4bit")
+    assert (at.name, at.revision, at.start, at.default_quant) == ("qwen2@abc", "abc", "none", "4bit")
     other = resolve("lab/unknown-model")
-    assert (other.name, other.start_token, other.default_quant) == ("lab/unknown-model", "bos-else-eos", None)
+    assert (other.name, other.start, other.default_quant) == ("lab/unknown-model", "bos-else-eos", None)
 
 
 def test_a_sweep_over_hub_ids_records_the_registry_defaults_in_every_score_file(tmp_path, monkeypatch):

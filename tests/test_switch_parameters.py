@@ -87,32 +87,32 @@ def test_the_registry_carries_each_papers_precision_and_start_convention():
     for name in ide:  # "we perform 4-bit quantization using bitsandbytes"; Qwen2 without a start token
         spec = REGISTRY[name]
         assert "ide2024" in spec.papers and spec.default_quant == "4bit", name
-        assert spec.start_token == ("none" if name.startswith("qwen2") else "bos-else-eos"), name
+        assert spec.start == ("none" if name.startswith("qwen2") else "bos-else-eos"), name
     for name in ("opt-125m", "opt-350m", "opt-1.3b", "opt-2.7b", "opt-6.7b"):  # Sinha et al., through minicons
-        assert REGISTRY[name].papers == ("sinha2023",) and REGISTRY[name].start_token == "minicons"
+        assert REGISTRY[name].papers == ("sinha2023",) and REGISTRY[name].start == "minicons"
         assert REGISTRY[name].default_quant is None
     hu2025 = {"gpt2": "bos-else-eos", "llama3": "bos-else-eos", "gpt2-chinese": "[CLS]",
               "llama3-chinese-8b": "bos-else-eos"}
     for name, start in hu2025.items():
-        assert "hu2025" in REGISTRY[name].papers and REGISTRY[name].start_token == start, name
+        assert "hu2025" in REGISTRY[name].papers and REGISTRY[name].start == start, name
     for size in ("small", "large", "xl"):
         spec = REGISTRY[f"flan-t5-{size}"]
-        assert (spec.papers, spec.architecture, spec.default_quant, spec.start_token) == (
+        assert (spec.papers, spec.architecture, spec.default_quant, spec.start) == (
             ("hulevy2023",), "seq2seq", None, "bos-else-eos")
     assert [n for n, s in REGISTRY.items() if s.default_quant] == ide  # no other model loads quantized by default
 
 
 def test_auto_start_is_the_registry_default_and_a_given_start_overrides_it(tiny):
     lm = tiny("tiny-qwen2")
-    as_ide = LoadedModel.wrap(lm.model, lm.tokenizer, dataclasses.replace(lm.spec, start_token="none"))
+    as_ide = LoadedModel.wrap(lm.model, lm.tokenizer, dataclasses.replace(lm.spec, start="none"))
     text = "The cat sees a dog."
     auto = scorer_for(as_ide, Settings(progress=False))
-    assert (auto.start_convention, auto.start_policy) == ("none", "none")
+    assert (auto.start, auto.start_token) == ("none", "none")
     words = lm.tokenizer(text, add_special_tokens=False)["input_ids"]
     assert auto.score_texts([text])[0].token_ids == words[1:]  # the first token is unscored
     given = scorer_for(as_ide, Settings(start="bos-else-eos", progress=False))
-    assert given.start_convention == "bos-else-eos" and given.score_texts([text])[0].token_ids == words
-    assert scorer_for(lm, Settings(progress=False)).start_convention == "bos-else-eos"  # the tiny model's own default
+    assert given.start == "bos-else-eos" and given.score_texts([text])[0].token_ids == words
+    assert scorer_for(lm, Settings(progress=False)).start == "bos-else-eos"  # the tiny model's own default
     with pytest.raises(ValueError, match="quant apply to loading, but tiny-qwen2 is loaded already"):
         scorer_for(lm, Settings(quant="none"))
 

@@ -48,9 +48,9 @@ def test_start_token_conventions_encode_and_score_as_documented(tiny):
         lm = tiny(name)
         words = lm.tokenizer(text, add_special_tokens=False)["input_ids"]
         scorers = {c: CausalScorer(lm, Settings(progress=False, start=c)) for c in START_CONVENTIONS}
-        assert {c: s.start_convention for c, s in scorers.items()} == {c: c for c in START_CONVENTIONS}
+        assert {c: s.start for c, s in scorers.items()} == {c: c for c in START_CONVENTIONS}
         default = scorers["bos-else-eos"]
-        assert CausalScorer(lm, Settings(progress=False)).start_convention == "bos-else-eos"
+        assert CausalScorer(lm, Settings(progress=False)).start == "bos-else-eos"
         ids = {c: list(s.encode(Request("", text)).ids) for c, s in scorers.items()}
         assert ids["bos-else-eos"] == [default.start_id] + words and ids["none"] == words
         assert ids["minicons"] == (ids["bos-else-eos"] if bos_added_by_tokenizer else words)
@@ -61,7 +61,7 @@ def test_start_token_conventions_encode_and_score_as_documented(tiny):
         assert scored["none"].total == pytest.approx(plain_lp(lm.model, words, 1), abs=1e-4)
         twin = "bos-else-eos" if bos_added_by_tokenizer else "none"
         np.testing.assert_array_equal(scored["minicons"].logprobs, scored[twin].logprobs)
-        assert CausalScorer(lm, Settings(progress=False, start="minicons")).start_convention == "minicons"
+        assert CausalScorer(lm, Settings(progress=False, start="minicons")).start == "minicons"
 
 
 def test_start_token_switch_changes_the_scores_and_its_record_only(tiny, tmp_path):

@@ -10,7 +10,7 @@ demo``) names it under its table. A dataset whose reference reads a score no rea
 Several reference implementations score through minicons (``IncrementalLMScorer``), which never
 scores the first token it encodes and adds no start token of its own: where the tokenizer adds
 none either, the sentence's first word piece is left out of the score. This project prepends the
-start token and scores every token of the sentence; ``start_token="minicons"`` reproduces
+start token and scores every token of the sentence; ``start="minicons"`` reproduces
 minicons' convention where a comparison needs it.
 """
 from __future__ import annotations

@@ -89,9 +89,9 @@ class CausalScorer(ScoresRequests):
         self._encode_seconds = self._plan_seconds = 0.0  # see :attr:`seconds`
         self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
         self.max_positions = model_checks.max_positions(model)
-        self.encoder = Encoder(tokenizer, settings.start_for(loaded.start_token), self.max_positions)
-        self.start_id, self.start_policy = self.encoder.start_id, self.encoder.start_policy
-        self.start_convention = self.encoder.convention  # "bos-else-eos", "none", "minicons" or "token"
+        self.encoder = Encoder(tokenizer, settings.start_for(loaded.start), self.max_positions)
+        self.start_id, self.start_token = self.encoder.start_id, self.encoder.start_token
+        self.start = self.encoder.start  # "bos-else-eos", "none", "minicons" or "token"
         self.share, self.progress, self.min_shared = share, settings.progress, int(min_shared)
         # ids go to the input embedding's device, logits come from the head's (either may be "meta" on disk)
         self.device, self.output_device = loaded.input_device, loaded.output_device
@@ -220,7 +220,7 @@ class CausalScorer(ScoresRequests):
             token_ids=target_ids,
             tokens=self.tokenizer.convert_ids_to_tokens(target_ids),
             logprobs=lp[enc.first:end],
-            start_token=self.start_policy,
+            start_token=self.start_token,
             context_logprobs=lp[max(ctx_from, 1):enc.first] if with_context else None,
             context_offsets=list(enc.offsets[max(ctx_from, 1):enc.first]) if with_context else None,
             logits=raw[enc.first:end],

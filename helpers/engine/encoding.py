@@ -122,10 +122,10 @@ class Encoder:
     def __init__(self, tokenizer, start: str = "bos-else-eos", max_positions: int | None = None):
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
-        self.convention = convention_of(start)
+        self.start = convention_of(start)
         self.tokenizer, self.max_positions = tokenizer, max_positions
-        self.special_tokens = self.convention == "minicons"  # the tokenizer adds its own
-        self.start_id, self.start_policy = resolve_start(tokenizer, start)
+        self.special_tokens = self.start == "minicons"  # the tokenizer adds its own
+        self.start_id, self.start_token = resolve_start(tokenizer, start)
         # appended after a word_boundary request's text: EOS, whose log-prob there is the text's end
         eos = tokenizer.eos_token_id
         self.probe_id = eos if eos is not None else (self.start_id or 0)

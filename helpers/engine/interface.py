@@ -49,8 +49,8 @@ SCORER_FEATURES = {
 
 # What Scorer.record() holds: score-file key -> what it is (a scorer attribute of the same meaning).
 RECORD_KEYS = {
-    "start_token": "start_policy",  # the start token as applied, e.g. "bos:<s>", "none", "decoder_start:<pad>;..."
-    "start_convention": "start_convention",  # the convention it came from: bos-else-eos, none, minicons, token, ...
+    "start_token": "start_token",  # the start token as applied, e.g. "bos:<s>", "none", "decoder_start:<pad>;..."
+    "start_convention": "start",  # the start setting it came from, resolved: bos-else-eos, none, minicons, token, ...
     "share": "share",  # one of SHARE_MODES: how much of a run's input runs once and is reused
     "share_used": "share_used",  # the mode the last call ran: causal "auto" names the candidate it chose
     "token_budget": "token_budget",  # tokens per forward pass now

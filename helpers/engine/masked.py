@@ -82,8 +82,8 @@ class MaskedScorer(ScoresRequests):
         limit = getattr(tokenizer, "model_max_length", None)
         self.max_positions = int(limit) if limit and limit < 1_000_000 else None
         self.progress = settings.progress
-        self.start_id, self.start_convention = None, "special-tokens"
-        self.start_policy = f"masked:{self.variant};special_tokens={tokenizer.cls_token or tokenizer.bos_token}"
+        self.start_id, self.start = None, "special-tokens"
+        self.start_token = f"masked:{self.variant};special_tokens={tokenizer.cls_token or tokenizer.bos_token}"
         self.device = loaded.input_device
         self.base, self.head = _split_head(self.model, tokenizer, self.device)
         self.vocab = int(self.model.config.vocab_size)
@@ -101,7 +101,7 @@ class MaskedScorer(ScoresRequests):
     def _scored(self, enc: MaskedEncoded, lp: np.ndarray, raw: np.ndarray, with_context: bool) -> Scored:
         ids = list(enc.ids[enc.first:enc.end])
         return Scored(token_ids=ids, tokens=self.tokenizer.convert_ids_to_tokens(ids), logprobs=lp[enc.first:enc.end],
-                      start_token=self.start_policy,
+                      start_token=self.start_token,
                       context_logprobs=lp[enc.scorable:enc.first] if with_context else None,
                       context_offsets=list(enc.offsets[enc.scorable:enc.first]) if with_context else None,
                       offsets=list(enc.offsets[enc.first:enc.end]), logits=raw[enc.first:enc.end])

