@@ -13,11 +13,14 @@ less than 1e-5 (listed). Hu & Levy item tables (OLD_OUTPUTS/tables/03_hu_levy_it
 are compared with the new Hu & Levy score files the same way. "Within 1e-6" is relative to
 the score's size (|a - b| <= 1e-6 * max(1, |a|); for a Hu & Levy differential, the size of
 the larger of the two sums it subtracts): sums of float32 log-probs computed along another
-batching path differ at that level. Exit status 1 on any failure.
+batching path differ at that level. The notebooks' tables (OLD_OUTPUTS/tables) must be the same
+files: every CSV and markdown table byte for byte, every sidecar's configuration equal. Exit
+status 1 on any failure.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -123,6 +126,22 @@ def compare_hu_levy(old_root: Path, new_files: dict[tuple, Path], matched: set) 
     return rows
 
 
+def compare_tables(old_root: Path, new_root: Path) -> tuple[int, list[str]]:
+    """The notebooks' tables of both runs: how many were compared, and each difference (a table or
+    markdown file not byte-identical, a sidecar whose configuration differs, a table on one side only)."""
+    old = {p.relative_to(old_root): p for p in sorted((old_root / "tables").rglob("*")) if p.is_file()}
+    new = {p.relative_to(new_root): p for p in sorted((new_root / "tables").rglob("*")) if p.is_file()}
+    differences = [f"{name}: only in {'old' if name in old else 'new'}" for name in sorted(set(old) ^ set(new))]
+    for name in sorted(set(old) & set(new)):
+        if name.suffix == ".json":  # the sidecar: its configuration (its paths name the run's folders)
+            same = json.loads(old[name].read_text())["config"] == json.loads(new[name].read_text())["config"]
+        else:
+            same = old[name].read_bytes() == new[name].read_bytes()
+        if not same:
+            differences.append(f"{name}: differs")
+    return len(set(old) & set(new)), differences
+
+
 def main(old_root: str, new_root: str, renames: dict[str, str] | None = None) -> int:
     old_files, new_files = index(Path(old_root)), index(Path(new_root))
     renames = renames or {}
@@ -156,7 +175,12 @@ def main(old_root: str, new_root: str, renames: dict[str, str] | None = None) ->
           f"{table['max_abs_diff'].max():.3g} (relative {table['max_rel_diff'].max():.3g}); "
           f"decisions changed: {int(table['decisions_changed'].fillna(0).sum())}; "
           f"new files without an old one: {len(unmatched)}")
-    return 1 if len(failed) or unmatched else 0
+    compared, differences = compare_tables(Path(old_root), Path(new_root))
+    for line in differences:
+        print(f"table {line}")
+    print(f"{compared} table files compared (csv and md byte for byte, sidecars' configuration): "
+          f"{len(differences)} differences")
+    return 1 if len(failed) or unmatched or differences else 0
 
 
 if __name__ == "__main__":

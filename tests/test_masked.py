@@ -21,14 +21,14 @@ from helpers.engine import CausalScorer
 from helpers.engine.interface import Request, Scorer
 from helpers.engine.kinds import scorer_for
 from helpers.engine import masked as masked_module
-from helpers.engine.masked import MaskedScorer
+from helpers.engine.masked import VARIANTS, MaskedScorer
 from helpers.models import REGISTRY, load
 from helpers.models import loading
 from helpers.models.tiny_masked import build
 from helpers.runner import run_methods
 from helpers.store import ScoreStore
 from notebook_run import run_notebook
-from helpers.settings import Settings, scorer_arguments
+from helpers.settings import TABLE, Settings, scorer_arguments
 
 TOL = 1e-4  # nats, against the float64 reference
 TEXTS = ["The teachers walked quickly.", "Some dogs eat the cake.", "A cat sees these birds.",
@@ -88,6 +88,7 @@ def test_within_word_l2r_differs_exactly_where_a_word_has_pieces_to_the_right(ma
     l2r = by_setting.score_texts(TEXTS)
     with pytest.raises(ValueError, match=r"masked_variant='l2r' does not exist: use one of 'auto', 'pll', 'within_word_l2r'"):
         Settings(masked_variant="l2r")
+    assert set(TABLE["masked_variant"][0]) == set(VARIANTS)  # the table's values are the scorer's variants
     multi = lone = 0
     for text, a, b in zip(TEXTS, pll, l2r):
         enc = masked.tokenizer(text)

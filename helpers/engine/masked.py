@@ -44,8 +44,8 @@ class MaskedScorer(ScoresRequests):
     """Score text with a masked LM (``AutoModelForMaskedLM``) by pseudo-log-likelihood.
 
     ``variant`` (else the ``masked_variant`` setting; "auto": "pll"): "pll" (Salazar et al. 2020) or
-    "within_word_l2r" (Kauf & Ivanova 2023). Of ``settings``, ``token_budget`` bounds the tokens of one forward pass (rows x length),
-    ``batch_size`` its rows; ``start`` takes only "auto": the tokenizer's own special tokens frame
+    "within_word_l2r" (Kauf & Ivanova 2023). Of ``settings``, ``token_budget`` bounds the tokens of one
+    forward pass (rows x length), ``batch_size`` its rows; ``start`` takes only "auto": the tokenizer's own special tokens frame
     every text; every share mode runs identical sequences once.
     """
 
