@@ -98,6 +98,8 @@ class Decoding:
                 self.as_logits[choices] = logits_decode_as_outlines(self.scorer, choices)
             if self.as_logits[choices]:
                 return None
+        if not prompts:  # nothing to decode: no generator built
+            return []
         if choices not in self.generators:
             self.generators[choices] = ChoiceGenerator(self.scorer.loaded.model, self.scorer.tokenizer, choices)
         return answers(self.generators[choices], self.scorer, list(prompts), self.scorer.settings.progress)
