@@ -92,7 +92,8 @@ count = priming.token_counter(scorer.loaded.tokenizer)
 group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
 config = run.config(templates=template_list, prefix_types=type_list, lengths=length_list, draws=draws, limit=limit,
                     paradigms=selection.paradigms, seed=seed, phenomenon_sentences=phenomenon_sentences)
-report = NotebookReport("06_context_priming", config, run.tag())  # tables of a shard: its pairs
+tag = run.tag()  # tables of a shard: its pairs
+report = NotebookReport("06_context_priming", config, tag)
 print(f"{len(part):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.record()['max_positions']} positions); "
       f"methods: {', '.join(method_list)}")
 for row in run.not_applicable.itertuples():
