@@ -227,24 +227,30 @@ def drawn(rgb: np.ndarray) -> np.ndarray:
 def check_figure_seen(driver, css: str, what: str, scroll: bool = True) -> np.ndarray:
     """The figure ``css`` as the screenshot shows it, once decoded and painted (scrolled to the middle
     of the window, or where it is): it must equal the decoded PNG and hold drawing in each of its
-    three panels (top to bottom). Returns the region."""
-    box = driver.execute_async_script(PAINTED, css, scroll)
+    three panels (top to bottom). Returns the region. The image is found, measured and decoded again
+    before each screenshot, for up to 15 s: on a loaded machine JupyterLab may still replace the
+    output or move it after a first measurement, and a decoded image reaches the screen frames later."""
+    deadline = time.monotonic() + 15
+    while True:
+        box = driver.execute_async_script(PAINTED, css, scroll)
+        ready = bool(box) and "error" not in box and box["complete"] and box["natural"] > 0
+        if ready:
+            png = Image.open(io.BytesIO(base64.b64decode(box["src"].split(",", 1)[1])))
+            decoded = np.asarray(Image.alpha_composite(Image.new("RGBA", png.size, "white"), png.convert("RGBA"))
+                                 .convert("RGB")).astype(float)
+            d = box["dpr"]
+            left, top = round(box["x"] * d), round(box["y"] * d)
+            shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
+            region = shot.crop((left, top, left + round(box["width"] * d), top + round(box["height"] * d)))
+            seen = np.asarray(region.resize(png.size)).astype(float)
+            if drawn(seen).mean() > 0.05 and np.abs(seen - decoded).mean() < 8:
+                break
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.25)
     assert box and "error" not in box, f"{what}: the figure image did not decode ({box and box.get('error')})"
     assert box["complete"] and box["natural"] > 0, f"{what}: the figure image is not loaded: {box}"
     assert 0 <= box["y"] and box["y"] + box["height"] <= box["view"], f"{what}: the figure is not all in view: {box}"
-    png = Image.open(io.BytesIO(base64.b64decode(box["src"].split(",", 1)[1])))
-    decoded = np.asarray(Image.alpha_composite(Image.new("RGBA", png.size, "white"), png.convert("RGBA"))
-                         .convert("RGB")).astype(float)
-    d = box["dpr"]
-    left, top = round(box["x"] * d), round(box["y"] * d)
-    deadline = time.monotonic() + 15  # a decoded image can reach the screen some frames later on a loaded machine
-    while True:
-        shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
-        region = shot.crop((left, top, left + round(box["width"] * d), top + round(box["height"] * d)))
-        seen = np.asarray(region.resize(png.size)).astype(float)
-        if drawn(seen).mean() > 0.05 or time.monotonic() > deadline:
-            break
-        time.sleep(0.25)
     assert drawn(seen).mean() > 0.05, f"{what}: the figure's region of the screenshot is blank (waited 15 s)"
     assert np.abs(seen - decoded).mean() < 8, f"{what}: the screenshot does not show the decoded figure"
     bands = [drawn(band).mean() for band in np.array_split(decoded, 3, axis=0)]
