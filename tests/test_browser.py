@@ -5,9 +5,9 @@ into the quickstart's boxes (and an empty sentence and a wrong model name first:
 appears, the boxes keep working); 02 runs on the tiny model with the parameters papermill would
 inject. Screenshots go to outputs/browser/ (the failing page too, when a step times out); the
 server is stopped whatever happens. The quickstart's figure is checked as seen: once the image is
-decoded and two frames painted, its region of the screenshot must show the decoded PNG, and the
-PNG must have drawing in each of its three panels (a figure drawn half, as two redraws at once
-once left it, fails)."""
+decoded, in the same box two frames in a row and on top at its centre, the element's own screenshot
+must show the decoded PNG, and the PNG must have drawing in each of its three panels (a figure drawn
+half, as two redraws at once once left it, fails)."""
 from __future__ import annotations
 
 import base64
@@ -44,17 +44,32 @@ LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
                                                                          "checkForUpdates": False},
 }
-# resolves with the image's box once it is decoded and two animation frames have been painted after it
+# Resolves with the image element, its box measured twice (one animation frame apart, after it is
+# decoded and two frames painted), whether the two boxes are equal, whether the image is what the page
+# shows at its box's centre, and any ancestor's CSS that could keep it from being painted.
 PAINTED = """
 const [css, scroll, done] = arguments;
 const img = document.querySelector(css);
 if (!img) { done(null); return; }
 if (scroll) img.scrollIntoView({block: "center"});
-img.decode().then(() => requestAnimationFrame(() => requestAnimationFrame(() => {
-  const r = img.getBoundingClientRect();
-  done({x: r.x, y: r.y, width: r.width, height: r.height, dpr: window.devicePixelRatio, view: window.innerHeight,
-        complete: img.complete, natural: img.naturalWidth, src: img.src});
-}))).catch(err => done({error: String(err)}));
+const frame = () => new Promise(resolve => requestAnimationFrame(resolve));
+const box = () => { const r = img.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+img.decode().then(frame).then(frame).then(() => {
+  const first = box();
+  return frame().then(() => {
+    const r = box();
+    const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+    const hidden = [];
+    for (let e = img; e; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (["auto", "hidden"].includes(style.contentVisibility) || style.visibility === "hidden"
+          || style.display === "none") hidden.push(`${e.className}: ${style.contentVisibility}/${style.visibility}`);
+    }
+    done({element: img, ...r, stable: JSON.stringify(first) === JSON.stringify(r), centre: hit === img,
+          hidden: hidden, dpr: window.devicePixelRatio, view: window.innerHeight, complete: img.complete,
+          natural: img.naturalWidth, src: img.src});
+  });
+}).catch(err => done({error: String(err)}));
 """
 PARAMS_02 = dict(model="tiny-gpt2", dataset="blimp", methods="lp,meanlp,intemplate_lp", templates=[1], limit=1)
 
@@ -225,41 +240,63 @@ def drawn(rgb: np.ndarray) -> np.ndarray:
 
 
 def check_figure_seen(driver, css: str, what: str, scroll: bool = True) -> np.ndarray:
-    """The figure ``css`` as the screenshot shows it, once decoded and painted (scrolled to the middle
-    of the window, or where it is): it must equal the decoded PNG and hold drawing in each of its
-    three panels (top to bottom). Returns the region. The image is found, measured and decoded again
-    before each screenshot, for up to 15 s: on a loaded machine JupyterLab may still replace the
-    output or move it after a first measurement, and a decoded image reaches the screen frames later."""
-    deadline = time.monotonic() + 15
+    """The figure ``css`` as the page shows it, once decoded and painted (scrolled to the middle of
+    the window, or where it is): it must be in view, on top at its centre, in the same box two
+    frames in a row, and the element's own screenshot (one WebDriver call, which measures and
+    captures together) must equal the decoded PNG and hold drawing in each of its three panels (top
+    to bottom). Returns the screenshot. Up to 30 s of attempts, each finding the image anew: a rescore
+    replaces the output, and late widgets move it."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    deadline, seen, decoded = time.monotonic() + 30, None, None
     while True:
         box = driver.execute_async_script(PAINTED, css, scroll)
-        ready = bool(box) and "error" not in box and box["complete"] and box["natural"] > 0
+        ready = (bool(box) and "error" not in box and box["complete"] and box["natural"] > 0 and box["stable"]
+                 and box["centre"] and not box["hidden"])
         if ready:
             png = Image.open(io.BytesIO(base64.b64decode(box["src"].split(",", 1)[1])))
             decoded = np.asarray(Image.alpha_composite(Image.new("RGBA", png.size, "white"), png.convert("RGBA"))
                                  .convert("RGB")).astype(float)
-            d = box["dpr"]
-            left, top = round(box["x"] * d), round(box["y"] * d)
-            shot = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
-            region = shot.crop((left, top, left + round(box["width"] * d), top + round(box["height"] * d)))
-            seen = np.asarray(region.resize(png.size)).astype(float)
-            if drawn(seen).mean() > 0.05 and np.abs(seen - decoded).mean() < 8:
-                break
+            try:
+                shot = Image.open(io.BytesIO(box["element"].screenshot_as_png)).convert("RGB")
+            except (StaleElementReferenceException, WebDriverException):
+                shot = None  # replaced between the measurement and the screenshot: find it again
+            if shot is not None:
+                seen = np.asarray(shot.resize(png.size)).astype(float)
+                if drawn(seen).mean() > 0.05 and np.abs(seen - decoded).mean() < 8:
+                    break
         if time.monotonic() > deadline:
             break
         time.sleep(0.25)
     assert box and "error" not in box, f"{what}: the figure image did not decode ({box and box.get('error')})"
-    assert box["complete"] and box["natural"] > 0, f"{what}: the figure image is not loaded: {box}"
-    assert 0 <= box["y"] and box["y"] + box["height"] <= box["view"], f"{what}: the figure is not all in view: {box}"
-    assert drawn(seen).mean() > 0.05, f"{what}: the figure's region of the screenshot is blank (waited 15 s)"
+    state = {k: v for k, v in box.items() if k not in ("element", "src")}
+    assert box["complete"] and box["natural"] > 0, f"{what}: the figure image is not loaded: {state}"
+    assert not box["hidden"], f"{what}: an ancestor keeps the figure from being painted: {box['hidden']}"
+    assert box["stable"], f"{what}: the figure kept moving for 30 s: {state}"
+    assert box["centre"], f"{what}: another element covers the figure's centre: {state}"
+    assert 0 <= box["y"] and box["y"] + box["height"] <= box["view"], f"{what}: the figure is not all in view: {state}"
+    assert seen is not None, f"{what}: the figure was replaced before every screenshot for 30 s"
+    assert drawn(seen).mean() > 0.05, f"{what}: the figure's own screenshot is blank (waited 30 s): {state}"
     assert np.abs(seen - decoded).mean() < 8, f"{what}: the screenshot does not show the decoded figure"
     bands = [drawn(band).mean() for band in np.array_split(decoded, 3, axis=0)]
     assert min(bands) > 0.03, f"{what}: a panel of the figure is empty (share drawn per third: {bands})"
     return seen
 
 
+def check_windowing(base: str, token: str) -> None:
+    """JupyterLab runs with every cell in the page (windowing mode "none", from the test's settings
+    folder), so no cell outside the viewport is left unpainted (content-visibility)."""
+    url = f"{base}/lab/api/settings/@jupyterlab/notebook-extension:tracker?token={token}"
+    with urllib.request.urlopen(url, timeout=10) as r:
+        answer = json.loads(r.read())
+    mode = answer["settings"].get("windowingMode")  # the user setting, which the Lab's own default yields to
+    assert mode == "none" and not answer.get("warning"), \
+        f"JupyterLab's notebook windowing mode is {mode!r}, not 'none' (the test's settings): {answer.get('warning')}"
+
+
 def test_quickstart_and_readout_in_jupyterlab(lab, browser):
     base, token = lab
+    check_windowing(base, token)
     page = Page(browser)
 
     page.open(base, token, "00_quickstart.ipynb")
