@@ -87,7 +87,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     store, setup = store or ScoreStore(), setup or RunSetup()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
     settings = run_settings(scorer, settings)
-    refuse_unread(settings, chosen, registry.families())
+    refuse_unread(settings, chosen, registry.METHODS.values())
     registry.refuse_not_applicable(chosen, scorer)  # a method needing what this scorer lacks: before any work
     unknown = warn_unsuited(scorer, selection)  # a language it was not trained on, words it cannot spell
     fewshot = as_fewshot(method_setting("fewshot", settings.fewshot))
@@ -108,7 +108,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
         run = family.runtime_for(group, runtime)
         for template in family.templates(plan.language, "chat" if run.instruct else "base", list(run.templates)):
             tconfig = family.template_config(template, run)
-            configs = {m.name: {**base, "method": m.name, **tconfig, **m.config(run)} for m in group}
+            configs = {m.name: {**base, "method": m.name, **tconfig, **m.config(run, template)} for m in group}
             files, todo = [], []
             for m in group:  # a file, or a run's shard files; a run read from its shards' files: those missing
                 stem, found, missing[stem] = store.finished(plan.name, model, m.name, tconfig["template_id"],

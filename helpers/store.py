@@ -32,7 +32,7 @@ from .provenance import git_commit, library_versions, numerics
 from .data.shards import Shard, group_runs, merge, run_key
 from .score_files import SET_ASIDE, finished_file, finished_run, writable_path
 from .staleness import DAMAGED_FIX, META_KEY, is_stale, read_metadata, reuse_stale_default, stale_reason
-from .settings import mixed_settings, stored_setting
+from .settings import RECORDED_AS, method_setting_values, mixed_method_settings, mixed_settings, stored_setting
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
 SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
                  "n_tokens_good", "n_tokens_bad"]
@@ -162,13 +162,16 @@ def _written(meta: dict) -> tuple:
 def matches(meta: dict, where: dict | None) -> bool:
     """Whether a score file's configuration has every value of ``where``; files scored under a
     priming context match only when ``where`` asks for that context, and few-shot files only
-    when ``where`` names their ``fewshot_k``."""
+    when ``where`` names their ``fewshot_k``. A method setting's key (:data:`RECORDED_AS`, e.g.
+    ``seed``) matches the files of methods that do not read it (they record None or nothing)."""
     where = where or {}
     if "context" not in where and meta.get("context") not in (None, ""):
         return False
     if "fewshot_k" not in where and meta.get("fewshot_k"):
         return False
-    return all(meta.get(key) == value for key, value in where.items())
+    method_keys = set(RECORDED_AS.values())
+    return all(meta.get(key) == value or (key in method_keys and meta.get(key) is None)
+               for key, value in where.items())
 
 
 def load_scores(dataset: str | None = None, model: str | None = None, methods=None, root=None,
@@ -177,7 +180,9 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
     config_hash columns. Only the newest weights of each model are used (those of its most
     recently written file), so a retrained model's old scores never mix with its new ones;
     where one (model, method, template) has files of several configurations, the one with
-    the most pairs (then the newest) is used. ``where`` keeps only files whose configuration
+    the most pairs (then the newest) is used, and where they differ in a setting a method reads
+    (an A/B seed, PenLP's alpha, instruct: :data:`helpers.settings.SETTING_KEYS`) it is an error
+    naming them (``where`` chooses one). ``where`` keeps only files whose configuration
     has those values (e.g. ``{"limit": 20}``); scores under a priming context are left out
     unless ``where`` names the context. Scores of one model under several quantizations, dtypes,
     start conventions or revisions are an error naming them (``where`` chooses one). Token-level
@@ -192,6 +197,7 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
         if key not in newest or _written(meta) > newest[key][0]:
             newest[key] = (_written(meta), meta.get("weights"))
     chosen: dict[tuple, tuple] = {}
+    configurations: dict[tuple, dict[str, dict]] = {}  # (dataset, model, method, template) -> its setting values
     stale: dict[tuple, int] = {}
     settings: dict[tuple, dict[tuple, set]] = {}  # (dataset, model) -> its settings -> methods
     runs, incomplete = group_runs(metas)
@@ -204,12 +210,17 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
             continue
         settings.setdefault(model_key, {}).setdefault(stored_setting(meta), set()).add(meta["method"])
         key = (*model_key, meta["method"], str(meta.get("template_id")))
+        values = method_setting_values(meta)
+        configurations.setdefault(key, {})[repr(sorted(values.items()))] = values
         rank = (meta.get("n_pairs", 0), _written(meta))
         if key not in chosen or rank > chosen[key][0]:
             chosen[key] = (rank, path, meta)
     for (ds, name), found in settings.items():
         if len(found) > 1:
             raise ValueError(mixed_settings(name, ds, found))
+    for (ds, name, method, template), found in configurations.items():
+        if len(found) > 1:
+            raise ValueError(mixed_method_settings(name, ds, method, template, list(found.values())))
     for (ds, name), n in stale.items():
         warnings.warn(f"left out {n} score file(s) of {name} on {ds} from earlier weights than its newest "
                       f"({newest[(ds, name)][1]}); rerun the notebooks for the methods they covered")

@@ -49,6 +49,7 @@ dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfl
 token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
 revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
 instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
+penlp_alpha = "auto"  # PenLP's length penalty exponent, LP / ((5 + len) / 6) ** alpha: "auto" (0.8, Ide et al.'s) or a number > 0 (Lau et al. 2017)
 unigram_corpus = None  # text file for the SLOR and Bayes-factor unigram model; None means the mirror corpora
 shards = 1  # split the pairs into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; the store reads complete shards as one run
@@ -72,7 +73,7 @@ from helpers.store import load_files
 # are listed with the reason in Table 3); a bad value stops here, before the model loads
 run = Run.from_parameters(globals(), methods=method_registry.READOUT_METHODS)
 scorer, selection, settings, method_list, template_list = run.scorer, run.selection, run.settings, run.methods, run.templates
-report = NotebookReport("02_readout", run.config(templates=template_list, limit=limit, unigram_corpus=unigram_corpus),
+report = NotebookReport("02_readout", run.config(limit=limit),
                         run.tag())  # tables of a shard: its pairs
 print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
       f"{scorer.loaded.name} ({scorer.loaded.dtype}, start token {scorer.record()['start_token']}); methods: {', '.join(method_list)}")

@@ -130,7 +130,7 @@ hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
            else parse_selection(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
 hl_prompts = parse_selection(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
 chat_prompts = scorer.loaded.is_instruct if settings.instruct == "auto" else settings.instruct
-config = run.config(templates=template_list, limit=limit, seed=seed, use_outlines=use_outlines, hu_levy_sets=hl_sets,
+config = run.config(limit=limit, hu_levy_sets=hl_sets,
                     hu_levy_prompts=hl_prompts, hu_levy_limit=hu_levy_limit, hu_levy_models=hl_models, fewshot_ks=k_list,
                     fewshot_methods=fewshot_list, fewshot_source=fewshot_source, fewshot_seed=fewshot_seed)
 report = NotebookReport("03_prompting", config, run.tag(None if len(models) == 1 else

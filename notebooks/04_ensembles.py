@@ -58,6 +58,7 @@ start = "auto"  # which stored scores to read, as 02 scored them: "auto" (the on
 quant = "auto"  # "auto" (the one the store holds), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (the one the store holds), "float32", "bfloat16" or "float16"
 revision = "auto"  # "auto" (the one the store holds) or the revision the scores were made at
+scored_with = None  # where the store holds scores of one method under several values of a method setting: the one to read, e.g. {"seed": 7} (A/B), {"penlp_alpha": 1.0}, {"use_outlines": True}
 
 # %%
 from IPython.display import display
@@ -73,9 +74,10 @@ from helpers.settings import Settings
 
 config = dict(model=model, dataset=dataset, p_method=p_method, l_method=l_method,
               baseline=baseline, ab_method=ab_method, trials=trials, ties=ties, seed=seed, resamples=resamples,
-              margin=margin, k_models=k_models, splits=splits, precision_runs=precision_runs, top_items=top_items)
+              margin=margin, k_models=k_models, splits=splits, precision_runs=precision_runs, top_items=top_items,
+              scored_with=scored_with)
 core = [baseline, l_method, p_method]
-chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).score_filter()  # a table mixes no settings
+chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).but(**(scored_with or {})).score_filter()  # a table mixes no settings
 scores = required_scores(model, dataset, core + ([ab_method] if ab_method else []),
                          {ab_method: "ab_method"}, where=chosen)  # an error naming what to run, or what to set instead
 report = NotebookReport("04_ensembles", config, dataset, sources=scores)

@@ -48,6 +48,7 @@ start = "auto"  # which stored scores to read, as 02 scored them: "auto" (the on
 quant = "auto"  # "auto" (the one the store holds), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (the one the store holds), "float32", "bfloat16" or "float16"
 revision = "auto"  # "auto" (the one the store holds) or the revision the scores were made at
+scored_with = None  # where the store holds scores of one method under several values of a method setting: the one to read, e.g. {"seed": 7} (A/B), {"penlp_alpha": 1.0}, {"use_outlines": True}
 
 # %%
 from IPython.display import display
@@ -60,10 +61,10 @@ from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
 config = dict(model=model, dataset=dataset, methods=methods, gap=gap, linking=linking, clip=clip,
-              seed=seed, resamples=resamples)
+              seed=seed, resamples=resamples, scored_with=scored_with)
 method_list, gap_pair = parse_selection(methods, what="method"), parse_selection(gap, what="method")
 linking_list = parse_selection(linking, what="method", none=("none",))
-chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).score_filter()  # a table mixes no settings
+chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).but(**(scored_with or {})).score_filter()  # a table mixes no settings
 scores = required_scores(model, dataset, list(dict.fromkeys(method_list + gap_pair + linking_list)), where=chosen)  # an error naming what to run when missing
 report = NotebookReport("05_length_bias", config, dataset, sources=scores)
 print(f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")

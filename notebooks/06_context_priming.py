@@ -46,6 +46,7 @@ parser = "spacy"  # dependency parser for the similarity analysis: "spacy" or "n
 syntaxgym_regions = True  # dataset syntaxgym: region-based pass rates per suite (plain and word-corrected surprisal)
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
+penlp_alpha = "auto"  # PenLP's length penalty exponent, LP / ((5 + len) / 6) ** alpha: "auto" (0.8, Ide et al.'s) or a number > 0 (Lau et al. 2017)
 syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
 share = "auto"  # shared input run once: "auto" (the mode a cost model of the model's shape and the device class predicts fastest), "none", "context", "prefix" or "tree"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
@@ -90,7 +91,7 @@ if note := priming.teaching_subset(dataset, paradigms, limit, len(selection), le
     warnings.warn(note)  # the teaching defaults, said out loud (a sweep's log shows it too)
 count = priming.token_counter(scorer.loaded.tokenizer)
 group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
-config = run.config(templates=template_list, prefix_types=type_list, lengths=length_list, draws=draws, limit=limit,
+config = run.config(prefix_types=type_list, lengths=length_list, draws=draws, limit=limit,
                     paradigms=selection.paradigms, seed=seed, phenomenon_sentences=phenomenon_sentences)
 tag = run.tag()  # tables of a shard: its pairs
 report = NotebookReport("06_context_priming", config, tag)

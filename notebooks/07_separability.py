@@ -44,6 +44,7 @@ bins = 10  # equal-size cosine-distance bins
 seed = 0  # seed of the bootstrap intervals
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
+penlp_alpha = "auto"  # PenLP's length penalty exponent, LP / ((5 + len) / 6) ** alpha: "auto" (0.8, Ide et al.'s) or a number > 0 (Lau et al. 2017)
 syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
 share = "auto"  # shared input run once: "auto" (the mode a cost model of the model's shape and the device class predicts fastest), "none", "context", "prefix" or "tree"
 quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
@@ -93,8 +94,8 @@ analyse = part is None or not part.scored  # a shard job scores only; the analys
 embedders = pc.embedders(embedding_model, [lang for n, s in selections.items() if n != "cola" for lang in s.languages]) \
     if analyse else {}
 config = {"model": model, "datasets": dataset_list, "metrics": metric_list,
-          "extra_methods": extras, "embedding_model": embedders, "unigram_corpus": unigram_corpus,
-          "limit": limit, "bins": bins, "seed": seed, **settings.record()}  # every table's sidecar records them
+          "extra_methods": extras, "embedding_model": embedders,
+          "limit": limit, "bins": bins, "seed": seed, **settings.record(run.taken)}  # every setting it takes, recorded
 report = NotebookReport("07_separability", config, tag)
 display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} for n, s in selections.items()]))
 

@@ -45,6 +45,7 @@ steps = None  # revision -> training step for revisions whose names hold none, e
 start = "auto"  # which stored scores to read, as 02 scored them: "auto" (the one setting the store holds), or a start convention
 quant = "auto"  # "auto" (the one the store holds), "none", "4bit" or "8bit"
 dtype = "auto"  # "auto" (the one the store holds), "float32", "bfloat16" or "float16"
+scored_with = None  # where the store holds scores of one method under several values of a method setting: the one to read, e.g. {"seed": 7} (A/B), {"penlp_alpha": 1.0}, {"use_outlines": True}
 
 # %%
 from IPython.display import display
@@ -56,10 +57,10 @@ from helpers.reporting.outputs import required_scores
 from helpers.settings import Settings
 from helpers.selection_parser import parse_selection
 
-config = dict(model=model, revisions=revisions, dataset=dataset, methods=methods, steps=steps)
+config = dict(model=model, revisions=revisions, dataset=dataset, methods=methods, steps=steps, scored_with=scored_with)
 points = curves.checkpoints(model, parse_selection(revisions, what="revision"), steps)  # a revision without a step stops here
 method_list = list(dict.fromkeys(parse_selection(methods, what="method")))
-chosen = Settings(start=start, quant=quant, dtype=dtype).score_filter()  # a table mixes no settings
+chosen = Settings(start=start, quant=quant, dtype=dtype).but(**(scored_with or {})).score_filter()  # a table mixes no settings
 scores = required_scores(list(points.model), dataset, method_list, where=chosen)  # an error naming what to run
 report = NotebookReport("08_learning_curves", config, f"{model}__{dataset}", sources=scores)
 display(points)

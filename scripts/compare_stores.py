@@ -14,8 +14,9 @@ are compared with the new Hu & Levy score files the same way. "Within 1e-6" is r
 the score's size (|a - b| <= 1e-6 * max(1, |a|); for a Hu & Levy differential, the size of
 the larger of the two sums it subtracts): sums of float32 log-probs computed along another
 batching path differ at that level. The notebooks' tables (OLD_OUTPUTS/tables) must be the same
-files: every CSV and markdown table byte for byte, every sidecar's configuration equal. Exit
-status 1 on any failure.
+files: every CSV and markdown table byte for byte, every sidecar's configuration equal. Score
+files whose configuration changed (so a store of the old code would recompute them) are listed
+with the keys that differ. Exit status 1 on any failure.
 """
 from __future__ import annotations
 
@@ -49,6 +50,21 @@ def index(root: Path) -> dict[tuple, Path]:
             raise ValueError(f"two score files for {key}: {out[key]} and {path}")
         out[key] = path
     return out
+
+
+# what a score file's metadata holds beside its configuration (when and how it ran)
+NOT_CONFIGURATION = {"config_hash", "n_pairs", "accuracy", "library_versions", "numerics", "git_commit", "time",
+                     "time_ns", "share", "share_used", "token_budget", "unknown_tokens", "shard"}
+
+
+def configuration_change(old: Path, new: Path) -> str:
+    """"" where the two files' configurations (and so their hashes) are equal, else the keys
+    that differ, with both values."""
+    a, b = read_metadata(old), read_metadata(new)
+    if a["config_hash"] == b["config_hash"]:
+        return ""
+    keys = sorted((set(a) | set(b)) - NOT_CONFIGURATION)
+    return "; ".join(f"{k}: {a.get(k, '(none)')!r} -> {b.get(k, '(none)')!r}" for k in keys if a.get(k, '(none)') != b.get(k, '(none)'))
 
 
 def compare_pairs(label: str, old: pd.DataFrame, new: pd.DataFrame, old_correct: str = "correct",
@@ -157,6 +173,7 @@ def main(old_root: str, new_root: str, renames: dict[str, str] | None = None) ->
             rows.append({"file": label, "ok": False, "note": f"no new file {target}"})
             continue
         rows.append(compare_pairs(label, old, pd.read_parquet(new_files[target])))
+        rows[-1]["configuration"] = configuration_change(path, new_files[target])
         if method == "ab" and renames.get("ab") == "ab_logit" and "correct_outlines" in old:
             outlines = (dataset, model, "ab", template, tags)
             matched.add(outlines)
@@ -175,6 +192,11 @@ def main(old_root: str, new_root: str, renames: dict[str, str] | None = None) ->
           f"{table['max_abs_diff'].max():.3g} (relative {table['max_rel_diff'].max():.3g}); "
           f"decisions changed: {int(table['decisions_changed'].fillna(0).sum())}; "
           f"new files without an old one: {len(unmatched)}")
+    changed = table[table.get("configuration", pd.Series(dtype=str)).fillna("") != ""] \
+        if "configuration" in table else table.iloc[0:0]
+    print(f"score files whose configuration (and hash) changed: {len(changed)}")
+    for row in changed.itertuples():
+        print(f"  {row.file}: {row.configuration}")
     compared, differences = compare_tables(Path(old_root), Path(new_root))
     for line in differences:
         print(f"table {line}")

@@ -22,10 +22,14 @@ def test_every_setting_belongs_to_the_families_that_read_it():
     assert owners["unigram_corpus"] == ["sentence"]
     assert owners["order_average"] == sorted(m.family.name for m in map(registry.get, registry.HU_LEVY_METHODS))
     assert owners["syntaxgym_pass"] == ["syntaxgym", "syntaxgym_word"]
-    assert set(owners) | {"templates", "instruct"} == set(METHOD_SETTINGS)  # each read by a family
+    # PenLP's alpha is read by two methods' scores, not by a family's pass
+    assert {name: sorted(m.name for m in registry.METHODS.values() if name in m.takes)
+            for m in registry.METHODS.values() for name in m.takes} == {"penlp_alpha": ["intemplate_penlp", "penlp"]}
+    assert set(owners) | {"templates", "instruct", "penlp_alpha"} == set(METHOD_SETTINGS)  # each read by one
     table = registry.option_table()
+    assert "penlp_alpha='auto' (0.8" in table and "a number > 0 (penlp, intemplate_penlp)\n" in table
     for name in ("templates", "instruct", "seed", "use_outlines", "fewshot", "order_average", "unigram_corpus",
-                 "syntaxgym_pass"):
+                 "syntaxgym_pass", "penlp_alpha"):
         assert table.count(f"\n{name}=") + table.startswith(f"{name}=") == 1, name
 
 

@@ -53,8 +53,8 @@ def families() -> list[Family]:
 
 
 def option_table() -> str:
-    """Every method setting: name, what "auto" is, what it takes, and the families that read it."""
-    return options.table(families())
+    """Every method setting: name, what "auto" is, what it takes, and the families and methods that read it."""
+    return options.table(METHODS.values())
 
 
 def applicable(methods, scorer) -> tuple[list[str], pd.DataFrame]:

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .fewshot import FewShot, as_fewshot
 from .options import template_ids
-from ..settings import METHOD_SETTINGS, Settings, method_setting
+from ..settings import METHOD_SETTINGS, RECORDED_AS, Settings, method_setting
 from ..engine.interface import SCORER_FEATURES, Request, Scored
 
 # Bump when a method's computation changes: it is part of every score file's configuration.
@@ -27,7 +27,8 @@ from ..engine.interface import SCORER_FEATURES, Request, Scored
 METHODS_VERSION = "5"
 
 Item = Mapping[str, object]  # one row of a dataset selection's frame
-Score = Callable[[pd.DataFrame, str], pd.Series]  # (basis table, side) -> scores
+# (basis table, side, **the method settings the method takes, by name) -> scores
+Score = Callable[..., pd.Series]
 
 
 @dataclass
@@ -156,6 +157,11 @@ class Family:
         pair decision, one side a single score."""
         return sides
 
+    def reads(self, template) -> tuple[str, ...]:
+        """The method settings its pass with ``template`` reads (default: all it ``takes``): their
+        resolved values enter its files' configuration (:meth:`Method.config`)."""
+        return self.takes
+
     def template_config(self, template, runtime: Runtime) -> dict:
         """What a score file records about the template (text, system message, style...)."""
         if template is None:
@@ -182,6 +188,8 @@ class Method:
     options: dict = field(default_factory=dict, hash=False, compare=False)  # recorded in the configuration
     # what it needs of a scorer beyond score() (names of helpers.engine.interface.SCORER_FEATURES)
     needs: tuple[str, ...] = ()
+    # the method settings its score reads (given to ``score`` and ``target_score`` by name, recorded)
+    takes: tuple[str, ...] = ()
 
     @property
     def templated(self) -> bool:
@@ -198,17 +206,30 @@ class Method:
             (f" of {loaded.name}" if loaded is not None else "")
         return f"{self.name} needs {'; and '.join(SCORER_FEATURES[f] for f in missing)}, which the {what} lacks"
 
-    def config(self, runtime: Runtime) -> dict:
+    def reads(self, template=None) -> tuple[str, ...]:
+        """The method settings a file of this method (with ``template``) depends on: its family's
+        pass's and its own score's."""
+        return (*self.family.reads(template), *self.takes)
+
+    def config(self, runtime: Runtime, template=None) -> dict:
         """What a score file of this method records beside the run's and the template's entries:
-        its own options, and the unigram table's source (None for methods without one)."""
-        return {**self.options, "unigram_source": runtime.unigram_source if self.needs_unigram else None}
+        its own options, the unigram table's source (None for methods without one), and the
+        resolved value of every setting it reads, under its key (:data:`helpers.settings.RECORDED_AS`):
+        a setting it does not read does not touch its files."""
+        read = {RECORDED_AS[name]: getattr(runtime, name) for name in self.reads(template) if name in RECORDED_AS}
+        return {**self.options, "unigram_source": runtime.unigram_source if self.needs_unigram else None, **read}
+
+    def _scores(self, score: Score, table: pd.DataFrame, side: str, runtime: Runtime | None) -> np.ndarray:
+        """``score`` of ``side``, given the settings this method takes (their defaults without a runtime)."""
+        runtime = runtime or Runtime(None, "")
+        return score(table, side, **{name: getattr(runtime, name) for name in self.takes}).to_numpy(float)
 
     def decisions(self, table: pd.DataFrame, runtime: Runtime | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A pair method's (score_good, score_bad, correct): correct is good > bad, or the method's
         own ``decision`` credit (e.g. averaged over answer orders) where it has one."""
-        good = self.score(table, "good").to_numpy(float)
-        bad = self.score(table, "bad").to_numpy(float)
+        good = self._scores(self.score, table, "good", runtime)
+        bad = self._scores(self.score, table, "bad", runtime)
         credit = self.decision(table, runtime) if self.decision is not None and runtime is not None else None
         return good, bad, good > bad if credit is None else np.asarray(credit, dtype=float)
 
@@ -220,14 +241,14 @@ class Method:
             good, bad, correct = self.decisions(table, runtime)
             frame = info.assign(score_good=good, score_bad=bad, correct=correct, tie=good == bad)
             if self.target_score is not None:
-                tg = self.target_score(table, "good").to_numpy(float)
-                tb = self.target_score(table, "bad").to_numpy(float)
+                tg = self._scores(self.target_score, table, "good", runtime)
+                tb = self._scores(self.target_score, table, "bad", runtime)
                 frame = frame.assign(score_good_target=tg, score_bad_target=tb, correct_target=tg > tb,
                                      tie_target=tg == tb)
         else:
             (side,) = self.family.score_sides(sides)
-            frame = info.assign(score=self.score(table, side).to_numpy(float))
+            frame = info.assign(score=self._scores(self.score, table, side, runtime))
             if self.target_score is not None:
-                frame = frame.assign(score_target=self.target_score(table, side).to_numpy(float))
+                frame = frame.assign(score_target=self._scores(self.target_score, table, side, runtime))
         keep = [c for c in table.columns if not c.startswith("uni_sum") or self.needs_unigram]
         return pd.concat([frame, table[keep]], axis=1)

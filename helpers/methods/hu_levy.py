@@ -59,10 +59,9 @@ class HLFamily(Family):
         names = [s for s in selected if isinstance(s, str)]  # template ids (ints) are Ide et al.'s
         return prompts_for(self.task, language, names or "all")
 
-    def template_config(self, template, runtime):
-        ordered = self.orders and template.id != DIRECT
-        return {"template_id": template.id, "template_text": template.text or None,
-                "order_average": runtime.order_average if ordered else None}
+    def reads(self, template):
+        """Its answer orders' average where the prompt lists the options in both orders."""
+        return self.takes if self.orders and template.id != DIRECT else ()
 
 
 class WordPrediction(HLFamily):

@@ -15,8 +15,9 @@ import numpy as np
 
 from .. import paths
 from ..files import atomic_path
+from ..settings import METHOD_SETTINGS
 
-PENALTY_ALPHA = 0.8
+PENALTY_ALPHA = METHOD_SETTINGS["penlp_alpha"]  # Ide et al.'s (the setting's default: one place)
 
 
 def lp(logprobs) -> float:
@@ -41,7 +42,8 @@ def length_penalty(n_tokens, alpha: float = PENALTY_ALPHA):
 
 
 def pen_lp(total, n_tokens, alpha: float = PENALTY_ALPHA):
-    """PenLP: LP / ((5 + len) / 6) ** 0.8, len = scored token count."""
+    """PenLP: LP / ((5 + len) / 6) ** alpha (Lau et al. 2017; Ide et al. fix alpha at 0.8), len = scored
+    token count."""
     return total / length_penalty(n_tokens, alpha)
 
 

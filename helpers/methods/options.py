@@ -3,7 +3,8 @@
 The method settings (templates, instruct, seed, use_outlines, fewshot, unigram_corpus,
 order_average, syntaxgym_pass) are fields of :class:`helpers.settings.Settings`, declared,
 defaulted and checked there once; a family names the ones it reads in ``takes`` (templates and
-instruct: every family) and reads them through its :class:`helpers.methods.base.Runtime`. A
+instruct: every family) and reads them through its :class:`helpers.methods.base.Runtime`; a method
+whose score reads a setting of its own (PenLP's ``penlp_alpha``) names it in its ``takes``. A
 setting of families that are not run is checked and then unused, so a notebook passes all of
 its settings whatever methods it runs; a setting in :data:`EVERYWHERE` (few-shot examples)
 refuses a non-default value when a chosen method's family does not read it.
@@ -20,12 +21,15 @@ COMMON = ("templates", "instruct")  # read by every family
 EVERYWHERE = ("fewshot",)  # a non-default value needs every chosen method's family to read it
 
 
-def owners(families: Iterable) -> dict[str, list[str]]:
-    """Method setting -> the families that read it (the common ones: every method)."""
+def owners(methods: Iterable) -> dict[str, list[str]]:
+    """Method setting -> the families (a family's ``takes``) and methods (a method's own ``takes``,
+    e.g. PenLP's alpha) of ``methods`` that read it (the common ones: every method)."""
     out: dict[str, list[str]] = {name: ["every method"] for name in COMMON}
-    for family in families:
-        for name in family.takes:
-            out.setdefault(name, []).append(family.name)
+    for method in methods:
+        for reader, names in ((method.family.name, method.family.takes), (method.name, method.takes)):
+            for name in names:
+                if reader not in out.setdefault(name, []):
+                    out[name].append(reader)
     return out
 
 
@@ -53,15 +57,15 @@ def refuse_unread(settings: Settings, chosen: Iterable, registered: Iterable) ->
         value = getattr(settings, name)
         if method_setting(name, value) in (METHOD_SETTINGS[name], None) or getattr(value, "k", 1) == 0:
             continue
-        refused = sorted(m.name for m in chosen if name not in m.family.takes)
+        refused = sorted(m.name for m in chosen if name not in m.reads())
         if refused:
             raise ValueError(f"{name}={value!r} ({TABLE[name][0]}) applies to the methods of "
                              f"{', '.join(owners(registered)[name])} only; run {', '.join(refused)} with "
                              f"{name}={METHOD_SETTINGS[name]!r} (or leave them out)")
 
 
-def table(families: Iterable) -> str:
-    """Every method setting: name, what "auto" is, what it takes, and the families that read it."""
-    takers = owners(families)
+def table(methods: Iterable) -> str:
+    """Every method setting: name, what "auto" is, what it takes, and the families and methods that read it."""
+    takers = owners(methods)
     return "\n".join(f"{name}='auto' ({TABLE[name][1]}): {TABLE[name][0]} ({', '.join(takers.get(name, []))})"
                      for name in METHOD_SETTINGS)

@@ -108,10 +108,6 @@ class AB(PromptFamily):
         slots = good_slots(len(items), runtime.seed)
         return [(slot, self._prompt(item, template, c, runtime, slot)) for item, c, slot in zip(items, contexts, slots)]
 
-    def template_config(self, template, runtime):
-        return {**super().template_config(template, runtime), "seed": runtime.seed,
-                "outlines": runtime.use_outlines}
-
     def _prompt(self, item, template, context, runtime, slot) -> str:
         a, b = (item["good"], item["bad"]) if slot == "A" else (item["bad"], item["good"])
         return render(template, runtime.scorer.loaded.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)

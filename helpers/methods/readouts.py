@@ -166,8 +166,8 @@ def _meanlp(t, side):
     return measures.mean_lp(t[f"tgt_sum_{side}"], t[f"n_tokens_{side}"])
 
 
-def _penlp(t, side):
-    return measures.pen_lp(t[f"tgt_sum_{side}"], t[f"n_tokens_{side}"])
+def _penlp(t, side, penlp_alpha):
+    return measures.pen_lp(t[f"tgt_sum_{side}"], t[f"n_tokens_{side}"], penlp_alpha)
 
 
 def _whole_sum(t, side):
@@ -181,7 +181,8 @@ def _whole_n(t, side):
 READOUTS = [
     Method("lp", SENTENCE, "sum of token log-probs of the sentence alone", _lp),
     Method("meanlp", SENTENCE, "LP / number of tokens", _meanlp),
-    Method("penlp", SENTENCE, "LP / ((5 + len) / 6) ** 0.8", _penlp),
+    Method("penlp", SENTENCE, "LP / ((5 + len) / 6) ** alpha (penlp_alpha: 0.8, Ide et al.'s)", _penlp,
+           takes=("penlp_alpha",)),
     Method("slln_lp", SENTENCE, f"LP / len ** {measures.SLLN_ALPHA} (SLLN-LP, Liu et al. 2024's sub-linear length norm)",
            lambda t, s: measures.slln_lp(t[f"tgt_sum_{s}"], t[f"n_tokens_{s}"])),
     Method("lp_per_char", SENTENCE, "LP / characters of the sentence (lm-eval's acc_norm, lighteval's char norm)",
@@ -198,8 +199,9 @@ READOUTS = [
            needs=("continuation",)),
     Method("intemplate_meanlp", SINGLE, "whole-input LP / whole-input tokens",
            lambda t, s: measures.mean_lp(_whole_sum(t, s), _whole_n(t, s)), target_score=_meanlp, needs=("continuation",)),
-    Method("intemplate_penlp", SINGLE, "whole-input LP / ((5 + whole len) / 6) ** 0.8",
-           lambda t, s: measures.pen_lp(_whole_sum(t, s), _whole_n(t, s)), target_score=_penlp, needs=("continuation",)),
+    Method("intemplate_penlp", SINGLE, "whole-input LP / ((5 + whole len) / 6) ** alpha (penlp_alpha: 0.8)",
+           lambda t, s, penlp_alpha: measures.pen_lp(_whole_sum(t, s), _whole_n(t, s), penlp_alpha),
+           target_score=_penlp, needs=("continuation",), takes=("penlp_alpha",)),
     Method("intemplate_pmi", SINGLE, "PMI-normalised LP (lighteval's): the LP of the sentence and the template's "
            "rest after the template's opening, minus the sentence's LP alone", lambda t, s: measures.pmi(t[f"tgt_sum_{s}"], t[f"alone_sum_{s}"]),
            needs=("continuation",)),

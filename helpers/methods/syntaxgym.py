@@ -90,9 +90,6 @@ class SyntaxGymFamily(Family):
     def __init__(self, name: str, corrected: bool):
         self.name, self.corrected = name, corrected
 
-    def template_config(self, template, runtime):
-        return {"template_id": None, "template_text": None, "syntaxgym_pass": runtime.syntaxgym_pass}
-
     def score_sides(self, sides):
         return ("item",)
 

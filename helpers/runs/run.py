@@ -28,7 +28,7 @@ from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..methods.options import refuse_unread, template_ids
 from ..runner import run_methods
 from ..selection_parser import parse_selection
-from ..settings import Settings
+from ..settings import TABLE, Settings
 from ..store import load_files
 from .model_list import each_model
 
@@ -46,6 +46,7 @@ class Run:
     methods: list[str]
     not_applicable: pd.DataFrame
     checked: list = field(default_factory=list, repr=False)  # each model checked (loads without checking again)
+    taken: tuple = ()  # the settings among the notebook's parameters (recorded in every table's sidecar)
 
     @classmethod
     def from_parameters(cls, parameters: Mapping, *, methods: Sequence[str] | None = None, skip: Sequence[str] = (),
@@ -58,7 +59,7 @@ class Run:
         else ``dataset`` and ``limit`` select them; either is cut to ``shard`` of ``shards``."""
         settings = Settings.from_parameters(parameters, skip)  # a bad value stops here
         asked = registry.method_names(parameters["methods"], list(methods)) if methods is not None else []
-        refuse_unread(settings, map(registry.get, asked), registry.families())  # an unknown template too
+        refuse_unread(settings, map(registry.get, asked), registry.METHODS.values())  # an unknown template too
         names = parse_selection(parameters["model"], what="model")
         checked = check_models(list(dict.fromkeys([*names, *(models or [])])), settings)  # before anything loads
         scorer = scorer_for(checked[0], settings)
@@ -68,7 +69,8 @@ class Run:
             selection = select(parameters["dataset"], parameters.get("limit"))
         if selection is not None:
             selection = selection.for_shards(parameters.get("shard"), parameters.get("shards", 1))
-        return cls(dict(parameters), settings, names, scorer, selection, runnable, not_applicable, checked)
+        taken = tuple(name for name in TABLE if name in parameters and name not in skip)
+        return cls(dict(parameters), settings, names, scorer, selection, runnable, not_applicable, checked, taken)
 
     @property
     def templates(self) -> list:
@@ -89,9 +91,13 @@ class Run:
 
     def config(self, **entries) -> dict:
         """A notebook's configuration (the sidecar of every table): the model and dataset asked
-        for, the methods run, the limit, ``entries``, and the settings as given."""
+        for, the methods run, ``entries`` (the notebook's own parameters, e.g. the limit), every
+        setting it takes as given, and the templates selected: no setting is added by hand."""
         head = {k: self.parameters[k] for k in ("model", "dataset") if k in self.parameters}
-        return {**head, "methods": self.methods, **entries, **self.settings.record()}
+        recorded = self.settings.record(self.taken)
+        if "templates" in recorded:
+            recorded["templates"] = self.templates
+        return {**head, "methods": self.methods, **entries, **recorded}
 
     def scores(self, methods: Sequence[str] | None = None, selection: DatasetSelection | None = None,
                token_columns: bool = True, **changes) -> pd.DataFrame:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Mapping
 
-from .checks import (AUTO, _as_given, _corpus, _device_map, _fewshot, _max_memory, _outlines, _progress, _revision,
-                     _seed, _templates, parse_max_memory)
+from .checks import (AUTO, _as_given, _corpus, _device_map, _fewshot, _max_memory, _outlines, _positive, _progress,
+                     _revision, _seed, _templates, parse_max_memory)
 
 
 # The document-start conventions a scorer takes by name (``start=``), as score files record them.
@@ -94,15 +94,18 @@ def _count(name: str, value):
 
 
 def setting(values: tuple | str, auto: str, recorded: str, check=_choice, method: bool = False,
-            method_default=None, common: bool = True):
+            method_default=None, common: bool = True, record_as: str | None = None):
     """A field of :class:`Settings` that a notebook takes as a parameter (default "auto") and the
     command line as an option: ``values`` (its values besides "auto", or what a value is), what
     ``auto`` is, what the score files ``recorded``, its ``check`` ((name, value) -> the value as
     used, or a one-line error), for a setting the methods read (``method``) the value "auto"
-    stands for (None: each model's own), and whether every scoring notebook and the command line
-    take it (``common``; else the notebooks whose methods read it)."""
+    stands for (None: each model's own) and the configuration key under which the files of a
+    method that reads it record its resolved value (``record_as``; None: recorded otherwise, e.g.
+    through the template or the few-shot entries), and whether every scoring notebook and the
+    command line take it (``common``; else the notebooks whose methods read it)."""
     return field(default=AUTO, metadata={"values": values, "auto": auto, "recorded": recorded, "check": check,
-                                         "method": method, "method_default": method_default, "common": common})
+                                         "method": method, "method_default": method_default, "common": common,
+                                         "record_as": record_as})
 
 
 def placement(default, check):
@@ -122,10 +125,10 @@ class Settings:
     start: str = setting(tuple(START_CONVENTIONS), "the model's registry entry (bos-else-eos; none for Qwen2, "
                          "minicons for OPT, as the papers scored them)", "start_convention, start_token", _start)
     order_average: str = setting(ORDER_AVERAGES, "accuracy (Hu & Levy's)", "order_average (None where a task has "
-                                 "one order)", method=True, method_default=ORDER_AVERAGES[0])
+                                 "one order)", method=True, method_default=ORDER_AVERAGES[0], record_as="order_average")
     syntaxgym_pass: str = setting(tuple(PASS_RULES), "directional (predictions with < or > decide, as the released "
                                   "results)", "syntaxgym_pass (SyntaxGym methods)", method=True,
-                                  method_default="directional")
+                                  method_default="directional", record_as="syntaxgym_pass")
     instruct: str | bool = setting(("true", "false"), "the registry's entry; a model it does not list: whether its "
                                    "tokenizer (or GGUF file) has a chat template", "instruct (prompts in the chat "
                                    "template)", _instruct, method=True)
@@ -133,13 +136,16 @@ class Settings:
                                      "template of each family", "template_id, template_text (a file per template)",
                                      _templates, method=True, common=False)
     seed: int | str = setting("a whole number", "42", "seed (A/B prompting: the acceptable sentence's slot)", _seed,
-                              method=True, method_default=42, common=False)
+                              method=True, method_default=42, common=False, record_as="seed")
     use_outlines: bool | str = setting(("true", "false"), "outlines decodes only where a letter's logit would not "
                                        "give its answer", "outlines (A/B prompting)", _outlines, method=True,
-                                       method_default=AUTO, common=False)
+                                       method_default=AUTO, common=False, record_as="outlines")
     fewshot: object = setting("k solved examples before each item, or a FewShot", "0 (no examples)",
                               "fewshot_k, fewshot_source, fewshot_seed; files tagged <k>shot", _fewshot, method=True,
                               method_default=0, common=False)
+    penlp_alpha: float | str = setting("a number > 0", "0.8 (Ide et al.'s; Lau et al. 2017's PenLP takes it as a "
+                                       "parameter)", "penlp_alpha (PenLP methods)", _positive, method=True,
+                                       method_default=0.8, common=False, record_as="penlp_alpha")
     unigram_corpus: object = setting("a text file or a Hugging Face dataset", "the mirror's corpora of the language",
                                      "unigram_source (SLOR, BF-unigram)", _corpus, method=True, common=False)
     share: str = setting(tuple(m for m in SHARE_MODES if m != AUTO), "the scorer's: on a causal LM per call the "
@@ -193,9 +199,12 @@ class Settings:
         names = {f.name for f in fields(cls)} - set(skip)
         return cls(**{k: v for k, v in parameters.items() if k in names})
 
-    def record(self) -> dict:
-        """The notebook-parameter settings as given ("auto" kept), for a notebook's configuration."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in SETTINGS and f.name != "batch_size"}
+    def record(self, taken=()) -> dict:
+        """The notebook-parameter settings as given ("auto" kept), for a notebook's configuration:
+        those every scoring notebook takes, and the method settings among ``taken`` (the setting
+        names a notebook takes as parameters)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if (f.name in SETTINGS or f.name in taken and f.name in TABLE) and f.name != "batch_size"}
 
     def loading(self) -> dict:
         """The loading settings that are not "auto" (those a loaded model could not take)."""
@@ -215,8 +224,10 @@ class Settings:
     def score_filter(self) -> dict:
         """What an analysis reading stored scores asks of their recorded configuration (a
         ``where`` of :func:`helpers.store.load_scores`): the quantization, dtype, start convention
-        and revision given (not "auto")."""
-        where = {}
+        and revision given (not "auto"), and each method setting given, under the key its methods'
+        files record it by (:data:`RECORDED_AS`; files of methods that do not read it match any)."""
+        where = {RECORDED_AS[name]: method_setting(name, getattr(self, name)) for name in RECORDED_AS
+                 if getattr(self, name) != AUTO}
         if self.quant != AUTO:
             where["quant"] = None if self.quant == "none" else self.quant
         if self.dtype != AUTO:
@@ -247,6 +258,14 @@ _CHECKS = {f.name: f.metadata["check"] for f in fields(Settings)}
 # The settings that tell apart stored scores of one model, as score files record them: an
 # analysis table never mixes two (helpers.store.load_scores).
 STORED_AS = {"quant": "quant", "dtype": "dtype", "start": "start_convention", "revision": "revision"}
+# method setting -> the configuration key under which the files of each method that reads it record
+# its resolved value (helpers.methods.base.Method.config): those files' hash changes with it, no other's
+RECORDED_AS = {f.name: f.metadata["record_as"] for f in fields(Settings) if f.metadata.get("record_as")}
+# every configuration key of a score file that a setting decides -> that setting: one (model, method,
+# template) of a table is read under one value of each (helpers.store.load_scores)
+SETTING_KEYS = {**{key: name for name, key in STORED_AS.items()}, **{key: name for name, key in RECORDED_AS.items()},
+                "start_token": "start (or masked_variant)", "prompt_style": "instruct", "fewshot_k": "fewshot",
+                "fewshot_source": "fewshot", "fewshot_seed": "fewshot", "unigram_source": "unigram_corpus"}
 
 
 def stored_setting(meta: dict) -> tuple:
@@ -264,6 +283,29 @@ def mixed_settings(model: str, dataset: str, found: dict[tuple, set]) -> str:
             "load_scores(where=Settings(...).score_filter())")
 
 
+def method_setting_values(meta: dict) -> dict:
+    """A score file's values of the method-setting keys (:data:`SETTING_KEYS` but :data:`STORED_AS`,
+    which :func:`mixed_settings` checks across a model's methods)."""
+    return {key: meta.get(key) for key in SETTING_KEYS if key not in STORED_AS.values()}
+
+
+def mixed_method_settings(model: str, dataset: str, method: str, template, found: list[dict]) -> str:
+    """The error of a store holding files of one (model, method, template) under several values
+    of a setting (``found``: each file's :func:`method_setting_values`), naming the settings that
+    differ, their values, and how to choose one."""
+    differ = [key for key in found[0] if len({repr(f[key]) for f in found}) > 1]
+    listed = "; ".join(f"{SETTING_KEYS[key]} (recorded as {key}: "
+                       f"{', '.join(sorted({repr(f[key]) for f in found}))})" for key in differ)
+    names = [SETTING_KEYS[key] for key in differ if SETTING_KEYS[key] in RECORDED_AS]
+    example = (f"scored_with={{{names[0]!r}: ...}}" if names else "its parameter of that name")
+    where = ", ".join(f"{key!r}: {sorted({repr(f[key]) for f in found})[0]}" for key in differ)
+    return (f"{model} on {dataset}: {method}{'' if template in (None, 'None') else f' (template {template})'} has "
+            f"score files under {len(found)} configurations that differ in {listed}, and a table never mixes "
+            f"them: choose one with the reading notebook's parameter ({example}; 04, 05 and 08 take "
+            "scored_with={setting: value}), or load_scores(where={" + where + "}), or move the files you do not "
+            "want out of the store")
+
+
 def scorer_arguments(options: dict, base: Settings | None = None) -> dict:
     """A scorer's keyword arguments from ``options`` that mix setting names with the scorer kind's
     own arguments (a benchmark's or test's table of modes, e.g. ``{"share": "tree", "pack_min_stem": 0}``):
@@ -273,5 +315,6 @@ def scorer_arguments(options: dict, base: Settings | None = None) -> dict:
     return {"settings": (base or Settings()).but(**own), **{k: v for k, v in options.items() if k not in names}}
 
 
-__all__ = ["AUTO", "DTYPES", "METHOD_SETTINGS", "ORDER_AVERAGES", "PASS_RULES", "QUANTS", "SETTINGS", "SHARE_MODES",
-           "START_CONVENTIONS", "TABLE", "Settings", "parse_max_memory", "scorer_arguments"]
+__all__ = ["AUTO", "DTYPES", "METHOD_SETTINGS", "ORDER_AVERAGES", "PASS_RULES", "QUANTS", "RECORDED_AS", "SETTINGS",
+           "SETTING_KEYS", "SHARE_MODES", "START_CONVENTIONS", "TABLE", "Settings", "parse_max_memory",
+           "scorer_arguments"]

@@ -88,6 +88,19 @@ def _outlines(name: str, value):
     raise ValueError(f"use_outlines must be 'auto', True or False, got {value!r}")
 
 
+def _positive(name: str, value):
+    """A number > 0 (a string of one, as a command line gives it), or "auto"."""
+    if value is None or value == AUTO:
+        return AUTO
+    try:
+        number = float(value) if not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        number = None
+    if number is None or not number > 0 or number != number or number == float("inf"):
+        raise ValueError(f"{name}={value!r} is not a number > 0: use 'auto' or e.g. 0.8")
+    return number
+
+
 def _fewshot(name: str, value):
     """k (0: none) or a :class:`helpers.methods.fewshot.FewShot` (k, source and seed), kept as given."""
     if value is None or value == AUTO:

@@ -1,0 +1,86 @@
+"""A method records what it reads: every setting a method's family or score reads enters its files'
+configuration (and hash) by itself, a setting it does not read leaves its files alone, and no table
+mixes two values of one (PenLP's alpha, an A/B seed): the store's readers stop and name the choice."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from helpers import methods as registry
+from helpers.data import load
+from helpers.data.selection import DatasetSelection, first_per_paradigm
+from helpers.engine import CausalScorer
+from helpers.reporting.outputs import required_scores
+from helpers.runner import run_methods
+from helpers.settings import Settings
+from helpers.store import ScoreStore, load_scores, read_metadata
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))  # load_scores' default store
+    return ScoreStore()
+
+
+def two_pairs() -> DatasetSelection:
+    df = load("blimp")
+    keep = df.paradigm.drop_duplicates().iloc[:2]
+    return DatasetSelection("blimp", first_per_paradigm(df[df.paradigm.isin(keep)], 1), limit=1)
+
+
+def by_method(files) -> dict:
+    return {read_metadata(p)["method"]: p for p in files}
+
+
+def test_penlp_alpha_is_recorded_by_the_methods_that_read_it_and_never_mixed(tiny, store):
+    scorer, selection = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)), two_pairs()
+    first = by_method(run_methods(scorer, selection, ["lp", "penlp", "intemplate_penlp"], {"templates": [1]},
+                                  store=store))
+    assert read_metadata(first["penlp"])["penlp_alpha"] == 0.8
+    assert read_metadata(first["intemplate_penlp"])["penlp_alpha"] == 0.8
+    assert "penlp_alpha" not in read_metadata(first["lp"])  # LP does not read it
+
+    calls = scorer.forward_calls
+    other = by_method(run_methods(scorer, selection, ["lp", "penlp"], {"penlp_alpha": "1.5"}, store=store))
+    assert other["lp"] == first["lp"]  # found, not rewritten: its configuration does not hold the alpha
+    assert other["penlp"] != first["penlp"] and read_metadata(other["penlp"])["penlp_alpha"] == 1.5
+    assert scorer.forward_calls > calls  # the new alpha's file was scored, not the old one reused
+    again = scorer.forward_calls
+    assert by_method(run_methods(scorer, selection, ["penlp"], {"penlp_alpha": 1.5}, store=store)) == \
+        {"penlp": other["penlp"]} and scorer.forward_calls == again  # a rerun of the same alpha finds it
+
+    with pytest.raises(ValueError, match=r"penlp has score files under 2 configurations that differ in penlp_alpha "
+                                         r"\(recorded as penlp_alpha: 0.8, 1.5\).*scored_with=\{'penlp_alpha'"):
+        load_scores("blimp", scorer.loaded.name, ["lp", "penlp"])
+    chosen = load_scores("blimp", scorer.loaded.name, ["lp", "penlp"], where=Settings(penlp_alpha=1.5).score_filter())
+    pen = chosen[chosen.method == "penlp"]
+    assert len(pen) == 2 and (chosen.method == "lp").sum() == 2  # LP's file matches any alpha
+    np.testing.assert_array_equal(pen.score_good, pen.tgt_sum_good / ((5 + pen.n_tokens_good) / 6) ** 1.5)
+    assert not np.allclose(pen.score_good, pen.tgt_sum_good / ((5 + pen.n_tokens_good) / 6) ** 0.8)
+
+    with pytest.raises(ValueError, match=r"penlp_alpha=0 is not a number > 0"):
+        run_methods(scorer, selection, ["penlp"], {"penlp_alpha": 0}, store=store)
+
+
+def test_two_ab_seeds_stop_the_reading_notebooks_and_leave_lp_files_alone(tiny, store):
+    scorer, selection = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)), two_pairs()
+    first = by_method(run_methods(scorer, selection, ["lp", "ab"], {"templates": [1]}, store=store))
+    writes = store.writes
+    second = by_method(run_methods(scorer, selection, ["lp", "ab"], {"templates": [1], "seed": 7}, store=store))
+    assert store.writes == writes + 1 and second["lp"] == first["lp"]  # only the A/B file is new
+    assert (read_metadata(first["ab"])["seed"], read_metadata(second["ab"])["seed"]) == (42, 7)
+
+    # 04's read (required_scores with its chosen settings): the two seeds are an error naming them
+    with pytest.raises(ValueError, match=r"ab \(template 1\) has score files under 2 configurations that differ in "
+                                         r"seed \(recorded as seed: 42, 7\).*scored_with=\{'seed'"):
+        required_scores(scorer.loaded.name, "blimp", ["lp", "ab"], where=Settings().score_filter())
+    chosen = required_scores(scorer.loaded.name, "blimp", ["lp", "ab"], where=Settings().but(seed=7).score_filter())
+    assert set(chosen.attrs["score_files"]) == {str(first["lp"]), str(second["ab"])}
+
+
+def test_a_setting_a_model_kind_does_not_read_is_refused(tiny):
+    from helpers.engine.kinds import check_models
+
+    with pytest.raises(ValueError, match="masked_variant='within_word_l2r' applies to masked LMs only, and tiny-gpt2"):
+        check_models("tiny-gpt2", Settings(masked_variant="within_word_l2r"))
+    assert registry.get("penlp").reads() == ("unigram_corpus", "penlp_alpha")  # its family's, then its own
