@@ -37,7 +37,8 @@ from helpers import data  # noqa: E402
 from helpers.data import priming  # noqa: E402
 from helpers.data.selection import DatasetSelection, first_per_paradigm  # noqa: E402
 from helpers.models import load  # noqa: E402
-from helpers.runs.primed import score_primed  # noqa: E402
+from helpers.runs.primed import primed_input  # noqa: E402
+from helpers.runs.run import Run  # noqa: E402
 from helpers.store import ScoreStore, load_files  # noqa: E402
 from helpers.engine import CausalScorer  # noqa: E402
 
@@ -75,7 +76,7 @@ def main() -> None:
             scorer = CausalScorer(loaded, **scorer_arguments(options, Settings(progress=False)))
             with tempfile.TemporaryDirectory() as root:
                 start = time.perf_counter()
-                files = score_primed(scorer, selection, prefixes, ["lp"], store=ScoreStore(root))
+                files = Run.of(scorer).files(["lp"], *primed_input(selection, prefixes), store=ScoreStore(root))
                 seconds = time.perf_counter() - start
                 scores = load_files(files).sort_values(["paradigm", "pair_id", "target_length"])
             best[mode] = min(best.get(mode, seconds), seconds)

@@ -99,7 +99,7 @@ from IPython.display import display
 
 from helpers import methods as method_registry
 from helpers.plots import fewshot as plots_fewshot
-from helpers.runs import hu_levy as hu_levy_runs, model_list
+from helpers.runs.hu_levy import hu_levy_jobs
 from helpers.plots import cross_model as plots_cross_model, introspection as plots_introspection
 from helpers.analysis import accuracy, fewshot as fewshot_tables, hu_levy, prompting as prompting_tables
 from helpers.reporting.notebook import NotebookReport
@@ -109,7 +109,7 @@ from helpers.methods import constrained
 from helpers.methods.fewshot import FewShot, k_values as fewshot_ks_of
 from helpers.methods.hu_levy import TASKS, default_sets
 from helpers.methods.hu_levy_prompt_types import PROMPT_TYPES
-from helpers.runs.run import Run
+from helpers.runs.run import Job, Run, model_major
 from helpers.store import load_files
 from helpers.selection_parser import parse_selection
 
@@ -147,15 +147,15 @@ print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if 
 # or stops with an error naming the shards not scored yet.
 
 # %%
-runs = [(methods_asked, settings)]
+jobs = [Job(methods_asked)]
 shot_ks = k_list if fewshot_asked else []
-runs += [(fewshot_asked, settings.but(use_outlines=False, fewshot=FewShot(k, fewshot_source, fewshot_seed)))
+jobs += [Job(fewshot_asked, changes={"use_outlines": False, "fewshot": FewShot(k, fewshot_source, fewshot_seed)})
          for k in shot_ks]
 if len(models) > 1:  # the Direct measure of the same pairs, for the introspection section
-    runs.append((["lp"], settings))
-done = model_list.run_each(models, selection, runs, scorer=scorer, settings=settings)
-(files, not_applicable), shot_files = done[0], [f for part in done[1:1 + len(shot_ks)] for f in part[0]]
-direct_files = done[-1][0] if len(models) > 1 else []
+    jobs.append(Job(["lp"]))
+done = run.files_each(jobs, models=models)  # each model loaded once, its jobs scored (or found), released
+(files, not_applicable), shot_files = (done[0], done[0].not_applicable), [f for part in done[1:1 + len(shot_ks)] for f in part]
+direct_files = done[-1] if len(models) > 1 else []
 scores = report.sources = load_files(files)
 if len(scores):
     first = scores.iloc[0]
@@ -245,8 +245,10 @@ if shot_files:  # scored with Part 1 above (each model loaded once)
 # the prompts as source and answer, and Direct sentences in its decoder (`helpers.engine.seq2seq`).
 
 # %%
-hl_files = hu_levy_runs.score_models(hl_models, hl_sets, hl_prompts, hu_levy_limit, scorer=scorer,
-                                     shard=shard, shards=shards, settings=settings)
+hl_done = run.files_each(hu_levy_jobs(hl_sets, hl_prompts, hu_levy_limit, shard, shards), models=hl_models)
+for reason in dict.fromkeys(r for part in hl_done for r in part.not_applicable.not_applicable):
+    print(f"Hu & Levy task left out: {reason}")
+hl_files = model_major(hl_done)
 hl_tag = file_tag(cross_model.models_tag(hl_models), selection.shard)
 if hl_files:
     hl_scores = load_files(hl_files)

@@ -70,7 +70,7 @@ from helpers.data import priming
 from helpers.analysis import prefix_similarity, primed_separability, priming_effects, priming_tables
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import DatasetSelection, select
-from helpers.runs.primed import score_primed
+from helpers.runs.primed import primed_input
 from helpers.runs.run import Run
 from helpers.store import load_files
 from helpers.selection_parser import parse_selection
@@ -126,7 +126,7 @@ print("example:", repr(prefixes[prefixes.target_length == prefixes.target_length
 # or stops with an error naming the shards not scored yet.
 
 # %%
-files = score_primed(scorer, part, prefixes, method_list, settings)
+files = run.files(method_list, *primed_input(part, prefixes))
 scores = report.sources = load_files(files)
 print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.record()['tokens_run']:,} tokens run this session")
 
@@ -247,7 +247,7 @@ if phenomenon_sentences:
     single = priming.single_phenomenon_prefixes(targets, count, pool=pool, n_sentences=phenomenon_sentences,
                                                 seed=seed, max_positions=scorer.record()["max_positions"])
     single_part = DatasetSelection(dataset, targets, limit=limit).for_shards(shard, shards)  # as `part`
-    single_scores = load_files(score_primed(scorer, single_part, single, method_list[:1], settings))
+    single_scores = load_files(run.files(method_list[:1], *primed_input(single_part, single)))
     accuracy = prefix_similarity.accuracy_matrix(single_scores)
     overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.loaded.tokenizer))}
     if labels is not None:
@@ -277,10 +277,10 @@ if phenomenon_sentences:
 # %%
 if dataset == "syntaxgym" and syntaxgym_regions:
     items = select("syntaxgym_items").for_shards(shard, shards)
-    region_methods, region_not_applicable = method_registry.applicable(["syntaxgym", "syntaxgym_word"], scorer)
-    for row in region_not_applicable.itertuples():
+    region_files = run.files(["syntaxgym", "syntaxgym_word"], items)  # the methods this kind can run
+    for row in region_files.not_applicable.itertuples():
         print(f"not applicable: {row.not_applicable}")
-    region_scores = run.scores(region_methods, items)
+    region_scores = load_files(region_files, token_columns=True)
     rates = priming_tables.suite_pass_rates(region_scores)
     display(rates.round(3))
     changed = priming_tables.verdict_changes(region_scores)
@@ -311,7 +311,6 @@ if len(models) > 1:
     import pandas as pd
     from helpers.analysis import cross_model, cross_model_priming
     from helpers.plots import cross_model_priming as plots_cross_priming
-    from helpers.runs import across_models
 
     cross_tag = cross_model.models_tag(models) + tag.removeprefix(scorer.loaded.name)  # "a+b__<dataset>"
     prefix_pool = data.load_processed(dataset)
@@ -323,11 +322,10 @@ if len(models) > 1:
                                       max_positions=other.record()["max_positions"],
                                       short_pool="stop" if dataset == "syntaxgym" else "error")
 
-    other_files, refused = across_models.score_primed_each(
-        models[1:], part, prefixes_for,
-        method_registry.method_names(methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS),
-        settings, settings=settings)
-    for row in refused.itertuples():
+    other_files = run.files(method_registry.method_names(methods, method_registry.READOUT_METHODS
+                                                          + method_registry.PROMPT_METHODS),
+                            lambda other: primed_input(part, prefixes_for(other)), models=models[1:])
+    for row in other_files.not_applicable.itertuples():
         print(f"not applicable: {row.not_applicable}")
     others = load_files(other_files)
     every_model = files + other_files  # every model's score files: the sources of the tables below

@@ -63,8 +63,8 @@ from IPython.display import display
 from helpers import methods as method_registry
 from helpers.plots import separability as plots
 from helpers.analysis import isolated, pair_correlation as pc, separability as sep
-from helpers.runs.across_models import score_sentences
-from helpers.runs.run import Run
+from helpers.runs.across_models import sentence_jobs
+from helpers.runs.run import Run, model_major
 from helpers.runs.teaching import score_teaching
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import HU2025, select
@@ -108,7 +108,7 @@ display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} fo
 # shards not scored yet.
 
 # %%
-files = score_sentences(scorer, selections, extras, settings)
+files = [f for part in run.files_each(sentence_jobs(selections, extras)) for f in part]
 scores = report.sources = load_files(files, token_columns=False)
 readouts = scores[scores.method.isin(sep.METRICS)]
 table = sep.metrics_table(readouts, metric_list)
@@ -247,14 +247,13 @@ if "cola" in dataset_list and analyse:
 if len(models) > 1:
     from helpers.analysis import cross_model, cross_model_separability as cross_sep
     from helpers.plots import cross_model_separability as plots_cross_sep
-    from helpers.runs import across_models
 
     cross_tag = cross_model.models_tag(models) + tag.removeprefix(scorer.loaded.name)  # "a+b"
     asked = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
                             what="method", none=["none"])
-    other_files, refused = across_models.score_sentences_each(
-        models[1:], selections, asked, settings, settings=settings)
-    for reason in refused.not_applicable:
+    other_parts = run.files_each(sentence_jobs(selections, asked), models=models[1:])
+    other_files = model_major(other_parts)
+    for reason in dict.fromkeys(r for part in other_parts for r in part.not_applicable.not_applicable):
         print(f"not applicable: {reason}")
 else:
     print("across models: give `model` as a list of two or more")

@@ -46,12 +46,16 @@ LAB_SETTINGS = {
 }
 # Resolves with the image element, its box measured twice (one animation frame apart, after it is
 # decoded and two frames painted), whether the two boxes are equal, whether the image is what the page
-# shows at its box's centre, and any ancestor's CSS that could keep it from being painted.
+# shows at its box's centre, and any ancestor's CSS that could keep it from being painted. With
+# ``repaint``, the image is first given a compositing layer of its own (or has it taken away), which
+# makes the browser raster it anew: headless Chromium under load has left a replaced image's tiles
+# white for 30 s while the DOM showed it decoded, on top and in view.
 PAINTED = """
-const [css, scroll, done] = arguments;
+const [css, scroll, repaint, done] = arguments;
 const img = document.querySelector(css);
 if (!img) { done(null); return; }
 if (scroll) img.scrollIntoView({block: "center"});
+if (repaint) img.style.willChange = img.style.willChange ? "" : "transform";
 const frame = () => new Promise(resolve => requestAnimationFrame(resolve));
 const box = () => { const r = img.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height}; };
 img.decode().then(frame).then(frame).then(() => {
@@ -248,9 +252,10 @@ def check_figure_seen(driver, css: str, what: str, scroll: bool = True) -> np.nd
     replaces the output, and late widgets move it."""
     from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
-    deadline, seen, decoded = time.monotonic() + 30, None, None
+    deadline, seen, decoded, attempts = time.monotonic() + 30, None, None, 0
     while True:
-        box = driver.execute_async_script(PAINTED, css, scroll)
+        attempts += 1
+        box = driver.execute_async_script(PAINTED, css, scroll, seen is not None)  # a blank shot: raster it anew
         ready = (bool(box) and "error" not in box and box["complete"] and box["natural"] > 0 and box["stable"]
                  and box["centre"] and not box["hidden"])
         if ready:
@@ -268,6 +273,8 @@ def check_figure_seen(driver, css: str, what: str, scroll: bool = True) -> np.nd
         if time.monotonic() > deadline:
             break
         time.sleep(0.25)
+    with open(SHOTS / "figure_checks.log", "a") as log:  # how many attempts each check took (a repaint after 1)
+        log.write(f"{time.strftime('%H:%M:%S')} {what}: {attempts} attempt(s)\n")
     assert box and "error" not in box, f"{what}: the figure image did not decode ({box and box.get('error')})"
     state = {k: v for k, v in box.items() if k not in ("element", "src")}
     assert box["complete"] and box["natural"] > 0, f"{what}: the figure image is not loaded: {state}"
@@ -279,6 +286,8 @@ def check_figure_seen(driver, css: str, what: str, scroll: bool = True) -> np.nd
     assert drawn(seen).mean() > 0.05, f"{what}: the figure's own screenshot is blank (waited 30 s): {state}"
     assert np.abs(seen - decoded).mean() < 8, f"{what}: the screenshot does not show the decoded figure"
     bands = [drawn(band).mean() for band in np.array_split(decoded, 3, axis=0)]
+    if min(bands) <= 0.03:  # the kernel's PNG itself is drawn in part: keep it to look at
+        Image.fromarray(decoded.astype(np.uint8)).save(SHOTS / f"half-{what.replace(' ', '_')[:40]}.png")
     assert min(bands) > 0.03, f"{what}: a panel of the figure is empty (share drawn per third: {bands})"
     return seen
 

@@ -100,7 +100,8 @@ def test_demo_en_icl_follows_its_context(tmp_path):
     the counts hold across CPUs."""
     from helpers.data import priming
     from helpers.data.selection import select
-    from helpers.runs.primed import score_primed
+    from helpers.runs.primed import primed_input
+    from helpers.runs.run import Run
     from helpers.store import ScoreStore, load_files
 
     scorer = CausalScorer(load("demo-en-icl"), Settings(progress=False))
@@ -108,7 +109,7 @@ def test_demo_en_icl_follows_its_context(tmp_path):
     prefixes = priming.build_prefixes(selection.frame, priming.token_counter(scorer.tokenizer),
                                       pool=data.load_processed("blimp"), prefix_types=["in_acceptable", "in_unacceptable"],
                                       lengths=[0, 800], max_positions=scorer.max_positions)
-    scores = load_files(score_primed(scorer, selection, prefixes, ["lp"], {"templates": [1]}, store=ScoreStore(tmp_path)))
+    scores = load_files(Run.of(scorer).files(["lp"], *primed_input(selection, prefixes), store=ScoreStore(tmp_path), templates=[1]))
     assert len(scores) == 150 and (scores.score_good - scores.score_bad).abs().min() > 1e-3
     assert scores.groupby("prefix_type").correct.sum().to_dict() == {"none": 33, "in_unacceptable": 26,
                                                                      "in_acceptable": 38}

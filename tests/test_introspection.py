@@ -303,23 +303,25 @@ def test_figures_draw_the_matrix_and_the_similarity_scatter(exact):
 
 
 @pytest.mark.filterwarnings("ignore:tiny-bert's tokenizer turns:UserWarning")  # its English WordPiece: expected
-def test_run_each_scores_each_model_in_turn_and_lists_what_its_kind_cannot_run(scratch, tiny_dir):
+def test_a_run_scores_each_model_in_turn_and_lists_what_its_kind_cannot_run(scratch, tiny_dir):
     from helpers.data.selection import select
     from helpers.models.tiny_masked import build
-    from helpers.runs.model_list import run_each
+    from helpers.runs.run import Job, Run
 
     folder = str(build("bert", scratch / "tiny-bert"))
     selection = select("syntaxgym", 1)
-    runs = [(["yesno", "ab_logit"], {"templates": [1]}), (["lp"], {})]
-    (prompts, refused), (direct, none) = run_each(["tiny-gpt2", folder], selection, runs, settings=Settings(progress=False))
+    run = Run.of(["tiny-gpt2", folder], Settings(progress=False), selection=selection)
+    jobs = [Job(["yesno", "ab_logit"], changes={"templates": [1]}), Job(["lp"])]
+    prompts, direct = run.files_each(jobs, models=run.models)
+    refused, none = prompts.not_applicable, direct.not_applicable
     assert [(f.parent.name, f.name) for f in prompts] == [("tiny-gpt2", "yesno__t1.parquet"),
                                                           ("tiny-gpt2", "ab_logit__t1.parquet")]
     assert [f.parent.name for f in direct] == ["tiny-gpt2", "tiny-bert"] and none.empty
     assert refused[["model", "method"]].values.tolist() == [["tiny-bert", "yesno"], ["tiny-bert", "ab_logit"]]
     assert refused.not_applicable.str.contains("continuing a context left to right").all()
     written = {f: f.stat().st_mtime_ns for f in prompts + direct}
-    again = run_each(["tiny-gpt2", folder], selection, runs, settings=Settings(progress=False))  # the store has them: nothing rescored
-    assert again[0][0] + again[1][0] == prompts + direct
+    again = run.files_each(jobs, models=run.models)  # the store has them: nothing rescored
+    assert again[0] + again[1] == prompts + direct
     assert {f: f.stat().st_mtime_ns for f in prompts + direct} == written
 
 

@@ -14,7 +14,8 @@ from helpers.data.selection import DatasetSelection
 from helpers.engine import CausalScorer
 from helpers.explain.primed_pair import margin_figure, primed_pair
 from helpers.models import load
-from helpers.runs.primed import score_primed
+from helpers.runs.primed import primed_input
+from helpers.runs.run import Run
 from helpers.store import ScoreStore, load_files
 from helpers.settings import Settings
 
@@ -36,7 +37,7 @@ def test_the_quickstart_pair_is_flipped_as_06_scores_it(icl, tmp_path):
     assert pair.flipped and list(pair.table.prefers) == ["acceptable", "unacceptable"]
     assert abs(pair.prefix_tokens - shown["primed_tokens"]) <= 60 and pair.prefix_sentences >= 20
 
-    # the same pair through 06's path: build_prefixes over the target frame, score_primed into a store
+    # the same pair through 06's path: build_prefixes over the target frame, a run of primed_input into a store
     pairs = data.load_processed("blimp")
     target = pairs[(pairs.paradigm == shown["primed_paradigm"]) & (pairs.pair_id == shown["primed_pair"])]
     selection = DatasetSelection("blimp", target.reset_index(drop=True))
@@ -44,8 +45,8 @@ def test_the_quickstart_pair_is_flipped_as_06_scores_it(icl, tmp_path):
                                       prefix_types=["in_unacceptable"], lengths=[0, shown["primed_tokens"]],
                                       max_positions=icl.max_positions)
     assert prefixes.prefix.iloc[-1] == pair.prefix  # 06's draw for this pair
-    scores = load_files(score_primed(icl, selection, prefixes, ["lp"], {"templates": [1]},
-                                     store=ScoreStore(tmp_path)))
+    scores = load_files(Run.of(icl).files(["lp"], *primed_input(selection, prefixes), store=ScoreStore(tmp_path),
+                                          templates=[1]))
     scores = scores.sort_values("target_length")
     np.testing.assert_allclose(pair.table.lp_good, scores.score_good, rtol=0, atol=1e-4)
     np.testing.assert_allclose(pair.table.lp_bad, scores.score_bad, rtol=0, atol=1e-4)

@@ -18,8 +18,9 @@ from helpers.data.unigram_corpus import resolve_unigram_corpus
 from helpers.engine import CausalScorer
 from helpers.engine.kinds import scorer_for
 from helpers.runner import RunSetup, run_methods
-from helpers.runs import hu_levy as hu_levy_runs
-from helpers.runs.primed import score_primed
+from helpers.runs.hu_levy import hu_levy_jobs
+from helpers.runs.primed import primed_input
+from helpers.runs.run import Run, model_major
 from helpers.settings import Settings
 from helpers.store import ScoreStore, load_files
 from helpers.sweep.dependencies import waits_on
@@ -72,18 +73,19 @@ def primed_setup(tiny):
 def test_06_primed_shards_are_the_unsharded_run_bit_for_bit(primed_setup, tmp_path):
     scorer, selection, prefixes, *_ = primed_setup
     methods = ["lp", "intemplate_lp"]
-    whole = load_files(score_primed(scorer, selection, prefixes, methods, {"templates": [1]},
-                                    store=ScoreStore(tmp_path / "a")), token_columns=True)
+    run = Run.of(scorer)
+    whole = load_files(run.files(methods, *primed_input(selection, prefixes), store=ScoreStore(tmp_path / "a"),
+                                 templates=[1]), token_columns=True)
     assert len(whole) == 2 * 6 * (1 + 2 * 2)  # methods x pairs x (no prefix + 2 types x 2 lengths)
     calls = scorer.forward_calls
     store = ScoreStore(tmp_path / "b")
-    parts = [load_files(score_primed(scorer, selection.for_shards(i, 3), prefixes, methods, {"templates": [1]},
-                                     store=store), token_columns=True) for i in (1, 2, 3)]
+    parts = [load_files(run.files(methods, *primed_input(selection.for_shards(i, 3), prefixes), store=store,
+                                  templates=[1]), token_columns=True) for i in (1, 2, 3)]
     assert scorer.forward_calls - calls < 3 * calls  # each shard runs only the batches its rows need
     for part, i in zip(parts, (1, 2, 3)):  # each shard: its own pairs, under the whole run's prefixes
         mine = set(zip(selection.for_shards(i, 3).frame.paradigm, selection.for_shards(i, 3).frame.pair_id))
         assert set(zip(part.paradigm, part.pair_id)) == mine
-    gathered = score_primed(scorer, selection.for_shards(None, 3), prefixes, methods, {"templates": [1]}, store=store)
+    gathered = run.files(methods, *primed_input(selection.for_shards(None, 3), prefixes), store=store, templates=[1])
     assert [p.name for p in gathered] == [f"{m}__primed_grid__shard{i}of3.parquet"
                                           for m in ("lp", "intemplate_lp__t1") for i in (1, 2, 3)]
     assert_same_run(load_files(gathered, token_columns=True), whole)
@@ -106,17 +108,17 @@ def test_06_a_shard_draws_the_unsharded_runs_prefixes(primed_setup):
 
 def test_06_missing_shards_and_partial_prefix_tables_are_clear_errors(primed_setup, tmp_path):
     scorer, selection, prefixes, *_ = primed_setup
-    store = ScoreStore(tmp_path)
-    score_primed(scorer, selection.for_shards(2, 3), prefixes, ["lp"], store=store)
+    store, run = ScoreStore(tmp_path), Run.of(scorer)
+    run.files(["lp"], *primed_input(selection.for_shards(2, 3), prefixes), store=store)
     with pytest.raises(MissingShardsError, match=r"blimp x tiny-llama is read from its 3 shards' score files, but "
                                                  r"shard\(s\) 1, 3 of 3 are not scored yet \(lp__primed_grid: "
                                                  r"shards 1, 3\): run the notebook with shard=1"):
-        score_primed(scorer, selection.for_shards(None, 3), prefixes, ["lp"], store=store)
+        run.files(["lp"], *primed_input(selection.for_shards(None, 3), prefixes), store=store)
     part = selection.for_shards(1, 3)
     keys = pd.MultiIndex.from_frame(part.frame[["paradigm", "pair_id"]])
     own = prefixes[pd.MultiIndex.from_frame(prefixes[["paradigm", "pair_id"]]).isin(keys)]
     with pytest.raises(ValueError, match=r"the prefix table covers 2 of the 6 items of the whole run"):
-        score_primed(scorer, part, own, ["lp"], store=store)
+        run.files(["lp"], *primed_input(part, own), store=store)
     whole_context = ["x"] * (len(part.shard.whole) - 1)
     with pytest.raises(ValueError, match=r"whole_context holds 5 contexts for the 6 items of the whole run"):
         run_methods(scorer, part, ["lp"], setup=RunSetup(context=["x"] * len(part), whole_context=whole_context),
@@ -147,19 +149,24 @@ def test_03_prompting_shards_are_the_unsharded_run_bit_for_bit(tiny, tmp_path):
 def test_03_hu_levy_sets_shard_the_same_way(tiny, tmp_path, monkeypatch):
     monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "whole"))
     scorer = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False, share=SHARE))
-    args = (["tiny-gpt2"], ["hl_syntaxgym"], ["direct", "metaQuestionSimple"], 1)
-    whole = load_files(hu_levy_runs.score_models(*args, scorer=scorer), token_columns=True)
+    args = (["hl_syntaxgym"], ["direct", "metaQuestionSimple"], 1)
+    run = Run.of(scorer)
+
+    def score(shard=None, shards=1):
+        return model_major(run.files_each(hu_levy_jobs(*args, shard=shard, shards=shards)))
+
+    whole = load_files(score(), token_columns=True)
     assert len(whole) == 2 * 2 * 23  # two tasks x two prompts x 23 suites
     monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "sharded"))
     for i in (1, 2, 3):
-        hu_levy_runs.score_models(*args, scorer=scorer, shard=i, shards=3)
-    gathered = hu_levy_runs.score_models(*args, scorer=scorer, shards=3)
+        score(i, 3)
+    gathered = score(None, 3)
     assert_same_run(load_files(gathered, token_columns=True), whole)
     (tmp_path / "sharded" / "scores" / "hl_syntaxgym" / "tiny-gpt2" /
      "hl_sentence_judgment__tmetaQuestionSimple__shard3of3.parquet").unlink()
     with pytest.raises(MissingShardsError, match=r"hl_syntaxgym x tiny-gpt2 .* shard\(s\) 3 of 3 are not scored yet "
                                                  r"\(hl_sentence_judgment__tmetaQuestionSimple: shards 3\)"):
-        hu_levy_runs.score_models(*args, scorer=scorer, shards=3)
+        score(None, 3)
 
 
 # --- 07: the five metrics and the extra methods; the analyses on the gathered run ------------
@@ -238,9 +245,9 @@ def test_notebook_06_sharded_then_read_as_one_run(scratch):
                                       max_positions=scorer.max_positions, short_pool="error")
     options = settings.but(templates=[1])
     with pytest.raises(MissingShardsError, match=r"shard\(s\) 1 of 2 are not scored yet"):
-        score_primed(scorer, selection.for_shards(None, 2), prefixes, ["lp"], options)
-    score_primed(scorer, selection.for_shards(1, 2), prefixes, ["lp"], options)  # into the notebook's store
-    whole = score_primed(scorer, selection, prefixes, ["lp"], options, store=ScoreStore(scratch / "whole"))
+        Run.of(scorer, options).files(["lp"], *primed_input(selection.for_shards(None, 2), prefixes))
+    Run.of(scorer, options).files(["lp"], *primed_input(selection.for_shards(1, 2), prefixes))  # the notebook's store
+    whole = Run.of(scorer, options).files(["lp"], *primed_input(selection, prefixes), store=ScoreStore(scratch / "whole"))
     run_notebook("06_context_priming.ipynb", scratch / "all.ipynb", shards=2, **params)
     tables = scratch / "outputs" / "tables"
     assert (tables / "06_figure2__tiny-gpt2__blimp__shard2of2.csv").is_file()  # a shard's tables: its pairs

@@ -63,7 +63,7 @@ def primed_separability(frame: pd.DataFrame, *, n_resamples: int = 1000, level: 
     check_frame(frame, ["model", "dataset", "method", *ITEM, "prefix_type", "target_length", "correct",
                         "score_good", "score_bad"])
     if frame.empty:
-        raise ValueError("no primed scores: run 06's scoring (helpers.runs.primed.score_primed) first")
+        raise ValueError("no primed scores: run 06's scoring (helpers.runs.primed.primed_input, through a Run) first")
     for side in ("score_good", "score_bad"):
         if frame[side].isna().any():
             raise ValueError(f"{int(frame[side].isna().sum())} rows have no {side}: load the score files of a "

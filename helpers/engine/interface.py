@@ -59,6 +59,7 @@ RECORD_KEYS = {
     "marks_words": "marks_words",  # word-boundary requests can be corrected (a causal LM whose tokenizer marks words)
     "forward_calls": "forward_calls",  # forward passes run so far
     "tokens_run": "tokens_run",  # real (not padding) tokens fed to the model so far
+    "weight_bytes": "weight_bytes",  # the loaded weights' memory footprint (None where the model cannot say)
 }
 
 
@@ -182,6 +183,12 @@ class ScoresRequests:
     scorer with "token_mass" reads them) and ``_scored(encoded, *those, with_context=)`` (one
     :class:`Scored`). ``word_boundary`` requests to a scorer without "token_mass" are refused.
     Each kind refuses the settings it cannot take in its own :meth:`refuses`."""
+
+    @property
+    def weight_bytes(self) -> int | None:
+        """The loaded weights' memory footprint in bytes (a precision check compares them)."""
+        footprint = getattr(self.loaded.model, "get_memory_footprint", None)
+        return int(footprint()) if footprint is not None else None
 
     @classmethod
     def refuses(cls, settings, name: str) -> str | None:

@@ -3,8 +3,8 @@ lined up, the differing ones highlighted; corrected for word boundaries where th
 the correction, the plain sum of each word's tokens marked beside) and per token."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
 from .style import FONTS
 
@@ -22,16 +22,20 @@ def _labels(texts: list[str], cjk: bool) -> tuple[list[str], str | None]:
     return texts, None
 
 
-def pair_figure(ex, headline: str = "lp"):
+def pair_figure(ex, headline: str = "lp") -> Figure:
     """Three panels of ``ex`` (a :class:`helpers.explain.pair.PairExplanation`): per-word
     surprisal of both sentences on aligned columns (differing words shaded), then per-token
-    surprisal of the acceptable and of the unacceptable sentence."""
+    surprisal of the acceptable and of the unacceptable sentence. A matplotlib Figure, not
+    registered with pyplot (``display(fig)`` or ``fig.savefig`` shows it)."""
     chinese = ex.language in CJK_LANGUAGES
     cols = ex.columns
     good_tokens = ex.tokens[ex.tokens.side == "good"]
     bad_tokens = ex.tokens[ex.tokens.side == "bad"]
     width = max(7.0, 0.55 * max(len(cols), len(good_tokens), len(bad_tokens)) + 2)
-    fig, axes = plt.subplots(3, 1, figsize=(width, 7.2), gridspec_kw={"height_ratios": [1.2, 1, 1]})
+    # a Figure of its own, outside pyplot's global state: the live controls draw from widget callbacks,
+    # which pyplot's figure registry and the inline backend's hooks are not safe to share with
+    fig = Figure(figsize=(width, 7.2))
+    axes = fig.subplots(3, 1, gridspec_kw={"height_ratios": [1.2, 1, 1]})
     notes = []
 
     ax = axes[0]

@@ -1,4 +1,4 @@
-"""Runs built on the generic runner (:func:`helpers.runner.run_methods`): every method under
-priming prefixes (:mod:`.primed`, notebook 06), Hu & Levy's tasks over a list of models
-(:mod:`.hu_levy`, notebook 03) and any runs over a list of models, each loaded in turn
-(:mod:`.model_list`, 03's Part 1)."""
+"""Runs: :class:`.run.Run`, the one door to scoring (settings, models, selection, the model loop),
+and the builders of what a kind of run scores: priming prefixes (:mod:`.primed`, notebook 06),
+Hu & Levy's tasks (:mod:`.hu_levy`, 03), 07's sentence jobs (:mod:`.across_models`), the
+precision presets (:mod:`.precision`) and per-paradigm explanations (:mod:`.explanations`)."""

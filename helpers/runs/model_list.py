@@ -1,20 +1,15 @@
-"""Runs of the runner for each model of a list (03's Part 1, few-shot and Direct runs when
-``model`` is a list): each model is loaded, runs everything asked of it and is released before
-the next; score files already in the store (same configuration) are found, not recomputed."""
+"""The model loop of a run (:meth:`helpers.runs.run.Run.files_each`): each model of a list is
+loaded, runs everything asked of it and is released before the next. It is the one place a
+run loads and releases models."""
 from __future__ import annotations
 
 import gc
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable
 
-import pandas as pd
 import torch
 
-from ..data.selection import DatasetSelection
 from ..engine.kinds import scorer_for
-from ..methods import applicable
-from ..methods.applicability import NOT_APPLICABLE_COLUMNS
-from ..runner import run_methods
 from ..selection_parser import parse_selection
 from ..settings import Settings
 
@@ -45,28 +40,3 @@ def each_model(models, work: Callable, *, scorer=None, settings: Settings | None
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
     return out
-
-
-def run_each(models, selection: DatasetSelection, runs: Sequence[tuple[Sequence[str], Mapping]], *, scorer=None,
-             settings: Settings | None = None) -> list[tuple[list[Path], pd.DataFrame]]:
-    """For every model of ``models`` (a name, a list or "a,b"), every run of ``runs``
-    ((methods, options): :func:`helpers.runner.run_methods`' arguments) on ``selection``.
-    Returns, per run, the score files of all models (model by model) and the methods a model's
-    kind cannot run (model, method, not_applicable: the reason), which are left out. ``scorer``,
-    an already loaded scorer, serves its own model; the others are loaded under ``settings``
-    (see :func:`helpers.engine.kinds.scorer_for`)."""
-    out = [([], []) for _ in runs]
-
-    def work(current) -> None:
-        for (files, refused), (methods, options) in zip(out, runs):
-            if not methods:
-                continue
-            runnable, left_out = applicable(methods, current)
-            if len(left_out):
-                refused.append(left_out)
-            if runnable:
-                files += run_methods(current, selection, runnable, options)
-
-    each_model(models, work, scorer=scorer, settings=settings)
-    return [(files, pd.concat(refused, ignore_index=True) if refused else pd.DataFrame(columns=NOT_APPLICABLE_COLUMNS))
-            for files, refused in out]

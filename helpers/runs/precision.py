@@ -1,30 +1,27 @@
 """One model's methods in several precisions: float32, bfloat16, 4-bit NF4 (bfloat16 compute,
-as Ide et al. ran their 30B+ models) and 8-bit LLM.int8, each loaded in turn and scored by
-the runner into one store, each precision's files tagged with its name and recording it in
+as Ide et al. ran their 30B+ models) and 8-bit LLM.int8, each loaded in turn by a run
+(:class:`helpers.runs.run.Run`) and scored into one store, each precision's files tagged with its name and recording it in
 their configuration (``precision``, beside the model's ``quant`` and ``dtype``). Files of the
 same configuration are found and reused: a rerun loads each model but scores nothing.
 """
 from __future__ import annotations
 
-import gc
 import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-import torch
-
 from .. import paths
 from ..data import DATASETS
 from ..data.selection import select
-from ..engine.kinds import scorer_for
 from ..methods import method_names
 from ..methods.hu_levy import TASKS
 from ..models import load
-from ..runner import RunSetup, run_methods
+from ..runner import RunSetup
 from ..selection_parser import parse_selection
 from ..settings import AUTO, Settings
 from ..store import ScoreStore
+from .run import Run
 
 
 @dataclass(frozen=True)
@@ -103,7 +100,8 @@ def score_precision(model: str, selection, precision: str, methods: Sequence[str
                     store: ScoreStore | None = None, settings: Settings | None = None) -> PrecisionScores:
     """``methods`` on ``selection`` with ``model`` loaded in ``precision``, into ``store``
     (default :func:`store_root`), under ``settings`` (all but quant and dtype, which the precision
-    sets: start, share, token_budget, revision, placement). The model is released before returning."""
+    sets: start, share, token_budget, revision, placement) with the method settings ``options``
+    (e.g. ``{"templates": [1]}``), through the run's model loop: loaded, scored, released."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose from: {', '.join(PRECISIONS)}")
     settings = settings or Settings()
@@ -115,17 +113,13 @@ def score_precision(model: str, selection, precision: str, methods: Sequence[str
     quiet = _Without("MatMul8bitLt: inputs will be cast")  # int8 computes in float16 (PRECISIONS), every layer says so
     int8_casts.addFilter(quiet)
     try:
-        # its start-up checks run the model
-        scorer = scorer_for(model, PRECISIONS[precision].settings(settings).but(progress=False))
-        files = run_methods(scorer, selection, methods, options, setup=setup, store=store or ScoreStore(store_root()))
+        run = Run.of(model, settings.but(progress=False))
+        files = run.files(methods, selection, setup, store=store or ScoreStore(store_root()),
+                          quant=PRECISIONS[precision].quant, dtype=PRECISIONS[precision].dtype, **(options or {}))
     finally:
         int8_casts.removeFilter(quiet)
-    size = int(scorer.loaded.model.get_memory_footprint())
-    del scorer
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-    return PrecisionScores(precision, files, size)
+    (record,) = files.records.values()
+    return PrecisionScores(precision, list(files), record["weight_bytes"])
 
 
 def score_precisions(model: str, dataset: str, methods=None, limit: int | None = None, precisions="all",

@@ -1,4 +1,4 @@
-"""Every judgment method under priming prefixes (Sinha et al. 2023), through the generic runner.
+"""Every judgment method under priming prefixes (Sinha et al. 2023): the input a run scores.
 
 A prefix table (:mod:`helpers.data.priming`: one row per target pair, prefix type, target length
 and draw, with the prefix text) is joined to the dataset selection; each row is scored with
@@ -9,18 +9,13 @@ keeps its prefix text (column ``prefix``) and the prefix's type, lengths, draw a
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Mapping, Sequence
-
 from dataclasses import replace
 
 import pandas as pd
 
 from ..data.selection import DatasetSelection
 from ..data.shards import derived
-from ..store import ScoreStore
-from ..runner import RunSetup, run_methods
-from ..engine.interface import Scorer
+from ..runner import RunSetup
 
 TAG = "primed"
 # the columns each kind of prefix table (helpers.data.priming) carries besides paradigm, pair_id and prefix
@@ -68,17 +63,16 @@ def priming_configuration(selection: DatasetSelection, prefixes: pd.DataFrame) -
         "pairs": int(prefixes[["paradigm", "pair_id"]].drop_duplicates().shape[0])}}
 
 
-def score_primed(scorer: Scorer, selection: DatasetSelection, prefixes: pd.DataFrame, methods: Sequence[str] | str,
-                 options: Mapping | None = None, *, store: ScoreStore | None = None) -> list[Path]:
-    """Score ``selection``'s pairs under every prefix of ``prefixes`` with ``methods`` (``options``
-    as :func:`helpers.runner.run_methods` takes them, e.g. ``{"templates": [1]}``). A shard of the
-    targets (``selection.for_shards(k, n)``) with the whole run's prefix table scores its pairs'
-    rows bit for bit as the unsharded run does; ``selection.for_shards(None, n)`` reads the run
-    from its shards' files."""
+def primed_input(selection: DatasetSelection, prefixes: pd.DataFrame) -> tuple[DatasetSelection, RunSetup]:
+    """What :meth:`helpers.runs.run.Run.files` scores to put ``selection``'s pairs under every
+    prefix of ``prefixes``: the primed rows and their setup (each row's prefix the context of every
+    method's input; files tagged "primed_<kind>"). A shard of the targets
+    (``selection.for_shards(k, n)``) with the whole run's prefix table scores its pairs' rows bit
+    for bit as the unsharded run does; ``selection.for_shards(None, n)`` reads the run from its
+    shards' files."""
     primed, kind = primed_selection(selection, prefixes), kind_of(prefixes)
     planned = primed.shard.whole if primed.shard else None
     whole = None if planned is None else list(planned["prefix"])  # a shard plans the whole run
-    setup = RunSetup(context=list(primed.frame["prefix"]), context_column="prefix", extra_columns=KINDS[kind],
-                     configuration=priming_configuration(selection, prefixes), tag=f"{TAG}_{kind}",
-                     whole_context=whole)
-    return run_methods(scorer, primed, methods, options, setup=setup, store=store)
+    return primed, RunSetup(context=list(primed.frame["prefix"]), context_column="prefix", extra_columns=KINDS[kind],
+                            configuration=priming_configuration(selection, prefixes), tag=f"{TAG}_{kind}",
+                            whole_context=whole)

@@ -1,4 +1,4 @@
-"""One scoring notebook's run, set up in one call from its parameters.
+"""The one door to scoring: a run of the methods over models, set up from a notebook's parameters.
 
 ``Run.from_parameters(globals())`` after a notebook's parameters cell (or with a sweep's or the
 command line's parameters) builds, in this order and before anything is scored:
@@ -10,12 +10,18 @@ command line's parameters) builds, in this order and before anything is scored:
 - the methods the first model's kind can run, and those it cannot with the reason (``not_applicable``);
 - the tag its tables and figures are named by (a shard's tables cover its pairs).
 
-``run.scores()`` scores (or finds) the run's methods and reads them back; ``run.each(work)`` runs
-``work(scorer)`` for every model of the list, one loaded at a time.
+Every notebook, the sweep's notebooks, the precision check and the quickstart score through
+:meth:`Run.files` (one :class:`Job`) or :meth:`Run.files_each` (several jobs in one pass over the
+models): it owns the model loop (each model loaded once, released before the next), the split of
+the methods a model's kind cannot run, and the call of the runner. What a kind of run puts around
+the methods comes from builders that return a selection and a :class:`helpers.runner.RunSetup`
+(:mod:`.primed`, :mod:`.hu_levy`, :mod:`.across_models`, :mod:`.precision`,
+:mod:`.explanations`); settings change only through a job's ``changes``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import pandas as pd
@@ -26,27 +32,60 @@ from ..data.shards import file_tag
 from ..engine.kinds import check_models, scorer_for
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..methods.options import refuse_unread, template_ids
-from ..runner import run_methods
+from ..runner import RunSetup, run_methods
 from ..selection_parser import parse_selection
-from ..settings import TABLE, Settings
-from ..store import load_files
+from ..settings import METHOD_SETTINGS, TABLE, Settings
+from ..store import ScoreStore, load_files
 from .model_list import each_model
+
+# a job's input: a selection, or a function of the model's scorer giving (selection, setup) for
+# inputs that depend on the model (06's prefixes, counted in each model's own tokens)
+Input = DatasetSelection | Callable[[object], tuple[DatasetSelection, RunSetup]]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One scoring of a run: ``methods`` (None: the run's) on ``selection`` (None: the run's) with
+    ``setup`` around them, under the run's settings with ``changes``."""
+
+    methods: Sequence[str] | None = None
+    selection: Input | None = None
+    setup: RunSetup | None = None
+    changes: Mapping = field(default_factory=dict)
+
+
+class ScoreFiles(list):
+    """Score files (found or written), in model order; ``not_applicable`` (model, method,
+    not_applicable: the reason) lists the methods a model's kind cannot run, left out; ``by_model``
+    each model's files and ``records`` its scorer's record after its work (what it ran)."""
+
+    def __init__(self, files=()):
+        super().__init__(files)
+        self.not_applicable = pd.DataFrame(columns=NOT_APPLICABLE_COLUMNS)
+        self.by_model: dict[str, list[Path]] = {}
+        self.records: dict[str, dict] = {}
+
+
+def model_major(parts: Sequence[ScoreFiles]) -> list[Path]:
+    """The files of several jobs of one pass, model by model (each model's in job order)."""
+    models = dict.fromkeys(m for part in parts for m in part.by_model)
+    return [f for m in models for part in parts for f in part.by_model.get(m, [])]
 
 
 @dataclass
 class Run:
-    """A notebook's run: its parameters, settings, models, the first model's scorer, selection,
-    methods (and those not applicable) and its report tag."""
+    """A run: its parameters, settings, models, the first model's scorer (loaded when first
+    needed), selection, methods (and those not applicable) and its report tag."""
 
     parameters: dict
     settings: Settings
     models: list
-    scorer: object
-    selection: DatasetSelection | None
-    methods: list[str]
-    not_applicable: pd.DataFrame
+    selection: DatasetSelection | None = None
+    methods: list[str] = field(default_factory=list)
+    not_applicable: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NOT_APPLICABLE_COLUMNS))
     checked: list = field(default_factory=list, repr=False)  # each model checked (loads without checking again)
     taken: tuple = ()  # the settings among the notebook's parameters (recorded in every table's sidecar)
+    loaded: object = field(default=None, repr=False)  # the first model's scorer, once loaded
 
     @classmethod
     def from_parameters(cls, parameters: Mapping, *, methods: Sequence[str] | None = None, skip: Sequence[str] = (),
@@ -62,15 +101,37 @@ class Run:
         refuse_unread(settings, map(registry.get, asked), registry.METHODS.values())  # an unknown template too
         names = parse_selection(parameters["model"], what="model")
         checked = check_models(list(dict.fromkeys([*names, *(models or [])])), settings)  # before anything loads
-        scorer = scorer_for(checked[0], settings)
-        runnable, not_applicable = registry.applicable(asked, scorer) if asked else \
-            ([], pd.DataFrame(columns=NOT_APPLICABLE_COLUMNS))
         if selection is None and "dataset" in parameters:
             selection = select(parameters["dataset"], parameters.get("limit"))
         if selection is not None:
             selection = selection.for_shards(parameters.get("shard"), parameters.get("shards", 1))
         taken = tuple(name for name in TABLE if name in parameters and name not in skip)
-        return cls(dict(parameters), settings, names, scorer, selection, runnable, not_applicable, checked, taken)
+        run = cls(dict(parameters), settings, names, selection, checked=checked, taken=taken)
+        if asked:
+            run.methods, run.not_applicable = registry.applicable(asked, run.scorer)
+        else:
+            run.scorer  # noqa: B018: the first model loads here, as the notebooks expect
+        return run
+
+    @classmethod
+    def of(cls, model, settings: Settings | Mapping | None = None, *, selection: DatasetSelection | None = None,
+           methods: Sequence[str] = ()) -> "Run":
+        """A run outside a notebook: ``model`` a scorer already built (its settings are the run's),
+        or model names (one, a list or "a,b"), checked now and loaded when first needed, under
+        ``settings`` (or a dict of them)."""
+        if hasattr(model, "score") and hasattr(model, "settings"):
+            base = model.settings if settings is None else _settings(settings, model.settings)
+            return cls({}, base, [model.loaded.name], selection, list(methods), loaded=model)
+        base = _settings(settings, Settings())
+        names = parse_selection(model, what="model")
+        return cls({}, base, names, selection, list(methods), checked=check_models(names, base))
+
+    @property
+    def scorer(self):
+        """The first model's scorer, loaded on first use."""
+        if self.loaded is None:
+            self.loaded = scorer_for(self.checked[0] if self.checked else self.models[0], self.settings)
+        return self.loaded
 
     @property
     def templates(self) -> list:
@@ -99,23 +160,70 @@ class Run:
             recorded["templates"] = self.templates
         return {**head, "methods": self.methods, **entries, **recorded}
 
-    def scores(self, methods: Sequence[str] | None = None, selection: DatasetSelection | None = None,
+    def scores(self, methods: Sequence[str] | None = None, selection: Input | None = None,
                token_columns: bool = True, **changes) -> pd.DataFrame:
         """The first model's scores of ``methods`` (default: the run's) on ``selection`` (default:
         the run's), scored or found in the store, under the run's settings with ``changes``."""
-        return load_files(self.files(methods, selection, **changes), token_columns=token_columns)
+        return load_files(self.files(methods, selection, models=self.models[:1], **changes),
+                          token_columns=token_columns)
 
-    def files(self, methods: Sequence[str] | None = None, selection: DatasetSelection | None = None,
-              **changes) -> list:
-        """The score files :meth:`scores` reads (found or written)."""
-        chosen = self.methods if methods is None else list(methods)
-        if not chosen:
-            return []
-        return run_methods(self.scorer, self.selection if selection is None else selection, chosen,
-                           self.settings.but(**changes))
+    def files(self, methods: Sequence[str] | None = None, selection: Input | None = None,
+              setup: RunSetup | None = None, *, models=None, store: ScoreStore | None = None,
+              **changes) -> ScoreFiles:
+        """The score files (found or written) of ``methods`` (default: the run's) on ``selection``
+        (default: the run's) with ``setup``, for every model of ``models`` (default: the first),
+        under the run's settings with ``changes`` (e.g. ``templates=[1]``, ``seed=7``)."""
+        return self.files_each([Job(methods, selection, setup, changes)], models=models, store=store)[0]
 
-    def each(self, work: Callable, models=None) -> list:
+    def files_each(self, jobs: Sequence[Job], *, models=None, store: ScoreStore | None = None) -> list[ScoreFiles]:
+        """Every job for every model of ``models`` (default: the first), one model loaded at a time
+        (the run's own scorer serves its model where the jobs change no engine or loading setting);
+        per job, the score files of all models in model order, with the methods a model's kind
+        cannot run (left out) and each model's record."""
+        settings = [self.settings.but(**job.changes) for job in jobs]
+        engine = {name for job in jobs for name in job.changes if name not in METHOD_SETTINGS}
+        if engine and len({repr({k: getattr(s, k) for k in engine}) for s in settings}) > 1:
+            raise ValueError(f"the jobs of one pass over the models load them one way: give {', '.join(sorted(engine))} "
+                             "the same value in every job (or run them apart)")
+        out = [ScoreFiles() for _ in jobs]
+        refused: list[list[pd.DataFrame]] = [[] for _ in jobs]
+
+        def work(scorer) -> None:
+            for job, job_settings, files, left in zip(jobs, settings, out, refused):
+                chosen = self.methods if job.methods is None else registry.method_names(job.methods)
+                if not chosen:
+                    continue
+                runnable, left_out = registry.applicable(chosen, scorer)
+                if len(left_out):
+                    left.append(left_out)
+                selection, setup = job.selection, job.setup
+                if callable(selection):
+                    selection, setup = selection(scorer)
+                found = run_methods(scorer, self.selection if selection is None else selection, runnable,
+                                    job_settings, setup=setup, store=store) if runnable else []
+                files += found
+                files.by_model.setdefault(scorer.loaded.name, []).extend(found)
+                files.records[scorer.loaded.name] = scorer.record()
+
+        loading = settings[0] if engine else self.settings
+        self.each(work, self.models[:1] if models is None else models, loading)
+        for files, left in zip(out, refused):
+            if left:
+                files.not_applicable = pd.concat(left, ignore_index=True)
+        return out
+
+    def each(self, work: Callable, models=None, settings: Settings | None = None) -> list:
         """``work(scorer)`` for every model of ``models`` (default: the run's), one loaded at a
-        time; the first model's scorer is reused."""
-        return each_model(self.models if models is None else models, work, scorer=self.scorer,
-                          settings=self.settings)
+        time under ``settings`` (default: the run's); the run's own scorer serves its model under
+        the run's settings."""
+        settings = self.settings if settings is None else settings
+        own = self.loaded if settings == self.settings else None
+        return each_model(self.models if models is None else models, work, scorer=own, settings=settings)
+
+
+def _settings(given: Settings | Mapping, base: Settings) -> Settings:
+    """``given``, or ``base`` with the changes of a mapping (an unknown name is an error listing them)."""
+    return given if isinstance(given, Settings) else base.but(**dict(given))
+
+
+__all__ = ["Job", "Run", "ScoreFiles", "model_major"]
