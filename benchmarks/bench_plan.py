@@ -33,7 +33,7 @@ from helpers import methods as registry  # noqa: E402
 from helpers.engine.plan import build_tree  # noqa: E402
 from helpers.models import load  # noqa: E402
 from helpers.engine import CausalScorer  # noqa: E402
-from helpers.methods import Runtime  # noqa: E402
+from helpers.methods import PassContext  # noqa: E402
 
 
 def main() -> None:
@@ -47,7 +47,7 @@ def main() -> None:
     if args.tokens:
         return token_report(scorer, args.pairs)
     family = registry.get("intemplate_lp").family
-    runtime = Runtime(scorer, "en", Settings(instruct=False))
+    runtime = PassContext(scorer, "en", Settings(instruct=False))
     template = family.templates("en", "base", [1])[0]
     items = data.load("blimp").to_dict("records")
     requests = pass_requests(family, template, items, runtime)
@@ -80,7 +80,7 @@ def token_report(scorer: CausalScorer, pairs: int | None) -> None:
     frame = data.load("blimp")
     frame = frame if pairs is None else frame.head(pairs)
     items = frame.to_dict("records")
-    runtime = Runtime(scorer, "en", Settings(instruct=False))
+    runtime = PassContext(scorer, "en", Settings(instruct=False))
     modes = ("none", "context", "prefix", "tree")
     print(f"{len(items):,} BLiMP pairs; tokens each share mode would run / the tree's minimum "
           f"(distinct prefixes), per family and template pass")

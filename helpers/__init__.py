@@ -12,12 +12,12 @@ Nothing is imported here: ``import helpers`` loads no model library.
 """
 
 FLOORS = (
-    ("ground", ("paths", "files", "parquet_io", "progress", "provenance", "selection_parser", "settings")),
+    ("ground", ("paths", "files", "parquet_io", "progress", "provenance", "settings")),
     ("data", ("data",)),
     ("models", ("models",)),
     ("engine", ("engine",)),
     ("methods", ("methods",)),
-    ("store", ("store", "score_files", "staleness")),
+    ("store", ("store", "score_files")),
     ("runner", ("runner",)),
     ("analysis", ("analysis",)),
     ("runs", ("runs",)),

@@ -24,9 +24,9 @@ from .data.selection import DatasetSelection
 from .data.shards import MissingShardsError, missing_message
 from .engine.interface import Scorer
 from .engine.suitability import warn_unsuited
-from .methods.base import METHODS_VERSION, Family, Method, Runtime
+from .methods.base import METHODS_VERSION, Family, Method, PassContext
 from .methods.fewshot import as_fewshot
-from .methods.options import refuse_unread
+from .methods.setting_readers import refuse_unread
 from .settings import Settings, method_setting
 from .store import ScoreStore
 
@@ -93,10 +93,10 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     fewshot = as_fewshot(method_setting("fewshot", settings.fewshot))
     plan = plan_run(selection, setup.context, setup.context_column, setup.extra_columns, setup.whole_context,
                     "few-shot examples" if fewshot.k else None)
-    runtime = Runtime(scorer, plan.language, settings.but(progress=scorer.settings.progress), sides=plan.sides)
-    record, model, tag = scorer.record(), scorer.loaded.name, fewshot.file_tag(setup.tag)
+    runtime = PassContext(scorer, plan.language, settings.but(progress=scorer.settings.progress), sides=plan.sides)
+    record, model, tag = scorer.record(), scorer.name, fewshot.file_tag(setup.tag)
     # what every file of the run records (each adds its method and template); how the engine ran beside it
-    base = {**scorer.loaded.provenance(), "start_token": record["start_token"],
+    base = {**scorer.provenance(), "start_token": record["start_token"],
             "start_convention": record["start_convention"], **plan.config, "methods_version": METHODS_VERSION,
             **fewshot.config(), "order_average": None, **setup.configuration}
     engine = {"share": record["share"], "token_budget": record["token_budget"],

@@ -30,9 +30,10 @@ from . import paths
 from .parquet_io import read_parquet, write_parquet
 from .provenance import git_commit, library_versions, numerics
 from .data.shards import Shard, group_runs, merge, run_key
-from .score_files import SET_ASIDE, finished_file, finished_run, writable_path
-from .staleness import DAMAGED_FIX, META_KEY, is_stale, read_metadata, reuse_stale_default, stale_reason
-from .settings import RECORDED_AS, method_setting_values, mixed_method_settings, mixed_settings, stored_setting
+from .score_files import (DAMAGED_FIX, META_KEY, SET_ASIDE, finished_file, finished_run, is_stale, read_metadata,
+                          reuse_stale_default, stale_reason, writable_path)
+from .settings import RECORDED_AS
+from .settings.stored import method_setting_values, mixed_method_settings, mixed_settings, stored_setting
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
 SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
                  "n_tokens_good", "n_tokens_bad"]

@@ -76,8 +76,8 @@ scorer, selection, settings, method_list, template_list = run.scorer, run.select
 report = NotebookReport("02_readout", run.config(limit=limit),
                         run.tag())  # tables of a shard: its pairs
 print(f"{len(selection):,} pairs ({selection.frame.paradigm.nunique()} paradigms) of {dataset}; model "
-      f"{scorer.loaded.name} ({scorer.loaded.dtype}, start token {scorer.record()['start_token']}); methods: {', '.join(method_list)}")
-unknown = unknown_share(scorer.loaded.tokenizer, selection_texts(selection.frame))  # run_methods warns above 1%
+      f"{scorer.name} ({scorer.provenance()['dtype']}, start token {scorer.record()['start_token']}); methods: {', '.join(method_list)}")
+unknown = unknown_share(scorer.tokenizer, selection_texts(selection.frame))  # run_methods warns above 1%
 print(f"characters the tokenizer makes unknown ({unknown.unk_token or 'it has no unknown token'}): {unknown.share:.2%} "
       f"of {unknown.characters:,} in {unknown.texts:,} of {unknown.of_texts:,} sentences"
       + (f", e.g. {', '.join(unknown.examples)}" if unknown.examples else ""))
@@ -123,7 +123,7 @@ phenomena = accuracy.by_phenomenon(scores)
 matrix = accuracy.phenomenon_matrix(phenomena)
 display((100 * accuracy.phenomenon_matrix(phenomena, humans=True)).round(1))
 report.table(phenomena, "readout_phenomena")
-fig = plots.phenomenon_heatmap(matrix, f"{scorer.loaded.name} on {dataset}: accuracy by phenomenon")
+fig = plots.phenomenon_heatmap(matrix, f"{scorer.name} on {dataset}: accuracy by phenomenon")
 report.figure(fig, "readout_phenomena")
 
 # %% [markdown]

@@ -111,9 +111,9 @@ from helpers.methods.hu_levy import TASKS, default_sets
 from helpers.methods.hu_levy_prompt_types import PROMPT_TYPES
 from helpers.runs.run import Job, Run, model_major
 from helpers.store import load_files
-from helpers.selection_parser import parse_selection
+from helpers.settings.lists import parse_list
 
-hl_models = None if hu_levy_models is None else parse_selection(hu_levy_models, what="model")
+hl_models = None if hu_levy_models is None else parse_list(hu_levy_models, what="model")
 # settings, every model checked (a list: Part 1 for each, loaded in turn), the first model's scorer, a shard's
 # pairs (or the whole run) and the methods its kind can run; a bad value stops here, before anything is scored
 run = Run.from_parameters(globals(), methods=method_registry.PROMPT_METHODS, models=hl_models)
@@ -127,9 +127,9 @@ fewshot_asked = method_registry.method_names(fewshot_methods, [
 methods_asked = method_registry.method_names(methods, method_registry.PROMPT_METHODS)
 fewshot_list = method_registry.applicable(fewshot_asked, scorer)[0] if fewshot_asked else []
 hl_sets = (default_sets(selection.language) if hu_levy_sets == "default"
-           else parse_selection(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
-hl_prompts = parse_selection(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
-chat_prompts = scorer.loaded.is_instruct if settings.instruct == "auto" else settings.instruct
+           else parse_list(hu_levy_sets, list(TASKS), what="Hu & Levy stimulus set", none=["none"]))
+hl_prompts = parse_list(hu_levy_prompts, list(PROMPT_TYPES), what="Hu & Levy prompt type")
+chat_prompts = scorer.is_instruct if settings.instruct == "auto" else settings.instruct
 config = run.config(limit=limit, hu_levy_sets=hl_sets,
                     hu_levy_prompts=hl_prompts, hu_levy_limit=hu_levy_limit, hu_levy_models=hl_models, fewshot_ks=k_list,
                     fewshot_methods=fewshot_list, fewshot_source=fewshot_source, fewshot_seed=fewshot_seed)
@@ -162,7 +162,7 @@ if len(scores):
     print("rendered prompt of the first item (exactly as scored):\n"
           + repr(first.get("prompt_good", first.get("prompt"))))
 else:  # e.g. a masked LM: no prompt is continued left to right
-    print(f"no prompting method applies to {scorer.loaded.name if len(models) == 1 else ', '.join(models)}; "
+    print(f"no prompting method applies to {scorer.name if len(models) == 1 else ', '.join(models)}; "
           "Table 3 lists each with the reason")
 
 # %% [markdown]
@@ -202,7 +202,7 @@ if len(ab_methods) == 2:
 # gave outlines' answer.
 
 # %%
-first_ab = scores[(scores["method"] == "ab") & (scores["model"] == scorer.loaded.name)] if len(scores) else scores
+first_ab = scores[(scores["method"] == "ab") & (scores["model"] == scorer.name)] if len(scores) else scores
 if outlines_sample and len(first_ab) and "outlines" in scorer.features:
     decoded = constrained.decoded_sample(scorer, first_ab, outlines_sample, seed)
     paths = prompting_tables.path_agreement(decoded)
@@ -246,8 +246,9 @@ if shot_files:  # scored with Part 1 above (each model loaded once)
 
 # %%
 hl_done = run.files_each(hu_levy_jobs(hl_sets, hl_prompts, hu_levy_limit, shard, shards), models=hl_models)
-for reason in dict.fromkeys(r for part in hl_done for r in part.not_applicable.not_applicable):
-    print(f"Hu & Levy task left out: {reason}")
+for stimuli, part in zip(hl_sets, hl_done):  # a task a model's kind cannot run, with the reason
+    for name, left in part.not_applicable.groupby("model", sort=False):
+        print(f"{name}: Hu & Levy's {', '.join(left.method)} on {stimuli} left out: {left.not_applicable.iloc[0]}")
 hl_files = model_major(hl_done)
 hl_tag = file_tag(cross_model.models_tag(hl_models), selection.shard)
 if hl_files:

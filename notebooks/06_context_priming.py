@@ -73,12 +73,12 @@ from helpers.data.selection import DatasetSelection, select
 from helpers.runs.primed import primed_input
 from helpers.runs.run import Run
 from helpers.store import load_files
-from helpers.selection_parser import parse_selection
+from helpers.settings.lists import parse_list
 
 if dataset not in ("blimp", "syntaxgym"):
     raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
-type_list = parse_selection(prefix_types, list(priming.PREFIX_TYPES), what="prefix type")
-length_list = parse_selection(lengths, what="length", convert=int)
+type_list = parse_list(prefix_types, list(priming.PREFIX_TYPES), what="prefix type")
+length_list = parse_list(lengths, what="length", convert=int)
 selection = select(dataset, limit).pick_paradigms(priming.paradigm_choice(dataset, paradigms), seed)
 # settings (``seed`` here draws the prefixes), every model checked (a list: the sections up to "Across models" are
 # the first's), the first model's scorer, the pairs this run scores (a shard, or the whole run) and the methods
@@ -89,13 +89,13 @@ scorer, part, settings, models, method_list, template_list = (run.scorer, run.se
                                                               run.methods, run.templates)
 if note := priming.teaching_subset(dataset, paradigms, limit, len(selection), len(data.load(dataset))):
     warnings.warn(note)  # the teaching defaults, said out loud (a sweep's log shows it too)
-count = priming.token_counter(scorer.loaded.tokenizer)
+count = priming.token_counter(scorer.tokenizer)
 group = "phenomenon" if dataset == "blimp" else "paradigm"  # what single-group prefixes are drawn from
 config = run.config(prefix_types=type_list, lengths=length_list, draws=draws, limit=limit,
                     paradigms=selection.paradigms, seed=seed, phenomenon_sentences=phenomenon_sentences)
 tag = run.tag()  # tables of a shard: its pairs
 report = NotebookReport("06_context_priming", config, tag)
-print(f"{len(part):,} target pairs of {dataset}; {scorer.loaded.name} ({scorer.record()['max_positions']} positions); "
+print(f"{len(part):,} target pairs of {dataset}; {scorer.name} ({scorer.record()['max_positions']} positions); "
       f"methods: {', '.join(method_list)}")
 for row in run.not_applicable.itertuples():
     print(f"not applicable: {row.not_applicable}")
@@ -140,7 +140,7 @@ print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.record()[
 fig2 = priming_effects.figure2(scores)
 display(fig2.round(3))
 report.table(fig2, "figure2")
-report.figure(plots_priming.baselined_accuracy(fig2, f"{scorer.loaded.name} on {dataset}: prefix types"), "figure2")
+report.figure(plots_priming.baselined_accuracy(fig2, f"{scorer.name} on {dataset}: prefix types"), "figure2")
 
 # %% [markdown]
 # ## Figures 3-5: acceptable vs unacceptable, in- vs out-of-domain
@@ -194,7 +194,7 @@ report.table(fits, "regressions")
 # %%
 margin = priming_effects.perplexity_margin(scores)
 report.table(margin, "margin")
-report.figure(plots_priming.perplexity_margin(margin, f"{scorer.loaded.name} on {dataset}: score margin"), "margin")
+report.figure(plots_priming.perplexity_margin(margin, f"{scorer.name} on {dataset}: score margin"), "margin")
 
 # %% [markdown]
 # ## Separability under priming (Sinha et al. x Hu et al. 2025)
@@ -212,7 +212,7 @@ report.figure(plots_priming.perplexity_margin(margin, f"{scorer.loaded.name} on 
 separable = primed_separability.primed_separability(scores, seed=seed)
 display(separable.round(3))
 report.table(separable, "separability")
-report.figure(plots_priming.separability(separable, f"{scorer.loaded.name} on {dataset}: separability under priming"),
+report.figure(plots_priming.separability(separable, f"{scorer.name} on {dataset}: separability under priming"),
               "separability")
 
 # %% [markdown]
@@ -225,7 +225,7 @@ report.figure(plots_priming.separability(separable, f"{scorer.loaded.name} on {d
 # %%
 labels = prefix_similarity.spacy_parser() if parser == "spacy" else None
 primed = priming_tables.with_targets(scores[scores.prefix_type != priming.NO_PREFIX], selection.frame)
-similar = prefix_similarity.item_similarity(primed, tokenizer=scorer.loaded.tokenizer, parser=labels)
+similar = prefix_similarity.item_similarity(primed, tokenizer=scorer.tokenizer, parser=labels)
 r_table = prefix_similarity.correctness_correlation(
     similar, [c for c in ("token_f1", "dep_f1") if c in similar], acceptable="acceptability",
     by=["method", "target_length"])
@@ -249,13 +249,13 @@ if phenomenon_sentences:
     single_part = DatasetSelection(dataset, targets, limit=limit).for_shards(shard, shards)  # as `part`
     single_scores = load_files(run.files(method_list[:1], *primed_input(single_part, single)))
     accuracy = prefix_similarity.accuracy_matrix(single_scores)
-    overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.loaded.tokenizer))}
+    overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.tokenizer))}
     if labels is not None:
         overlaps["dependency"] = prefix_similarity.overlap_matrix(pool, labels)
     rho = prefix_similarity.matrix_correlations(accuracy, overlaps)
     display(rho.round(3))
     report.table(rho, "overlap_spearman", sources=single_scores)
-    report.figure(plots_similarity.matrices_figure(accuracy, overlaps, f"{scorer.loaded.name}: {group} x {group}"),
+    report.figure(plots_similarity.matrices_figure(accuracy, overlaps, f"{scorer.name}: {group} x {group}"),
                   "figures6_7", sources=single_scores)
     base = scores[(scores.prefix_type == priming.NO_PREFIX) & (scores.method == method_list[0])]
     base = base.assign(phenomenon=base.paradigm if group == "paradigm" else base.phenomenon)
@@ -285,7 +285,7 @@ if dataset == "syntaxgym" and syntaxgym_regions:
     display(rates.round(3))
     changed = priming_tables.verdict_changes(region_scores)
     print(f"{len(changed)} of {items.frame.shape[0]} items change their verdict with word-corrected surprisal")
-    report.table(rates, "syntaxgym_suites", sources=region_scores, tag=scorer.loaded.name)
+    report.table(rates, "syntaxgym_suites", sources=region_scores, tag=scorer.name)
 
 # %% [markdown]
 # ## Across models
@@ -312,12 +312,12 @@ if len(models) > 1:
     from helpers.analysis import cross_model, cross_model_priming
     from helpers.plots import cross_model_priming as plots_cross_priming
 
-    cross_tag = cross_model.models_tag(models) + tag.removeprefix(scorer.loaded.name)  # "a+b__<dataset>"
+    cross_tag = cross_model.models_tag(models) + tag.removeprefix(scorer.name)  # "a+b__<dataset>"
     prefix_pool = data.load_processed(dataset)
 
     def prefixes_for(other):
         """The prefix grid above, counted in ``other``'s tokens and capped at its positions."""
-        return priming.build_prefixes(selection.frame, priming.token_counter(other.loaded.tokenizer), pool=prefix_pool,
+        return priming.build_prefixes(selection.frame, priming.token_counter(other.tokenizer), pool=prefix_pool,
                                       prefix_types=type_list, lengths=length_list, draws=draws, seed=seed,
                                       max_positions=other.record()["max_positions"],
                                       short_pool="stop" if dataset == "syntaxgym" else "error")

@@ -69,11 +69,11 @@ from helpers.runs.teaching import score_teaching
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.selection import HU2025, select
 from helpers.store import load_files
-from helpers.selection_parser import parse_selection
+from helpers.settings.lists import parse_list
 
-dataset_list = parse_selection(datasets, [name for name, _ in HU2025.values()], what="dataset")
-metric_list = parse_selection(metrics, list(sep.METRICS), what="metric")
-extras = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
+dataset_list = parse_list(datasets, [name for name, _ in HU2025.values()], what="dataset")
+metric_list = parse_list(metrics, list(sep.METRICS), what="metric")
+extras = parse_list(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
                          what="method", none=["none"])
 selections = {name: select(name, limit, prepared_only=True) for name in dataset_list}
 if "cola" in dataset_list:
@@ -88,7 +88,7 @@ if extras:  # those this kind of model can run; the others are named with the re
     extras, not_applicable = method_registry.applicable(extras, scorer)
     for reason in not_applicable.not_applicable:
         print(f"not applicable: {reason}")
-tag = run.tag(scorer.loaded.name, part)  # a shard's files and notebook
+tag = run.tag(scorer.name, part)  # a shard's files and notebook
 analyse = part is None or not part.scored  # a shard job scores only; the analyses read the whole run
 # prediction 1's embedding model per language: the paper's whenever it is in the cache, else a stand-in (warned)
 embedders = pc.embedders(embedding_model, [lang for n, s in selections.items() if n != "cola" for lang in s.languages]) \
@@ -248,8 +248,8 @@ if len(models) > 1:
     from helpers.analysis import cross_model, cross_model_separability as cross_sep
     from helpers.plots import cross_model_separability as plots_cross_sep
 
-    cross_tag = cross_model.models_tag(models) + tag.removeprefix(scorer.loaded.name)  # "a+b"
-    asked = parse_selection(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
+    cross_tag = cross_model.models_tag(models) + tag.removeprefix(scorer.name)  # "a+b"
+    asked = parse_list(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
                             what="method", none=["none"])
     other_parts = run.files_each(sentence_jobs(selections, asked), models=models[1:])
     other_files = model_major(other_parts)

@@ -55,11 +55,11 @@ from helpers.plots import learning_curves as plots
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
 from helpers.settings import Settings
-from helpers.selection_parser import parse_selection
+from helpers.settings.lists import parse_list
 
 config = dict(model=model, revisions=revisions, dataset=dataset, methods=methods, steps=steps, scored_with=scored_with)
-points = curves.checkpoints(model, parse_selection(revisions, what="revision"), steps)  # a revision without a step stops here
-method_list = list(dict.fromkeys(parse_selection(methods, what="method")))
+points = curves.checkpoints(model, parse_list(revisions, what="revision"), steps)  # a revision without a step stops here
+method_list = list(dict.fromkeys(parse_list(methods, what="method")))
 chosen = Settings(start=start, quant=quant, dtype=dtype).but(**(scored_with or {})).score_filter()  # a table mixes no settings
 scores = required_scores(list(points.model), dataset, method_list, where=chosen)  # an error naming what to run
 report = NotebookReport("08_learning_curves", config, f"{model}__{dataset}", sources=scores)

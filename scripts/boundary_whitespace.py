@@ -42,7 +42,7 @@ from helpers.data.selection import select  # noqa: E402
 from helpers.engine.encoding import LINE_BREAKS, target_start  # noqa: E402
 from helpers.engine.interface import Scored  # noqa: E402
 from helpers.engine.kinds import scorer_for  # noqa: E402
-from helpers.methods.base import Runtime  # noqa: E402
+from helpers.methods.base import PassContext  # noqa: E402
 from helpers.methods.fewshot import FewShot  # noqa: E402
 from helpers.settings import Settings  # noqa: E402
 from helpers.data.run_plan import INFO_COLUMNS, sides_of  # noqa: E402
@@ -104,7 +104,7 @@ def count_run(scorer, label, dataset, limit, names, options) -> tuple[list[dict]
     chosen = [registry.get(n) for n in names]
     settings = Settings(progress=False, **{"templates": (1, 2, 3, 4, 5, "direct", "metaQuestionSimple", "metaInstruct",
                                                          "metaQuestionComplex"), **options})
-    runtime = Runtime(scorer, selection.language, settings, sides=sides)
+    runtime = PassContext(scorer, selection.language, settings, sides=sides)
     info = selection.frame[[c for c in INFO_COLUMNS if c in selection.frame.columns]].reset_index(drop=True)
     contexts = [""] * len(items)
     family_rows, method_rows, detail = [], [], {}

@@ -156,3 +156,48 @@ def test_the_check_sees_a_wrong_import(tmp_path):
     known = {"helpers.runner", "helpers.analysis.accuracy", "helpers.methods", "helpers.analysis.probe"}
     assert imports("helpers.analysis.probe", probe, known) == {"helpers.runner", "helpers.analysis.accuracy",
                                                                  "helpers.methods"}
+
+
+# What outside the engine may read of a scorer beyond the contract (helpers.engine.interface.Scorer):
+# nothing. Attributes read on a name that holds a scorer (scorer, current, other, icl, self.scorer,
+# runtime.scorer) are checked; a scorer's ``loaded`` model is the engine's own.
+SCORER_NAMES = {"scorer", "current", "other"}
+
+
+def contract_members() -> set[str]:
+    from helpers.engine.interface import Scorer
+
+    return set(getattr(Scorer, "__annotations__", {})) | {n for n in vars(Scorer) if not n.startswith("_")}
+
+
+def scorer_reads(source: str) -> list[tuple[int, str]]:
+    """(line, attribute) of every attribute read on a scorer in ``source`` that the contract lacks,
+    and every read of an attribute named ``loaded``."""
+    members, out = contract_members(), []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Attribute):
+            continue
+        value = node.value
+        on_scorer = (isinstance(value, ast.Name) and value.id in SCORER_NAMES) or \
+            (isinstance(value, ast.Attribute) and value.attr == "scorer")
+        if node.attr == "loaded" or (on_scorer and node.attr not in members):
+            out.append((node.lineno, node.attr))
+    return sorted(out)
+
+
+def test_nothing_outside_the_engine_reads_a_scorer_beyond_its_contract():
+    places = [p for p in PACKAGE.rglob("*.py") if p.relative_to(PACKAGE).parts[0] != "engine"]
+    places += sorted((paths.ROOT / "notebooks").glob("*.py"))
+    found = [(str(path.relative_to(paths.ROOT)), line, attr) for path in places
+             for line, attr in scorer_reads(path.read_text(encoding="utf-8"))]
+    # a DataFrame named `other` (a cross-model frame) and a list named `current` are not scorers
+    allowed = {("helpers/analysis/precision.py", "shape"), ("helpers/zoo/training_streams.py", "append")}
+    wrong = [f"{path}:{line} .{attr}" for path, line, attr in found if (path, attr) not in allowed]
+    assert not wrong, "reads of a scorer outside its contract (add the member to the contract, or use one):\n" + \
+        "\n".join(wrong)
+
+
+def test_the_contract_scan_sees_a_hatch():
+    assert scorer_reads("scorer.loaded.model\nruntime.scorer.executor\nx = self.scorer.name\nscorer.tokenizer") == \
+        [(1, "loaded"), (2, "executor")]
+    assert {"tokenizer", "name", "provenance", "score", "score_continuations", "features"} <= contract_members()

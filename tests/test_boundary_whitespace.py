@@ -23,7 +23,7 @@ from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 from helpers.engine import CausalScorer, Request
 from helpers.engine.encoding import Encoder, target_start
 from helpers.engine.seq2seq_encoding import Seq2SeqEncoder
-from helpers.methods import Runtime
+from helpers.methods import PassContext
 from helpers.methods.hu_levy import WORD_COMPARISON
 from helpers.methods.hu_levy_prompt_types import prompts_for
 from helpers.models import LoadedModel
@@ -147,7 +147,7 @@ def test_hu_levy_prompts_and_direct_score_the_same_word_form():
     loaded, m64, _ = random_lm("bpe")
     scorer = CausalScorer(loaded, Settings(progress=False))
     item = {"prefix": "the confectioner spread the", "good_continuation": "icing", "bad_continuation": "cake"}
-    runtime = Runtime(scorer, "en")
+    runtime = PassContext(scorer, "en")
     direct, simple = prompts_for("word_comparison", "en", ["direct", "metaQuestionSimple"])
     (icing, cake), prompted = (scorer.score(WORD_COMPARISON.requests(item, t, "", runtime, None))
                                for t in (direct, simple))

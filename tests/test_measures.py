@@ -107,10 +107,10 @@ def test_the_newer_linking_functions_from_the_runner_match_a_float64_reference(s
     from test_conformance import reference
 
     from helpers.methods import readouts
-    from helpers.methods.base import Runtime
+    from helpers.methods.base import PassContext
 
     template = readouts.SINGLE.templates("en", "base", [1])[0]
-    runtime = Runtime(scorer, "en")
+    runtime = PassContext(scorer, "en")
     requests = [r for item in frame.to_dict("records") for r in readouts.SINGLE.requests(item, template, "", runtime, "")]
     sums = np.array([lps.sum() for lps in reference(scorer.loaded, scorer, requests)]).reshape(len(frame), 4)
     got = scores.loc["intemplate_pmi"].loc[list(zip(frame.paradigm, frame.pair_id))]

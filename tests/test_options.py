@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 from helpers import methods as registry
-from helpers.methods.base import Runtime
+from helpers.methods.base import PassContext
 from helpers.methods.fewshot import FewShot
 from helpers.runner import run_methods
 from helpers.settings import METHOD_SETTINGS, Settings
@@ -34,14 +34,14 @@ def test_every_setting_belongs_to_the_families_that_read_it():
 
 
 def test_values_are_checked_and_defaults_filled():
-    runtime = Runtime(None, "en", Settings(seed=7, templates=2))
+    runtime = PassContext(None, "en", Settings(seed=7, templates=2))
     assert runtime.seed == 7 and runtime.templates == (2,) and runtime.use_outlines == "auto"
     assert runtime.fewshot == FewShot(0) and runtime.order_average == "accuracy" and runtime.instruct is False
-    assert Runtime(None, "en").templates == (1, 2, 3, 4, 5) and Runtime(None, "en").seed == 42
-    assert Runtime(None, "en", Settings(templates="1,direct")).templates == (1, "direct")
-    assert Runtime(None, "en", Settings(fewshot=FewShot(2, "same", 3))).fewshot == FewShot(2, "same", 3)
-    # a Runtime holds no setting of its own: a change is a change of its settings
-    assert Runtime(None, "en").but(seed=3).settings == Settings(seed=3)
+    assert PassContext(None, "en").templates == (1, 2, 3, 4, 5) and PassContext(None, "en").seed == 42
+    assert PassContext(None, "en", Settings(templates="1,direct")).templates == (1, "direct")
+    assert PassContext(None, "en", Settings(fewshot=FewShot(2, "same", 3))).fewshot == FewShot(2, "same", 3)
+    # a PassContext holds no setting of its own: a change is a change of its settings
+    assert PassContext(None, "en").but(seed=3).settings == Settings(seed=3)
 
 
 @pytest.mark.parametrize("options,said", [

@@ -99,10 +99,10 @@ def test_hu_levys_released_results_through_this_projects_scores_reproduce_their_
     """Their per-item log-probs as this project's basis columns, reduced by the registered
     methods (both answer orders averaged, as the paper reports), give back their numbers."""
     from helpers import methods as registry
-    from helpers.methods.base import Runtime
+    from helpers.methods.base import PassContext
     from helpers.settings import Settings
 
-    model, runtime, frames = "text-davinci-003", Runtime(None, "zh", Settings(instruct=False)), []
+    model, runtime, frames = "text-davinci-003", PassContext(None, "zh", Settings(instruct=False)), []
 
     def add(dataset, method, prompt, info, table, sides):
         frame = registry.get(method).frame(info, table, sides, runtime)

@@ -258,7 +258,7 @@ def test_every_switch_reaches_the_score_files_from_the_notebook_parameters(hub_c
 def test_instruct_auto_is_the_registry_entry_else_a_chat_template_in_the_tokenizer(tmp_path):
     """A model the registry does not list (a folder here, as a Hub id or a GGUF file) is taken as an
     instruct model when its tokenizer carries a chat template; ``instruct`` overrides either way."""
-    from helpers.methods.base import Runtime
+    from helpers.methods.base import PassContext
     from helpers.models import load
     from helpers.models import tiny_architectures as ta
 
@@ -271,5 +271,5 @@ def test_instruct_auto_is_the_registry_entry_else_a_chat_template_in_the_tokeniz
     assert (plain_lm.spec.kind, plain_lm.is_instruct, chat_lm.is_instruct) == ("auto", False, True)
     assert load("tiny-llama").is_instruct is False and load("tiny-llama-instruct").is_instruct is True  # registered
     for given, expected in (("auto", True), ("false", False), ("true", True)):
-        runtime = Runtime(CausalScorer(chat_lm, Settings(progress=False)), "en", Settings(instruct=given))
+        runtime = PassContext(CausalScorer(chat_lm, Settings(progress=False)), "en", Settings(instruct=given))
         assert runtime.instruct is expected, given

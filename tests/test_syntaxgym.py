@@ -21,7 +21,7 @@ from helpers.data.selection import DatasetSelection, first_per_paradigm
 from helpers.data.sources import DataSource, resolve
 from helpers.data.syntaxgym_formulas import FormulaError, parse
 from helpers.analysis import priming_tables
-from helpers.methods import Runtime, get
+from helpers.methods import PassContext, get
 from helpers.methods.syntaxgym import token_regions
 from helpers.methods.syntaxgym_pass import counted, item_passes
 from helpers.store import ScoreStore, read_metadata
@@ -396,7 +396,7 @@ def test_wrong_items_and_registry():
     family = get("syntaxgym").family
     assert family.score_sides(("good", "bad")) == ("item",)
     with pytest.raises(KeyError, match="syntaxgym_items"):
-        family.requests({"good": "a", "bad": "b"}, None, "", Runtime(None, "en", Settings(instruct=False)), None)
+        family.requests({"good": "a", "bad": "b"}, None, "", PassContext(None, "en", Settings(instruct=False)), None)
     assert get("syntaxgym").options["surprisal"] == "plain" and get("syntaxgym_word").options["surprisal"] == "word"
     assert get("syntaxgym").options["unit"] == "bits"
 
@@ -409,7 +409,7 @@ def crafted(scorer, item: dict, bits: dict) -> list:
     """The item's scored requests with log-probs replaced so that each region's surprisal is
     ``bits[(condition, region)]`` (5 bits where not given): all of it on the region's first token."""
     family, out = get("syntaxgym").family, []
-    runtime = Runtime(scorer, "en", Settings(progress=False))
+    runtime = PassContext(scorer, "en", Settings(progress=False))
     scored = scorer.score(family.requests(item, None, "", runtime, None))
     for cond, s in zip(json.loads(item["conditions"]), scored):
         sentence, spans = syntaxgym.join_regions([c for _, c in cond["regions"]])
@@ -437,7 +437,7 @@ def test_fgd_hierarchy_passes_on_its_directional_prediction(tiny, items, values,
     scored = crafted(scorer, item, values)
     rows = {}
     for rule in ("directional", "strict"):
-        runtime = Runtime(scorer, "en", Settings(progress=False, syntaxgym_pass=rule))
+        runtime = PassContext(scorer, "en", Settings(progress=False, syntaxgym_pass=rule))
         rows[rule] = family.table([item], None, [""], [scored], runtime, [None]).iloc[0]
     got = stored_surprisals(rows["strict"])
     assert all(got[k] == pytest.approx(v, abs=1e-9) for k, v in values.items())

@@ -15,7 +15,7 @@ import torch
 from helpers.engine.interface import Request
 from helpers.engine.word_initial import word_initial_mask  # the same word-initial set: the passes differ, not the set
 from helpers.methods import get
-from helpers.methods.base import Runtime
+from helpers.methods.base import PassContext
 from helpers.methods.prompt_text import with_context
 from helpers.methods.syntaxgym import _Condition, _request
 from helpers.settings import Settings
@@ -76,7 +76,7 @@ def _run(batch, encoded, wanted, body, head, inner, final, device, out) -> None:
 
 def two_pass_region_surprisal(scorer, items: list[dict], context: str = "") -> tuple[list[dict], list[dict]]:
     """Per item, the plain and the corrected {(condition, region): bits}, computed the two-pass way."""
-    runtime = Runtime(scorer, "en", Settings(progress=False))
+    runtime = PassContext(scorer, "en", Settings(progress=False))
     family = get("syntaxgym").family  # the plain requests: what syntaxgym_word's first pass scored
     _, scored = family.score_pass(scorer, items, None, [context] * len(items), runtime)
     head = with_context(context, "", runtime.language)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ..store import safe_name
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 from .accuracy import EXPECTED, TIES_RIGHT, by_phenomenon, of_methods
 from .hu_levy import DIRECT, summarize
 from .significance import bootstrap_ci
@@ -33,7 +33,7 @@ ALL_MODELS = "all models (mean)"
 
 def models_tag(models) -> str:
     """A file-name tag for a list of models: the name of one, "a+b+c" for several."""
-    names = [safe_name(m) for m in parse_selection(models, what="model")]
+    names = [safe_name(m) for m in parse_list(models, what="model")]
     return names[0] if len(names) == 1 else "+".join(names)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 from .accuracy import TIE_SHARE_COLUMN, with_tie_range
 
 KEYS = ["model", "template"]
@@ -35,7 +35,7 @@ def ab_answers(scores: pd.DataFrame, methods="ab") -> pd.DataFrame:
     """Per (model, method, template) of ``methods`` (one A/B method or several): pairs, share of
     "A" answers, the share expected from the slots of the acceptable sentence, accuracy, ties and
     their share (a tie counts wrong)."""
-    rows = pd.concat([of_method(scores, m) for m in parse_selection(methods, what="A/B method")])
+    rows = pd.concat([of_method(scores, m) for m in parse_list(methods, what="A/B method")])
     answer = answers(rows)
     marked = rows.assign(is_a=answer == "A", expected_a=rows["good_slot"] == "A", is_tie=answer == "tie",
                          decided_by=decided_by(rows))

@@ -31,7 +31,7 @@ import pandas as pd
 
 from .. import paths
 from ..files import atomic_path
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 from . import (blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multiblimp, multiblimp_word_order, qfrblimp,
                rublimp, syntaxgym, table_version, xcomps)
 from .hub_catalog import HUB
@@ -116,7 +116,7 @@ def _lookup(name: str) -> Dataset:
 
 def dataset_names(selection) -> list[str]:
     """Dataset names from "all", "blimp,climp" or a list; unknown names are an error."""
-    return parse_selection(selection, list(DATASETS), what="dataset")
+    return parse_list(selection, list(DATASETS), what="dataset")
 
 
 class DataNotPreparedError(FileNotFoundError):

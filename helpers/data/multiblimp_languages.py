@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import langcodes
 
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 
 # ISO 639-3 code -> (language, pairs), in the table's order (by language name)
 LANGUAGES: dict[str, tuple[str, int]] = {
@@ -48,7 +48,7 @@ def language_codes(languages) -> tuple[str, ...]:
     unknown code is an error that lists the known ones with their names."""
     known = ", ".join(f"{c} ({name})" for c, (name, _) in sorted(LANGUAGES.items()))
     try:
-        codes = parse_selection(languages, sorted(LANGUAGES), what="MultiBLiMP language",
+        codes = parse_list(languages, sorted(LANGUAGES), what="MultiBLiMP language",
                                 convert=lambda code: code.lower())
     except ValueError as err:
         message = str(err).split("; choose from")[0]

@@ -82,7 +82,7 @@ class DatasetSelection:
 
     def config(self) -> dict:
         """What a score file records about the data (with the table's rows hash where known: a
-        changed item makes them stale, :func:`helpers.staleness.changed_data`)."""
+        changed item makes them stale, :func:`helpers.score_files.changed_data`)."""
         return {"dataset": self.name, "dataset_options": dict(self.options), "limit": self.limit,
                 "n_pairs": self.shard.total if self.shard else len(self.frame),
                 **({"paradigms": list(self.paradigms)} if self.paradigms is not None else {}),

@@ -5,7 +5,7 @@ read with). A reader fix bumps its module's ``READER_VERSION`` (default "1"): a 
 older reader is prepared again. Score files record the table's hash in their configuration
 (``data_sha256``, :meth:`helpers.data.selection.DatasetSelection.config`), so scores of items that
 have changed since are stale, named by their dataset, as scores of an older engine are
-(:mod:`helpers.staleness`).
+(:mod:`helpers.score_files`).
 """
 from __future__ import annotations
 

@@ -33,8 +33,8 @@ from .encoding import Encoded, Encoder, encoded_ids
 from .executor import Executor
 from .attention_layout import AttentionLayout
 from .constrained import Decoding
-from .interface import (SCORER_FEATURES, OptionReadout, Request, Scored, ScoresRequests, checked_answers,
-                        checked_settings, option_readouts)
+from .interface import SCORER_FEATURES, OptionReadout, Request, Scored
+from .scorer_base import ScoresRequests, checked_answers, checked_settings, option_readouts
 from .logit_transform import LogitTransform
 from .projection import Projection
 from .plan import Node, build_tree
@@ -68,7 +68,7 @@ class CausalScorer(ScoresRequests):
     on CUDA; "auto" also weighs the dense mask). Results agree across modes within float32 rounding.
     """
 
-    features = frozenset(SCORER_FEATURES)  # constrained decoding (outlines) and token mass (word boundaries)
+    features = frozenset(SCORER_FEATURES) - {"source"}  # outlines and token mass (word boundaries); no encoder
     _word_initial = _marks_words = _decoding = None  # made on first use (word_initial, marks_words, decode)
 
     def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, min_shared: int = 3,

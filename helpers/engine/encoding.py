@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .interface import Request, check_text
+from .interface import Request
+from .scorer_base import check_text
 from ..settings import START_CONVENTIONS
 
 # Characters at which str.splitlines() breaks: whitespace of these kinds stays in the context.

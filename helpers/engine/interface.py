@@ -10,11 +10,11 @@ it, and :mod:`.kinds` picks one for a model.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Literal, Protocol, Sequence, runtime_checkable
+from typing import Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from ..settings import SHARE_MODES, Settings
+from ..settings import Settings
 
 # How much of a run's input the engine runs once and reuses (helpers.settings.SHARE_MODES; see
 # helpers.engine.causal.CausalScorer). "auto": the causal scorer picks, per call, the mode its cost model
@@ -44,6 +44,8 @@ SCORER_FEATURES = {
                 "outlines' answer strings exclude)",
     "token_mass": "the probability mass of word-initial tokens where each target token is predicted and after "
                   "the last one, read in the scoring pass itself (a causal LM: the word-boundary correction)",
+    "source": "a context read by an encoder and a continuation by a decoder (an encoder-decoder: lm-eval encodes "
+              "the two apart, and a generated text is all new tokens)",
 }
 
 
@@ -137,13 +139,34 @@ class OptionReadout:
 
 @runtime_checkable
 class Scorer(Protocol):
-    """What the methods, the runner and the runs ask of a scorer (of any kind of model), eight
-    members: nothing else of a scorer is read outside the engine. Where the kinds answer
-    differently, the comments say how."""
+    """What the methods, the runner and the runs ask of a scorer (of any kind of model): nothing
+    else of a scorer is read outside the engine (tests/test_architecture.py scans for it). Where
+    the kinds answer differently, the comments say how."""
 
-    loaded: object  # helpers.models.LoadedModel (its name, model, tokenizer, spec and kind)
     settings: Settings  # the settings it was built under (progress bars among them)
     features: frozenset  # what it offers of SCORER_FEATURES
+    config: object  # the model's configuration (lm-eval reads its window length from it)
+    tokenizer: object  # the model's tokenizer: what methods encode with (counts, chat templates, unigram tables)
+    name: str  # the model's name (its registry name, Hugging Face id or folder)
+    is_instruct: bool  # whether the model is an instruct (chat) checkpoint: its prompts' default
+    languages: tuple  # the languages it was trained on (its registry entry's)
+
+    def provenance(self) -> dict:
+        """What identifies the weights scored (model id, revision, weights' hash, quantization,
+        dtype): every score file's configuration starts with it."""
+
+    def serves(self, model) -> bool:
+        """Whether it scores ``model`` (a registry name, Hugging Face id or folder)."""
+
+    def score_continuations(self, pairs: Sequence[tuple[Sequence[int], Sequence[int]]], max_length: int,
+                            greedy: bool = False, desc: str = "scoring") -> list[tuple]:
+        """Token ids as lm-eval's ``hf`` model feeds them, each ``(context ids, continuation ids)``
+        in a window of ``max_length`` (a causal LM: the last ``max_length + 1`` ids of the two; an
+        encoder-decoder: each cut to its last ``max_length``): per pair the continuation's log-probs
+        and, with ``greedy``, the greedy token at each of its positions. A masked LM refuses."""
+
+    def generate(self, ids: Sequence[int], max_new_tokens: int, **kwargs) -> list[int]:
+        """The ids ``transformers``' ``generate`` adds after ``ids`` (lm-eval's generation). A masked LM refuses."""
 
     def record(self) -> dict:
         """What a score file keeps of it and what it has run (:data:`RECORD_KEYS`)."""
@@ -166,139 +189,3 @@ class Scorer(Protocol):
     def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
                    desc: str = "readout") -> list[OptionReadout]:
         """Each option's log-prob after each prompt."""
-
-
-def refuse_masked_variant(settings, name: str) -> str | None:
-    """A masked LM's scoring variant given for a model of another kind (which would not read it)."""
-    if getattr(settings, "masked_variant", "auto") != "auto":
-        return (f"masked_variant={settings.masked_variant!r} applies to masked LMs only, and {name} is not one: "
-                "leave it 'auto' (its scores would not depend on it)")
-    return None
-
-
-class ScoresRequests:
-    """:meth:`score` and :meth:`score_texts` of a scorer kind built from its own three steps:
-    ``encode_many(requests)``, ``token_logprobs(encoded, with_context, desc, only)`` (per
-    request, the log-probs and raw logits of its positions, and the word-boundary masses where a
-    scorer with "token_mass" reads them) and ``_scored(encoded, *those, with_context=)`` (one
-    :class:`Scored`). ``word_boundary`` requests to a scorer without "token_mass" are refused.
-    Each kind refuses the settings it cannot take in its own :meth:`refuses`."""
-
-    @property
-    def weight_bytes(self) -> int | None:
-        """The loaded weights' memory footprint in bytes (a precision check compares them)."""
-        footprint = getattr(self.loaded.model, "get_memory_footprint", None)
-        return int(footprint()) if footprint is not None else None
-
-    @classmethod
-    def refuses(cls, settings, name: str) -> str | None:
-        """Why model ``name`` cannot be scored by this kind under ``settings`` (checked before it
-        loads), None where it can; a causal LM takes every setting but a masked LM's own."""
-        return refuse_masked_variant(settings, name)
-
-    def score(self, requests: Sequence, with_context: bool = False, desc: str = "scoring",
-              only: Sequence[int] | None = None) -> list[Scored]:
-        """Score every request; results in input order. With ``only`` (indices into
-        ``requests``), score just those, planned and batched as part of the whole list, so
-        that each value is bit for bit the one scoring the whole list gives (a shard of a
-        run); results in the order of ``only``. ``with_context`` also returns the log-probs of
-        the context tokens."""
-        requests = list(requests)
-        if not requests:
-            return []
-        if "token_mass" not in self.features and any(getattr(r, "word_boundary", False) for r in requests):
-            raise ValueError(f"word_boundary requests need {SCORER_FEATURES['token_mass']}; the "
-                             f"{type(self).__name__} has none: score them with a causal LM")
-        encoded = self.encode_many(requests)
-        only = checked_only(only, len(requests))
-        values = self.token_logprobs(encoded, with_context=with_context, desc=desc, only=only)
-        picked = range(len(encoded)) if only is None else only
-        return [self._scored(encoded[i], *values[i], with_context=with_context) for i in picked]
-
-    def score_texts(self, texts: Iterable[str], desc: str = "scoring") -> list[Scored]:
-        """Score sentences on their own (an empty context)."""
-        return self.score([Request("", t) for t in texts], desc=desc)
-
-    @property
-    def share_used(self) -> str:
-        """The share mode the last call ran (the causal scorer's "auto" picks one per call)."""
-        return self.share
-
-    prompt_shape = None  # the text continues (seq2seq overrides)
-    marks_words = False  # no token mass (the causal scorer overrides)
-
-    def record(self) -> dict:
-        """:data:`RECORD_KEYS`, as this scorer now holds them."""
-        return {key: getattr(self, attribute) for key, attribute in RECORD_KEYS.items()}
-
-    def decode(self, prompts: Sequence[str], choices: Sequence[str], where: str = "always") -> list[str] | None:
-        """Refused: constrained decoding continues a causal LM's prompt (the causal scorer overrides)."""
-        raise ValueError(f"constrained decoding needs {SCORER_FEATURES['outlines']}; the {type(self).__name__} "
-                         "has none: decide by the choices' log-probs (next_token)")
-
-    def shaped(self, requests: Sequence[Request], shape: RequestShape) -> list:
-        """The requests as they are (a kind with another input shape overrides)."""
-        checked_shape(shape)
-        return requests
-
-
-def check_text(value, what: str, allow_empty: bool) -> str:
-    """``value`` if it is a string (non-empty unless allowed), else a clear error."""
-    if not isinstance(value, str):
-        raise TypeError(f"{what} must be a string, got {type(value).__name__}: {value!r:.80}")
-    if not allow_empty and not value:
-        raise ValueError(f"{what} is empty: there is nothing to score")
-    return value
-
-
-def checked_settings(settings) -> Settings:
-    """A scorer's ``settings`` (None: every setting "auto"), or a clear error for anything else."""
-    if settings is None:
-        return Settings()
-    if not isinstance(settings, Settings):
-        raise TypeError(f"a scorer takes its settings as one helpers.settings.Settings (e.g. Settings(share='none', "
-                        f"progress=False)), got {type(settings).__name__}: {settings!r}")
-    return settings
-
-
-def checked_share(share) -> str:
-    """``share`` if it is a share mode, else a clear error."""
-    if share not in SHARE_MODES:
-        raise ValueError(f"share must be one of {', '.join(map(repr, SHARE_MODES))}, got {share!r}")
-    return share
-
-
-def checked_answers(options: Sequence[str]) -> list[str]:
-    """The answer options of a next-token readout, each a non-empty string."""
-    options = list(options)
-    if not options:
-        raise ValueError("give at least one option")
-    for o in options:
-        check_text(o, "option", allow_empty=False)
-    return options
-
-
-def option_readouts(n_prompts: int, options: list[str], scored: Sequence[Scored]) -> list[OptionReadout]:
-    """``scored`` (prompt-major: every option of prompt 0, then of prompt 1...) as one
-    :class:`OptionReadout` per prompt."""
-    out = []
-    for i in range(n_prompts):
-        chunk = scored[i * len(options):(i + 1) * len(options)]
-        out.append(OptionReadout(
-            logprobs={o: s.total for o, s in zip(options, chunk)},
-            forms={o: s.tokens for o, s in zip(options, chunk)},
-            n_tokens={o: s.n_tokens for o, s in zip(options, chunk)},
-            logits={o: float(s.logits[0]) for o, s in zip(options, chunk)},
-        ))
-    return out
-
-
-def checked_only(only: Sequence[int] | None, n: int) -> list[int] | None:
-    """``only`` as a list of request indices, or a clear error for one out of range."""
-    if only is None:
-        return None
-    only = [int(i) for i in only]
-    bad = [i for i in only if not 0 <= i < n]
-    if bad:
-        raise IndexError(f"only names request {bad[0]}, but there are {n} requests")
-    return only

@@ -13,7 +13,7 @@ from importlib import import_module
 from .interface import Scorer
 from ..models import Loadable, LoadedModel, check_loadable, load
 from ..models.kinds import MODEL_KINDS
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 from ..settings import Settings
 
 
@@ -30,7 +30,7 @@ def check_models(models, settings: Settings | None = None) -> list[Loadable | Lo
     settings = settings or Settings()
     out = []
     one = isinstance(models, (LoadedModel, Loadable))
-    for model in ([models] if one else parse_selection(models, what="model")):
+    for model in ([models] if one else parse_list(models, what="model")):
         if not isinstance(model, (LoadedModel, Loadable)):
             arguments = settings.load_arguments()
             model = check_loadable(model, arguments["quant"], arguments["revision"])

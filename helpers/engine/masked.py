@@ -28,8 +28,8 @@ import numpy as np
 import torch
 
 from .head import halving_on_oom, logprobs_at
-from .interface import (OptionReadout, Request, Scored, ScoresRequests, checked_answers, checked_settings,
-                        option_readouts)
+from .interface import OptionReadout, Request, Scored
+from .scorer_base import ScoresRequests, checked_answers, checked_settings, option_readouts
 from .masked_encoding import VARIANTS, MaskedEncoded, checked_variant, encode_many, masked_positions
 from ..models import LoadedModel
 from ..progress import bar as progress_bar

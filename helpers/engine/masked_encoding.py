@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from .encoding import first_target_token
-from .interface import Request, check_text
+from .interface import Request
+from .scorer_base import check_text
 
 VARIANTS = {
     "pll": "each token masked in turn, every other token visible (Salazar et al. 2020)",

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from itertools import groupby
 from typing import Iterator, Sequence
 
-from .interface import checked_share
+from .scorer_base import checked_share
 
 
 class Node:

@@ -31,8 +31,9 @@ import numpy as np
 import torch
 
 from .head import halving_on_oom, logprobs_at
-from .interface import (OptionReadout, Request, RequestShape, Scored, ScoresRequests, check_text, checked_answers,
-                        checked_settings, checked_shape, option_readouts, refuse_masked_variant)
+from .interface import OptionReadout, Request, RequestShape, Scored, checked_shape
+from .scorer_base import (ScoresRequests, check_text, checked_answers, checked_settings, option_readouts,
+                          refuse_masked_variant)
 from .seq2seq_encoding import (NEXT_SENTINEL, SENTINEL, SHAPES, Encoded2, Seq2SeqEncoder, Seq2SeqRequest, answer_request,
                                span_request)
 from ..models import LoadedModel
@@ -57,7 +58,7 @@ class Seq2SeqScorer(ScoresRequests):
 
     # of SCORER_FEATURES: continuations (the decoder reads left to right), neither outlines' answers nor the
     # causal body's token mass
-    features = frozenset({"continuation"})
+    features = frozenset({"continuation", "source"})
 
     @classmethod
     def refuses(cls, settings, name: str) -> str | None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Literal, Sequence
 
 from .encoding import first_target_token
-from .interface import Request, check_text
+from .interface import Request
+from .scorer_base import check_text
 
 SENTINEL, NEXT_SENTINEL = "<extra_id_0>", "<extra_id_1>"
 Shape = Literal["decoder", "span", "answer"]

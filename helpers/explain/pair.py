@@ -22,7 +22,7 @@ from .. import methods as registry
 from ..data.selection import select
 from ..engine.interface import Request, Scorer, adds_start_token
 from ..settings import Settings
-from ..methods.base import Runtime
+from ..methods.base import PassContext
 from ..runner import by_family
 from .scorers import ExplainError
 from .word_surprisal import corrected_by_word
@@ -76,9 +76,9 @@ def _check_length(scorer: Scorer, text: str, what: str) -> None:
     limit = record["max_positions"]
     if not limit:
         return
-    n = len(scorer.loaded.tokenizer(text, add_special_tokens=False)["input_ids"]) + adds_start_token(record)
+    n = len(scorer.tokenizer(text, add_special_tokens=False)["input_ids"]) + adds_start_token(record)
     if n > limit:
-        raise ExplainError(f"The {what} sentence is {n:,} tokens long, but {scorer.loaded.name} reads at most "
+        raise ExplainError(f"The {what} sentence is {n:,} tokens long, but {scorer.name} reads at most "
                            f"{limit:,} tokens (its context). Shorten the sentence.")
 
 
@@ -93,7 +93,7 @@ def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template:
     ``instruct``: prompts in the chat template (None: the model's own, LoadedModel.is_instruct)."""
     chosen = [registry.get(m) for m in methods]
     language = language or language_of(items[0]["good"])
-    runtime = Runtime(scorer, language, Settings(instruct=instruct, use_outlines=False, progress=False,
+    runtime = PassContext(scorer, language, Settings(instruct=instruct, use_outlines=False, progress=False,
                                                  templates=(template,)))
     rows, scored_by_family = [], {}
     for family, group in by_family(chosen).items():
@@ -107,7 +107,7 @@ def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template:
             scored_by_family[family.name] = scored
         except ValueError as err:
             names = ", ".join(m.name for m in group)
-            raise ExplainError(f"{names} cannot score this pair with {scorer.loaded.name}: {err}") from None
+            raise ExplainError(f"{names} cannot score this pair with {scorer.name}: {err}") from None
         for m in group:
             good, bad, correct = m.decisions(table, run)
             for i in range(len(items)):
@@ -188,11 +188,10 @@ def explain_pair(scorer: Scorer, good, bad, methods=DECISION_METHODS, template: 
                           "word_lp": float(w.corrected_logprob.sum(min_count=len(w)))}
                          for side, text, t, w in (("good", good, tg, wg), ("bad", bad, tb, wb))])
     notes = [why_not] if why_not else []
-    spec = scorer.loaded.spec
-    if language_of(good + bad) not in spec.languages:
-        notes.append(f"{spec.name} was trained on {', '.join(spec.languages)} text; these sentences look "
+    if language_of(good + bad) not in scorer.languages:
+        notes.append(f"{scorer.name} was trained on {', '.join(scorer.languages)} text; these sentences look "
                      f"{'Chinese' if language_of(good + bad) == 'zh' else 'English'}.")
-    return PairExplanation(good, bad, scorer.loaded.name, template, pd.concat([tg, tb], ignore_index=True),
+    return PairExplanation(good, bad, scorer.name, template, pd.concat([tg, tb], ignore_index=True),
                            pd.concat([wg, wb], ignore_index=True), aligned, sums,
                            decisions.drop(columns="item"), notes)
 

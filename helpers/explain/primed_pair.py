@@ -59,7 +59,7 @@ def primed_pair(scorer: Scorer, dataset: str, paradigm: str, pair_id: int, prefi
         raise ValueError(f"prefix_type must be one of {', '.join(priming.PREFIX_TYPES)}, got {prefix_type!r}")
     row = _pair(dataset, paradigm, pair_id)
     target = pd.DataFrame([row])
-    prefixes = priming.build_prefixes(target, priming.token_counter(scorer.loaded.tokenizer),
+    prefixes = priming.build_prefixes(target, priming.token_counter(scorer.tokenizer),
                                       pool=data.load_processed(dataset), prefix_types=[prefix_type], lengths=[length],
                                       seed=seed, max_positions=scorer.record()["max_positions"])
     chosen = prefixes.iloc[0]

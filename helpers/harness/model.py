@@ -4,9 +4,8 @@ lm-eval hands its model requests as text; this model tokenizes them exactly as l
 ``hf`` model does (:class:`lm_eval.api.model.TemplateLM`'s encoding, with ``hf``'s
 ``tok_encode``: the same ids, the same prefix token for an empty context, the same left
 truncation to ``max_length + 1`` tokens) and scores the ids with the engine
-(:meth:`helpers.engine.causal.CausalScorer.score_ids`; an encoder-decoder's context goes to its
-encoder and its continuation to its decoder, as hf's seq2seq model feeds them:
-:meth:`helpers.engine.seq2seq.Seq2SeqScorer.score_source_ids`): every request of a call is planned
+(the scorer contract's ``score_continuations``, which cuts them to hf's windows; an encoder-decoder's
+context goes to its encoder and its continuation to its decoder, as hf's seq2seq model feeds them): every request of a call is planned
 at once, so a context shared by several choices (a multiple-choice task, a prompt's answer
 options) runs once, and a sentence's opening words shared with its pair's run once where the
 cost model says it pays. Whether the continuation is the greedy one is read from the same
@@ -102,19 +101,18 @@ class EngineLM(TemplateLM):
             del settings["device_map"]  # placed already
         self.settings = Settings(progress=bool(progress), batch_size=_batch_cap(batch_size), **settings)
         self.scorer = scorer_for(pretrained, self.settings)
-        if self.scorer.loaded.kind == "masked":
-            raise ValueError(f"{self.scorer.loaded.name} is a masked model: the lm-eval backend scores causal LMs and "
+        if "continuation" not in self.scorer.features:
+            raise ValueError(f"{self.scorer.name} is a masked model: the lm-eval backend scores causal LMs and "
                              "encoder-decoders (a masked LM gives no continuation log-likelihood and generates nothing; "
                              "score it with the notebooks' pseudo-log-likelihood)")
-        self.backend = "seq2seq" if self.scorer.loaded.kind == "seq2seq" else "causal"  # hf's encoding of each
-        self.loaded, self.tokenizer = self.scorer.loaded, self.scorer.loaded.tokenizer
-        self.model = self.loaded.model
+        # hf's encoding: an encoder-decoder's context and continuation apart (lm-eval reads ``backend``)
+        self.backend = "seq2seq" if "source" in self.scorer.features else "causal"
+        self.tokenizer = self.scorer.tokenizer
         self.add_bos_token, self.custom_prefix_token_id = add_bos_token, prefix_token_id
         # hf's rule, once: the configuration's length, else the tokenizer's (read for every request)
         self.max_length = int(max_length) if max_length else \
-            resolve_max_length(self.model.config, self.tokenizer, default=DEFAULT_MAX_LENGTH)
+            resolve_max_length(self.scorer.config, self.tokenizer, default=DEFAULT_MAX_LENGTH)
         self._prefix_text = self.tokenizer.decode(self.prefix_token_id)  # a text that starts with it gets no BOS
-        self._device = self.loaded.input_device
 
     # ------------------------------------------------------------------ what lm-eval reads
     @property
@@ -155,7 +153,7 @@ class EngineLM(TemplateLM):
 
     def get_model_info(self) -> dict:
         """What lm-eval's results record of the model: the weights and the engine's settings."""
-        return {**{k: v for k, v in self.loaded.provenance().items() if v is not None},
+        return {**{k: v for k, v in self.scorer.provenance().items() if v is not None},
                 "engine_share": self.settings.share, "engine_share_used": self.scorer.record()["share_used"],
                 "engine_token_budget": self.scorer.record()["token_budget"]}
 
@@ -171,17 +169,11 @@ class EngineLM(TemplateLM):
     def _loglikelihood_tokens(self, requests, disable_tqdm: bool = False, **kwargs) -> list[tuple[float, bool]]:
         """(sum of the continuation's log-probs, whether it is greedy) of each ((context,
         continuation), context ids, continuation ids), all planned together."""
-        desc = "Running loglikelihood requests"
-        if self.backend == "seq2seq":  # the context to the encoder, the continuation to the decoder (hf's cuts)
-            for strings, context, continuation in requests:
-                self._checked(context, continuation, strings)
-            targets = [list(continuation)[-self.max_length:] for _, _, continuation in requests]
-            scored = self.scorer.score_source_ids([(list(context)[-self.max_length:], target) for (_, context, _), target
-                                                   in zip(requests, targets)], greedy=True, desc=desc)
-        else:
-            sequences = [self._fitted(context, continuation, strings) for strings, context, continuation in requests]
-            targets = [ids[first:] for ids, first in sequences]
-            scored = self.scorer.score_ids(sequences, greedy=True, desc=desc)
+        for strings, context, continuation in requests:
+            self._checked(context, continuation, strings)
+        targets = [list(continuation)[-self.max_length:] for _, _, continuation in requests]
+        scored = self.scorer.score_continuations([(context, continuation) for _, context, continuation in requests],
+                                                 self.max_length, greedy=True, desc="Running loglikelihood requests")
         out = []
         for (strings, _, _), target, (logprobs, greedy) in zip(requests, targets, scored):
             answer = (float(logprobs.sum()), bool((greedy == target).all()))
@@ -189,16 +181,6 @@ class EngineLM(TemplateLM):
             if strings is not None:  # rolling windows are cached by the text, in loglikelihood_rolling
                 self.cache_hook.add_partial("loglikelihood", strings, answer)
         return out
-
-    def _fitted(self, context: list[int], continuation: list[int], strings) -> tuple[list[int], int]:
-        """(ids, index of the first continuation token) as hf feeds a causal LM: the last
-        ``max_length + 1`` tokens of context+continuation (the last one is only predicted)."""
-        self._checked(context, continuation, strings)
-        ids = (list(context) + list(continuation))[-(self.max_length + 1):]
-        if len(context) + len(continuation) > self.max_length + 1:
-            log.warning("context (%d tokens) and continuation (%d) exceed max_length %d: the context is truncated "
-                        "from the left, as lm-eval's hf model does", len(context), len(continuation), self.max_length)
-        return ids, len(ids) - len(continuation)
 
     def _checked(self, context: list[int], continuation: list[int], strings) -> None:
         """A clear error for a request with nothing to score or a continuation longer than the window."""
@@ -248,15 +230,11 @@ class EngineLM(TemplateLM):
             if kwargs.get("temperature", 0.0) == 0.0 and not kwargs.get("do_sample"):
                 kwargs.pop("temperature", None)
                 kwargs["do_sample"] = False
-            inputs = torch.tensor([ids], device=self._device)
-            with torch.no_grad():
-                generated = self.model.generate(
-                    input_ids=inputs, attention_mask=torch.ones_like(inputs), max_length=len(ids) + max_gen_toks,
-                    stopping_criteria=stop_sequences_criteria(self.tokenizer, until, len(ids), 1),
-                    pad_token_id=self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None
-                    else self.eot_token_id, **kwargs)
-            new = generated[0, len(ids):] if self.backend == "causal" else generated[0]  # a decoder's ids are all new
-            text = postprocess_generated_text(self.tokenizer.decode(new.tolist(), skip_special_tokens=True), until, None)
+            new = self.scorer.generate(ids, max_gen_toks,
+                                       stopping_criteria=stop_sequences_criteria(self.tokenizer, until, len(ids), 1),
+                                       pad_token_id=self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None
+                                       else self.eot_token_id, **kwargs)
+            text = postprocess_generated_text(self.tokenizer.decode(new, skip_special_tokens=True), until, None)
             out.append(text)
             self.cache_hook.add_partial("generate_until", (context, gen_kwargs), text)
         return out

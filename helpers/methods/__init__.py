@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 from .applicability import refuse_not_applicable, split
-from .base import METHODS_VERSION, Family, Method, Runtime
-from . import options
+from .base import METHODS_VERSION, Family, Method, PassContext
+from . import setting_readers
 from .hu_levy import HU_LEVY
 from .prompting import PROMPTS
 from .readouts import READOUTS
@@ -54,7 +54,7 @@ def families() -> list[Family]:
 
 def option_table() -> str:
     """Every method setting: name, what "auto" is, what it takes, and the families and methods that read it."""
-    return options.table(METHODS.values())
+    return setting_readers.table(METHODS.values())
 
 
 def applicable(methods, scorer) -> tuple[list[str], pd.DataFrame]:
@@ -65,10 +65,10 @@ def applicable(methods, scorer) -> tuple[list[str], pd.DataFrame]:
 
 def method_names(selection, all_of: list[str] | None = None) -> list[str]:
     """Method names from "all" (of ``all_of``, default every method), "lp,meanlp" or a list."""
-    return parse_selection(selection, list(all_of or METHODS) if selection == "all" else list(METHODS),
+    return parse_list(selection, list(all_of or METHODS) if selection == "all" else list(METHODS),
                            what="method")
 
 
 __all__ = ["HU_LEVY_METHODS", "METHODS", "METHODS_VERSION", "PROMPT_METHODS", "READOUT_METHODS", "WORD_METHODS",
-           "Family", "Method", "Runtime", "applicable", "families", "get", "method_names", "option_table",
+           "Family", "Method", "PassContext", "applicable", "families", "get", "method_names", "option_table",
            "refuse_not_applicable", "register", "unregister"]

@@ -18,7 +18,7 @@ def split(methods, scorer, registry) -> tuple[list[str], pd.DataFrame]:
         if reason is None:
             runnable.append(name)
         else:
-            refused.append({"model": scorer.loaded.name, "method": name, "not_applicable": reason})
+            refused.append({"model": scorer.name, "method": name, "not_applicable": reason})
     return runnable, pd.DataFrame(refused, columns=NOT_APPLICABLE_COLUMNS)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .fewshot import FewShot, as_fewshot
-from .options import template_ids
+from .setting_readers import template_ids
 from ..settings import METHOD_SETTINGS, RECORDED_AS, Settings, method_setting
 from ..engine.interface import SCORER_FEATURES, Request, Scored
 
@@ -32,7 +32,7 @@ Score = Callable[..., pd.Series]
 
 
 @dataclass
-class Runtime:
+class PassContext:
     """What a family may need besides the scored requests: the run's scorer, language and
     sides, a unigram table where one is counted, and the run's :class:`helpers.settings.Settings`,
     whose method settings it reads by name (instruct, seed, use_outlines, fewshot, order_average,
@@ -53,8 +53,7 @@ class Runtime:
     def instruct(self) -> bool:
         """Chat templates for prompts ("auto": the model's registry entry, else its chat template)."""
         given = self._setting("instruct")
-        loaded = getattr(self.scorer, "loaded", None)
-        return given if given is not None else bool(loaded.is_instruct) if loaded is not None else False
+        return given if given is not None else bool(self.scorer.is_instruct) if self.scorer is not None else False
 
     @property
     def templates(self) -> tuple:
@@ -75,11 +74,11 @@ class Runtime:
         raise AttributeError(f"{type(self).__name__} has no attribute {name!r}; the method settings are "
                              f"{', '.join(METHOD_SETTINGS)}")
 
-    def but(self, **changes) -> "Runtime":
+    def but(self, **changes) -> "PassContext":
         """This runtime with settings ``changes`` (checked as any)."""
         return replace(self, settings=self.settings.but(**changes))
 
-    def for_methods(self, methods: Sequence["Method"]) -> "Runtime":
+    def for_methods(self, methods: Sequence["Method"]) -> "PassContext":
         """The runtime of a pass computing ``methods``: the unigram table only where one of them
         reads it (a pass of the others is configured and computed without it)."""
         return replace(self, unigram=self.unigram if any(m.needs_unigram for m in methods) else None)
@@ -91,7 +90,7 @@ class Family:
     Subclasses set ``name``, ``template_set`` (the template family to iterate, or None),
     ``with_context`` (whether the engine returns the log-probs of request contexts too) and
     ``takes`` (the method settings they read besides templates and instruct:
-    :mod:`helpers.methods.options`; with "fewshot" they put ``runtime.fewshot``'s examples before
+    :mod:`helpers.methods.setting_readers`; with "fewshot" they put ``runtime.fewshot``'s examples before
     each item), and implement :meth:`requests` and :meth:`table`.
     """
 
@@ -105,7 +104,7 @@ class Family:
         """Whether it puts ``runtime.fewshot``'s examples before each item."""
         return "fewshot" in self.takes
 
-    def runtime_for(self, methods: Sequence["Method"], runtime: Runtime) -> Runtime:
+    def runtime_for(self, methods: Sequence["Method"], runtime: PassContext) -> PassContext:
         """The runtime its passes for ``methods`` run with (e.g. with a unigram table counted);
         by default the run's."""
         return runtime
@@ -114,25 +113,25 @@ class Family:
         """The templates this family runs for ``language`` (None: one untemplated pass)."""
         return [None]
 
-    def prepare(self, items: Sequence[Item], template, contexts: Sequence[str], runtime: Runtime) -> list:
+    def prepare(self, items: Sequence[Item], template, contexts: Sequence[str], runtime: PassContext) -> list:
         """Per-item state built once for the run (e.g. rendered prompts, A/B slots); default none."""
         return [None] * len(items)
 
-    def requests(self, item: Item, template, context: str, runtime: Runtime, state) -> list[Request]:
+    def requests(self, item: Item, template, context: str, runtime: PassContext, state) -> list[Request]:
         raise NotImplementedError
 
-    def pass_requests(self, items: Sequence[Item], template, contexts: Sequence[str], runtime: Runtime
+    def pass_requests(self, items: Sequence[Item], template, contexts: Sequence[str], runtime: PassContext
                       ) -> tuple[list, list[list[Request]]]:
         """One template pass over ``items``: their states (:meth:`prepare`) and each item's requests."""
         states = self.prepare(items, template, contexts, runtime)
         return states, [self.requests(item, template, c, runtime, s) for item, c, s in zip(items, contexts, states)]
 
     def table(self, items: Sequence[Item], template, contexts: Sequence[str], scored: Sequence[Sequence[Scored]],
-              runtime: Runtime, states: Sequence) -> pd.DataFrame:
+              runtime: PassContext, states: Sequence) -> pd.DataFrame:
         """One row per item: the columns its methods reduce (see each family)."""
         raise NotImplementedError
 
-    def score_pass(self, scorer, items: list, template, contexts: list[str], runtime: Runtime,
+    def score_pass(self, scorer, items: list, template, contexts: list[str], runtime: PassContext,
                    positions: np.ndarray | None = None) -> tuple[pd.DataFrame, list[list]]:
         """One engine pass over ``items`` with ``template``: the table (one row per item) and each
         item's scored requests. With ``positions``, ``items`` are the whole run's, and only the
@@ -162,7 +161,7 @@ class Family:
         resolved values enter its files' configuration (:meth:`Method.config`)."""
         return self.takes
 
-    def template_config(self, template, runtime: Runtime) -> dict:
+    def template_config(self, template, runtime: PassContext) -> dict:
         """What a score file records about the template (text, system message, style...)."""
         if template is None:
             return {"template_id": None, "template_text": None}
@@ -184,7 +183,7 @@ class Method:
     target_score: Score | None = None  # in-template methods: the target sentence alone
     needs_unigram: bool = False
     # the per-pair credit (0..1; None: score_good > score_bad), e.g. averaged over answer orders
-    decision: Callable[[pd.DataFrame, Runtime], pd.Series | None] | None = None
+    decision: Callable[[pd.DataFrame, PassContext], pd.Series | None] | None = None
     options: dict = field(default_factory=dict, hash=False, compare=False)  # recorded in the configuration
     # what it needs of a scorer beyond score() (names of helpers.engine.interface.SCORER_FEATURES)
     needs: tuple[str, ...] = ()
@@ -201,9 +200,8 @@ class Method:
         missing = [f for f in self.needs if f not in scorer.features]
         if not missing:
             return None
-        loaded = getattr(scorer, "loaded", None) if not isinstance(scorer, type) else None
         what = (scorer if isinstance(scorer, type) else type(scorer)).__name__ + \
-            (f" of {loaded.name}" if loaded is not None else "")
+            (f" of {scorer.name}" if not isinstance(scorer, type) else "")
         return f"{self.name} needs {'; and '.join(SCORER_FEATURES[f] for f in missing)}, which the {what} lacks"
 
     def reads(self, template=None) -> tuple[str, ...]:
@@ -211,7 +209,7 @@ class Method:
         pass's and its own score's."""
         return (*self.family.reads(template), *self.takes)
 
-    def config(self, runtime: Runtime, template=None) -> dict:
+    def config(self, runtime: PassContext, template=None) -> dict:
         """What a score file of this method records beside the run's and the template's entries:
         its own options, the unigram table's source (None for methods without one), and the
         resolved value of every setting it reads, under its key (:data:`helpers.settings.RECORDED_AS`):
@@ -219,12 +217,12 @@ class Method:
         read = {RECORDED_AS[name]: getattr(runtime, name) for name in self.reads(template) if name in RECORDED_AS}
         return {**self.options, "unigram_source": runtime.unigram_source if self.needs_unigram else None, **read}
 
-    def _scores(self, score: Score, table: pd.DataFrame, side: str, runtime: Runtime | None) -> np.ndarray:
+    def _scores(self, score: Score, table: pd.DataFrame, side: str, runtime: PassContext | None) -> np.ndarray:
         """``score`` of ``side``, given the settings this method takes (their defaults without a runtime)."""
-        runtime = runtime or Runtime(None, "")
+        runtime = runtime or PassContext(None, "")
         return score(table, side, **{name: getattr(runtime, name) for name in self.takes}).to_numpy(float)
 
-    def decisions(self, table: pd.DataFrame, runtime: Runtime | None = None
+    def decisions(self, table: pd.DataFrame, runtime: PassContext | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A pair method's (score_good, score_bad, correct): correct is good > bad, or the method's
         own ``decision`` credit (e.g. averaged over answer orders) where it has one."""
@@ -234,7 +232,7 @@ class Method:
         return good, bad, good > bad if credit is None else np.asarray(credit, dtype=float)
 
     def frame(self, info: pd.DataFrame, table: pd.DataFrame, sides: tuple[str, ...],
-              runtime: Runtime | None = None) -> pd.DataFrame:
+              runtime: PassContext | None = None) -> pd.DataFrame:
         """This method's score file: item ``info``, scores (and for pairs the decision: good > bad,
         or its own ``decision`` credit), the basis columns."""
         if self.family.score_sides(sides) == ("good", "bad"):

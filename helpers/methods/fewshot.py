@@ -151,9 +151,9 @@ def k_values(selection) -> list[int]:
     if selection is None or selection == [] or (isinstance(selection, str) and selection.strip().lower() in
                                                 ("", "none", "[]")):
         return []
-    from ..selection_parser import parse_selection
+    from ..settings.lists import parse_list
 
-    ks = parse_selection(selection, what="few-shot k", convert=int)
+    ks = parse_list(selection, what="few-shot k", convert=int)
     for k in ks:
         FewShot(k)  # a clear error for a negative or non-integer k
     return [int(k) for k in ks]

@@ -51,7 +51,7 @@ class YesNo(PromptFamily):
 
     def prepare(self, items, template, contexts, runtime):
         """Each item's prompt per side (after its few-shot examples, if any), rendered once."""
-        tok = runtime.scorer.loaded.tokenizer
+        tok = runtime.scorer.tokenizer
         yes, no = answers.yes_no(template.language)
         shots = ([[({"sentence": s}, yes if ok else no) for s, ok in ex]
                   for ex in fewshot.judged_examples(items, runtime.fewshot)]
@@ -73,7 +73,7 @@ class YesNo(PromptFamily):
             table[f"logit_yes_{side}"] = [float(s[2 * k].logits[0]) for s in scored]
             table[f"logit_no_{side}"] = [float(s[2 * k + 1].logits[0]) for s in scored]
         for side in runtime.sides:
-            table[f"n_tokens_{side}"] = _sentence_lengths(runtime.scorer.loaded.tokenizer, [i[side] for i in items])
+            table[f"n_tokens_{side}"] = _sentence_lengths(runtime.scorer.tokenizer, [i[side] for i in items])
         first = scored[0]
         table["form_yes"] = ["".join(first[0].tokens)] * len(items)
         table["form_no"] = ["".join(first[1].tokens)] * len(items)
@@ -110,7 +110,7 @@ class AB(PromptFamily):
 
     def _prompt(self, item, template, context, runtime, slot) -> str:
         a, b = (item["good"], item["bad"]) if slot == "A" else (item["bad"], item["good"])
-        return render(template, runtime.scorer.loaded.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
+        return render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
 
     def requests(self, item, template, context, runtime, state):
         return runtime.scorer.shaped([Request(state[1], letter, separate=True) for letter in answers.AB], "prompt")
@@ -119,7 +119,7 @@ class AB(PromptFamily):
         slots, prompts = [s for s, _ in states], [p for _, p in states]
         lp_a = np.array([s[0].total for s in scored])
         lp_b = np.array([s[1].total for s in scored])
-        tok = runtime.scorer.loaded.tokenizer
+        tok = runtime.scorer.tokenizer
         out = pd.DataFrame({
             "good_slot": slots, "prompt": prompts, "lp_a": lp_a, "lp_b": lp_b,
             "answer": np.where(lp_a > lp_b, "A", np.where(lp_b > lp_a, "B", "tie")),

@@ -62,7 +62,7 @@ class SentenceReadouts(Family):
             return runtime
         key = ("unigram", str(runtime.unigram_corpus))
         if key not in runtime.cache:
-            runtime.cache[key] = unigram_for(runtime.scorer.loaded.tokenizer, runtime.language, runtime.unigram_corpus)
+            runtime.cache[key] = unigram_for(runtime.scorer.tokenizer, runtime.language, runtime.unigram_corpus)
         unigram, source = runtime.cache[key]
         return replace(runtime, unigram=unigram, unigram_source=source)
 
@@ -84,7 +84,7 @@ class SentenceReadouts(Family):
             if runtime.unigram is not None:
                 table[f"uni_sum_{side}"] = [float(runtime.unigram(s.token_ids).sum()) for s in chunk]
         out = pd.DataFrame(table)
-        out["log_vocab"] = math.log(len(runtime.scorer.loaded.tokenizer))
+        out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
         return out
 
 
@@ -151,7 +151,7 @@ class TemplateReadouts(Family):
             if self.template_set == "single":  # the sentence alone: the target's LP without the template
                 table[f"alone_sum_{side}"] = [s[len(runtime.sides) + k].total for s in scored]
         out = pd.DataFrame(table)
-        out["log_vocab"] = math.log(len(runtime.scorer.loaded.tokenizer))
+        out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
         return out
 
 

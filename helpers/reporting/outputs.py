@@ -12,7 +12,7 @@ from .. import paths
 from ..files import atomic_path, write_text
 from ..provenance import git_commit, library_versions
 from ..store import load_scores
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 
 PROMPTING = ("yesno", "yesno_released", "ab", "ab_logit")
 FIGURE_FORMATS = ("png", "pdf")
@@ -55,8 +55,8 @@ def stored_scores(model, dataset: str, methods, parameters: dict[str, str] | Non
     it) to set instead (empty when nothing is missing). ``where`` chooses among settings
     (:meth:`helpers.settings.Settings.score_filter`); a model stored under several without a
     choice is an error naming them. ``attrs["score_files"]`` lists every score file used."""
-    models = parse_selection(model, what="model")
-    methods = list(dict.fromkeys(parse_selection(methods, what="method")))
+    models = parse_list(model, what="model")
+    methods = list(dict.fromkeys(parse_list(methods, what="method")))
     frames = [load_scores(dataset=dataset, model=m, methods=methods, where=where) for m in models]
     scores = pd.concat(frames, ignore_index=True)
     scores.attrs["score_files"] = [f for frame in frames for f in frame.attrs.get("score_files", [])]

@@ -4,24 +4,13 @@ run loads and releases models."""
 from __future__ import annotations
 
 import gc
-from pathlib import Path
 from typing import Callable
 
 import torch
 
 from ..engine.kinds import scorer_for
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 from ..settings import Settings
-
-
-def _serves(scorer, name) -> bool:
-    """Whether the loaded ``scorer`` is model ``name`` (its registry name, Hugging Face id or folder)."""
-    if scorer is None:
-        return False
-    spec = scorer.loaded.spec
-    if name in (scorer.loaded.name, spec.hf_id):
-        return True
-    return spec.local and Path(str(name)).expanduser().resolve() == Path(spec.hf_id).expanduser().resolve()
 
 
 def each_model(models, work: Callable, *, scorer=None, settings: Settings | None = None) -> list:
@@ -30,8 +19,8 @@ def each_model(models, work: Callable, *, scorer=None, settings: Settings | None
     before the next is loaded (``work`` must keep no reference to it); ``scorer``, an already
     loaded scorer, serves its own model and is kept. Returns what ``work`` returned, per model."""
     out = []
-    for name in parse_selection(models, what="model"):
-        own = _serves(scorer, name)
+    for name in parse_list(models, what="model"):
+        own = scorer is not None and scorer.serves(name)
         current = scorer if own else scorer_for(name, settings)
         out.append(work(current))
         if not own:

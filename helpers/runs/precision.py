@@ -18,7 +18,7 @@ from ..methods import method_names
 from ..methods.hu_levy import TASKS
 from ..models import load
 from ..runner import RunSetup
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 from ..settings import AUTO, Settings
 from ..store import ScoreStore
 from .run import Run
@@ -66,7 +66,7 @@ def default_methods(dataset: str) -> list[str]:
 
 def precision_names(selection) -> list[str]:
     """Precision names from "all", "nf4,int8" or a list; the reference (float32) always comes first."""
-    names = parse_selection(selection, list(PRECISIONS), what="precision")
+    names = parse_list(selection, list(PRECISIONS), what="precision")
     return [REFERENCE] + [n for n in names if n != REFERENCE]
 
 

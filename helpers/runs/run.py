@@ -31,9 +31,9 @@ from ..data.selection import DatasetSelection, select
 from ..data.shards import file_tag
 from ..engine.kinds import check_models, scorer_for
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
-from ..methods.options import refuse_unread, template_ids
+from ..methods.setting_readers import refuse_unread, template_ids
 from ..runner import RunSetup, run_methods
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 from ..settings import METHOD_SETTINGS, TABLE, Settings
 from ..store import ScoreStore, load_files
 from .model_list import each_model
@@ -85,7 +85,7 @@ class Run:
     not_applicable: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NOT_APPLICABLE_COLUMNS))
     checked: list = field(default_factory=list, repr=False)  # each model checked (loads without checking again)
     taken: tuple = ()  # the settings among the notebook's parameters (recorded in every table's sidecar)
-    loaded: object = field(default=None, repr=False)  # the first model's scorer, once loaded
+    built: object = field(default=None, repr=False)  # the first model's scorer, once loaded
 
     @classmethod
     def from_parameters(cls, parameters: Mapping, *, methods: Sequence[str] | None = None, skip: Sequence[str] = (),
@@ -99,7 +99,7 @@ class Run:
         settings = Settings.from_parameters(parameters, skip)  # a bad value stops here
         asked = registry.method_names(parameters["methods"], list(methods)) if methods is not None else []
         refuse_unread(settings, map(registry.get, asked), registry.METHODS.values())  # an unknown template too
-        names = parse_selection(parameters["model"], what="model")
+        names = parse_list(parameters["model"], what="model")
         checked = check_models(list(dict.fromkeys([*names, *(models or [])])), settings)  # before anything loads
         if selection is None and "dataset" in parameters:
             selection = select(parameters["dataset"], parameters.get("limit"))
@@ -121,17 +121,17 @@ class Run:
         ``settings`` (or a dict of them)."""
         if hasattr(model, "score") and hasattr(model, "settings"):
             base = model.settings if settings is None else _settings(settings, model.settings)
-            return cls({}, base, [model.loaded.name], selection, list(methods), loaded=model)
+            return cls({}, base, [model.name], selection, list(methods), built=model)
         base = _settings(settings, Settings())
-        names = parse_selection(model, what="model")
+        names = parse_list(model, what="model")
         return cls({}, base, names, selection, list(methods), checked=check_models(names, base))
 
     @property
     def scorer(self):
         """The first model's scorer, loaded on first use."""
-        if self.loaded is None:
-            self.loaded = scorer_for(self.checked[0] if self.checked else self.models[0], self.settings)
-        return self.loaded
+        if self.built is None:
+            self.built = scorer_for(self.checked[0] if self.checked else self.models[0], self.settings)
+        return self.built
 
     @property
     def templates(self) -> list:
@@ -141,7 +141,7 @@ class Run:
     @property
     def model(self) -> str:
         """The first model's name (its registry name, or the loaded model's)."""
-        return self.scorer.loaded.name
+        return self.scorer.name
 
     def tag(self, name: str | None = None, shard=None) -> str:
         """The name the run's tables and figures carry: ``name`` (default: the first model and the
@@ -202,8 +202,8 @@ class Run:
                 found = run_methods(scorer, self.selection if selection is None else selection, runnable,
                                     job_settings, setup=setup, store=store) if runnable else []
                 files += found
-                files.by_model.setdefault(scorer.loaded.name, []).extend(found)
-                files.records[scorer.loaded.name] = scorer.record()
+                files.by_model.setdefault(scorer.name, []).extend(found)
+                files.records[scorer.name] = scorer.record()
 
         loading = settings[0] if engine else self.settings
         self.each(work, self.models[:1] if models is None else models, loading)
@@ -217,7 +217,7 @@ class Run:
         time under ``settings`` (default: the run's); the run's own scorer serves its model under
         the run's settings."""
         settings = self.settings if settings is None else settings
-        own = self.loaded if settings == self.settings else None
+        own = self.built if settings == self.settings else None
         return each_model(self.models if models is None else models, work, scorer=own, settings=settings)
 
 

@@ -7,7 +7,7 @@ against it before anything loads, and :func:`helpers.engine.kinds.scorer_for` lo
 builds its scorer from it. The scorers take it too (``CausalScorer(loaded, settings)``) and
 read the engine's fields; the loader reads :meth:`Settings.load_arguments`; the runner gives the
 methods the run's :class:`Settings` (they read their own fields through
-:class:`helpers.methods.base.Runtime`). ``"auto"`` has one meaning per field: the model's own value,
+:class:`helpers.methods.base.PassContext`). ``"auto"`` has one meaning per field: the model's own value,
 or the one default the field declares. Adding a setting is one field of :class:`Settings`, declared
 with :func:`setting` (its values, what "auto" is, what the score files record, its check), and the
 one place that reads it: a notebook's parameters cell, the command line and a sweep take it by name
@@ -266,44 +266,6 @@ RECORDED_AS = {f.name: f.metadata["record_as"] for f in fields(Settings) if f.me
 SETTING_KEYS = {**{key: name for name, key in STORED_AS.items()}, **{key: name for name, key in RECORDED_AS.items()},
                 "start_token": "start (or masked_variant)", "prompt_style": "instruct", "fewshot_k": "fewshot",
                 "fewshot_source": "fewshot", "fewshot_seed": "fewshot", "unigram_source": "unigram_corpus"}
-
-
-def stored_setting(meta: dict) -> tuple:
-    """A score file's values of :data:`STORED_AS`."""
-    return tuple(meta.get(key) for key in STORED_AS.values())
-
-
-def mixed_settings(model: str, dataset: str, found: dict[tuple, set]) -> str:
-    """The error of a store holding scores of ``model`` under several settings (``found``: the
-    values of :data:`STORED_AS` -> the methods scored so) without a choice among them."""
-    listed = "; ".join(", ".join(f"{k}={v}" for k, v in zip(STORED_AS, values)) + f" ({', '.join(sorted(methods))})"
-                       for values, methods in sorted(found.items(), key=str))
-    return (f"{model} on {dataset} has scores under {len(found)} settings ({listed}), and a table never mixes them: "
-            "choose one with the notebook's quant, dtype, start and revision parameters (as 02 takes them), or "
-            "load_scores(where=Settings(...).score_filter())")
-
-
-def method_setting_values(meta: dict) -> dict:
-    """A score file's values of the method-setting keys (:data:`SETTING_KEYS` but :data:`STORED_AS`,
-    which :func:`mixed_settings` checks across a model's methods)."""
-    return {key: meta.get(key) for key in SETTING_KEYS if key not in STORED_AS.values()}
-
-
-def mixed_method_settings(model: str, dataset: str, method: str, template, found: list[dict]) -> str:
-    """The error of a store holding files of one (model, method, template) under several values
-    of a setting (``found``: each file's :func:`method_setting_values`), naming the settings that
-    differ, their values, and how to choose one."""
-    differ = [key for key in found[0] if len({repr(f[key]) for f in found}) > 1]
-    listed = "; ".join(f"{SETTING_KEYS[key]} (recorded as {key}: "
-                       f"{', '.join(sorted({repr(f[key]) for f in found}))})" for key in differ)
-    names = [SETTING_KEYS[key] for key in differ if SETTING_KEYS[key] in RECORDED_AS]
-    example = (f"scored_with={{{names[0]!r}: ...}}" if names else "its parameter of that name")
-    where = ", ".join(f"{key!r}: {sorted({repr(f[key]) for f in found})[0]}" for key in differ)
-    return (f"{model} on {dataset}: {method}{'' if template in (None, 'None') else f' (template {template})'} has "
-            f"score files under {len(found)} configurations that differ in {listed}, and a table never mixes "
-            f"them: choose one with the reading notebook's parameter ({example}; 04, 05 and 08 take "
-            "scored_with={setting: value}), or load_scores(where={" + where + "}), or move the files you do not "
-            "want out of the store")
 
 
 def scorer_arguments(options: dict, base: Settings | None = None) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..selection_parser import parse_selection
+from .lists import parse_list
 
 AUTO = "auto"
 
@@ -61,7 +61,7 @@ def _templates(name: str, value):
     if value is None or value == AUTO or (isinstance(value, str) and value.strip().lower() == "all"):
         return AUTO
     try:
-        items = parse_selection(value, what="template", convert=lambda s: int(s) if s.isdigit() else s)
+        items = parse_list(value, what="template", convert=lambda s: int(s) if s.isdigit() else s)
     except ValueError:
         items = []
     if not items or any(isinstance(i, bool) or not isinstance(i, (int, str)) for i in items):

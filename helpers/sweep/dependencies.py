@@ -21,7 +21,7 @@ from typing import Callable
 import papermill as pm
 
 from ..reporting.outputs import PROMPTING, producer
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 from .jobs import ANALYSES, Job
 from .revisions import analysed_models
 
@@ -56,7 +56,7 @@ def producers(job: Job) -> frozenset[str]:
         value = job.parameters.get(name, defaults.get(name, "all"))
         if isinstance(value, str) and value.strip().lower() == "all":
             return EVERY_PRODUCER
-        found |= {producer(m) for m in parse_selection(value, what="method", none=("none",))}
+        found |= {producer(m) for m in parse_list(value, what="method", none=("none",))}
     return frozenset(found)
 
 

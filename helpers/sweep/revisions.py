@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..models.registry import REGISTRY, REVISION_MARK
-from ..selection_parser import parse_selection
+from ..settings.lists import parse_list
 
 REVISIONS = "revisions"  # the parameter of a notebook that reads a model's revisions together
 
 
 def parse_revisions(value) -> list[str]:
     """The revisions of a sweep: a list or "step1000,step2000"; each once, none empty or "auto"."""
-    revisions = [str(r).strip() for r in parse_selection(value, what="revision")]
+    revisions = [str(r).strip() for r in parse_list(value, what="revision")]
     bad = [r for r in revisions if not r or r.lower() == "auto" or REVISION_MARK in r]
     if bad:
         raise ValueError(f"revisions {value!r}: {', '.join(map(repr, bad))} is not a revision; give commits, "
@@ -59,7 +59,7 @@ def models_for(declared: set[str], models: list[str], revisions: list[str] | Non
 def analysed_models(model: str, parameters: dict) -> set[str]:
     """The models whose stored scores a job reads: its model (or list), each at every revision of
     its ``revisions`` parameter where it has one."""
-    models = set(parse_selection(model, what="model"))
+    models = set(parse_list(model, what="model"))
     revisions = parameters.get(REVISIONS)
     if not revisions:
         return models

@@ -24,7 +24,7 @@ from .. import paths
 from . import jobs as sweep
 from . import slurm as sweep_slurm
 from .dependencies import waits_on
-from ..staleness import is_stale
+from ..score_files import is_stale
 from ..store import read_metadata, safe_name
 
 LOG_MARKERS = re.compile(r"CANCELLED|DUE TO TIME LIMIT|NODE FAIL|PREEMPT|oom|Out Of Memory|Killed|Error|error")

@@ -7,7 +7,7 @@ from typing import Callable, Iterable, Sequence, TypeVar
 T = TypeVar("T")
 
 
-def parse_selection(selection, choices: Sequence[T] | None = None, *, what: str = "name",
+def parse_list(selection, choices: Sequence[T] | None = None, *, what: str = "name",
                     convert: Callable[[str], T] = str, none: Iterable = ()) -> list[T]:
     """The items of ``selection``: "all" (every one of ``choices``), a comma-separated string
     (brackets allowed), one value, or a list. Items not among ``choices`` are an error that

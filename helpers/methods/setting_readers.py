@@ -3,7 +3,7 @@
 The method settings (templates, instruct, seed, use_outlines, fewshot, unigram_corpus,
 order_average, syntaxgym_pass) are fields of :class:`helpers.settings.Settings`, declared,
 defaulted and checked there once; a family names the ones it reads in ``takes`` (templates and
-instruct: every family) and reads them through its :class:`helpers.methods.base.Runtime`; a method
+instruct: every family) and reads them through its :class:`helpers.methods.base.PassContext`; a method
 whose score reads a setting of its own (PenLP's ``penlp_alpha``) names it in its ``takes``. A
 setting of families that are not run is checked and then unused, so a notebook passes all of
 its settings whatever methods it runs; a setting in :data:`EVERYWHERE` (few-shot examples)

@@ -1,0 +1,45 @@
+"""What a reader of stored scores checks of their settings: each score file's values of the
+settings that tell files apart (:data:`helpers.settings.STORED_AS` across a model's methods,
+:data:`helpers.settings.SETTING_KEYS` within one method and template), and the errors that name
+them when a store holds several without a choice (:func:`helpers.store.load_scores`)."""
+from __future__ import annotations
+
+from . import RECORDED_AS, SETTING_KEYS, STORED_AS
+
+
+def stored_setting(meta: dict) -> tuple:
+    """A score file's values of :data:`STORED_AS`."""
+    return tuple(meta.get(key) for key in STORED_AS.values())
+
+
+def mixed_settings(model: str, dataset: str, found: dict[tuple, set]) -> str:
+    """The error of a store holding scores of ``model`` under several settings (``found``: the
+    values of :data:`STORED_AS` -> the methods scored so) without a choice among them."""
+    listed = "; ".join(", ".join(f"{k}={v}" for k, v in zip(STORED_AS, values)) + f" ({', '.join(sorted(methods))})"
+                       for values, methods in sorted(found.items(), key=str))
+    return (f"{model} on {dataset} has scores under {len(found)} settings ({listed}), and a table never mixes them: "
+            "choose one with the notebook's quant, dtype, start and revision parameters (as 02 takes them), or "
+            "load_scores(where=Settings(...).score_filter())")
+
+
+def method_setting_values(meta: dict) -> dict:
+    """A score file's values of the method-setting keys (:data:`SETTING_KEYS` but :data:`STORED_AS`,
+    which :func:`mixed_settings` checks across a model's methods)."""
+    return {key: meta.get(key) for key in SETTING_KEYS if key not in STORED_AS.values()}
+
+
+def mixed_method_settings(model: str, dataset: str, method: str, template, found: list[dict]) -> str:
+    """The error of a store holding files of one (model, method, template) under several values
+    of a setting (``found``: each file's :func:`method_setting_values`), naming the settings that
+    differ, their values, and how to choose one."""
+    differ = [key for key in found[0] if len({repr(f[key]) for f in found}) > 1]
+    listed = "; ".join(f"{SETTING_KEYS[key]} (recorded as {key}: "
+                       f"{', '.join(sorted({repr(f[key]) for f in found}))})" for key in differ)
+    names = [SETTING_KEYS[key] for key in differ if SETTING_KEYS[key] in RECORDED_AS]
+    example = (f"scored_with={{{names[0]!r}: ...}}" if names else "its parameter of that name")
+    where = ", ".join(f"{key!r}: {sorted({repr(f[key]) for f in found})[0]}" for key in differ)
+    return (f"{model} on {dataset}: {method}{'' if template in (None, 'None') else f' (template {template})'} has "
+            f"score files under {len(found)} configurations that differ in {listed}, and a table never mixes "
+            f"them: choose one with the reading notebook's parameter ({example}; 04, 05 and 08 take "
+            "scored_with={setting: value}), or load_scores(where={" + where + "}), or move the files you do not "
+            "want out of the store")
