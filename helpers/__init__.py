@@ -12,7 +12,7 @@ Nothing is imported here: ``import helpers`` loads no model library.
 """
 
 FLOORS = (
-    ("ground", ("paths", "files", "parquet_io", "progress", "provenance", "settings")),
+    ("ground", ("paths", "files", "parquet_io", "progress", "provenance", "settings", "parameters")),
     ("data", ("data",)),
     ("models", ("models",)),
     ("engine", ("engine",)),

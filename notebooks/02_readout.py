@@ -39,6 +39,7 @@ dataset = "blimp"  # a pairs dataset of 01_data_prep: blimp, climp, zhoblimp, sl
 methods = "all"  # readout methods: a list, a comma-separated string, or "all"
 templates = "all"  # template ids (1 to 5) for the in-template and comparative methods: "all", a list or "1,3"
 limit = None  # pairs per paradigm (the first ones); None means all pairs
+explanations = None  # grammar prompting (Scheinberg et al. 2025): a file of each paradigm's explanation (JSON/YAML paradigm -> text, or CSV/TSV paradigm,explanation), placed before every judgment; None: none
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"

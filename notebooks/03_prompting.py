@@ -69,6 +69,7 @@ dataset = "blimp"  # a pairs dataset of 01_data_prep (English or Chinese)
 methods = "all"  # prompting methods: yesno, yesno_released, ab, ab_logit (a list, comma-separated, or "all")
 templates = "all"  # prompt template ids (1 to 5): "all", a list or "1,3"
 limit = None  # pairs per paradigm (the first ones); None means all pairs
+explanations = None  # grammar prompting (Scheinberg et al. 2025): a file of each paradigm's explanation (JSON/YAML paradigm -> text, or CSV/TSV paradigm,explanation), placed before every judgment; None: none
 seed = 42  # seed for the slot of the acceptable sentence in A/B prompting
 outlines_sample = 20  # A/B prompts per template that outlines decodes to check 'ab' and 'ab_logit' against it (0: none)
 use_outlines = "auto"  # method "ab" (greedy decoding constrained to A or B): "auto" reads it from the letters' logits where each letter is the one token outlines decodes (the same answer, no decode) and decodes with outlines otherwise; True decodes every prompt with outlines; False never decodes

@@ -70,6 +70,7 @@ from helpers.analysis import comparisons, cross_model, ensembles, paradigms, pro
 from helpers.analysis import disagreement, precision_columns, split_half
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
+from helpers.parameters import check_injected
 from helpers.settings import Settings
 
 config = dict(model=model, dataset=dataset, p_method=p_method, l_method=l_method,
@@ -77,6 +78,7 @@ config = dict(model=model, dataset=dataset, p_method=p_method, l_method=l_method
               margin=margin, k_models=k_models, splits=splits, precision_runs=precision_runs, top_items=top_items,
               scored_with=scored_with)
 core = [baseline, l_method, p_method]
+check_injected(globals())  # a misspelt papermill parameter stops here
 chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).but(**(scored_with or {})).score_filter()  # a table mixes no settings
 scores = required_scores(model, dataset, core + ([ab_method] if ab_method else []),
                          {ab_method: "ab_method"}, where=chosen)  # an error naming what to run, or what to set instead

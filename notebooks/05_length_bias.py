@@ -57,6 +57,7 @@ from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy, cross_model, length_bias
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
+from helpers.parameters import check_injected
 from helpers.settings import Settings
 from helpers.settings.lists import parse_list
 
@@ -64,6 +65,7 @@ config = dict(model=model, dataset=dataset, methods=methods, gap=gap, linking=li
               seed=seed, resamples=resamples, scored_with=scored_with)
 method_list, gap_pair = parse_list(methods, what="method"), parse_list(gap, what="method")
 linking_list = parse_list(linking, what="method", none=("none",))
+check_injected(globals())  # a misspelt papermill parameter stops here
 chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).but(**(scored_with or {})).score_filter()  # a table mixes no settings
 scores = required_scores(model, dataset, list(dict.fromkeys(method_list + gap_pair + linking_list)), where=chosen)  # an error naming what to run when missing
 report = NotebookReport("05_length_bias", config, dataset, sources=scores)

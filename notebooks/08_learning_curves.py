@@ -54,12 +54,14 @@ from helpers.analysis import learning_curves as curves
 from helpers.plots import learning_curves as plots
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
+from helpers.parameters import check_injected
 from helpers.settings import Settings
 from helpers.settings.lists import parse_list
 
 config = dict(model=model, revisions=revisions, dataset=dataset, methods=methods, steps=steps, scored_with=scored_with)
 points = curves.checkpoints(model, parse_list(revisions, what="revision"), steps)  # a revision without a step stops here
 method_list = list(dict.fromkeys(parse_list(methods, what="method")))
+check_injected(globals())  # a misspelt papermill parameter stops here
 chosen = Settings(start=start, quant=quant, dtype=dtype).but(**(scored_with or {})).score_filter()  # a table mixes no settings
 scores = required_scores(list(points.model), dataset, method_list, where=chosen)  # an error naming what to run
 report = NotebookReport("08_learning_curves", config, f"{model}__{dataset}", sources=scores)

@@ -84,3 +84,18 @@ def test_a_setting_a_model_kind_does_not_read_is_refused(tiny):
     with pytest.raises(ValueError, match="masked_variant='within_word_l2r' applies to masked LMs only, and tiny-gpt2"):
         check_models("tiny-gpt2", Settings(masked_variant="within_word_l2r"))
     assert registry.get("penlp").reads() == ("unigram_corpus", "penlp_alpha")  # its family's, then its own
+
+
+def test_a_misspelt_papermill_parameter_is_an_error_naming_the_parameters(scratch):
+    import papermill as pm
+
+    from helpers.parameters import check_injected
+    from notebook_run import run_notebook
+
+    history = ["", 'model = "demo-en"  # a comment\nseed = 0\n', '# Parameters\nseeed = 7\nmodel = "x"\n', "print(1)"]
+    with pytest.raises(ValueError, match=r"this notebook has no parameter 'seeed' .*: its parameters are model, seed"):
+        check_injected({"In": history})
+    check_injected({"In": history[:2]})  # run by hand: no injected cell, nothing to check
+    # a real papermill run of a reading notebook stops at its first code cell after the parameters
+    with pytest.raises(pm.PapermillExecutionError, match=r"this notebook has no parameter 'scored_wiht'"):
+        run_notebook("05_length_bias.ipynb", scratch / "05.ipynb", scored_wiht={"seed": 7})

@@ -6,7 +6,9 @@ command line's parameters) builds, in this order and before anything is scored:
 - the :class:`helpers.settings.Settings` of every setting among the parameters (a bad value stops here);
 - the models (``model``: one, or a list loaded in turn), each checked before any loads, and the first's scorer;
 - the selection (``dataset`` and ``limit``, and ``shard`` of ``shards``): the shard this run scores, or
-  with ``shard`` None the whole run read from its shards' files (``DatasetSelection.for_shards``);
+  with ``shard`` None the whole run read from its shards' files (``DatasetSelection.for_shards``), and
+  with ``explanations`` (a file: paradigm -> text) each pair after its paradigm's explanation
+  (:mod:`.explanations`, grammar prompting);
 - the methods the first model's kind can run, and those it cannot with the reason (``not_applicable``);
 - the tag its tables and figures are named by (a shard's tables cover its pairs).
 
@@ -31,11 +33,13 @@ from ..data.selection import DatasetSelection, select
 from ..data.shards import file_tag
 from ..engine.kinds import check_models, scorer_for
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
+from ..parameters import check_injected
 from ..methods.setting_readers import refuse_unread, template_ids
 from ..runner import RunSetup, run_methods
 from ..settings.lists import parse_list
 from ..settings import METHOD_SETTINGS, TABLE, Settings
 from ..store import ScoreStore, load_files
+from .explanations import explained_input
 from .model_list import each_model
 
 # a job's input: a selection, or a function of the model's scorer giving (selection, setup) for
@@ -86,6 +90,7 @@ class Run:
     checked: list = field(default_factory=list, repr=False)  # each model checked (loads without checking again)
     taken: tuple = ()  # the settings among the notebook's parameters (recorded in every table's sidecar)
     built: object = field(default=None, repr=False)  # the first model's scorer, once loaded
+    setup: RunSetup | None = None  # what the run puts around its methods on its own selection (explanations)
 
     @classmethod
     def from_parameters(cls, parameters: Mapping, *, methods: Sequence[str] | None = None, skip: Sequence[str] = (),
@@ -96,6 +101,7 @@ class Run:
         ``models`` are more models to check before anything loads (03's Hu & Levy models);
         ``selection`` the whole run's items where the notebook picks them itself (06's paradigms),
         else ``dataset`` and ``limit`` select them; either is cut to ``shard`` of ``shards``."""
+        check_injected(parameters)  # a misspelt papermill parameter stops here
         settings = Settings.from_parameters(parameters, skip)  # a bad value stops here
         asked = registry.method_names(parameters["methods"], list(methods)) if methods is not None else []
         refuse_unread(settings, map(registry.get, asked), registry.METHODS.values())  # an unknown template too
@@ -106,7 +112,10 @@ class Run:
         if selection is not None:
             selection = selection.for_shards(parameters.get("shard"), parameters.get("shards", 1))
         taken = tuple(name for name in TABLE if name in parameters and name not in skip)
-        run = cls(dict(parameters), settings, names, selection, checked=checked, taken=taken)
+        setup = None
+        if parameters.get("explanations") and selection is not None:  # grammar prompting: each paradigm explained
+            selection, setup = explained_input(selection, parameters["explanations"])
+        run = cls(dict(parameters), settings, names, selection, checked=checked, taken=taken, setup=setup)
         if asked:
             run.methods, run.not_applicable = registry.applicable(asked, run.scorer)
         else:
@@ -148,6 +157,8 @@ class Run:
         dataset), and the part of a run that scores a shard (default: the selection's shard)."""
         dataset = self.parameters.get("dataset")
         base = name or (f"{self.model}__{dataset}" if dataset else self.model)
+        if self.setup is not None and self.setup.tag and name is None:  # e.g. explained runs' tables apart
+            base = f"{base}__{self.setup.tag}"
         return file_tag(base, shard if shard is not None or self.selection is None else self.selection.shard)
 
     def config(self, **entries) -> dict:
@@ -158,7 +169,8 @@ class Run:
         recorded = self.settings.record(self.taken)
         if "templates" in recorded:
             recorded["templates"] = self.templates
-        return {**head, "methods": self.methods, **entries, **recorded}
+        around = self.setup.configuration if self.setup is not None else {}
+        return {**head, "methods": self.methods, **entries, **recorded, **around}
 
     def scores(self, methods: Sequence[str] | None = None, selection: Input | None = None,
                token_columns: bool = True, **changes) -> pd.DataFrame:
@@ -199,6 +211,8 @@ class Run:
                 selection, setup = job.selection, job.setup
                 if callable(selection):
                     selection, setup = selection(scorer)
+                elif selection is None and setup is None:  # the run's own selection, with what it puts around it
+                    setup = self.setup
                 found = run_methods(scorer, self.selection if selection is None else selection, runnable,
                                     job_settings, setup=setup, store=store) if runnable else []
                 files += found
