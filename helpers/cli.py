@@ -30,7 +30,7 @@ from .demo import main as demo_main
 from .explore.command import add_parser as add_explore_parser
 from .models.fetch_command import add_parser as add_fetch_parser
 from .models import ModelNotFoundError, QuantizationUnavailableError, registry_table
-from .settings import AUTO, METHOD_SETTINGS, SETTINGS, Settings
+from .settings import AUTO, METHOD_SETTINGS, SETTINGS, TABLE, Settings
 from .engine.interface import Request
 from .engine.kinds import scorer_for
 from .explain import word_surprisal
@@ -72,8 +72,11 @@ def _cmd_score(args) -> int:
     return 0
 
 
-# the settings of `score` (answer orders belong to runs of Hu & Levy's methods: the sweep's notebooks)
-SCORE_SETTINGS = [name for name in SETTINGS if name not in METHOD_SETTINGS]
+# the settings of `score`: every engine and loading setting (the method settings belong to the notebooks' runs)
+SCORE_SETTINGS = [name for name in TABLE if name not in METHOD_SETTINGS]
+# the sweep's: every setting, each given to the notebooks that take it (an error where none does), but the
+# few-shot k (03's fewshot_ks runs them) and the A/B seed (04-07 have a seed of their own: --param 03:seed=N)
+SWEEP_SETTINGS = [name for name in TABLE if name not in ("fewshot", "seed")]
 PRECISION_SETTINGS = [name for name in SETTINGS if name not in ("quant", "dtype")]  # the precisions set those
 
 
@@ -81,7 +84,7 @@ def _setting_arguments(parser, names, default) -> None:
     """One option per setting, named as the notebooks' parameter (``--token-budget`` or
     ``--token_budget``), with its values from helpers.settings."""
     for name in names:
-        values, auto, recorded = SETTINGS[name]
+        values, auto, recorded = TABLE[name]
         flags = [f"--{name.replace('_', '-')}"] + ([f"--{name}"] if "_" in name else [])
         choices = None if isinstance(values, str) else [AUTO, *values]
         parser.add_argument(*flags, dest=name, default=default, choices=choices,
@@ -109,7 +112,7 @@ def _cmd_sweep(args) -> int:
     from .sweep.status import format_status, status
 
     try:
-        given = {name: getattr(args, name) for name in SETTINGS if getattr(args, name) is not None}
+        given = {name: getattr(args, name) for name in SWEEP_SETTINGS if getattr(args, name) is not None}
         jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param), args.shards,
                           settings=given, revisions=",".join(args.revisions) if args.revisions else None)
         if args.status:
@@ -235,7 +238,7 @@ def parser() -> argparse.ArgumentParser:
                         "major.minor (stale: recomputed by default), with a warning")
     w.add_argument("--wait", action="store_true", help="slurm: return when the submitted jobs have left the queue")
     _setting_arguments(w.add_argument_group("settings (the notebook parameters of the same names; default: the "
-                                            "notebooks' own, 'auto')"), list(SETTINGS), None)
+                                            "notebooks' own, 'auto')"), SWEEP_SETTINGS, None)
     r = w.add_argument_group("Slurm resources (over the profile's)")
     r.add_argument("--profile", help="a name in profiles/ or a YAML file (default: slurm-gpu, one GPU per task)")
     for name, kind in SLURM_FLAGS.items():

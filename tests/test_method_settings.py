@@ -99,3 +99,21 @@ def test_a_misspelt_papermill_parameter_is_an_error_naming_the_parameters(scratc
     # a real papermill run of a reading notebook stops at its first code cell after the parameters
     with pytest.raises(pm.PapermillExecutionError, match=r"this notebook has no parameter 'scored_wiht'"):
         run_notebook("05_length_bias.ipynb", scratch / "05.ipynb", scored_wiht={"seed": 7})
+
+
+def test_penlp_alpha_reaches_every_front_door_or_is_refused_there_with_the_reason(tiny):
+    from helpers import sweep
+    from helpers.cli import parser
+    from helpers.harness.model import EngineLM
+
+    jobs = sweep.plan(["02", "06"], ["tiny-gpt2"], ["blimp"], settings={"penlp_alpha": 1.5})
+    assert {j.notebook.stem: j.papermill_parameters()["penlp_alpha"] for j in jobs} == \
+        {"02_readout": 1.5, "06_context_priming": 1.5}
+    with pytest.raises(ValueError, match="no notebook of this sweep .* takes the setting penlp_alpha"):
+        sweep.plan(["04"], ["tiny-gpt2"], ["blimp"], settings={"penlp_alpha": 1.5})
+    with pytest.raises(ValueError, match="penlp_alpha=-1 is not a number > 0"):
+        sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], settings={"penlp_alpha": -1})
+    args = parser().parse_args(["sweep", "--notebooks", "02", "--penlp-alpha", "1.5"])
+    assert args.penlp_alpha == "1.5"
+    with pytest.raises(ValueError, match=r"'penlp_alpha' \(a method setting of the notebooks' runs: an lm-eval task"):
+        EngineLM(tiny("tiny-gpt2"), penlp_alpha=1.5)

@@ -38,13 +38,19 @@ from tqdm import tqdm
 
 from ..engine.kinds import scorer_for
 from ..models import LoadedModel
-from ..settings import Settings
+from ..settings import METHOD_SETTINGS, Settings
 
 log = logging.getLogger(__name__)
 
 # the notebooks' settings a model argument may set (the others are fixed by lm-eval's encoding: the start token)
 SETTING_ARGUMENTS = ("quant", "dtype", "revision", "share", "token_budget", "device_map", "max_memory",
                      "offload_folder")
+# the notebooks' other settings, each refused with the reason
+REFUSED = {**{name: "a method setting of the notebooks' runs: an lm-eval task decides its prompt and how an answer "
+                    "is scored" for name in METHOD_SETTINGS},
+           "start": "lm-eval's encoding decides the start token: use add_bos_token or prefix_token_id",
+           "batch_size": "give lm-eval's --batch_size", "masked_variant": "a masked LM's, and the backend scores causal "
+           "LMs and encoder-decoders", "progress": "lm-eval draws its own progress bars"}
 DEFAULT_MAX_LENGTH = 2048  # hf's, where neither the configuration nor the tokenizer names one
 
 
@@ -94,8 +100,10 @@ class EngineLM(TemplateLM):
         super().__init__()
         unknown = sorted(set(settings) - set(SETTING_ARGUMENTS))
         if unknown:
-            raise ValueError(f"the engine takes no model argument {', '.join(map(repr, unknown))}: it takes pretrained, "
-                             f"{', '.join(SETTING_ARGUMENTS)}, max_length, add_bos_token and prefix_token_id")
+            why = {name: REFUSED.get(name, "not a setting") for name in unknown}
+            raise ValueError(f"the engine takes no model argument {'; '.join(f'{k!r} ({v})' for k, v in why.items())}: "
+                             f"it takes pretrained, {', '.join(SETTING_ARGUMENTS)}, max_length, add_bos_token and "
+                             "prefix_token_id")
         settings["device_map"] = _device_map(device, settings.get("device_map"))
         if isinstance(pretrained, LoadedModel) and settings["device_map"] == "auto":
             del settings["device_map"]  # placed already

@@ -24,7 +24,7 @@ import papermill as pm
 
 from .. import paths
 from .kernel import KERNEL_ARGUMENTS
-from ..settings import SETTINGS, Settings
+from ..settings import TABLE, Settings
 from ..store import safe_name
 from ..data.shards import check as check_shards
 from .revisions import models_for, parse_revisions
@@ -170,7 +170,7 @@ def with_settings(found: dict[str, Path], parameters: dict, settings: dict | Non
         parameters.update({f"{path.stem}:{name}": value for path in takers})
     for key, value in parameters.items():
         name = key.rpartition(":")[2]
-        if name in SETTINGS:
+        if name in TABLE:
             Settings(**{name: value})  # a one-line error naming the values
     return parameters
 
