@@ -28,15 +28,15 @@ from helpers.data.selection import select  # noqa: E402
 from helpers.engine import scorer_for  # noqa: E402
 from helpers.engine.projection import rounded_head  # noqa: E402
 from helpers.models import load  # noqa: E402
-from helpers.runner import run_methods  # noqa: E402
+from helpers.runs.run import Run  # noqa: E402
 from helpers.store import ScoreStore, load_files  # noqa: E402
 
 METHODS = ["lp", "intemplate_lp", "yesno"]
 
 
 def scores(model, selection, folder: Path):
-    files = run_methods(scorer_for(model, Settings(progress=False, share="none")), selection, METHODS,
-                        {"templates": [1]}, store=ScoreStore(folder))
+    files = Run.of(scorer_for(model, Settings(progress=False, share="none"))).files(
+        METHODS, selection, store=ScoreStore(folder), templates=[1])
     return load_files(files).set_index(["method", "paradigm", "pair_id"]).sort_index()
 
 

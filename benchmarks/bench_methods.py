@@ -1,6 +1,6 @@
 """The whole 02 + 03 method set through the runner, with reuse on and off.
 
-Runs ``helpers.runner.run_methods`` (what notebooks 02 and 03 call) for every readout and
+Runs the methods through a run (``helpers.runs.run.Run.files``, what notebooks 02 and 03 call) for every readout and
 prompting method and all their templates on the first ``--limit`` BLiMP pairs per paradigm
 (30: 2,010 pairs) with demo-en, once per share mode, each into an empty score store, and
 prints wall time, tokens fed to the model and forward calls, with the ratios to no reuse, and
@@ -37,7 +37,7 @@ from helpers import methods as registry  # noqa: E402
 from helpers.data.selection import select  # noqa: E402
 from helpers.models import load  # noqa: E402
 from helpers.store import ScoreStore  # noqa: E402
-from helpers.runner import run_methods  # noqa: E402
+from helpers.runs.run import Run  # noqa: E402
 from helpers.engine import CausalScorer  # noqa: E402
 
 MODES = {"no reuse (share=none)": dict(share="none"),
@@ -82,7 +82,7 @@ def main() -> None:
         scorer = CausalScorer(loaded, **scorer_arguments(options, Settings(progress=False)))
         with tempfile.TemporaryDirectory() as folder:
             start = time.perf_counter()
-            files = run_methods(scorer, selection, methods, {"use_outlines": False}, store=ScoreStore(folder))
+            files = Run.of(scorer).files(methods, selection, store=ScoreStore(folder), use_outlines=False)
             seconds = time.perf_counter() - start
             scores = score_columns(files)
         row = dict(seconds=seconds, tokens=scorer.tokens_run, calls=scorer.forward_calls, stages=scorer.seconds)

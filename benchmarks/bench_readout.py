@@ -28,7 +28,7 @@ from helpers import data, methods  # noqa: E402
 from helpers.data.selection import DatasetSelection  # noqa: E402
 from helpers.models import load  # noqa: E402
 from helpers.methods.readouts import unigram_for  # noqa: E402
-from helpers.runner import run_methods  # noqa: E402
+from helpers.runs.run import Run  # noqa: E402
 from helpers.store import ScoreStore, load_files  # noqa: E402
 from helpers.engine import CausalScorer  # noqa: E402
 
@@ -51,7 +51,7 @@ def main() -> None:
         scorer = CausalScorer(loaded, Settings(progress=False, share=share))
         with tempfile.TemporaryDirectory() as root:
             start = time.perf_counter()
-            files = run_methods(scorer, pairs, names, store=ScoreStore(root))
+            files = Run.of(scorer).files(names, pairs, store=ScoreStore(root))
             seconds = time.perf_counter() - start
             scores = load_files(files).sort_values(["method", "template", "paradigm", "pair_id"])
         results[share] = (seconds, scores, scorer.tokens_run)

@@ -96,12 +96,12 @@ class PrecisionScores:
     weight_bytes: int
 
 
-def score_precision(model: str, selection, precision: str, methods: Sequence[str], options: dict | None = None,
-                    store: ScoreStore | None = None, settings: Settings | None = None) -> PrecisionScores:
+def score_precision(model: str, selection, precision: str, methods: Sequence[str], store: ScoreStore | None = None,
+                    settings: Settings | None = None) -> PrecisionScores:
     """``methods`` on ``selection`` with ``model`` loaded in ``precision``, into ``store``
     (default :func:`store_root`), under ``settings`` (all but quant and dtype, which the precision
-    sets: start, share, token_budget, revision, placement) with the method settings ``options``
-    (e.g. ``{"templates": [1]}``), through the run's model loop: loaded, scored, released."""
+    sets: start, share, token_budget, revision, placement, and the method settings), through the
+    run's model loop: loaded, scored, released."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}; choose from: {', '.join(PRECISIONS)}")
     settings = settings or Settings()
@@ -115,7 +115,7 @@ def score_precision(model: str, selection, precision: str, methods: Sequence[str
     try:
         run = Run.of(model, settings.but(progress=False))
         files = run.files(methods, selection, setup, store=store or ScoreStore(store_root()),
-                          quant=PRECISIONS[precision].quant, dtype=PRECISIONS[precision].dtype, **(options or {}))
+                          quant=PRECISIONS[precision].quant, dtype=PRECISIONS[precision].dtype)
     finally:
         int8_casts.removeFilter(quiet)
     (record,) = files.records.values()
@@ -123,11 +123,11 @@ def score_precision(model: str, selection, precision: str, methods: Sequence[str
 
 
 def score_precisions(model: str, dataset: str, methods=None, limit: int | None = None, precisions="all",
-                     options: dict | None = None, store: ScoreStore | None = None,
+                     store: ScoreStore | None = None,
                      settings: Settings | None = None) -> list[PrecisionScores]:
     """Every precision of ``precisions`` (float32 first) on the first ``limit`` items per
     paradigm of ``dataset`` with ``methods`` (default :func:`default_methods`)."""
     chosen = method_names(methods) if methods is not None else default_methods(dataset)
     selection = select(dataset, limit)
-    return [score_precision(model, selection, name, chosen, options, store, settings)
+    return [score_precision(model, selection, name, chosen, store, settings)
             for name in precision_names(precisions)]

@@ -52,17 +52,15 @@ def _defaults(methods: list[str] | None, dataset: str) -> bool:
 
 
 def precision_report(model: str, dataset: str, methods=None, limit: int | None = None, precisions="all",
-                     templates=None, root: str | Path | None = None, options: dict | None = None,
-                     settings: Settings | None = None) -> PrecisionReport:
+                     root: str | Path | None = None, settings: Settings | None = None) -> PrecisionReport:
     """Score ``methods`` (default :func:`helpers.runs.precision.default_methods`) on the first
     ``limit`` items per paradigm of ``dataset`` in every precision of ``precisions`` (float32
-    first), with the ``templates`` (default all) and other method ``options``, compare them
-    with float32 and write the table beside the score files under ``root`` (default
-    outputs/precision). ``settings``: see :func:`helpers.runs.precision.score_precision`."""
+    first) under ``settings`` (the templates and other method settings among them; see
+    :func:`helpers.runs.precision.score_precision`), compare them with float32 and write the
+    table beside the score files under ``root`` (default outputs/precision)."""
     store = ScoreStore(root or store_root())
-    options = {**(options or {}), **({} if templates is None else {"templates": list(templates)})} or None
     runs = score_precisions(model, dataset, methods if methods is not None else default_methods(dataset), limit,
-                            precisions, options, store, settings)
+                            precisions, store, settings)
     files = [f for run in runs for f in run.files]
     table = precision_table(files, {run.precision: run.weight_bytes for run in runs})
     folder = Path(files[0]).parent
