@@ -255,9 +255,13 @@ def test_every_switch_reaches_the_score_files_from_the_notebook_parameters(hub_c
     assert {f: f.stat().st_mtime_ns for f in sorted((hub_cache / "outputs" / "scores").rglob("*.parquet"))} == written
 
 
-def test_instruct_auto_is_the_registry_entry_else_a_chat_template_in_the_tokenizer(tmp_path):
+def test_instruct_auto_is_the_registry_entry_else_what_marks_an_instruct_checkpoint(tmp_path):
     """A model the registry does not list (a folder here, as a Hub id or a GGUF file) is taken as an
-    instruct model when its tokenizer carries a chat template; ``instruct`` overrides either way."""
+    instruct model where its name or its generation's end token marks one, not for a chat template
+    alone (base checkpoints ship one); the decision is said in one line; ``instruct`` overrides."""
+    from types import SimpleNamespace
+
+    from helpers.models.instruct import instruct_decision
     from helpers.methods.base import PassContext
     from helpers.models import load
     from helpers.models import tiny_architectures as ta
@@ -267,8 +271,26 @@ def test_instruct_auto_is_the_registry_entry_else_a_chat_template_in_the_tokeniz
     config = json.loads((chat / "tokenizer_config.json").read_text())
     config["chat_template"] = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}<|assistant|>"
     (chat / "tokenizer_config.json").write_text(json.dumps(config))
-    plain_lm, chat_lm = load(plain), load(chat)
-    assert (plain_lm.spec.kind, plain_lm.is_instruct, chat_lm.is_instruct) == ("auto", False, True)
+    base = ta.build("llama", tmp_path / "qwen-like")  # a base checkpoint that ships a chat template, as Qwen2.5's
+    (base / "tokenizer_config.json").write_text(json.dumps(config))
+    plain_lm, chat_lm, base_lm = load(plain), load(chat), load(base)
+    with pytest.warns(UserWarning, match=r"^chat: prompts in the chat template \(instruct='auto': its name 'chat' "
+                                         r"marks an instruct checkpoint\); pass instruct=false if it is a base"):
+        assert chat_lm.is_instruct is True
+    with pytest.warns(UserWarning, match=r"qwen-like: prompts without the chat template .*it ships a chat template, "
+                                         r"but base checkpoints do too.*pass instruct=true if it is an instruct"):
+        assert base_lm.is_instruct is False
+    assert (plain_lm.spec.kind, plain_lm.is_instruct, base_lm.is_instruct) == ("auto", False, False)  # said once
+    tokenizer = SimpleNamespace(chat_template="{{ m }}", eos_token="<|endoftext|>",
+                                convert_ids_to_tokens=lambda i: {7: "<|im_end|>", 8: "<|endoftext|>"}[i])
+    ended = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=[7, 8]))
+    assert instruct_decision("org/my-model", ended, tokenizer)[0] is True  # generation stops at the turn's end
+    assert "chat turn's end (<|im_end|>)" in instruct_decision("org/my-model", ended, tokenizer)[1]
+    plain_ending = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=8))
+    assert instruct_decision("Qwen/Qwen2.5-0.5B", plain_ending, tokenizer)[0] is False
+    assert instruct_decision("Qwen/Qwen2.5-0.5B-Instruct", plain_ending, tokenizer)[0] is True
+    assert instruct_decision("google/gemma-2-2b-it", plain_ending, tokenizer)[0] is True
+    assert instruct_decision("org/chat-base", ended, tokenizer)[0] is True  # the instruct mark first
     assert load("tiny-llama").is_instruct is False and load("tiny-llama-instruct").is_instruct is True  # registered
     for given, expected in (("auto", True), ("false", False), ("true", True)):
         runtime = PassContext(CausalScorer(chat_lm, Settings(progress=False)), "en", Settings(instruct=given))

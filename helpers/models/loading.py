@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import socket
+import warnings
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -25,6 +26,7 @@ from . import gguf as gguf_files
 from .fingerprint import weights_fingerprint
 from .kinds import AUTO_CLASSES, model_kind
 from .packaged import fetch as fetch_packaged
+from .instruct import instruct_decision
 from .placement import check_placement, execution_device, too_large, weight_bytes, weight_count
 from .quantization import default_dtype, quantization_config, quantization_probe
 from .registry import REVISION_MARK, ModelNotFoundError, ModelSpec, Quant, _spec, resolve, with_revision
@@ -89,6 +91,7 @@ class LoadedModel:
     quant: Quant = None
     weights: str | None = None
     gguf: gguf_files.GGUFCheckpoint | None = None  # the GGUF file the weights were dequantized from
+    _decided: dict = field(default_factory=dict, repr=False)  # what was decided once (instruct under "auto")
 
     @classmethod
     def wrap(cls, model, tokenizer, spec: ModelSpec | None = None, name: str | None = None) -> "LoadedModel":
@@ -114,12 +117,17 @@ class LoadedModel:
 
     @property
     def is_instruct(self) -> bool:
-        """Whether prompts use the chat template by default: the registry entry's kind; for a model
-        the registry does not list (a Hub id, a folder, a GGUF file), whether its tokenizer (or GGUF
-        file) carries a chat template. ``instruct=`` (a setting) overrides it."""
-        if self.spec.kind == "auto":
-            return bool(getattr(self.tokenizer, "chat_template", None))
-        return self.spec.is_instruct
+        """Whether prompts use the chat template by default: the registry entry's kind, else what marks
+        an instruct checkpoint (:func:`.instruct.instruct_decision`), said once; ``instruct=`` overrides."""
+        if self.spec.kind != "auto":
+            return self.spec.is_instruct
+        if "instruct" not in self._decided:
+            found, line = instruct_decision(self.spec.hf_id if not self.spec.local else self.spec.name, self.model,
+                                            self.tokenizer)
+            self._decided["instruct"] = found
+            if getattr(self.tokenizer, "chat_template", None):  # a real choice: say it, with how to override it
+                warnings.warn(line, stacklevel=2)
+        return self._decided["instruct"]
 
     @property
     def kind(self) -> str:
