@@ -139,3 +139,15 @@ def test_lm_evals_command_line_runs_the_engine(tmp_path):
     logged = [json.loads(line) for line in samples.read_text().splitlines()]
     assert [s["doc"]["sentence_good"] for s in logged][:1] == ["Who should Derek hug after shocking Richard?"]
     assert all(len(s["resps"]) == 2 and float(s["resps"][0][0][0]) < 0 for s in logged)  # logged as text
+    # lm-eval's own models stay available beside the engine, through the project's command
+    from helpers.models import load
+
+    folder = load("tiny-gpt2").model.config._name_or_path  # the built folder
+    hf = subprocess.run(
+        [sys.executable, "-m", "helpers", "lm-eval", "--model", "hf", "--model_args", f"pretrained={folder}",
+         "--tasks", "blimp_offline", "--limit", "3", "--output_path", str(tmp_path / "hf"), "--device", "cpu"],
+        cwd=ROOT, capture_output=True, text=True, env=os.environ | {"PYTHONPATH": str(ROOT)})
+    assert hf.returncode == 0, hf.stderr[-3000:]
+    (theirs,) = (tmp_path / "hf").rglob("results_*.json")
+    assert json.loads(theirs.read_text())["results"]["blimp_offline"]["acc,none"] == \
+        recorded["results"]["blimp_offline"]["acc,none"]

@@ -21,8 +21,10 @@ MODEL_TARGET = "helpers.harness.model:EngineLM"
 
 def register() -> None:
     """Register the ``engine`` model with lm-eval's model registry (once; lazily: lm-eval imports
-    :mod:`.model` when a run asks for it)."""
+    :mod:`.model` when a run asks for it), after lm-eval's own models: lm-eval fills an empty
+    registry with them on first use, so registering into an empty one would hide them (``--model hf``)."""
     try:
+        import lm_eval.models  # noqa: F401 (registers lm-eval's own models, lazily)
         from lm_eval.api.registry import model_registry
     except ImportError as err:
         raise ImportError("lm-eval is not installed: pip install -e '.[dev]' (or 'lm-eval>=0.4.13')") from err
