@@ -33,10 +33,11 @@ Score = Callable[..., pd.Series]
 
 @dataclass
 class PassContext:
-    """What a family may need besides the scored requests: the run's scorer, language and
-    sides, a unigram table where one is counted, and the run's :class:`helpers.settings.Settings`,
-    whose method settings it reads by name (instruct, seed, use_outlines, fewshot, order_average,
-    templates, unigram_corpus, syntaxgym_pass): it holds no setting's value of its own."""
+    """The context of one engine pass of a family (a method's score reads it too): the run's
+    scorer, language and sides, a unigram table where one is counted, and the run's
+    :class:`helpers.settings.Settings`, whose method settings it reads by name (instruct, seed,
+    use_outlines, fewshot, order_average, templates, penlp_alpha, unigram_corpus, syntaxgym_pass):
+    it holds no setting's value of its own."""
 
     scorer: object
     language: str
@@ -75,11 +76,11 @@ class PassContext:
                              f"{', '.join(METHOD_SETTINGS)}")
 
     def but(self, **changes) -> "PassContext":
-        """This runtime with settings ``changes`` (checked as any)."""
+        """This pass context with settings ``changes`` (checked as any)."""
         return replace(self, settings=self.settings.but(**changes))
 
     def for_methods(self, methods: Sequence["Method"]) -> "PassContext":
-        """The runtime of a pass computing ``methods``: the unigram table only where one of them
+        """The context of a pass computing ``methods``: the unigram table only where one of them
         reads it (a pass of the others is configured and computed without it)."""
         return replace(self, unigram=self.unigram if any(m.needs_unigram for m in methods) else None)
 
@@ -105,7 +106,7 @@ class Family:
         return "fewshot" in self.takes
 
     def runtime_for(self, methods: Sequence["Method"], runtime: PassContext) -> PassContext:
-        """The runtime its passes for ``methods`` run with (e.g. with a unigram table counted);
+        """The context its passes for ``methods`` run with (e.g. with a unigram table counted);
         by default the run's."""
         return runtime
 

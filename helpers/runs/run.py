@@ -12,7 +12,7 @@ command line's parameters) builds, in this order and before anything is scored:
 - the methods the first model's kind can run, and those it cannot with the reason (``not_applicable``);
 - the tag its tables and figures are named by (a shard's tables cover its pairs).
 
-Every notebook, the sweep's notebooks, the precision check and the quickstart score through
+Every scoring notebook (so the sweep's jobs), the precision check and the benchmarks score through
 :meth:`Run.files` (one :class:`Job`) or :meth:`Run.files_each` (several jobs in one pass over the
 models): it owns the model loop (each model loaded once, released before the next), the split of
 the methods a model's kind cannot run, and the call of the runner. What a kind of run puts around
@@ -33,11 +33,11 @@ from ..data.selection import DatasetSelection, select
 from ..data.shards import file_tag
 from ..engine.kinds import check_models, scorer_for
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
-from ..parameters import check_injected
 from ..methods.setting_readers import refuse_unread, template_ids
+from ..parameters import check_injected
 from ..runner import RunSetup, run_methods
-from ..settings.lists import parse_list
 from ..settings import METHOD_SETTINGS, TABLE, Settings
+from ..settings.lists import parse_list
 from ..store import ScoreStore, load_files
 from .explanations import explained_input
 from .model_list import each_model
