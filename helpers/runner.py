@@ -99,7 +99,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     base = {**scorer.provenance(), "start_token": record["start_token"],
             "start_convention": record["start_convention"], **plan.config, "methods_version": METHODS_VERSION,
             **fewshot.config(), "order_average": None, **setup.configuration}
-    engine = {"share": record["share"], "token_budget": record["token_budget"],
+    engine = {"share": record["share"], "token_budget": record["token_budget"], "head_path": record["head_path"],
               "unknown_tokens": unknown.meta() if unknown else None}
     written: list[list[Path]] = []  # per family and template, in order: the files found, then those written
     missing: dict[str, list[int]] = {}  # a run read from its shards: the shards of each file not scored yet

@@ -54,7 +54,7 @@ def index(root: Path) -> dict[tuple, Path]:
 
 # what a score file's metadata holds beside its configuration (when and how it ran)
 NOT_CONFIGURATION = {"config_hash", "n_pairs", "accuracy", "library_versions", "numerics", "git_commit", "time",
-                     "time_ns", "share", "share_used", "token_budget", "unknown_tokens", "shard"}
+                     "time_ns", "share", "share_used", "token_budget", "unknown_tokens", "shard", "head_path"}
 
 
 def configuration_change(old: Path, new: Path) -> str:

@@ -3,6 +3,7 @@ the float64 log-softmax within float32 rounding, with logit transforms, a half-p
 token class's mass, whatever the slice width."""
 from __future__ import annotations
 
+import contextlib
 import numpy as np
 import pytest
 import torch
@@ -115,3 +116,34 @@ def test_an_offloaded_head_computes_in_float32_by_slices_as_on_one_device(tmp_pa
     with rounded_head():
         rounded = logprobs(split, "none")[1]
     assert np.abs(rounded - logprobs(whole, "none")[1]).max() > 1e-3
+
+
+def test_the_fallback_for_a_torch_without_out_dtype_gives_every_slice_in_float32(monkeypatch):
+    """A half-precision head on CUDA multiplies with float32 output (``torch.mm(out_dtype=)``); a torch
+    before 2.8 lacks it. Forced here on the CPU (the head's device said to be CUDA, ``torch.mm``
+    refusing ``out_dtype`` as old torch does): the first slice falls back to the float32 copy, and
+    every later slice, whose bf16 hidden states were prepared for the first path, is cast alike."""
+    from helpers.engine import projection
+
+    torch.manual_seed(0)
+    vocab, width = 3000, 16
+    linear = torch.nn.Linear(width, vocab, bias=True).to(torch.bfloat16).requires_grad_(False)
+    hidden = torch.randn(5, width).to(torch.bfloat16)
+    mm = torch.mm
+
+    def old_mm(*args, **kwargs):
+        if "out_dtype" in kwargs:
+            raise TypeError("mm() got an unexpected keyword argument 'out_dtype'")
+        return mm(*args, **kwargs)
+
+    monkeypatch.setattr(Projection, "on_cuda", lambda self: True)
+    monkeypatch.setattr(projection, "float32_reduction", contextlib.nullcontext)  # cuBLAS flags: CUDA builds only
+    monkeypatch.setattr(torch, "mm", old_mm)
+    project = Projection(linear, LogitTransform())
+    assert project.path() == "float32-output"
+    prepared = project.prepared(hidden)
+    assert prepared.dtype == torch.bfloat16  # as the first path multiplies them
+    got = torch.cat([project.columns(prepared, a, b) for a, b in ((0, 1000), (1000, 2000), (2000, vocab))], -1)
+    assert project.path() == "float32-copy" and got.dtype == torch.float32
+    want = torch.nn.functional.linear(hidden.float(), linear.weight.float(), linear.bias.float())
+    assert torch.equal(got, want)

@@ -39,6 +39,8 @@ def test_penlp_alpha_is_recorded_by_the_methods_that_read_it_and_never_mixed(tin
     assert read_metadata(first["penlp"])["penlp_alpha"] == 0.8
     assert read_metadata(first["intemplate_penlp"])["penlp_alpha"] == 0.8
     assert "penlp_alpha" not in read_metadata(first["lp"])  # LP does not read it
+    # how the head computed is recorded beside the configuration: a float32 head runs as the module
+    assert read_metadata(first["lp"])["head_path"] == scorer.record()["head_path"] == "module"
 
     calls = scorer.forward_calls
     other = by_method(run_methods(scorer, selection, ["lp", "penlp"], {"penlp_alpha": "1.5"}, store=store))

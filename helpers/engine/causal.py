@@ -239,6 +239,10 @@ class CausalScorer(ScoresRequests):
         requests = [Request(p, o, separate) for p in prompts for o in options]
         return option_readouts(len(prompts), options, self.score(requests, desc=desc))
 
+    @property
+    def head_path(self) -> str:
+        return self.executor.project.path()
+
     def score_ids(self, sequences: Sequence[tuple[Sequence[int], int]], greedy: bool = False,
                   desc: str = "scoring") -> list[tuple[np.ndarray, np.ndarray | None]]:
         """Sequences already tokenized, scored as given (no start token added, nothing moved):

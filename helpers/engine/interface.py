@@ -62,6 +62,7 @@ RECORD_KEYS = {
     "forward_calls": "forward_calls",  # forward passes run so far
     "tokens_run": "tokens_run",  # real (not padding) tokens fed to the model so far
     "weight_bytes": "weight_bytes",  # the loaded weights' memory footprint (None where the model cannot say)
+    "head_path": "head_path",  # how the output head computed (helpers.engine.projection.Projection.path)
 }
 
 

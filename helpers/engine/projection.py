@@ -82,9 +82,13 @@ class Projection:
         """How the head computes: "float32-output", "float32-copy", "float32-cast" or "module"."""
         if not (self.float32 and self.sliceable and self.head.weight.dtype in HALF):
             return "module"
-        if execution_device(self.head).type == "cuda" and not self._no_output_dtype:
+        if self.on_cuda() and not self._no_output_dtype:
             return "float32-output"
         return "float32-cast" if self.hooked else "float32-copy"
+
+    def on_cuda(self) -> bool:
+        """Whether the head computes on a CUDA device (where a half-precision product can output float32)."""
+        return execution_device(self.head).type == "cuda"
 
     @contextmanager
     def ready(self):
@@ -122,7 +126,7 @@ class Projection:
         """Float32 logits of vocabulary entries ``start`` to ``stop`` (the transform applied) for
         hidden states from :meth:`prepared` (within :meth:`ready` for a head placed by a hook)."""
         path, weight, bias = self.path(), self.head.weight, self.head.bias
-        if path == "float32-copy":
+        if path == "float32-copy":  # (hidden states prepared for "float32-output" before a fallback: cast below)
             weight, bias = self._float32_copy()
         weight, bias = weight[start:stop], None if bias is None else bias[start:stop]
         if path == "float32-output" and hidden.dtype == weight.dtype:
@@ -130,10 +134,12 @@ class Projection:
                 with float32_reduction():
                     part = torch.mm(hidden, weight.T, out_dtype=torch.float32)
                 return self.transform(part if bias is None else part + bias.float())
-            except (TypeError, NotImplementedError):  # torch before 2.8: no out_dtype
-                self._no_output_dtype = True
-                return self.columns(hidden.float(), start, stop)
-        if path in ("float32-cast", "float32-output"):  # (hidden states of another dtype: cast alike)
+            except (TypeError, NotImplementedError, RuntimeError) as err:  # torch before 2.8: no out_dtype
+                if "out_dtype" not in str(err) and not isinstance(err, TypeError):
+                    raise
+                self._no_output_dtype = True  # from now on "float32-copy": this slice and every later one
+                return self.columns(hidden, start, stop)
+        if path in ("float32-cast", "float32-output", "float32-copy"):  # every operand in float32
             hidden, weight, bias = hidden.float(), weight.float(), None if bias is None else bias.float()
         return self.transform(torch.nn.functional.linear(hidden, weight, bias).float())
 

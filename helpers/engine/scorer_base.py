@@ -52,6 +52,12 @@ class ScoresRequests:
         return bool(spec.local) and Path(str(model)).expanduser().resolve() == Path(spec.hf_id).expanduser().resolve()
 
     @property
+    def head_path(self) -> str:
+        """How the output head computes: as the model's module, its logits taken in float32 (a
+        causal LM's head has more paths: :meth:`helpers.engine.projection.Projection.path`)."""
+        return "module"
+
+    @property
     def config(self):
         return self.model.config
 
