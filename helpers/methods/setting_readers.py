@@ -1,6 +1,6 @@
-"""Which families read which method settings: a view of the settings table, holding no values.
+"""Which families and methods read which method settings: a view of the settings table, holding no values.
 
-The method settings (templates, instruct, seed, use_outlines, fewshot, unigram_corpus,
+The method settings (templates, instruct, seed, use_outlines, fewshot, penlp_alpha, unigram_corpus,
 order_average, syntaxgym_pass) are fields of :class:`helpers.settings.Settings`, declared,
 defaulted and checked there once; a family names the ones it reads in ``takes`` (templates and
 instruct: every family) and reads them through its :class:`helpers.methods.base.PassContext`; a method

@@ -176,8 +176,7 @@ class Run:
                token_columns: bool = True, **changes) -> pd.DataFrame:
         """The first model's scores of ``methods`` (default: the run's) on ``selection`` (default:
         the run's), scored or found in the store, under the run's settings with ``changes``."""
-        return load_files(self.files(methods, selection, models=self.models[:1], **changes),
-                          token_columns=token_columns)
+        return load_files(self.files(methods, selection, **changes), token_columns=token_columns)
 
     def files(self, methods: Sequence[str] | None = None, selection: Input | None = None,
               setup: RunSetup | None = None, *, models=None, store: ScoreStore | None = None,
