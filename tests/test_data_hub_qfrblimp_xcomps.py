@@ -84,15 +84,16 @@ def test_qfrblimp_reads_its_pairs_and_the_annotators_agreement(raw):
         warnings.simplefilter("error")  # 27 of 47 judgments chose the acceptable sentence: no warning
         df = data.load("qfrblimp", source=raw)
     assert list(df.paradigm) == ["LP1", "LP7", "LP1", "LP20"] and list(df.pair_id) == [0, 0, 1, 0]
-    assert df.phenomenon.iloc[3] == "Préposition orpheline (Orphan preposition)" and (df.language == "fr").all()
+    assert df.phenomenon.iloc[3] == "Préposition orpheline" and (df.language == "fr").all()  # the README's name
+    assert df.release_phenomenon.iloc[3] == "Préposition orpheline (Orphan preposition)"  # the card's, kept
     assert (df.good.iloc[2], df.bad.iloc[2]) == ("Elle s'est lavée.", "Elle s'est lavé.")
     assert df.human_agreement.tolist() == [1.0, 0.75, 6 / 11, 0.0]  # the one who did not judge is left out
-    assert list(df.columns[8:11]) == ["human_agreement", "phenomenon_id", "source"]
+    assert list(df.columns[8:12]) == ["human_agreement", "release_phenomenon", "phenomenon_id", "source"]
     scores = df.assign(model="m", method="lp", correct=[True, False, True, False], tie=False, template="")
     table = phenomena_with_humans(scores).set_index("phenomenon")
-    assert table.loc["Accords participes passés (Past participle agreements)", "human"] == pytest.approx(
+    assert table.loc["Accords participes passés", "human"] == pytest.approx(
         (1.0 + 6 / 11) / 2)  # per pair, then per paradigm, then per phenomenon
-    assert table.loc["Négation standard (Standard negation)", ["accuracy", "human"]].tolist() == [0.0, 0.75]
+    assert table.loc["Négation standard", ["accuracy", "human"]].tolist() == [0.0, 0.75]
     phenomena = accuracy.by_phenomenon(scores)
     assert phenomena.set_index("phenomenon")["human"].to_dict() == table["human"].to_dict()
     matrix = accuracy.phenomenon_matrix(phenomena, humans=True)  # 02's table: the humans beside the methods

@@ -11,8 +11,10 @@ Every reader takes ``source`` (a :class:`DataSource`); None means ``DataSource.d
 the mirror that ``MINIMAL_PAIRS_DATA`` names when the reader runs. Every file read is checked
 against data/sources.yaml; one it does not list is an ``UnlistedFileError``.
 
-MultiBLiMP, BLiMP-NL, TurBLiMP, BHS, QFrBLiMP and XCOMPS come from the Hugging Face Hub (``hub.py``: downloaded once,
-locked, checked at every read; ``python -m helpers.data --download NAME``).
+BLiMP-NL, TurBLiMP, BHS and QFrBLiMP are read from their GitHub releases in the mirror, or from a
+Hugging Face Hub copy (:mod:`release_or_hub`); MultiBLiMP from the Hub, four of its languages from
+the mirror; XCOMPS from the Hub only (``hub.py``: downloaded once, locked, checked at every read;
+``python -m helpers.data --download NAME``).
 
 A *variant* (``Dataset.base`` set) is a fixed selection from another dataset under its own
 name, so its processed file and score folder never mix with the base's: ``blimp_hu2025``
@@ -32,8 +34,8 @@ import pandas as pd
 from .. import paths
 from ..files import atomic_path
 from ..settings.lists import parse_list
-from . import (blimp, chinese, climp, english, hu_levy, hub_pairs, jblimp, multiblimp, multiblimp_word_order, qfrblimp,
-               rublimp, syntaxgym, table_version, xcomps)
+from . import (bhs, blimp, blimp_nl, chinese, climp, english, hu_levy, jblimp, multiblimp, multiblimp_word_order,
+               qfrblimp, rublimp, syntaxgym, table_version, turblimp, xcomps)
 from .hub_catalog import HUB
 from .multiblimp_languages import canonical as canonical_languages
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
@@ -72,17 +74,22 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in [
     Dataset("jblimp", "ja", "pairs", jblimp.load,
             "JBLiMP (Japanese), 331 human-validated pairs (options: subset='raw' for the 367 before validation)"),
     Dataset("multiblimp", "mul", "pairs", multiblimp.load,
-            "MultiBLiMP 1.0 (Hub), agreement pairs in 101 languages, 121,305 (options: languages, default 'all'; "
-            "ISO 639-3 codes such as 'rus,pol')", canonical=_languages_option),
+            "MultiBLiMP 1.0, agreement pairs in 101 languages, 121,305 (Hub; the mirror holds eng, ell, nld, tur: "
+            "5,939) (options: languages, default 'all'; ISO 639-3 codes such as 'rus,pol')",
+            canonical=_languages_option),
     Dataset("multiblimp_word_order", "mul", "pairs", multiblimp_word_order.load,
             "MultiBLiMP's word-order pairs (mirror): a subject, object or indirect object moved across its head, "
-            "46,148 pairs in 159 languages"),
-    Dataset("blimp_nl", "nl", "pairs", hub_pairs.load_blimp_nl, "BLiMP-NL (Hub, Dutch), 84 paradigms x 100"),
-    Dataset("turblimp", "tr", "pairs", hub_pairs.load_turblimp, "TurBLiMP (Hub, Turkish), 16 phenomena x 1,000"),
-    Dataset("bhs", "mul", "pairs", hub_pairs.load_bhs,
-            "BHS (Hub): Basque agreement, Hindi aspect and Swahili noun-class agreement, 22 configs"),
+            "46,148 pairs in 159 languages, 694 identical (options: drop_identical)"),
+    Dataset("blimp_nl", "nl", "pairs", blimp_nl.load,
+            "BLiMP-NL (Dutch; release or Hub), 84 paradigms x 100, 11 identical (options: drop_identical)"),
+    Dataset("turblimp", "tr", "pairs", turblimp.load,
+            "TurBLiMP (Turkish; release or Hub), 16 phenomena x 1,000, 20 identical (options: drop_identical)"),
+    Dataset("bhs", "mul", "pairs", bhs.load,
+            "BHS (release or Hub): Basque agreement, Hindi aspect and Swahili noun-class agreement, 22 x 1,000 "
+            "items of a context and two endings"),
     Dataset("qfrblimp", "fr", "pairs", qfrblimp.load,
-            "QFrBLiMP (Hub, Quebec French), 20 phenomena, 1,761 pairs with 12 annotators' agreement"),
+            "QFrBLiMP (Quebec French; release or Hub), 20 phenomena, 1,761 pairs with the annotators' agreement, "
+            "18 identical (options: drop_identical)"),
     Dataset("xcomps", "mul", "pairs", xcomps.load,
             "XCOMPS (Hub): conceptual minimal pairs (COMPS) in 17 languages"),
     Dataset("scamp_plausible", "en", "pairs", partial(english.load_scamp, "plausible"), "SCaMP plausible, 67 x 1,000"),
@@ -224,7 +231,7 @@ def load_processed(name: str, source: DataSource | None = None, *, prepared_only
 
 
 def summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """One row per dataset: language, paradigms, phenomena, items."""
+    """One row per dataset: language, paradigms, phenomena, items, identical pairs (one sentence twice)."""
     rows = []
     for name, df in tables.items():
         ds = _lookup(name)
@@ -233,7 +240,8 @@ def summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                      "paradigms": df[paradigm_col].nunique() if paradigm_col else None,
                      "phenomena": df["phenomenon"].nunique() if "phenomenon" in df else
                      (df["circuit"].nunique() if "circuit" in df else None),
-                     "items": len(df)})
+                     "items": len(df),
+                     "identical": int(df["identical"].sum()) if "identical" in df else None})
     return pd.DataFrame(rows)
 
 

@@ -61,14 +61,14 @@ def load_paradigms(name: str, language: str, phenomenon_of: Callable[[str], str]
     return finalize_pairs(pd.concat(frames, ignore_index=True), where)
 
 
-def load_blimp_nl(source: DataSource | None = None) -> pd.DataFrame:
+def blimp_nl_from_hub(source: DataSource | None = None) -> pd.DataFrame:
     """BLiMP-NL (Suijkerbuijk et al. 2025): 84 paradigms x 100 Dutch pairs (8,400); ``paradigm``
     is the Hub config (``wh_movement__stranding_1``), ``phenomenon`` its part before "__" (22);
     the release's other columns are kept."""
     return load_paradigms("blimp_nl", "nl", lambda config: config.split("__")[0], source)
 
 
-def load_turblimp(source: DataSource | None = None) -> pd.DataFrame:
+def turblimp_from_hub(source: DataSource | None = None) -> pd.DataFrame:
     """TurBLiMP (Başar et al. 2025): 16 phenomena x 1,000 Turkish pairs (16,000); ``paradigm``
     and ``phenomenon`` are the Hub config (``binding``); the release's other columns are kept."""
     return load_paradigms("turblimp", "tr", lambda config: config, source)
@@ -83,24 +83,26 @@ def bhs_phenomenon(config: str) -> str:
     return f"{language}-{rest.split('-')[0]}" if language == "basque" else language
 
 
-def load_bhs(source: DataSource | None = None) -> pd.DataFrame:
-    """BHS (Kryvosheieva & Levy 2025): 22 configs of the test split, Basque auxiliary agreement
-    (8), Hindi aspect with and without ergative "ne" (6), Swahili noun-class agreement (8). A row
-    holds a ``context`` and two endings (the final word); the pair is the context followed by each
-    ending after one space, as lm-evaluation-harness joins them (its task's target delimiter).
-    ``paradigm`` is the config, ``language`` eu/hi/sw, ``phenomenon`` :func:`bhs_phenomenon`;
-    ``context``, ``ending_good`` and ``ending_bad`` are kept. The paper reads the final word's
-    log-probability per token (:mod:`helpers.data.linking`)."""
+def bhs_table(config: str, raw: pd.DataFrame) -> pd.DataFrame:
+    """One BHS config's rows (``context``, ``ending_good``, ``ending_bad`` and any other columns) as
+    canonical pairs: each side the context and the ending joined with one space (evaluate.py's
+    minicons separator; lm-evaluation-harness's target delimiter)."""
+    context = raw["context"].astype(str).str.rstrip()
+    table = pd.DataFrame({"dataset": "bhs", "language": BHS_LANGUAGES[config.split("-")[0]],
+                          "paradigm": config, "phenomenon": bhs_phenomenon(config), "field": "",
+                          "pair_id": range(len(raw)),
+                          "good": context + " " + raw["ending_good"].astype(str).str.lstrip(),
+                          "bad": context + " " + raw["ending_bad"].astype(str).str.lstrip()})
+    return pd.concat([table, release_columns(raw.reset_index(drop=True), set())], axis=1)
+
+
+def bhs_from_hub(source: DataSource | None = None) -> pd.DataFrame:
+    """BHS (Kryvosheieva & Levy 2025) from a Hub copy: 22 configs of the test split, Basque
+    auxiliary agreement (8), Hindi aspect with and without ergative "ne" (6), Swahili noun-class
+    agreement (8), each row a ``context`` and two endings (:func:`bhs_table`). ``paradigm`` is the
+    config, ``language`` eu/hi/sw, ``phenomenon`` :func:`bhs_phenomenon`."""
     spec = spec_of("bhs")
     found = hub.find("bhs", None, source)
-    frames = []
-    for config in spec.configs:
-        raw = read_files(found[config], ("context", spec.good, spec.bad), spec.name)
-        context = raw["context"].astype(str).str.rstrip()
-        table = pd.DataFrame({"dataset": spec.name, "language": BHS_LANGUAGES[config.split("-")[0]],
-                              "paradigm": config, "phenomenon": bhs_phenomenon(config), "field": "",
-                              "pair_id": range(len(raw)),
-                              "good": context + " " + raw[spec.good].astype(str).str.lstrip(),
-                              "bad": context + " " + raw[spec.bad].astype(str).str.lstrip()})
-        frames.append(pd.concat([table, release_columns(raw, set())], axis=1))
+    frames = [bhs_table(config, read_files(found[config], ("context", spec.good, spec.bad), spec.name))
+              for config in spec.configs]
     return finalize_pairs(pd.concat(frames, ignore_index=True), str(found[spec.configs[0]][0].parent))

@@ -13,7 +13,7 @@ import pandas as pd
 
 from . import text_files
 from .multiblimp_languages import language_tag
-from .schema import DataFormatError, finalize_pairs
+from .schema import DataFormatError, finalize_pairs, without_identical
 from .sources import DataSource, resolve
 
 FOLDER = "multiblimp-word-order/word_order/pairs/tight"
@@ -76,8 +76,8 @@ def _read(path, relation: str) -> pd.DataFrame:
                          "lang": iso, "language_name": path.stem})
 
 
-def load(source: DataSource | None = None) -> pd.DataFrame:
-    """Every word-order pair: ``paradigm`` "<iso>/<relation>" (``eng/obj``), ``phenomenon`` the
+def load(drop_identical: bool = False, source: DataSource | None = None) -> pd.DataFrame:
+    """Every word-order pair (``drop_identical``: less the 694 that hold one sentence twice, 45,454): ``paradigm`` "<iso>/<relation>" (``eng/obj``), ``phenomenon`` the
     relation of the moved dependent (nsubj, obj, iobj), ``language`` the project's code of the
     language (ISO 639-1 where it has one); kept: ``rule`` (the release's ``leaf_rule``, the moves
     from leaf to head), ``lang`` (ISO 639-3) and ``language_name`` (the file's)."""
@@ -89,4 +89,4 @@ def load(source: DataSource | None = None) -> pd.DataFrame:
     df = pd.concat(frames, ignore_index=True)
     for col in ("rule", "lang", "language_name"):
         df[col] = df[col].astype("string")
-    return finalize_pairs(df, str(source.path(FOLDER)))
+    return without_identical(finalize_pairs(df, str(source.path(FOLDER))), drop_identical)

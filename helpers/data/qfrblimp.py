@@ -20,10 +20,10 @@ import warnings
 
 import pandas as pd
 
-from . import hub
+from . import hub, release_or_hub, text_files
 from .hub_catalog import spec_of
 from .hub_pairs import read_files, release_columns
-from .schema import DataFormatError, finalize_pairs
+from .schema import DataFormatError, finalize_pairs, without_identical
 from .sources import DataSource
 
 REQUIRED = ("sentence_good", "sentence_bad", "linguistic_phenomenon")
@@ -73,8 +73,7 @@ def phenomenon_ids(names: pd.Series, where: str) -> pd.Series:
     """Each record's phenomenon id from its French name (:data:`PHENOMENA`; an English name in
     parentheses after it is ignored), for records without ``phenomenon_id``."""
     by_name = {name: pid for pid, name in PHENOMENA.items()}
-    french = names.astype(str).str.replace(r"\s*\([^()]*\)\s*$", "", regex=True).str.strip()
-    ids = french.map(by_name)
+    ids = french_name(names).map(by_name)
     if ids.isna().any():
         row = int(ids[ids.isna()].index[0])
         raise DataFormatError(f"{where}: record {row + 1} has no phenomenon_id and its linguistic_phenomenon "
@@ -83,28 +82,62 @@ def phenomenon_ids(names: pd.Series, where: str) -> pd.Series:
     return ids.astype(float)
 
 
-def load(source: DataSource | None = None) -> pd.DataFrame:
-    """QFrBLiMP's pairs: ``paradigm`` "LP<phenomenon_id>" (LP1 ... LP20: the README's "Linguistic
-    Phenomena (LP)" and ID), ``phenomenon`` the release's ``linguistic_phenomenon`` ("Accords participes passés (Past
-    participle agreements)"), ``pair_id`` the pair's position within its phenomenon,
-    ``human_agreement`` the share of annotators who chose the acceptable sentence
-    (:func:`annotator_agreement`), the human column of 04's Figure 3; the release's other
-    columns (``phenomenon_id``, ``source``, the annotators' ...) are kept. Its paper reads the
-    lower perplexity, i.e. the higher MeanLP (:mod:`helpers.data.linking`)."""
+RELEASE = "qfrblimp/datastore/QFrBLiMP/human_llm_annotations.tsv"
+RELEASE_EXPECTED = "QFrBLiMP's human_llm_annotations.tsv (id, sentence_good, sentence_bad, type, annotator_<n> ...)"
+
+
+def french_name(names: pd.Series) -> pd.Series:
+    """The phenomenon's French name, less an English one in parentheses after it (the Hub card's)."""
+    return names.astype(str).str.replace(r"\s*\([^()]*\)\s*$", "", regex=True).str.strip()
+
+
+def pairs_table(raw: pd.DataFrame, ids: pd.Series, where: str, used: set[str]) -> pd.DataFrame:
+    """The canonical rows of either source: ``paradigm`` "LP<id>", ``phenomenon`` the README's
+    French name of the id, ``pair_id`` the position within the phenomenon, ``human_agreement``."""
+    if ids.isna().any() or (ids != ids.round()).any() or not ids.isin(list(PHENOMENA)).all():
+        row = int(ids[ids.isna() | (ids != ids.round()) | ~ids.isin(list(PHENOMENA))].index[0])
+        raise DataFormatError(f"{where}: record {row + 1} has the phenomenon id {ids.iloc[row]!r}, not a whole number "
+                              "from 1 to 20. To fix: restore the file (download it again)")
+    ids = ids.astype(int).reset_index(drop=True)
+    raw = raw.reset_index(drop=True)
+    paradigm = "LP" + ids.astype(str)
+    table = pd.DataFrame({"dataset": "qfrblimp", "language": "fr", "paradigm": paradigm,
+                          "phenomenon": ids.map(PHENOMENA), "field": "",
+                          "pair_id": paradigm.groupby(paradigm).cumcount(), "good": raw["sentence_good"],
+                          "bad": raw["sentence_bad"], "human_agreement": annotator_agreement(raw, where)})
+    kept = release_columns(raw, {"sentence_good", "sentence_bad", "human_agreement", *used})
+    return finalize_pairs(pd.concat([table, kept], axis=1), where)
+
+
+def from_release(source: DataSource) -> pd.DataFrame:
+    """The GitHub release's unshuffled pairs with its 13 annotators' choices (the release's jsonl
+    shuffles the two sentences, and its majority label points at the unacceptable one in 68 pairs)."""
+    path = source.path(RELEASE)
+    raw = text_files.csv_frame(path, ("sentence_good", "sentence_bad", "type"), RELEASE_EXPECTED, "\t")
+    return pairs_table(raw, pd.to_numeric(raw["type"], errors="coerce").reset_index(drop=True), str(path), set())
+
+
+def from_hub(source: DataSource | None = None) -> pd.DataFrame:
+    """The Hub copy (graalul/qfrblimp, config ``qfrblimp``, split ``test``): records with
+    ``phenomenon_id``, else the French name's id (:func:`phenomenon_ids`); its
+    ``linguistic_phenomenon`` is kept as ``release_phenomenon``."""
     spec = spec_of("qfrblimp")
     files = hub.find("qfrblimp", None, source)["qfrblimp"]
     where = str(files[0])
-    raw = read_files(files, REQUIRED, spec.name)
+    raw = read_files(files, REQUIRED, spec.name).rename(columns={spec.good: "sentence_good", spec.bad: "sentence_bad"})
     ids = pd.to_numeric(raw["phenomenon_id"], errors="coerce") if "phenomenon_id" in raw \
         else phenomenon_ids(raw["linguistic_phenomenon"], where)
-    if ids.isna().any() or (ids != ids.round()).any():
-        row = int(ids[ids.isna() | (ids != ids.round())].index[0])
-        raise DataFormatError(f"{where}: record {row + 1} has phenomenon_id {raw.at[row, 'phenomenon_id']!r}, "
-                              "not a whole number (1-20). To fix: restore the file (download it again)")
-    paradigm = "LP" + ids.astype(int).astype(str)
-    table = pd.DataFrame({"dataset": spec.name, "language": "fr", "paradigm": paradigm,
-                          "phenomenon": raw["linguistic_phenomenon"].astype(str), "field": "",
-                          "pair_id": paradigm.groupby(paradigm).cumcount(), "good": raw[spec.good],
-                          "bad": raw[spec.bad], "human_agreement": annotator_agreement(raw, where)})
-    kept = release_columns(raw, {spec.good, spec.bad, "linguistic_phenomenon", "human_agreement"})
-    return finalize_pairs(pd.concat([table, kept], axis=1), f"{spec.repo_id} ({where})")
+    return pairs_table(raw.rename(columns={"linguistic_phenomenon": "release_phenomenon"}), ids, where, set())
+
+
+def load(drop_identical: bool = False, source: DataSource | None = None) -> pd.DataFrame:
+    """QFrBLiMP's 1,761 pairs from the release or a Hub copy (:mod:`release_or_hub`):
+    ``paradigm`` "LP<phenomenon_id>" (LP1 ... LP20: the README's "Linguistic Phenomena (LP)"),
+    ``phenomenon`` the README's French name, ``pair_id`` the pair's position within its phenomenon,
+    ``human_agreement`` the share of annotators who chose the acceptable sentence
+    (:func:`annotator_agreement`: 13 in the release, 12 on the Hub), the human column of 04's
+    Figure 3; the source's other columns are kept. ``drop_identical`` removes the 18 pairs that
+    hold one sentence twice. Its paper reads the lower perplexity, i.e. the higher MeanLP
+    (:mod:`helpers.data.linking`)."""
+    frame = release_or_hub.read("qfrblimp", RELEASE.rsplit("/", 1)[0], from_release, from_hub, source)
+    return without_identical(frame, drop_identical)

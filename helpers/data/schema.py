@@ -43,3 +43,9 @@ def finalize_pairs(df: pd.DataFrame, where: str, allow_identical: bool = True) -
         raise DataFormatError(f"{where}: pair id {row['pair_id']} appears twice in paradigm {row['paradigm']}.{FIX}")
     return df.reset_index(drop=True)
 
+
+
+def without_identical(df: pd.DataFrame, drop: bool) -> pd.DataFrame:
+    """``df`` less its pairs whose two sentences are the same string when ``drop`` (the option
+    ``drop_identical`` of every reader whose dataset has such pairs)."""
+    return df[~df["identical"]].reset_index(drop=True) if drop else df

@@ -93,9 +93,12 @@ def json_document(path: Path, expected: str):
         raise problem(path, f"not valid JSON ({err.msg}, column {err.colno})", expected, err.lineno) from None
 
 
-def csv_rows(path: Path, expected: str, delimiter: str = ",") -> list[tuple[int, list[str]]]:
-    """(line number, fields) of every non-empty CSV row (a quoted field may span lines)."""
-    reader = csv.reader(io.StringIO(text(path, expected), newline=""), delimiter=delimiter)
+def csv_rows(path: Path, expected: str, delimiter: str = ",",
+             repair: Callable[[str], str] | None = None) -> list[tuple[int, list[str]]]:
+    """(line number, fields) of every non-empty CSV row (a quoted field may span lines); ``repair``
+    mends a release's known damage in the text before it is parsed (the reader documents it)."""
+    body = text(path, expected)
+    reader = csv.reader(io.StringIO(repair(body) if repair else body, newline=""), delimiter=delimiter)
     rows = []
     try:
         for row in reader:
@@ -106,11 +109,11 @@ def csv_rows(path: Path, expected: str, delimiter: str = ",") -> list[tuple[int,
     return rows
 
 
-def csv_records(path: Path, required: Iterable[str], expected: str,
-                delimiter: str = ",") -> tuple[list[str], list[tuple[int, dict]]]:
+def csv_records(path: Path, required: Iterable[str], expected: str, delimiter: str = ",",
+                repair: Callable[[str], str] | None = None) -> tuple[list[str], list[tuple[int, dict]]]:
     """The header and (line number, {column: value}) of every row: the ``required`` columns must be
     in the header, and every row must have as many fields as the header."""
-    rows = csv_rows(path, expected, delimiter)
+    rows = csv_rows(path, expected, delimiter, repair)
     header = rows[0][1] if rows else []
     missing = [c for c in required if c not in header]
     if missing:
@@ -125,9 +128,10 @@ def csv_records(path: Path, required: Iterable[str], expected: str,
     return header, records
 
 
-def csv_frame(path: Path, required: Iterable[str], expected: str, delimiter: str = ",") -> pd.DataFrame:
+def csv_frame(path: Path, required: Iterable[str], expected: str, delimiter: str = ",",
+              repair: Callable[[str], str] | None = None) -> pd.DataFrame:
     """A CSV file as a frame of strings indexed by line number, checked as :func:`csv_records` checks it."""
-    header, records = csv_records(path, required, expected, delimiter)
+    header, records = csv_records(path, required, expected, delimiter, repair)
     if len(set(header)) != len(header):
         twice = sorted({c for c in header if header.count(c) > 1})
         raise problem(path, f"the header names the columns {twice} more than once", expected, 1)
