@@ -30,6 +30,7 @@ from .demo import main as demo_main
 from .explore.command import add_parser as add_explore_parser
 from .models.fetch_command import add_parser as add_fetch_parser
 from .models import ModelNotFoundError, QuantizationUnavailableError, registry_table
+from .data.picking import PICKS
 from .settings import AUTO, METHOD_SETTINGS, SETTINGS, TABLE, Settings
 from .engine.interface import Request
 from .engine.kinds import scorer_for
@@ -112,7 +113,7 @@ def _cmd_sweep(args) -> int:
     from .sweep.status import format_status, status
 
     try:
-        given = {name: getattr(args, name) for name in SWEEP_SETTINGS if getattr(args, name) is not None}
+        given = {name: getattr(args, name) for name in [*SWEEP_SETTINGS, *PICKS] if getattr(args, name) is not None}
         jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param), args.shards,
                           settings=given, revisions=",".join(args.revisions) if args.revisions else None)
         if args.status:
@@ -237,6 +238,13 @@ def parser() -> argparse.ArgumentParser:
                    help="reuse score files written by another engine numerics version or torch/transformers "
                         "major.minor (stale: recomputed by default), with a warning")
     w.add_argument("--wait", action="store_true", help="slurm: return when the submitted jobs have left the queue")
+    g = w.add_argument_group("what each dataset's run scores (02, 03, 06, 07; recorded in the score files)")
+    g.add_argument("--languages", default=None, type=yaml.safe_load, help="'all', codes ('eng,nld' or 'en') or a number "
+                   "drawn with the notebook's seed")
+    g.add_argument("--paradigms", default=None, type=yaml.safe_load, help="'all', names ('a,b') or a number drawn "
+                   "with the notebook's seed")
+    g.add_argument("--drop-identical", "--drop_identical", dest="drop_identical", action="store_const", const=True,
+                   default=None, help="leave out pairs whose two sentences are the same string")
     _setting_arguments(w.add_argument_group("settings (the notebook parameters of the same names; default: the "
                                             "notebooks' own, 'auto')"), SWEEP_SETTINGS, None)
     r = w.add_argument_group("Slurm resources (over the profile's)")

@@ -39,7 +39,11 @@ dataset = "blimp"  # a pairs dataset of 01_data_prep: blimp, climp, zhoblimp, sl
 methods = "all"  # readout methods: a list, a comma-separated string, or "all"
 templates = "all"  # template ids (1 to 5) for the in-template and comparative methods: "all", a list or "1,3"
 limit = None  # pairs per paradigm (the first ones); None means all pairs
+languages = "all"  # languages to score: "all", codes (ISO 639-1 or 639-3: "eng" or "en"; a list or "eng,nld"), or a number drawn with seed 0
+paradigms = "all"  # paradigms to score: "all", names (a list or "a,b"), or a number drawn with seed 0
+drop_identical = False  # True: leave out pairs whose two sentences are the same string (blimp, sling, multiblimp_word_order, turblimp, blimp_nl, qfrblimp)
 explanations = None  # grammar prompting (Scheinberg et al. 2025): a file of each paradigm's explanation (JSON/YAML paradigm -> text, or CSV/TSV paradigm,explanation), placed before every judgment; None: none
+endings = False  # True: judge each pair by its two endings after its context, as BHS's own code does (a dataset with context, ending_good, ending_bad columns: bhs); with meanlp that is BHS's score
 batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
 order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
@@ -64,6 +68,9 @@ from IPython.display import display
 from helpers import methods as method_registry
 from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy
+from helpers.analysis import languages as language_results
+from helpers.analysis.languages import several_languages
+from helpers.plots import languages as plots_languages
 from helpers.reporting.notebook import NotebookReport
 from helpers.data import linking
 from helpers.engine.unknown_tokens import selection_texts, unknown_share
@@ -101,7 +108,7 @@ print(f"{len(files)} score files; forward passes this run: {scorer.record()['for
 t3 = accuracy.with_not_applicable(accuracy.table3(scores), run.not_applicable)
 display(accuracy.format_table3(t3))
 report.table(t3, "readout")
-print(linking.describe(dataset))
+print(linking.describe(dataset, scorer.record()['start_convention'], endings))
 
 # %% [markdown]
 # In-template methods measured over the target sentence only (stored beside the whole-input
@@ -126,6 +133,24 @@ display((100 * accuracy.phenomenon_matrix(phenomena, humans=True)).round(1))
 report.table(phenomena, "readout_phenomena")
 fig = plots.phenomenon_heatmap(matrix, f"{scorer.name} on {dataset}: accuracy by phenomenon")
 report.figure(fig, "readout_phenomena")
+
+# %% [markdown]
+# ## Accuracy by language
+#
+# For a dataset of several languages (MultiBLiMP, its word-order pairs, BHS, XCOMPS), each language's
+# accuracy, best first (MultiBLiMP's Figure 3), and within it each relation or agreement type; the dot is
+# the expected accuracy (a tie counted half), the line runs from every tie wrong to every tie right.
+
+# %%
+if several_languages(scores):
+    by_language = language_results.by_language(scores)
+    display((100 * language_results.language_matrix(by_language)).round(1))
+    report.table(by_language, "readout_languages")
+    report.table(language_results.by_language(scores, within="phenomenon"), "readout_languages_phenomena")
+    report.figure(plots_languages.language_ranges(by_language, f"{scorer.name} on {dataset}: accuracy by language"),
+                  "readout_languages")
+else:
+    print(f"one language ({selection.language}): the tables above are its results")
 
 # %% [markdown]
 # ## Paper check

@@ -68,6 +68,25 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
     assert sidecar["score_files"] and all(Path(f).is_file() for f in sidecar["score_files"])
 
 
+@pytest.mark.slow
+def test_02_scores_the_languages_asked_and_shows_them_by_language(scratch):
+    """-p languages eng,nld of the 159 languages of the word-order pairs: 12 pairs at limit 2, per language."""
+    run_notebook("02_readout.ipynb", scratch / "02.ipynb", model="tiny-gpt2", dataset="multiblimp_word_order",
+                 methods="lp", languages="eng,nld", limit=2)
+    tables = scratch / "outputs" / "tables"
+    scores = pd.read_parquet(scratch / "outputs" / "scores" / "multiblimp_word_order" / "tiny-gpt2" / "lp.parquet")
+    assert len(scores) == 12 and sorted(scores.language.unique()) == ["en", "nl"]
+    table = pd.read_csv(tables / "02_readout_languages__tiny-gpt2__multiblimp_word_order__en-nl.csv")
+    assert sorted(table.language) == ["en", "nl"] and table.pairs.tolist() == [6, 6]
+    for row in table.itertuples():  # the tie range beside the accuracy, from the rows themselves
+        rows = scores[scores.language == row.language]
+        assert row.accuracy == pytest.approx(rows.correct.mean())
+        assert row.expected_accuracy == pytest.approx(rows.correct.mean() + rows.tie.mean() / 2)
+    sidecar = json.loads((tables / "02_readout__tiny-gpt2__multiblimp_word_order__en-nl.csv.json").read_text())
+    assert sidecar["config"]["languages"] == "eng,nld"
+    assert (scratch / "outputs" / "figures" / "02_readout_languages__tiny-gpt2__multiblimp_word_order__en-nl.png").is_file()
+
+
 def test_notebooks_are_committed_without_outputs():
     for path in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
         nb = json.loads(path.read_text())

@@ -59,7 +59,15 @@ def test_blimp_and_syntaxgym_values_come_from_the_released_results():
     assert {v.method for v in linking.PAPER_LINKING.values()} - {None} <= set(METHODS)
     assert linking.describe("blimp").startswith("blimp's paper reports lp (Warstadt et al. 2020")
     assert linking.paper_linking("blimp_nl").method == "bf_unigram"  # SLOG: LP minus the unigram LP
-    assert linking.describe("bhs").startswith("bhs's paper reports none of this project's readouts: Kryvosheieva")
+    # BHS: the ending's mean log-prob after its context (endings=True), scored through minicons
+    assert linking.describe("bhs").startswith("bhs's paper reports meanlp (Kryvosheieva & Levy 2025")
+    assert linking.describe("bhs", "bos-else-eos", False).endswith(
+        'Convention: its reference scored with start="minicons" (no start token, the first token unscored), this run '
+        'with start="bos-else-eos": start="minicons" scores as it did; its reference scores each ending after its '
+        "context: endings=True scores as it did")
+    assert linking.describe("bhs", "minicons", True).endswith('Convention: this run used the reference\'s convention, '
+                                                              'start="minicons"')
+    assert "its reference cuts every sentence to 64 tokens" in linking.describe("zhoblimp", "bos-else-eos")
     assert linking.describe("cola").endswith("no linking function recorded for its paper (helpers.data.linking)")
     sg = [v for v in paper_check.paper_values("06_context_priming") if v.paper == "Hu et al. 2020 (SyntaxGym)"]
     assert [(v.paper_model, round(v.value, 4)) for v in sg] == [("GPT-2", 0.7993), ("GPT-2 XL", 0.8527)]

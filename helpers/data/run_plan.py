@@ -15,7 +15,7 @@ import pandas as pd
 from .shards import Shard, planned_items
 
 # the item columns every score row keeps (those the selection has)
-INFO_COLUMNS = ["dataset", "paradigm", "phenomenon", "field", "pair_id", "item_id", "word_shuffle",
+INFO_COLUMNS = ["dataset", "language", "paradigm", "phenomenon", "field", "pair_id", "item_id", "word_shuffle",
                 "lexically_identical", "attractor", "human_agreement", "identical", "rating_good", "rating_bad",
                 "rating_diff", "prefix", "continuation", "good_continuation", "bad_continuation", "category",
                 "good_human_score", "bad_human_score", "label", "suite", "item", "circuit"]

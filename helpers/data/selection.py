@@ -45,6 +45,8 @@ class DatasetSelection:
     shard: Shard | None = None  # the part of a sharded run the frame holds (helpers.data.shards); None: unsharded
     paradigms: tuple[str, ...] | None = None  # the paradigms kept by :meth:`pick_paradigms` (None: all)
     table_sha256: str | None = None  # the rows hash of the table the items come from (helpers.data.table_version)
+    kept_languages: tuple[str, ...] | None = None  # the languages kept by helpers.data.picking (None: all)
+    draw_seed: int | None = None  # the seed that drew a number of languages or paradigms (helpers.data.picking)
 
     def __post_init__(self):
         if self.name not in DATASETS:
@@ -86,6 +88,8 @@ class DatasetSelection:
         return {"dataset": self.name, "dataset_options": dict(self.options), "limit": self.limit,
                 "n_pairs": self.shard.total if self.shard else len(self.frame),
                 **({"paradigms": list(self.paradigms)} if self.paradigms is not None else {}),
+                **({"languages": list(self.kept_languages)} if self.kept_languages is not None else {}),
+                **({"draw_seed": self.draw_seed} if self.draw_seed is not None else {}),
                 **({"data_sha256": self.table_sha256} if self.table_sha256 else {})}
 
     def pick_paradigms(self, paradigms: int | str | list[str] | None, seed: int = 0) -> "DatasetSelection":

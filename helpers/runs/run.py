@@ -29,7 +29,8 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from .. import methods as registry
-from ..data.selection import DatasetSelection, select
+from ..data.picking import PICKS, choose, pick_tag, picks
+from ..data.selection import DatasetSelection
 from ..data.shards import file_tag
 from ..engine.kinds import check_models, scorer_for
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
@@ -39,6 +40,7 @@ from ..runner import RunSetup, run_methods
 from ..settings import METHOD_SETTINGS, TABLE, Settings
 from ..settings.lists import parse_list
 from ..store import ScoreStore, load_files
+from .endings import endings_input
 from .explanations import explained_input
 from .model_list import each_model
 
@@ -108,13 +110,17 @@ class Run:
         names = parse_list(parameters["model"], what="model")
         checked = check_models(list(dict.fromkeys([*names, *(models or [])])), settings)  # before anything loads
         if selection is None and "dataset" in parameters:
-            selection = select(parameters["dataset"], parameters.get("limit"))
+            selection = choose(parameters["dataset"], parameters.get("limit"), **picks(parameters))
         if selection is not None:
             selection = selection.for_shards(parameters.get("shard"), parameters.get("shards", 1))
         taken = tuple(name for name in TABLE if name in parameters and name not in skip)
         setup = None
+        if parameters.get("explanations") and parameters.get("endings"):
+            raise ValueError("explanations and endings=True both put a text before each item: choose one")
         if parameters.get("explanations") and selection is not None:  # grammar prompting: each paradigm explained
             selection, setup = explained_input(selection, parameters["explanations"])
+        if parameters.get("endings") and selection is not None:  # BHS: each ending after its context
+            selection, setup = endings_input(selection)
         run = cls(dict(parameters), settings, names, selection, checked=checked, taken=taken, setup=setup)
         if asked:
             run.methods, run.not_applicable = registry.applicable(asked, run.scorer)
@@ -159,18 +165,24 @@ class Run:
         base = name or (f"{self.model}__{dataset}" if dataset else self.model)
         if self.setup is not None and self.setup.tag and name is None:  # e.g. explained runs' tables apart
             base = f"{base}__{self.setup.tag}"
+        if self.selection is not None and name is None:  # a run of some languages or paradigms: its tables apart
+            base += pick_tag(self.selection)
         return file_tag(base, shard if shard is not None or self.selection is None else self.selection.shard)
 
     def config(self, **entries) -> dict:
         """A notebook's configuration (the sidecar of every table): the model and dataset asked
-        for, the methods run, ``entries`` (the notebook's own parameters, e.g. the limit), every
-        setting it takes as given, and the templates selected: no setting is added by hand."""
+        for, the methods run, ``entries`` (the notebook's own parameters, e.g. the limit), the languages,
+        paradigms and drop_identical asked for (and those kept), every setting it takes as given, and
+        the templates selected: no setting is added by hand."""
         head = {k: self.parameters[k] for k in ("model", "dataset") if k in self.parameters}
         recorded = self.settings.record(self.taken)
         if "templates" in recorded:
             recorded["templates"] = self.templates
         around = self.setup.configuration if self.setup is not None else {}
-        return {**head, "methods": self.methods, **entries, **recorded, **around}
+        picked = {k: self.parameters[k] for k in PICKS if k in self.parameters}  # as asked; the files: as kept
+        if isinstance(self.selection, DatasetSelection):
+            picked |= {f"kept_{k}": v for k, v in self.selection.config().items() if k in ("languages", "paradigms")}
+        return {**head, "methods": self.methods, **entries, **picked, **recorded, **around}
 
     def scores(self, methods: Sequence[str] | None = None, selection: Input | None = None,
                token_columns: bool = True, **changes) -> pd.DataFrame:

@@ -1,0 +1,79 @@
+"""What a run scores of a dataset (languages, paradigms, drop_identical: helpers.data.picking),
+per-language results with their tie range (helpers.analysis.languages), and BHS's endings scored
+after their context as its evaluate.py scores them (helpers.runs.endings), against minicons."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from helpers.analysis.languages import by_language, language_matrix
+from helpers.data.picking import choose, choose_each, pick_tag, picks
+
+
+def test_languages_pick_the_word_order_pairs_by_any_code_and_are_recorded():
+    eng = choose("multiblimp_word_order", languages="eng")
+    assert len(eng) == 500 and sorted(eng.frame.paradigm.unique()) == ["eng/iobj", "eng/nsubj", "eng/obj"]
+    assert eng.config()["languages"] == ["en"] and pick_tag(eng) == "__en"
+    assert len(choose("multiblimp_word_order", languages=["en"])) == 500  # ISO 639-1 too
+    two = choose("multiblimp_word_order", 2, languages="eng,nld")
+    assert len(two) == 12 and two.config()["languages"] == ["en", "nl"] and pick_tag(two) == "__en-nl"
+    drawn = choose("multiblimp_word_order", 5, languages=3, seed=1)  # a sorted draw with the seed
+    assert drawn.config()["languages"] == ["jv", "kpv", "sa"] and drawn.config()["draw_seed"] == 1
+    assert choose("multiblimp_word_order", 5, languages=3, seed=1).frame.equals(drawn.frame)
+    with pytest.raises(ValueError, match=r"languages \['en'\] are not in turblimp; it has: tr"):
+        choose("turblimp", languages="eng")
+
+
+def test_paradigms_and_drop_identical():
+    picked = choose("turblimp", 2, paradigms="binding, passives")
+    assert len(picked) == 4 and picked.config()["paradigms"] == ["binding", "passives"]
+    assert choose("blimp", 1, paradigms=3, seed=0).config()["paradigms"] == [
+        "left_branch_island_simple_question", "principle_A_c_command", "superlative_quantifiers_2"]
+    assert choose("blimp", drop_identical=True).name == "blimp_hu2025"  # its registered variant, under its name
+    assert len(choose("turblimp", drop_identical=True)) == 15_980
+    assert choose("turblimp", drop_identical=True).options == {"drop_identical": True}
+    with pytest.raises(ValueError, match="climp has no drop_identical option: the datasets with identical pairs are "
+                                         "blimp, sling, multiblimp_word_order, blimp_nl, turblimp, qfrblimp"):
+        choose("climp", drop_identical=True)
+    assert picks({"languages": "eng", "seed": 7, "limit": 3}) == {"languages": "eng", "seed": 7}
+    each = choose_each(["blimp_hu2025", "zhoblimp", "li_hu2025"], 2, languages="zh")  # 07: datasets without it out
+    assert list(each) == ["zhoblimp"] and len(each["zhoblimp"]) == 236
+
+
+def test_by_language_counts_ties_both_ways():
+    rows = [("en", "nsubj", True, False), ("en", "nsubj", False, True), ("en", "obj", True, False),
+            ("en", "obj", True, False), ("nl", "nsubj", False, False), ("nl", "nsubj", False, True)]
+    scores = pd.DataFrame(rows, columns=["language", "phenomenon", "correct", "tie"]).assign(
+        model="m", method="lp", template="none", dataset="multiblimp_word_order", paradigm="p", pair_id=range(6))
+    table = by_language(scores)
+    assert table.language.tolist() == ["en", "nl"]  # best first
+    assert table.accuracy.tolist() == [0.75, 0.0] and table.pairs.tolist() == [4, 2]
+    assert table.expected_accuracy.tolist() == [0.875, 0.25] and table.accuracy_ties_right.tolist() == [1.0, 0.5]
+    within = by_language(scores, within="phenomenon")
+    assert within[["language", "phenomenon", "accuracy", "expected_accuracy"]].values.tolist() == [
+        ["en", "nsubj", 0.5, 0.75], ["en", "obj", 1.0, 1.0], ["nl", "nsubj", 0.0, 0.25]]
+    assert language_matrix(table).loc["en", ("m", "lp")] == 0.75
+
+
+def test_bhs_endings_are_scored_after_their_context_as_its_evaluate_py(tiny, scratch):
+    from minicons.scorer import IncrementalLMScorer
+
+    from helpers.engine.causal import CausalScorer
+    from helpers.runs.endings import endings_input
+    from helpers.runs.run import Run
+    from helpers.settings import Settings
+    from helpers.store import load_files
+
+    lm = tiny("tiny-gpt2")
+    selection, setup = endings_input(choose("bhs", 2, paradigms="hindi-S_O_V,swahili-N_of_Poss_V,basque-S-S_V_AUX"))
+    scorer = CausalScorer(lm, Settings(progress=False, start="minicons"))  # the reference's convention
+    scores = load_files(Run.of(scorer).files(["meanlp"], selection, setup))
+    assert len(scores) == 6 and (scores.sentence_good == scores.context + " " + selection.frame.good).all()
+    theirs = IncrementalLMScorer(lm.model, device="cpu", tokenizer=lm.tokenizer)  # evaluate.py's scorer
+    for side in ("good", "bad"):  # minicons' conditional score of the ending after the context, a mean
+        expected = theirs.conditional_score(list(scores.context), list(selection.frame[side]))
+        np.testing.assert_allclose(scores[f"score_{side}"], expected, atol=1e-4)
+    assert scores.correct.tolist() == (scores.score_good > scores.score_bad).tolist()  # good - bad > 0
+    with pytest.raises(ValueError, match="blimp has no context, ending_good, ending_bad column"):
+        endings_input(choose("blimp", 1))
