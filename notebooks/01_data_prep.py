@@ -41,23 +41,27 @@
 # so the template-free readouts (lp, meanlp, penlp, bf_uniform) are the ones that run on them
 # (SLOR and BF-unigram given a `unigram_corpus` of the language).
 #
-# Six benchmarks live on the **Hugging Face Hub**: **MultiBLiMP 1.0** (`multiblimp`, Jumelet et
-# al., TACL 2026: subject-verb and subject-participle agreement in 101 languages, 121,305 pairs;
-# `multiblimp_languages` picks ISO 639-3 codes such as "rus,pol", default "all": the benchmark as
-# published; `paradigm` is "<iso>/<phenomenon>", `language` the language's code), **BLiMP-NL**
-# (`blimp_nl`, Dutch, Suijkerbuijk et al. 2025: 84 paradigms x 100), **TurBLiMP** (`turblimp`,
-# Turkish, Başar et al. 2025: 16 phenomena x 1,000), **BHS** (`bhs`, Kryvosheieva & Levy 2025:
-# Basque agreement, Hindi aspect and Swahili noun-class agreement, 22 tests; a pair is a context
-# and each final word), **QFrBLiMP** (`qfrblimp`, Quebec French, Beauchemin et al. 2026: 1,761
-# pairs of 20 phenomena, each judged by 12 annotators, whose share choosing the acceptable
-# sentence is the `human_agreement` column) and **XCOMPS** (`xcomps`, He et al. 2025: COMPS's
-# conceptual minimal pairs in 17 languages; `paradigm` is "<language>/<kind of negative
-# concept>"). They are downloaded once, on a machine that reaches the Hub, with
-# `python -m helpers.data --download multiblimp --languages rus,pol` (or `blimp_nl`, `turblimp`,
-# `bhs`, `qfrblimp`, `xcomps`) into `data/raw/hub/`, at MultiBLiMP's pinned revision (the others' is
-# recorded at first download), and every file is checked against the `hub-lock.yaml` written
-# then. With `datasets="all"` the ones not downloaded are listed below with the command and left
-# out, so that `make data` runs offline; named on their own they must be there.
+# Six benchmarks of 2024-26 are published on the **Hugging Face Hub**; four of them are read here from
+# their **GitHub releases in the mirror** (checksummed like every file, a downloaded Hub copy read the
+# same way and giving the same rows): **TurBLiMP** (`turblimp`, Turkish, Başar et al. 2025: 16
+# phenomena x 1,000, 20 pairs with one sentence twice), **BLiMP-NL** (`blimp_nl`, Dutch,
+# Suijkerbuijk et al. 2025: 84 paradigms x 100, 10 identical; 8 rows of the release that cut a
+# sentence at a comma are mended), **BHS** (`bhs`, Kryvosheieva & Levy 2025: Basque agreement,
+# Hindi aspect and Swahili noun-class agreement, 22 tests x 1,000; a pair is a context and each
+# final word, and 02's `endings=True` scores the endings after the context as its code does) and
+# **QFrBLiMP** (`qfrblimp`, Quebec French, Beauchemin et al. 2026: 1,761 pairs of 20 phenomena from
+# the unshuffled file, whose 13 annotators' share choosing the acceptable sentence is the
+# `human_agreement` column). **MultiBLiMP 1.0** (`multiblimp`, Jumelet et al., TACL 2026:
+# subject-verb and subject-participle agreement in 101 languages, 121,305 pairs;
+# `multiblimp_languages` picks ISO 639-3 codes such as "rus,pol") comes from the Hub, but the mirror
+# holds four of its languages (eng 770, ell 1,096, nld 2,331, tur 1,742 pairs), and **XCOMPS**
+# (`xcomps`, He et al. 2025: COMPS's conceptual minimal pairs in 17 languages) from the Hub only.
+# They are downloaded once, on a machine that reaches the Hub, with
+# `python -m helpers.data --download multiblimp --languages rus,pol` (or `xcomps`, ...) into
+# `data/raw/hub/`, and every file is checked against the `hub-lock.yaml` written then. With
+# `datasets="all"` the ones not here are listed below with the command and left out, so that
+# `make data` runs offline; named on their own they must be there. The table's `identical` column
+# counts each dataset's pairs with one sentence twice (02's `drop_identical=True` leaves them out).
 
 # %% tags=["parameters"]
 datasets = "all"  # dataset names: a list, a comma-separated string, or "all"

@@ -40,6 +40,8 @@ lengths = [0, 25, 50, 100, 200, 400, 600, 800, 1000]  # target prefix lengths in
 draws = 1  # prefixes drawn per pair and type
 limit = 20  # pairs per paradigm (suite); None means all pairs
 paradigms = "auto"  # "auto" (10 BLiMP paradigms drawn with seed; all SyntaxGym suites), a number drawn with seed, names, or None (all)
+languages = "all"  # languages to score: "all" or codes (ISO 639-1 or 639-3), as in 02 (06's datasets are English)
+drop_identical = False  # True: leave out pairs whose two sentences are the same string (BLiMP has 7)
 seed = 0  # seed of the prefix sampling
 phenomenon_sentences = 10  # sentences of one phenomenon (suite) before each target for Figures 6-8; 0 skips
 parser = "spacy"  # dependency parser for the similarity analysis: "spacy" or "none" (token F1 only)
@@ -69,7 +71,8 @@ from helpers.plots import similarity as plots_similarity
 from helpers.data import priming
 from helpers.analysis import prefix_similarity, primed_separability, priming_effects, priming_tables
 from helpers.reporting.notebook import NotebookReport
-from helpers.data.selection import DatasetSelection, select
+from helpers.data.picking import choose
+from helpers.data.selection import DatasetSelection
 from helpers.runs.primed import primed_input
 from helpers.runs.run import Run
 from helpers.store import load_files
@@ -79,7 +82,8 @@ if dataset not in ("blimp", "syntaxgym"):
     raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
 type_list = parse_list(prefix_types, list(priming.PREFIX_TYPES), what="prefix type")
 length_list = parse_list(lengths, what="length", convert=int)
-selection = select(dataset, limit).pick_paradigms(priming.paradigm_choice(dataset, paradigms), seed)
+selection = choose(dataset, limit, languages=languages, paradigms=priming.paradigm_choice(dataset, paradigms),
+                   drop_identical=drop_identical, seed=seed)
 # settings (``seed`` here draws the prefixes), every model checked (a list: the sections up to "Across models" are
 # the first's), the first model's scorer, the pairs this run scores (a shard, or the whole run) and the methods
 # its kind can run (the others are named with the reason); a bad value stops here, before anything is scored
@@ -134,7 +138,8 @@ print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.record()[
 # ## Figure 2: baselined accuracy by prefix type and length
 #
 # Accuracy with the prefix minus accuracy of the same pairs without one (eq. 2), 95% bootstrap
-# intervals over pairs.
+# intervals over pairs. A tie counts wrong; the tables give beside each accuracy (and the
+# baseline's) the ties' share, the expected accuracy (a tie half) and the accuracy with every tie right.
 
 # %%
 fig2 = priming_effects.figure2(scores)
@@ -163,7 +168,8 @@ display(longest[["method", "prefix_type", "target_length", "accuracy", "baseline
 # The same judgments read by PMI-normalised LP: each sentence's log-probability after the prefix
 # minus its log-probability alone, so a pair is right when the prefix raises the acceptable
 # sentence more than the unacceptable one. Beside it, the accuracy of the scores as stored; ties
-# count wrong.
+# count wrong, and each accuracy comes with its ties' share, expected accuracy (a tie half) and
+# accuracy with every tie right (PMI's with the suffix `_pmi`).
 
 # %%
 if set(method_list) & set(priming_effects.PMI_METHODS):
@@ -220,7 +226,8 @@ report.figure(plots_priming.separability(separable, f"{scorer.name} on {dataset}
 #
 # Token F1 (the model's tokenizer) and dependency-label F1 between each prefix sentence and the
 # target (mean over prefix sentences), and their point-biserial correlation with correctness,
-# over acceptable prefixes only.
+# over acceptable prefixes only (a tie wrong); beside it the accuracy of those rows with its tie
+# range, and the correlation when a tie counts half (`r_ties_half`) and right (`r_ties_right`).
 
 # %%
 labels = prefix_similarity.spacy_parser() if parser == "spacy" else None
@@ -297,7 +304,8 @@ if dataset == "syntaxgym" and syntaxgym_regions:
 #
 # - **the priming curves**: accuracy against prefix length, one panel per prefix type, one line
 #   per model, starting at length 0 from the model's accuracy without a prefix on the same pairs,
-#   with the 95% band of the baselined effect;
+#   with the 95% band of the baselined effect; a tie counts wrong, and a bar at each point runs up to
+#   the accuracy with every tie right (a cross: the expected accuracy, a tie half);
 # - **the effect at the longest prefix**: each model's accuracy minus its no-prefix accuracy
 #   (Sinha et al.'s eq. 2) per prefix type, with its bootstrap 95% interval;
 # - **the length interaction**: the change of that effect per doubling of the prefix (least-squares

@@ -40,6 +40,8 @@ extra_methods = "penlp,intemplate_lp,yesno"  # single-sentence methods for the A
 embedding_model = None  # sentence-transformers model for prediction 1; None: the paper's per language whenever it is in the cache (offline too), else a packaged stand-in, with a warning
 unigram_corpus = None  # SLOR / BF-unigram corpus: None (the mirror), a text file, or a Hugging Face dataset name
 limit = None  # items per paradigm of each dataset; None means all
+languages = "all"  # languages: "all", codes ("eng" or "en"; "zh" keeps ZhoBLiMP and SLING) or a number drawn with seed; datasets without them are left out
+paradigms = "all"  # paradigms: "all", names (each dataset keeps those it has; one with none is left out) or a number drawn with seed in each dataset
 bins = 10  # equal-size cosine-distance bins
 seed = 0  # seed of the bootstrap intervals
 start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
@@ -67,6 +69,7 @@ from helpers.runs.across_models import sentence_jobs
 from helpers.runs.run import Run, model_major
 from helpers.runs.teaching import score_teaching
 from helpers.reporting.notebook import NotebookReport
+from helpers.data.picking import choose_each
 from helpers.data.selection import HU2025, select
 from helpers.store import load_files
 from helpers.settings.lists import parse_list
@@ -75,8 +78,9 @@ dataset_list = parse_list(datasets, [name for name, _ in HU2025.values()], what=
 metric_list = parse_list(metrics, list(sep.METRICS), what="metric")
 extras = parse_list(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
                          what="method", none=["none"])
-selections = {name: select(name, limit, prepared_only=True) for name in dataset_list}
-if "cola" in dataset_list:
+selections = choose_each(dataset_list, limit, languages=languages, paradigms=paradigms, seed=seed, prepared_only=True)
+dataset_list = [name for name in dataset_list if name in selections]  # those with the languages and paradigms asked
+if "cola" in selections:
     selections["cola_dev"] = select("cola_dev", limit, prepared_only=True)
 selections = {name: s.for_shards(shard, shards) for name, s in selections.items()}  # a shard's items, or all
 part = next(iter(selections.values())).shard  # the same part of every dataset's run (None: unsharded)
@@ -172,7 +176,8 @@ if "li_hu2025" in dataset_list and analyse:
 # β = 1, γ = 0. Held out: 5 folds of LI pairs (both sentences of a pair in one fold, shuffled by
 # `seed`); each fold's MORCELA (and the authors' ablations β = 1 and γ = 0) against LP, MeanLP,
 # PenLP and SLOR on the same held-out sentences. BLiMP: the fit on all of LI applied unchanged (no
-# BLiMP fit), each linking function's per-paradigm accuracy correlated with BLiMP's human agreement.
+# BLiMP fit), each linking function's per-paradigm accuracy correlated with BLiMP's human agreement
+# (a tie wrong; beside each accuracy its ties' share, expected accuracy and accuracy with every tie right).
 # The unigram table is the model tokenizer's, the one SLOR uses above.
 
 # %%
@@ -200,6 +205,9 @@ if "li_hu2025" in dataset_list and analyse:
 
 # %% [markdown]
 # ## Prediction 3: AUC of pooled sentences, beside minimal-pair accuracy (Figures 5-9)
+#
+# Pair accuracy counts a tie wrong; its table gives the ties, their share, the expected accuracy (a
+# tie half) and the accuracy with every tie right.
 
 # %%
 if analyse:

@@ -23,7 +23,7 @@ from helpers.store import load_scores
 @pytest.mark.slow
 def test_01_data_prep_writes_parquet(scratch):
     nb = run_notebook("01_data_prep.ipynb", scratch / "01.ipynb",
-             datasets="blimp,blimp_hu2025,climp,li,li_hu2025,cola,syntaxgym_suites")
+             datasets="blimp,blimp_hu2025,climp,li,li_hu2025,cola,syntaxgym_suites,turblimp,blimp_nl,bhs,qfrblimp")
     processed = scratch / "processed"
     assert len(pd.read_parquet(processed / "blimp.parquet")) == 67_000  # a variant beside its base
     assert len(pd.read_parquet(processed / "blimp_hu2025.parquet")) == 66_993
@@ -32,6 +32,9 @@ def test_01_data_prep_writes_parquet(scratch):
     assert len(climp) == 16_000 and climp.good.str.endswith("。").all()
     assert len(pd.read_parquet(processed / "cola.parquet")) == 8551
     assert pd.read_parquet(processed / "syntaxgym_suites.parquet").suite.nunique() == 34
+    counts = {name: len(pd.read_parquet(processed / f"{name}.parquet")) for name in ("turblimp", "blimp_nl", "bhs",
+                                                                                     "qfrblimp")}
+    assert counts == {"turblimp": 16_000, "blimp_nl": 8_400, "bhs": 22_000, "qfrblimp": 1_761}  # the real releases
     text = json.dumps(nb)
     assert "word-shuffling paradigms: 13" in text and "templates 2 and 4 are identical" in text
 
