@@ -26,6 +26,9 @@
 #   the oracle (best single template) of each method. A predictor that tied on a pair does not
 #   vote (`ties = "abstain"`, the default: the pair is right when more voters are right than
 #   wrong); `ties = "wrong"` counts its vote as wrong instead.
+# - **Ties both ways**: every accuracy counts a tie (an ensemble's even split of its voters) as an
+#   error, and beside it gives the share of ties, the expected accuracy (a tie counts half) and
+#   the accuracy with every tie right: the range from the accuracy to that bound.
 # - **Phenomena** against human agreement (Figure 3), **subject-verb agreement by attractor**
 #   (Figure 4), **word-shuffling** vs other paradigms (Figure 5), and the **share of "A"
 #   answers** of A/B prompting (Table 10).
@@ -103,6 +106,10 @@ report.table(ensemble, "ensembles")
 
 # %% [markdown]
 # ## Headline comparisons (McNemar, same pairs; each method at its best template)
+#
+# A tie counts as an error in the test, as in the accuracy tables; `a_only_b_tie` and
+# `b_only_a_tie` count the discordant pairs whose wrong side is a tie, and `p_value_ties_out`
+# repeats the test without them (a tie is no preference). Each side's tie range is beside it.
 
 # %%
 headline = comparisons.headline(scores, ensemble, baseline, l_method, p_method, trials, seed, ties)
@@ -159,7 +166,7 @@ if ab_method:
 # mark (bold in the figure). With one model these are that model's numbers.
 
 # %%
-ensemble_mean = cross_model.mean_over_models(ensemble, ["setting"], ["accuracy"])
+ensemble_mean = cross_model.ensembles_mean(ensemble)
 display(ensemble_mean.round(3))
 report.table(ensemble_mean, "ensembles_mean")
 wins = cross_model.phenomenon_wins(scores, l_method, p_method, margin, k_models)
@@ -219,7 +226,8 @@ report.figure(fig, "agreement", sources=judged)
 # stepped up to the full length by Spearman-Brown (2r / (1 + r)); the mean over `splits` seeded
 # splits, with the central 95% of the splits' values (how much it depends on the split drawn).
 # Level "method" pools a method's templates (template "all"), level "template" takes each alone;
-# a tie counts as an error, as in the accuracy tables. It needs 3 paradigms of 2 pairs or more,
+# a tie counts as an error, as in the accuracy tables; beside it each predictor's accuracy with its
+# tie range, and the reliability with every tie counted half and right. It needs 3 paradigms of 2 pairs or more,
 # and some spread of the accuracies across paradigms: otherwise the value is empty and `reason`
 # says why. Then per phenomenon, across the paradigms of each phenomenon.
 

@@ -30,7 +30,9 @@
 #   the byte norm), so you see which function removes the bias on your model.
 #
 # A tie (both sentences scored the same) counts as wrong in every table, and each table gives the
-# ties and their share (`tie_share_counted_wrong`).
+# ties and their share (`tie_share_counted_wrong`), the expected accuracy (a tie counts half) and the
+# accuracy with every tie right; Figure 6 gives the gap with ties half (`gap_ties_half`) and its range
+# over the ties (`gap_low` to `gap_high`, the grey bar at each paradigm).
 #
 # Every table and figure is written with a sidecar `<file>.json` naming the parameters below,
 # the score files used and the git commit.

@@ -118,7 +118,9 @@ def test_point_biserial_matches_pearson_on_0_1():
     frame.loc[~acceptable, "token_f1"] = 1 - frame.loc[~acceptable, "correct"]  # planted: must be dropped
     frame.loc[5, "token_f1"] = np.nan  # a row without prefix
     table = ps.correctness_correlation(frame, acceptable="acceptable", by=["model"])
-    assert list(table.columns) == ["model", "similarity", "r", "p", "n"] and len(table) == 4
+    assert list(table.columns) == ["model", "similarity", "r", "p", "n", "accuracy", "tie_share_counted_wrong",
+                                   "expected_accuracy", "accuracy_ties_right", "r_ties_half", "r_ties_right"]
+    assert len(table) == 4
     for row in table.itertuples():
         keep = frame[frame["acceptable"] & (frame["model"] == row.model)][[row.similarity, "correct"]].dropna()
         r, p = pb_by_numpy(keep["correct"], keep[row.similarity])

@@ -27,6 +27,13 @@ def tie_range(accuracy, tie_share) -> tuple:
     return accuracy + tie_share / 2, accuracy + tie_share
 
 
+def tie_credits(correct, tie) -> dict:
+    """Each decision's credit under each tie rule, :func:`tie_range` of one decision (its tie
+    share 1 or 0): {"wrong": ``correct``, "half": a tie worth 0.5, "right": a tie worth 1}."""
+    half, right = tie_range(correct, tie)
+    return {"wrong": correct, "half": half, "right": right}
+
+
 def with_tie_range(table: pd.DataFrame, accuracy: str = "accuracy", tie_share: str = TIE_SHARE_COLUMN,
                    suffix: str = "") -> pd.DataFrame:
     """``table`` with :data:`EXPECTED` and :data:`TIES_RIGHT` (plus ``suffix``) after ``accuracy``."""

@@ -1,6 +1,8 @@
 """Headline paired comparisons of 04 (McNemar on the same pairs, each method at its best
 template): in-template LP and Yes/No against the sentence-probability baseline, Yes/No against
-in-template LP, and the best ensemble setting against the best single predictor."""
+in-template LP, and the best ensemble setting against the best single predictor. Ties count
+wrong in the test; each row also says how many discordant pairs involve a tie, the test without
+them and each side's tie range (:func:`helpers.analysis.significance.mcnemar`)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -18,7 +20,9 @@ def method_pairs(scores: pd.DataFrame, baseline: str, l_method: str, p_method: s
         for a, b in [(l_method, baseline), (p_method, baseline), (p_method, l_method)]:
             ta, tb = best[(model, a)], best[(model, b)]
             ca, cb = paired_correct(s, (a, ta), (b, tb))
-            rows.append({"model": model, "a": f"{a} (t{ta})", "b": f"{b} (t{tb})", **mcnemar(ca, cb)})
+            ia, ib = paired_correct(s, (a, ta), (b, tb), column="tie")
+            rows.append({"model": model, "a": f"{a} (t{ta})", "b": f"{b} (t{tb})",
+                         **mcnemar(ca, cb, tie_a=ia, tie_b=ib)})
     return rows
 
 
@@ -34,12 +38,13 @@ def ensemble_vs_single(scores: pd.DataFrame, ensemble: pd.DataFrame, p_method: s
         top = ensemble[(ensemble["model"] == model) & ensemble["setting"].isin(ensembles.SETTINGS)]
         setting = top.loc[top["accuracy"].idxmax(), "setting"]
         abstain = ensembles.abstentions(s, p_method, l_method, ties)
-        first_trial = ensembles.trial_votes(matrix, setting, trials, seed, abstain)[0][:, 0]
+        votes, tied, _ = ensembles.trial_decisions(matrix, setting, trials, seed, abstain)
         candidates = [(method, best[(model, method)], ensembles.predictor(kind, best[(model, method)]))
                       for kind, method in (("P", p_method), ("L", l_method))]
         method, template, column = max(candidates, key=lambda c: matrix[c[2]].mean())
+        single_tie = ensembles.tie_matrix(s, p_method, l_method).loc[matrix.index, column].to_numpy()
         rows.append({"model": model, "a": f"ensemble {setting} (trial 1)", "b": f"{method} (t{template})",
-                     **mcnemar(first_trial, matrix[column].to_numpy())})
+                     **mcnemar(votes[:, 0], matrix[column].to_numpy(), tie_a=tied[:, 0], tie_b=single_tie)})
     return rows
 
 

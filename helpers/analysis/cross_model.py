@@ -20,7 +20,7 @@ import pandas as pd
 from ..store import safe_name
 from ..settings.lists import parse_list
 from .accuracy import EXPECTED, TIES_RIGHT, by_phenomenon, of_methods
-from .hu_levy import DIRECT, summarize
+from .hu_levy import DIRECT, item_measure, summarize, with_ties
 from .significance import bootstrap_ci
 
 # What each Hu & Levy task reports (the mean over items of :func:`item_values`).
@@ -29,6 +29,7 @@ MEASURES = {"word_prediction": "mean log-prob of the true word",
             "sentence_judgment": "balanced accuracy (Direct: pair accuracy)",
             "sentence_comparison": "accuracy"}
 ALL_MODELS = "all models (mean)"
+TIE_COLUMNS = ["value", "tie_share", EXPECTED, TIES_RIGHT]  # a measure and its ties (hu_levy.with_ties)
 
 
 def models_tag(models) -> str:
@@ -65,6 +66,13 @@ def table4_mean(table4: pd.DataFrame) -> pd.DataFrame:
     expected accuracy (ties half) and the accuracy with every tie right, each model at its best
     template (the rows of :func:`helpers.analysis.length_bias.table4`)."""
     return mean_over_models(table4, ["method"], ["r", "accuracy", EXPECTED, TIES_RIGHT])
+
+
+def ensembles_mean(ensemble: pd.DataFrame) -> pd.DataFrame:
+    """Table 5 averaged over models: per setting, the mean (and sd) over models of the accuracy
+    (ties wrong), the expected accuracy (ties half) and the accuracy with every tie right (the
+    rows of :func:`helpers.analysis.ensembles.ensembles_by_model`)."""
+    return mean_over_models(ensemble, ["setting"], ["accuracy", EXPECTED, TIES_RIGHT])
 
 
 def phenomenon_differences(scores: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
@@ -119,21 +127,10 @@ def side_by_side(table: pd.DataFrame, value: str, index: list[str]) -> pd.DataFr
 
 
 # ------------------------------------------------------------------ Hu & Levy
-def _group_values(g: pd.DataFrame, task: str, prompt: str) -> pd.Series:
-    if task == "word_prediction":
-        return g["score"].astype(float)
-    if task == "sentence_judgment" and prompt != DIRECT:
-        # each pair: its acceptable sentence judged Yes and its unacceptable one not: the mean of
-        # these halves is the balanced accuracy over the single sentences
-        yes_good = (g["lp_yes_good"] > g["lp_no_good"]).astype(float)
-        no_bad = (~(g["lp_yes_bad"] > g["lp_no_bad"])).astype(float)
-        return (yes_good + no_bad) / 2
-    return g["correct"].astype(float)
-
-
 def item_values(scores: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, stimuli, task, prompt, item) of stored Hu & Levy scores: ``value``,
-    whose mean over items is the task's measure (:data:`MEASURES`)."""
+    whose mean over items is the task's measure (:data:`MEASURES`; a tie an error), and ``tie``,
+    the share of the item's decisions that tied (:func:`helpers.analysis.hu_levy.item_measure`)."""
     frames = []
     for (model, dataset, method, prompt), g in scores.groupby(["model", "dataset", "method", "template"],
                                                                sort=False):
@@ -142,17 +139,20 @@ def item_values(scores: pd.DataFrame) -> pd.DataFrame:
         if task not in MEASURES:
             raise ValueError(f"{method} is not a Hu & Levy task ({', '.join('hl_' + t for t in MEASURES)})")
         item = g["item_id"].astype(int) if "item_id" in g else g["paradigm"].astype(str) + ":" + g["pair_id"].astype(str)
+        value, tie = item_measure(g, task, prompt)
         frames.append(pd.DataFrame({"model": model, "stimuli": dataset, "task": task, "prompt": prompt,
-                                    "item": item.astype(str).to_numpy(),
-                                    "value": _group_values(g, task, prompt).to_numpy()}))
+                                    "item": item.astype(str).to_numpy(), "value": value.to_numpy(),
+                                    "tie": tie.to_numpy()}))
     if not frames:
         raise ValueError("no Hu & Levy scores: run 03_prompting's Part 2 for the models first")
     return pd.concat(frames, ignore_index=True)
 
 
 def performance(scores: pd.DataFrame, pooled: bool = True, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Per (model, task, prompt) — and stimuli unless ``pooled`` — the task's measure with a
-    percentile bootstrap 95% CI over items (seeded), the items and what the measure is.
+    """Per (model, task, prompt) — and stimuli unless ``pooled`` — the task's measure (ties
+    wrong) with its tie share, expected value (ties half) and value with every tie right (NaN for
+    word prediction), a percentile bootstrap 95% CI over items (seeded), the items and what the
+    measure is.
     ``pooled`` takes the stimulus sets of a task together (Hu & Levy Figure 2); apart, they
     are Figures 4-5."""
     values = item_values(scores)
@@ -160,20 +160,21 @@ def performance(scores: pd.DataFrame, pooled: bool = True, n_resamples: int = 20
     rows = []
     for key, g in values.groupby(keys, sort=False):
         lo, hi = bootstrap_ci(g["value"], n_resamples, seed=seed)
-        rows.append({**dict(zip(keys, key)), "value": float(g["value"].mean()), "ci_low": lo, "ci_high": hi,
-                     "items": len(g), "measure": MEASURES[g["task"].iloc[0]]})
+        rows.append({**with_ties(dict(zip(keys, key)), "value", float(g["value"].mean()), float(g["tie"].mean())),
+                     "ci_low": lo, "ci_high": hi, "items": len(g), "measure": MEASURES[g["task"].iloc[0]]})
     return pd.DataFrame(rows)
 
 
 def across_models(perf: pd.DataFrame, n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """:func:`performance` rows averaged over models, with a percentile bootstrap 95% CI over
-    the models (one model: its value twice); ``model`` reads :data:`ALL_MODELS`."""
+    """:func:`performance` rows averaged over models (the value and its tie columns), with a
+    percentile bootstrap 95% CI over the models (one model: its value twice); ``model`` reads
+    :data:`ALL_MODELS`."""
     keys = [c for c in ("stimuli", "task", "prompt") if c in perf]
     rows = []
     for key, g in perf.groupby(keys, sort=False):
         lo, hi = bootstrap_ci(g["value"], n_resamples, seed=seed)
-        rows.append({"model": ALL_MODELS, **dict(zip(keys, key)), "value": float(g["value"].mean()), "ci_low": lo,
-                     "ci_high": hi, "models": g["model"].nunique(), "measure": g["measure"].iloc[0]})
+        rows.append({"model": ALL_MODELS, **dict(zip(keys, key)), **g[TIE_COLUMNS].mean().to_dict(),
+                     "ci_low": lo, "ci_high": hi, "models": g["model"].nunique(), "measure": g["measure"].iloc[0]})
     return pd.DataFrame(rows)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .cross_model import models_of
-from .priming_effects import GROUP, PREFIX_TYPES
+from .priming_effects import GROUP, PREFIX_TYPES, TIE_COLUMNS
 
 EFFECT = ["accuracy", "baseline", "delta", "ci_low", "ci_high", "items"]
 
@@ -25,15 +25,17 @@ def _check(table: pd.DataFrame, columns: list[str], what: str) -> None:
 def longest_effects(curves: pd.DataFrame) -> pd.DataFrame:
     """Per (model, dataset, method, prefix_type): the row at the model's longest prefix length
     (its accuracy, the no-prefix baseline of the same pairs, the baselined effect ``delta`` with
-    its CI, the pairs), prefix types in Sinha et al.'s order."""
+    its CI, the pairs, and where the curves have them, the ties' columns of both accuracies:
+    :data:`helpers.analysis.priming_effects.TIE_COLUMNS`), prefix types in Sinha et al.'s order."""
     _check(curves, GROUP + ["prefix_type", "target_length"] + EFFECT, "priming_effects.figure2's rows")
     models_of(curves)
     longest = curves.groupby(GROUP, sort=False)["target_length"].transform("max")
     rows = curves[curves["target_length"] == longest]
     order = rows["prefix_type"].map({t: i for i, t in enumerate(PREFIX_TYPES)}).fillna(len(PREFIX_TYPES))
     rows = rows.assign(_o=order, _m=rows["model"].map({m: i for i, m in enumerate(models_of(rows))}))
+    ties = [c for c in TIE_COLUMNS if c in curves]
     return (rows.sort_values(["_m", "dataset", "method", "_o"], kind="stable")
-            .reset_index(drop=True)[GROUP + ["prefix_type", "target_length"] + EFFECT])
+            .reset_index(drop=True)[GROUP + ["prefix_type", "target_length"] + EFFECT + ties])
 
 
 def length_slopes(curves: pd.DataFrame) -> pd.DataFrame:

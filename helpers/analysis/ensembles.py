@@ -10,12 +10,19 @@ remaining predictors are right than wrong (an even split, or every predictor tie
 error, as a tie is). With ``ties="wrong"`` its vote counts as wrong (a tie is an error), and
 the pair is right when more than half of the chosen predictors are right. The oracle rows
 (one template alone) count a tie as an error either way.
+
+The ensemble ties on a pair when its voters split evenly (as many right as wrong, every voter
+abstaining included): counted wrong in ``accuracy``, and beside it the share of such pairs, the
+expected accuracy (a tie half) and the accuracy with every tie right
+(:func:`helpers.analysis.accuracy.tie_range`); an oracle row's ties are its template's. Under
+``ties="wrong"`` five voters never split evenly: no ensemble ties.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from .accuracy import TIE_SHARE_COLUMN, with_tie_range
 from .significance import bootstrap_ci
 from ..methods.templates import IDE_TEMPLATE_IDS
 
@@ -78,38 +85,61 @@ def draw(setting: str, rng: np.random.Generator) -> list[str]:
     return sorted(p) + sorted(ls)
 
 
+def _counts(matrix: pd.DataFrame, predictors: list[str], abstain: pd.DataFrame | None) -> tuple:
+    """Per pair, the chosen predictors' right and wrong votes (an abstaining one casts neither)."""
+    right = matrix[predictors].to_numpy()
+    wrong = ~right if abstain is None else ~right & ~abstain.loc[matrix.index, predictors].to_numpy()
+    return right.sum(axis=1), wrong.sum(axis=1)
+
+
 def vote(matrix: pd.DataFrame, predictors: list[str], abstain: pd.DataFrame | None = None) -> np.ndarray:
     """Majority vote of the chosen predictors: correct when more than half are correct; with
     ``abstain`` (pairs x predictors, True where one abstains), when more voters are right than wrong."""
-    right = matrix[predictors].to_numpy()
-    if abstain is None:
-        return right.sum(axis=1) * 2 > len(predictors)
-    wrong = ~right & ~abstain.loc[matrix.index, predictors].to_numpy()
-    return right.sum(axis=1) > wrong.sum(axis=1)
+    right, wrong = _counts(matrix, predictors, abstain)
+    return right > wrong
+
+
+def vote_ties(matrix: pd.DataFrame, predictors: list[str], abstain: pd.DataFrame | None = None) -> np.ndarray:
+    """The pairs where the chosen predictors' vote is a tie: as many voters right as wrong."""
+    right, wrong = _counts(matrix, predictors, abstain)
+    return right == wrong
+
+
+def trial_decisions(matrix: pd.DataFrame, setting: str, trials: int = 10, seed: int = 0,
+                    abstain: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Pairs x trials majority votes of ``setting``, their ties and the predictors of each trial."""
+    rng = np.random.default_rng(seed)
+    draws = [draw(setting, rng) for _ in range(trials)]
+    return (np.stack([vote(matrix, d, abstain) for d in draws], axis=1),
+            np.stack([vote_ties(matrix, d, abstain) for d in draws], axis=1), ["+".join(d) for d in draws])
 
 
 def trial_votes(matrix: pd.DataFrame, setting: str, trials: int = 10, seed: int = 0,
                 abstain: pd.DataFrame | None = None) -> tuple[np.ndarray, list[str]]:
     """Pairs x trials majority votes of ``setting`` and the predictors of each trial."""
-    rng = np.random.default_rng(seed)
-    draws = [draw(setting, rng) for _ in range(trials)]
-    return np.stack([vote(matrix, d, abstain) for d in draws], axis=1), ["+".join(d) for d in draws]
+    votes, _, draws = trial_decisions(matrix, setting, trials, seed, abstain)
+    return votes, draws
 
 
-def ensemble_table(matrix: pd.DataFrame, trials: int = 10, seed: int = 0,
-                   abstain: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Mean accuracy (and sd over trials) of each setting, with the predictors of each trial."""
+def ensemble_table(matrix: pd.DataFrame, trials: int = 10, seed: int = 0, abstain: pd.DataFrame | None = None,
+                   tied: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Mean accuracy (and sd over trials) of each setting, with the predictors of each trial, the
+    share of the pairs whose vote tied (mean over trials), the expected accuracy and the accuracy
+    with every tie right; ``tied``: the predictors' ties (:func:`tie_matrix`) for the oracle rows
+    (default ``abstain``, else none)."""
     rows = []
     for setting in SETTINGS:
-        votes, draws = trial_votes(matrix, setting, trials, seed, abstain)
+        votes, ties, draws = trial_decisions(matrix, setting, trials, seed, abstain)
         accs = votes.mean(axis=0)
         rows.append({"setting": setting, "accuracy": float(np.mean(accs)), "sd": float(np.std(accs, ddof=1)),
-                     "trials": trials, "draws": "; ".join(draws)})
-    oracle = matrix.mean()
+                     "trials": trials, "draws": "; ".join(draws), TIE_SHARE_COLUMN: float(ties.mean())})
+    oracle, tied = matrix.mean(), abstain if tied is None else tied
     for label, name in (("P", "oracle P (best Yes/No template)"), ("L", "oracle L (best in-template LP template)")):
         best = oracle[[c for c in oracle.index if c.startswith(label)]].idxmax()
-        rows.append({"setting": name, "accuracy": float(oracle[best]), "sd": 0.0, "trials": 1, "draws": best})
-    return pd.DataFrame(rows)
+        share = 0.0 if tied is None else float(tied.loc[matrix.index, best].mean())
+        rows.append({"setting": name, "accuracy": float(oracle[best]), "sd": 0.0, "trials": 1, "draws": best,
+                     TIE_SHARE_COLUMN: share})
+    return with_tie_range(pd.DataFrame(rows))
 
 
 def with_bootstrap(table: pd.DataFrame, matrix: pd.DataFrame, trials: int = 10, seed: int = 0,
@@ -128,12 +158,14 @@ def with_bootstrap(table: pd.DataFrame, matrix: pd.DataFrame, trials: int = 10, 
 
 def ensembles_by_model(scores: pd.DataFrame, p_method: str = "yesno", l_method: str = "intemplate_lp",
                        trials: int = 10, seed: int = 0, resamples: int = 2000, ties: str = "abstain") -> pd.DataFrame:
-    """Table 5 for every model of ``scores``, with bootstrap 95% CIs (one row per model and setting);
-    ``ties``: what a tied predictor's vote does ("abstain", the default, or "wrong")."""
+    """Table 5 for every model of ``scores``, with bootstrap 95% CIs of the accuracy (ties wrong) and
+    the ties' range (one row per model and setting); ``ties``: what a tied predictor's vote does
+    ("abstain", the default, or "wrong")."""
     tables = []
     for model, s in scores.groupby("model", sort=False):
         matrix = predictor_matrix(s, p_method, l_method)
         abstain = abstentions(s, p_method, l_method, ties)
-        table = ensemble_table(matrix, trials, seed, abstain).assign(model=model)
+        tied = tie_matrix(s, p_method, l_method)
+        table = ensemble_table(matrix, trials, seed, abstain, tied).assign(model=model)
         tables.append(with_bootstrap(table, matrix, trials, seed, resamples, abstain))
     return pd.concat(tables, ignore_index=True)

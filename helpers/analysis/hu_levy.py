@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .accuracy import tie_range
-from .metrics import balanced_accuracy
+from .accuracy import EXPECTED, TIES_RIGHT, tie_range
 
 DIRECT = "direct"
 
@@ -30,14 +29,45 @@ ORDER_COLUMNS = {"hl_word_comparison": (("lp_good_first_good", "lp_good_first_ba
                                             ("lp_2_bad_first", "lp_1_bad_first"))}
 
 
-def _tie_share(s: pd.DataFrame, task: str) -> float:
-    """The share of decisions that are ties: of the two answer orders where each order is decided
-    apart (the paper's accuracy, ``order_average="accuracy"``: ``correct`` holds 0, 0.5 or 1),
-    else of the pairs (the stored ``tie``: Direct, or log-probs averaged over the orders)."""
-    orders = ORDER_COLUMNS.get(task)
+def pair_ties(s: pd.DataFrame, task: str) -> pd.Series:
+    """Per item, the share of its decisions that tied: of the two answer orders where each order
+    is decided apart (the paper's accuracy, ``order_average="accuracy"``: ``correct`` holds 0, 0.5
+    or 1), else the stored ``tie`` (Direct, or log-probs averaged over the orders; 0 without one)."""
+    orders = ORDER_COLUMNS.get("hl_" + task.removeprefix("hl_"))
     if orders and all(c in s for pair in orders for c in pair) and s["correct"].dtype != bool:
-        return float(np.mean([(s[a] == s[b]).mean() for a, b in orders]))
-    return float(s["tie"].eq(True).mean()) if "tie" in s else 0.0
+        return sum((s[a] == s[b]).astype(float) for a, b in orders) / len(orders)
+    return s["tie"].eq(True).astype(float) if "tie" in s else pd.Series(0.0, index=s.index)
+
+
+def judgment(s: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Per pair of a metalinguistic sentence-judgment prompt: its balanced-accuracy credit, half
+    for the acceptable sentence judged Yes (log p(Yes) > log p(No)) and half for the unacceptable
+    one judged No (log p(No) > log p(Yes)), so that the mean over pairs is the balanced accuracy;
+    a Yes = No tie is an error on either side, never a No. And the share of its two judgments
+    that tied (0, 0.5 or 1), whose mean is the balanced accuracy's tie share."""
+    credit = ((s["lp_yes_good"] > s["lp_no_good"]).astype(float) + (s["lp_no_bad"] > s["lp_yes_bad"]).astype(float))
+    ties = (s["lp_yes_good"] == s["lp_no_good"]).astype(float) + (s["lp_yes_bad"] == s["lp_no_bad"]).astype(float)
+    return credit / 2, ties / 2
+
+
+def item_measure(s: pd.DataFrame, task: str, prompt: str) -> tuple[pd.Series, pd.Series]:
+    """Per item: the value whose mean is the task's measure (word prediction: log p of the true
+    word; metalinguistic sentence judgment: :func:`judgment`'s credit; else ``correct``) and the
+    share of its decisions that tied (NaN for word prediction, which decides nothing)."""
+    task = task.removeprefix("hl_")
+    if task == "word_prediction":
+        return s["score"].astype(float), pd.Series(float("nan"), index=s.index)
+    if task == "sentence_judgment" and prompt != DIRECT:
+        return judgment(s)
+    return s["correct"].astype(float), pair_ties(s, task)
+
+
+def with_ties(row: dict, measure: str, value: float, tie_share: float, prefix: str = "") -> dict:
+    """``row`` with ``measure`` (ties wrong), its tie share, the expected value (ties half) and
+    the value with every tie right (:func:`tie_range`), the last three named with ``prefix``."""
+    expected, right = tie_range(value, tie_share)
+    return row | {measure: value, prefix + "tie_share": tie_share, prefix + EXPECTED: expected,
+                  prefix + TIES_RIGHT: right}
 
 
 def summarize(scores: pd.DataFrame) -> pd.DataFrame:
@@ -49,8 +79,9 @@ def summarize(scores: pd.DataFrame) -> pd.DataFrame:
     the default, the two answer orders' accuracies averaged, as the paper reports; with
     "logprob", the accuracy of the log-probs averaged over the orders); sentence judgment the
     pair accuracy of the Yes differential and the balanced accuracy of Yes > No over single
-    sentences. Beside each accuracy, its ties' share, the expected accuracy (ties half) and the
-    accuracy with every tie right (:func:`helpers.analysis.accuracy.tie_range`).
+    sentences (a Yes = No tie an error: :func:`judgment`). Beside each accuracy, its ties' share,
+    the expected accuracy (ties half) and the accuracy with every tie right
+    (:func:`helpers.analysis.accuracy.tie_range`; the balanced accuracy's prefixed "balanced_").
     """
     rows = []
     for (model, dataset, task), g in scores.groupby(["model", "dataset", "method"], sort=False):
@@ -69,12 +100,10 @@ def summarize(scores: pd.DataFrame) -> pd.DataFrame:
             if "score" in s:
                 row["mean_logprob"] = float(s["score"].mean())
             else:
-                row["accuracy"] = float(s["correct"].astype(float).mean())
-                row["tie_share"] = _tie_share(s, task)
-                row["expected_accuracy"], row["accuracy_ties_right"] = tie_range(row["accuracy"], row["tie_share"])
+                row = with_ties(row, "accuracy", float(s["correct"].astype(float).mean()),
+                                float(pair_ties(s, task).mean()))
             if task == "hl_sentence_judgment":
-                row["balanced_accuracy"] = float("nan") if prompt == DIRECT else balanced_accuracy(
-                    [True] * len(s) + [False] * len(s),
-                    list(s["lp_yes_good"] > s["lp_no_good"]) + list(s["lp_yes_bad"] > s["lp_no_bad"]))
+                credit, ties = judgment(s) if prompt != DIRECT else (pd.Series(np.nan), pd.Series(np.nan))
+                row = with_ties(row, "balanced_accuracy", float(credit.mean()), float(ties.mean()), "balanced_")
             rows.append(row)
     return pd.DataFrame(rows)

@@ -6,7 +6,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from .accuracy import TIE_SHARE_COLUMN, at_best_template, with_tie_range
+from .accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, at_best_template, summarise, with_tie_range
 from .significance import by_template_with_ci
 
 
@@ -64,33 +64,45 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def _pearson(x, y) -> float:
+    return float(stats.pearsonr(x, y)[0]) if len(x) > 2 else float("nan")
+
+
 def paradigm_gap(scores: pd.DataFrame, a: str = "yesno", b: str = "intemplate_lp") -> tuple[pd.DataFrame, float]:
-    """Per paradigm: accuracy of method a minus method b (each at its best template) against the
-    mean length difference, and the Pearson r across paradigms (Ide et al. Figure 6)."""
+    """Per paradigm: accuracy of method a minus method b (each at its best template; ties wrong)
+    against the mean length difference, and the Pearson r across paradigms (Ide et al. Figure 6).
+    Beside the gap: ``gap_ties_half``, the difference of the expected accuracies (ties half), and
+    its range over the ties, ``gap_low`` (a's ties wrong, b's right) to ``gap_high`` (the reverse)."""
     s = with_length_difference(at_best_template(scores))
     parts = {}
     for method in (a, b):
         sub = s[s["method"] == method]
         if sub.empty:
             raise ValueError(f"no scores of {method!r}")
-        parts[method] = sub.groupby("paradigm").agg(accuracy=("correct", "mean"), length_diff=("length_diff", "mean"))
-    table = pd.DataFrame({"gap": parts[a]["accuracy"] - parts[b]["accuracy"],
-                          "mean_length_diff": parts[b]["length_diff"]}).dropna().reset_index()
-    r = float(stats.pearsonr(table["mean_length_diff"], table["gap"])[0]) if len(table) > 2 else float("nan")
-    return table, r
+        parts[method] = summarise(sub, ["paradigm"]).set_index("paradigm").sort_index().join(
+            sub.groupby("paradigm")["length_diff"].mean())
+    pa, pb = parts[a], parts[b]
+    table = pd.DataFrame({"gap": pa["accuracy"] - pb["accuracy"], "mean_length_diff": pb["length_diff"],
+                          "gap_ties_half": pa[EXPECTED] - pb[EXPECTED], "gap_low": pa["accuracy"] - pb[TIES_RIGHT],
+                          "gap_high": pa[TIES_RIGHT] - pb["accuracy"]}).dropna().reset_index()
+    return table, _pearson(table["mean_length_diff"], table["gap"])
 
 
 def paradigm_gaps(scores: pd.DataFrame, a: str = "yesno", b: str = "intemplate_lp") -> pd.DataFrame:
-    """:func:`paradigm_gap` of every model: model, paradigm, gap, mean_length_diff and the
-    model's Pearson r across paradigms (``pearson_r``)."""
+    """:func:`paradigm_gap` of every model: model, paradigm, the gap and its tie range,
+    mean_length_diff and the model's Pearson r across paradigms (``pearson_r``; of the gap with
+    ties half: ``pearson_r_ties_half``)."""
     tables = []
     for model, s in scores.groupby("model", sort=False):
         table, r = paradigm_gap(s, a, b)
-        tables.append(table.assign(model=model, pearson_r=r))
+        tables.append(table.assign(model=model, pearson_r=r,
+                                   pearson_r_ties_half=_pearson(table["mean_length_diff"], table["gap_ties_half"])))
     return pd.concat(tables, ignore_index=True)
 
 
 def gap_correlations(gaps: pd.DataFrame) -> pd.DataFrame:
-    """Per model: the Pearson r of :func:`paradigm_gaps` and the number of paradigms."""
+    """Per model: the Pearson r of :func:`paradigm_gaps` (ties wrong and half) and the number of
+    paradigms."""
     return gaps.groupby("model", sort=False).agg(pearson_r=("pearson_r", "first"),
+                                                 pearson_r_ties_half=("pearson_r_ties_half", "first"),
                                                  paradigms=("paradigm", "size")).reset_index()

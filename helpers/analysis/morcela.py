@@ -38,6 +38,7 @@ from sklearn.linear_model import LinearRegression
 
 from ..methods import measures
 from . import pair_correlation as pc
+from .accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, summarise, tie_range
 
 FIXED = ("lp", "meanlp", "penlp", "slor")
 # variant -> (beta, gamma) held fixed (None: learned): MORCELA and the authors' two ablations
@@ -45,6 +46,8 @@ VARIANTS = {"morcela": (None, None), "morcela_beta1": (1.0, None), "morcela_gamm
 SENTENCE_COLUMNS = ("lp", "unigram_lp", "n_tokens")
 MIN_SENTENCES = 8  # rated sentences a fit needs (at most 4 coefficients)
 MIN_TEST = 3  # held-out sentences a correlation needs
+PARADIGM_COLUMNS = ["model", "dataset", "paradigm", "function", "accuracy", "pairs", "ties", TIE_SHARE_COLUMN, EXPECTED,
+                    TIES_RIGHT, "human_agreement"]  # blimp_agreement's per-paradigm table
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,8 @@ def blimp_agreement(table: pd.DataFrame, human, params: pd.DataFrame) -> tuple[p
     ``table`` (metrics_table with SLOR) under LP, MeanLP, PenLP, SLOR and the MORCELA fits in
     ``params`` (:attr:`Evaluation.params`, fitted on LI: no fit here), beside ``human``
     (paradigm -> human agreement); and, per function, the Pearson and Spearman correlation of
-    accuracy with human agreement across the paradigms that have one."""
+    accuracy with human agreement across the paradigms that have one. Each accuracy counts a tie
+    wrong and comes with its ties' share, expected accuracy and accuracy with every tie right."""
     human = pd.Series(human, dtype=float)
     rows = table[table["side"].isin(["good", "bad"])]
     if rows.empty:
@@ -253,11 +257,10 @@ def blimp_agreement(table: pd.DataFrame, human, params: pd.DataFrame) -> tuple[p
         fits = params_of(params, model)
         pairs = _pair_scores(g, fits)
         for name in list(FIXED) + list(fits):
-            correct = pairs[f"{name}_good"] > pairs[f"{name}_bad"]  # a tie is an error
-            acc = correct.groupby(pairs["paradigm"], sort=False).agg(["mean", "size"])
-            frame = pd.DataFrame({"model": model, "dataset": dataset, "paradigm": acc.index, "function": name,
-                                  "accuracy": acc["mean"].to_numpy(), "pairs": acc["size"].to_numpy(),
-                                  "human_agreement": human.reindex(acc.index).to_numpy()})
+            decided = pairs.assign(correct=pairs[f"{name}_good"] > pairs[f"{name}_bad"],  # a tie is an error
+                                   tie=pairs[f"{name}_good"] == pairs[f"{name}_bad"])
+            frame = summarise(decided, ["paradigm"]).assign(model=model, dataset=dataset, function=name)
+            frame = frame.assign(human_agreement=human.reindex(frame["paradigm"]).to_numpy())[PARADIGM_COLUMNS]
             per_paradigm.append(frame)
             known = frame[frame["human_agreement"].notna()]
             if len(known) < MIN_TEST:
@@ -267,7 +270,9 @@ def blimp_agreement(table: pd.DataFrame, human, params: pd.DataFrame) -> tuple[p
             ok = np.ptp(x) > 0 and np.ptp(y) > 0
             r = stats.pearsonr(x, y) if ok else None
             rho = stats.spearmanr(x, y) if ok else None
-            summary.append({"model": model, "dataset": dataset, "function": name, "accuracy": float(correct.mean()),
+            accuracy, share = float(decided["correct"].mean()), float(decided["tie"].mean())
+            summary.append({"model": model, "dataset": dataset, "function": name, "accuracy": accuracy,
+                            TIE_SHARE_COLUMN: share, **dict(zip((EXPECTED, TIES_RIGHT), tie_range(accuracy, share))),
                             "pearson": r.statistic if ok else np.nan, "pearson_p": r.pvalue if ok else np.nan,
                             "spearman": rho.statistic if ok else np.nan, "spearman_p": rho.pvalue if ok else np.nan,
                             "paradigms": len(known), "pairs": int(known["pairs"].sum())})

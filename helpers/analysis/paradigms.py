@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .accuracy import at_best_template, by_phenomenon, of_methods
+from .accuracy import EXPECTED, TIES_RIGHT, at_best_template, by_phenomenon, of_methods, summarise
 
 
 def phenomena_with_humans(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
@@ -15,27 +15,27 @@ def phenomena_with_humans(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
 
 
 def word_shuffle_paradigms(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
-    """Per (model, method, paradigm): accuracy and whether every pair has the same bag of words
-    (Figure 5)."""
+    """Per (model, method, paradigm): accuracy (ties wrong) with its ties and their range
+    (:func:`accuracy.summarise`), and whether every pair has the same bag of words (Figure 5)."""
     if "word_shuffle" not in scores:
         raise ValueError("these scores carry no word_shuffle flag (BLiMP only)")
     s = at_best_template(scores, methods)
-    return s.groupby(["model", "method", "paradigm"], sort=False).agg(
-        accuracy=("correct", "mean"), word_shuffle=("word_shuffle", "all")).reset_index()
+    keys = ["model", "method", "paradigm"]
+    return summarise(s, keys).merge(s.groupby(keys, sort=False)["word_shuffle"].all().reset_index(), on=keys)
 
 
 def word_shuffle_means(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean paradigm accuracy of word-shuffling vs other paradigms per (model, method)."""
+    """Mean paradigm accuracy (ties wrong, half and right) of word-shuffling vs other paradigms
+    per (model, method)."""
     return table.groupby(["model", "method", "word_shuffle"]).agg(
-        accuracy=("accuracy", "mean"), paradigms=("paradigm", "size")).reset_index()
+        accuracy=("accuracy", "mean"), **{c: (c, "mean") for c in (EXPECTED, TIES_RIGHT)},
+        paradigms=("paradigm", "size")).reset_index()
 
 
 def attractors(scores: pd.DataFrame, methods=None) -> pd.DataFrame:
     """Subject-verb agreement accuracy by attractor type (none, relational noun, relative clause;
-    Figure 4)."""
+    Figure 4), ties wrong, with the pairs, ties and the accuracy's range (:func:`accuracy.summarise`)."""
     if "attractor" not in scores:
         raise ValueError("these scores carry no attractor column (BLiMP only)")
     s = at_best_template(scores, methods)
-    s = s[s["attractor"].notna()]
-    return s.groupby(["model", "method", "attractor"], sort=False).agg(
-        accuracy=("correct", "mean"), pairs=("correct", "size")).reset_index()
+    return summarise(s[s["attractor"].notna()], ["model", "method", "attractor"])

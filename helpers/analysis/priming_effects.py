@@ -32,6 +32,9 @@ NO_PREFIX = "none"
 GROUP = ["model", "dataset", "method"]
 ITEM = ["paradigm", "pair_id"]
 PMI_METHODS = ("lp", "intemplate_lp")  # methods whose scores are log-probabilities: PMI applies
+BASE_TIES = f"baseline_{TIE_SHARE_COLUMN}"  # the no-prefix rows' ties, as the prefixed rows' TIE_SHARE_COLUMN
+TIE_COLUMNS = [TIE_SHARE_COLUMN, EXPECTED, TIES_RIGHT, BASE_TIES, EXPECTED + "_baseline", TIES_RIGHT + "_baseline",
+               "delta_ties_half"]  # baselined_accuracy's ties, where the frame has them
 COLUMNS = GROUP + ITEM + ["prefix_type", "domain", "acceptability", "target_length", "actual_length", "draw",
                           "correct", "score_good", "score_bad"]
 
@@ -80,16 +83,19 @@ def baselined_accuracy(frame: pd.DataFrame, by: str = "prefix_type", prefix_type
     acceptability or domain). Paired per item: d_i = mean over draws (and pooled types) of
     correct_i under prefix - correct_i without; ``delta`` = mean d_i, the CI a percentile bootstrap
     over items (scipy, seeded). Columns also give ``accuracy``, ``baseline`` (same items), ``items``,
-    and, where the frame has ``tie``, the share of the prefixed rows that tied (counted wrong)."""
+    and, where the frame has ``tie`` (:data:`TIE_COLUMNS`), the share of the prefixed rows that tied
+    (counted wrong), the expected accuracy (ties half) and the accuracy with every tie right, the
+    same of the baseline (suffix "_baseline") and ``delta_ties_half``, the effect with ties half."""
     check_frame(frame, GROUP + ITEM + ["prefix_type", by, "target_length", "correct"])
     base = frame[frame["prefix_type"] == NO_PREFIX]
     if base.empty:
         raise ValueError("no rows with prefix_type 'none': baselined accuracy needs each item scored without a "
                          "prefix (length 0) as well")
-    base = base.groupby(GROUP + ITEM)["correct"].mean().rename("baseline").reset_index()
+    ties = "tie" in frame  # then every cell gives its ties, counted wrong as everywhere (:mod:`.accuracy`)
+    base = _per_item(base, GROUP + ITEM, "baseline", BASE_TIES, ties)
     rows = _prefixed(frame, prefix_types)
     cell = GROUP + [by, "target_length"]
-    items = rows.groupby(cell + ITEM)["correct"].mean().rename("accuracy").reset_index()
+    items = _per_item(rows, cell + ITEM, "accuracy", TIE_SHARE_COLUMN, ties)
     items = items.merge(base, on=GROUP + ITEM, how="left", validate="many_to_one")
     lacking = items.loc[items["baseline"].isna(), GROUP + ITEM].drop_duplicates()
     if not lacking.empty:
@@ -99,13 +105,22 @@ def baselined_accuracy(frame: pd.DataFrame, by: str = "prefix_type", prefix_type
                          f"prefix_type 'none' too")
     items["delta"] = items["accuracy"] - items["baseline"]
     table = _cells(items, cell, "delta", n_resamples, level, seed)
-    means = items.groupby(cell, sort=False)[["accuracy", "baseline"]].mean().reset_index()
+    shown = ["accuracy", "baseline"] + ([TIE_SHARE_COLUMN, BASE_TIES] if ties else [])
+    means = items.groupby(cell, sort=False)[shown].mean().reset_index()
     columns = cell + ["accuracy", "baseline", "delta", "ci_low", "ci_high", "items"]
-    if "tie" in rows:  # the prefixed rows' ties (counted wrong, as everywhere: :mod:`.accuracy`)
-        ties = rows.assign(tie=rows["tie"].eq(True)).groupby(cell)["tie"].mean().rename(TIE_SHARE_COLUMN)
-        means = with_tie_range(means.merge(ties.reset_index(), on=cell))
-        columns = columns + [TIE_SHARE_COLUMN, EXPECTED, TIES_RIGHT]
+    if ties:
+        means = with_tie_range(with_tie_range(means), "baseline", BASE_TIES, "_baseline")
+        means["delta_ties_half"] = means[EXPECTED] - means[EXPECTED + "_baseline"]
+        columns = columns + TIE_COLUMNS
     return _ordered(table.merge(means, on=cell), by)[columns]
+
+
+def _per_item(rows: pd.DataFrame, keys: list[str], accuracy: str, tie_share: str, ties: bool) -> pd.DataFrame:
+    """Per item (``keys``): the mean of ``correct`` over its rows (draws) as ``accuracy``, and of
+    ``tie`` as ``tie_share`` when ``ties``."""
+    rows = rows.assign(_tie=rows["tie"].eq(True)) if ties else rows
+    return rows.groupby(keys).agg(**{accuracy: ("correct", "mean")},
+                                  **({tie_share: ("_tie", "mean")} if ties else {})).reset_index()
 
 
 def figure2(frame: pd.DataFrame, **kw) -> pd.DataFrame:
@@ -147,7 +162,9 @@ def pmi_accuracy(frame: pd.DataFrame) -> pd.DataFrame:
     prefix minus its log-probability alone (the same item's no-prefix row, mean over its rows),
     the pair right when the acceptable sentence's PMI is strictly higher; a tie counts wrong.
     Per (model, dataset, method, prefix_type, target_length): ``accuracy`` of the scores as
-    stored, ``accuracy_pmi``, PMI's ties and their share, and the rows (items x draws) pooled.
+    stored, ``accuracy_pmi``, PMI's ties and their share, the rows (items x draws) pooled, and
+    the tie range of each accuracy (the stored ties' share, expected accuracy and accuracy with
+    every tie right; PMI's with suffix "_pmi": :func:`helpers.analysis.accuracy.with_tie_range`).
     Only the methods whose scores are log-probabilities (:data:`PMI_METHODS`) are read."""
     check_frame(frame, GROUP + ITEM + ["prefix_type", "target_length", "correct", "score_good", "score_bad"])
     frame = frame[frame["method"].isin(PMI_METHODS)]
@@ -164,11 +181,14 @@ def pmi_accuracy(frame: pd.DataFrame) -> pd.DataFrame:
                          "prefix_type 'none' too")
     good = rows["score_good"].astype(float) - rows["score_good_alone"].astype(float)
     bad = rows["score_bad"].astype(float) - rows["score_bad_alone"].astype(float)
-    rows = rows.assign(correct_pmi=good > bad, tie_pmi=good == bad)
+    stored_tie = rows["tie"].eq(True) if "tie" in rows else False
+    rows = rows.assign(correct_pmi=good > bad, tie_pmi=good == bad, tie=stored_tie)
     cell = GROUP + ["prefix_type", "target_length"]
     table = rows.groupby(cell, sort=False).agg(accuracy=("correct", "mean"), accuracy_pmi=("correct_pmi", "mean"),
-                                                ties_pmi=("tie_pmi", "sum"), rows=("correct", "size")).reset_index()
+                                                ties_pmi=("tie_pmi", "sum"), rows=("correct", "size"),
+                                                **{TIE_SHARE_COLUMN: ("tie", "mean")}).reset_index()
     table[f"pmi_{TIE_SHARE_COLUMN}"] = table["ties_pmi"] / table["rows"]
+    table = with_tie_range(with_tie_range(table), "accuracy_pmi", f"pmi_{TIE_SHARE_COLUMN}", "_pmi")
     return _ordered(table, "prefix_type")
 
 

@@ -22,6 +22,7 @@ from sklearn.metrics import roc_auc_score, roc_curve
 from ..methods import measures
 from .. import methods as registry
 from ..store import read_metadata
+from .accuracy import summarise
 
 METRICS = ("lp", "meanlp", "slln_lp", "lp_per_char", "lp_per_byte", "slor", "bf_uniform", "bf_unigram")
 TEXT_METRICS = {"lp_per_char": "n_chars", "lp_per_byte": "n_bytes"}  # per unit of the sentence's text
@@ -264,21 +265,18 @@ def roc_table(long: pd.DataFrame, pooled: bool = True) -> pd.DataFrame:
 
 
 def pair_accuracy(table: pd.DataFrame, metrics=None) -> pd.DataFrame:
-    """Minimal-pair accuracy of each metric per (model, dataset): the share of pairs whose
-    grammatical sentence scores strictly higher (a tie is an error and is counted)."""
+    """Minimal-pair accuracy of each metric per (model, dataset), the grammatical sentence scoring strictly
+    higher (a tie an error), with the ties, their share and the accuracy's range over them (:func:`summarise`)."""
     metrics = [m for m in (metrics or METRICS) if m in table]
     pairs = table[table["side"].isin(["good", "bad"])]
     if pairs.empty:
         raise ValueError("no minimal pairs in this table (single sentences have no pair accuracy)")
-    keys = ["model", "dataset", "paradigm", "item"]
-    wide = pairs.pivot_table(index=keys, columns="side", values=metrics, aggfunc="first", sort=False)
-    rows = []
-    for (model, dataset), g in wide.groupby(level=["model", "dataset"], sort=False):
-        for m in metrics:
-            good, bad = g[(m, "good")].to_numpy(float), g[(m, "bad")].to_numpy(float)
-            rows.append({"model": model, "dataset": dataset, "method": m, "accuracy": float(np.mean(good > bad)),
-                         "pairs": len(g), "ties": int(np.sum(good == bad))})
-    return pd.DataFrame(rows)
+    wide = pairs.pivot_table(index=["model", "dataset", "paradigm", "item"], columns="side", values=metrics,
+                             aggfunc="first", sort=False)
+    rows = [pd.DataFrame({"model": model, "dataset": dataset, "method": m, "correct": g[(m, "good")] > g[(m, "bad")],
+                          "tie": g[(m, "good")] == g[(m, "bad")]})
+            for (model, dataset), g in wide.groupby(level=["model", "dataset"], sort=False) for m in metrics]
+    return summarise(pd.concat(rows, ignore_index=True), ["model", "dataset", "method"])
 
 
 def pairs_wide(table: pd.DataFrame, metric: str = "lp") -> pd.DataFrame:

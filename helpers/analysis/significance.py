@@ -6,7 +6,7 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
-from .accuracy import by_template
+from .accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, by_template, tie_range
 
 
 def bootstrap_ci(correct, n_resamples: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
@@ -40,31 +40,54 @@ def by_template_with_ci(scores: pd.DataFrame, n_resamples: int = 2000, seed: int
     return with_ci(by_template(scores), scores, ["model", "method", "template"], n_resamples, seed)
 
 
-def mcnemar(correct_a, correct_b, exact: bool | None = None) -> dict:
+def mcnemar(correct_a, correct_b, exact: bool | None = None, tie_a=None, tie_b=None) -> dict:
     """McNemar's test of two methods on the same pairs (statsmodels). Exact binomial when the
-    discordant pairs are fewer than 25, else chi-square with continuity correction."""
+    discordant pairs are fewer than 25, else chi-square with continuity correction.
+
+    Ties (``tie_a``, ``tie_b``: per pair, True where that method tied) enter as errors, as in the
+    accuracy tables: the test and ``a_only`` / ``b_only`` are the tie-wrong ones. ``a_only_b_tie``
+    and ``b_only_a_tie`` count the discordant pairs whose wrong side is a tie. A tie is no
+    preference, neither right nor wrong, so such a pair says nothing about which method is better:
+    ``p_value_ties_out`` repeats the test on the discordant pairs where neither side tied (as the
+    sign test drops zero differences). Beside each accuracy (ties wrong): its tie share, the
+    expected accuracy (ties half) and the accuracy with every tie right (:func:`tie_range`)."""
     a, b = np.asarray(correct_a, bool), np.asarray(correct_b, bool)
     if a.shape != b.shape:
         raise ValueError(f"the two methods must be scored on the same pairs ({a.size} vs {b.size})")
-    table = np.array([[np.sum(a & b), np.sum(a & ~b)], [np.sum(~a & b), np.sum(~a & ~b)]])
-    discordant = table[0, 1] + table[1, 0]
-    exact = discordant < 25 if exact is None else exact
-    result = sm_mcnemar(table, exact=exact, correction=True)
-    return {"a_only": int(table[0, 1]), "b_only": int(table[1, 0]), "statistic": float(result.statistic),
-            "p_value": float(result.pvalue), "exact": bool(exact), "accuracy_a": float(a.mean()),
-            "accuracy_b": float(b.mean())}
+    ta, tb = (np.zeros(a.shape, bool) if t is None else np.asarray(t, bool) for t in (tie_a, tie_b))
+
+    def test(a_only, b_only, both, neither):
+        use = a_only + b_only < 25 if exact is None else exact
+        return sm_mcnemar(np.array([[both, a_only], [b_only, neither]]), exact=use, correction=True), use
+
+    only_a, only_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
+    result, used = test(only_a, only_b, np.sum(a & b), np.sum(~a & ~b))
+    b_tie, a_tie = int(np.sum(a & tb)), int(np.sum(b & ta))  # the discordant pairs whose wrong side tied
+    out = {"a_only": only_a, "b_only": only_b, "statistic": float(result.statistic),
+           "p_value": float(result.pvalue), "exact": bool(used), "accuracy_a": float(a.mean()),
+           "accuracy_b": float(b.mean()), "a_only_b_tie": b_tie, "b_only_a_tie": a_tie,
+           "p_value_ties_out": float(test(only_a - b_tie, only_b - a_tie, np.sum(a & b), np.sum(~a & ~b))[0].pvalue)}
+    for side, correct, tie in (("a", a, ta), ("b", b, tb)):
+        share = float(tie.mean())
+        expected, right = tie_range(float(correct.mean()), share)
+        out |= {f"{TIE_SHARE_COLUMN}_{side}": share, f"{EXPECTED}_{side}": expected, f"{TIES_RIGHT}_{side}": right}
+    return out
 
 
 def paired_correct(scores: pd.DataFrame, a: tuple[str, str], b: tuple[str, str],
-                   keys=("paradigm", "pair_id")) -> tuple[np.ndarray, np.ndarray]:
-    """The per-pair ``correct`` of (method, template) a and b, aligned on the same pairs."""
+                   keys=("paradigm", "pair_id"), column: str = "correct") -> tuple[np.ndarray, np.ndarray]:
+    """The per-pair ``column`` (``correct``, or ``tie``: False where the scores have none) of
+    (method, template) a and b, aligned on the same pairs."""
     keys = list(keys)
 
     def pick(method, template):
         s = scores[(scores["method"] == method) & (scores["template"].astype(str) == str(template))]
         if s.empty:
             raise ValueError(f"no scores for method {method!r} template {template!r}")
-        return s.set_index(keys)["correct"]
+        s = s.set_index(keys)
+        if column not in s:
+            return pd.Series(False, s.index)
+        return s[column].eq(True) if column == "tie" else s[column]
 
     left, right = pick(*a), pick(*b)
     joined = pd.concat([left.rename("a"), right.rename("b")], axis=1, join="inner")

@@ -13,8 +13,11 @@ how much the estimate depends on the split drawn, not a sampling interval over i
 A predictor is one (model, method, template, precision) column (level "template"), or a
 method with its templates pooled (level "method": per item, the mean credit of the method's
 templates for that model and precision). Accuracy counts a tie as an error, as the accuracy
-tables do. ``within="phenomenon"`` correlates across the paradigms of each phenomenon instead
-of across all paradigms.
+tables do; beside it each row gives the predictor's accuracy over its items, its tie share,
+expected accuracy and accuracy with every tie right (:func:`helpers.analysis.accuracy.tie_range`),
+and the reliability with every tie counted half (``reliability_ties_half``) and right
+(``reliability_ties_right``), on the same splits. ``within="phenomenon"`` correlates across the
+paradigms of each phenomenon instead of across all paradigms.
 
 R = 1000 splits by default: the 2.5% tails then rest on 25 splits each, and the Monte Carlo
 error of the mean (split-to-split sd / sqrt(R)) is at most 0.003 for an sd of 0.1 or less.
@@ -30,12 +33,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, tie_credits, tie_range
 from .disagreement import ITEM, decision_matrix
 
 SPLITS = 1000
 MIN_PARADIGMS = 3
-COLUMNS = ["model", "method", "template", "precision", "level", "scope", "paradigms", "items", "splits",
-           "splits_defined", "r", "reliability", "low", "high", "reason"]
+RULES = ("wrong", "half", "right")  # what a tie is worth (accuracy.tie_credits), the first as everywhere
+COLUMNS = ["model", "method", "template", "precision", "level", "scope", "paradigms", "items", "accuracy",
+           TIE_SHARE_COLUMN, EXPECTED, TIES_RIGHT, "splits", "splits_defined", "r", "reliability", "low", "high",
+           "reliability_ties_half", "reliability_ties_right", "reason"]
 
 
 def spearman_brown(r):
@@ -100,31 +106,37 @@ def reliability(acc_a: np.ndarray, acc_b: np.ndarray) -> dict:
             "reliability": float(np.mean(sb[defined])), "low": float(low), "high": float(high), "reason": note}
 
 
-def _predictors(scores: pd.DataFrame, level: str) -> tuple[pd.DataFrame, list[dict]]:
-    """Items x predictors of credits at ``level`` and each predictor's key."""
-    matrix = decision_matrix(scores, "correct")
-    names = list(matrix.columns.names) if isinstance(matrix.columns, pd.MultiIndex) else ["method"]
-    keys = [dict(zip(names, c if isinstance(c, tuple) else (c,))) for c in matrix.columns]
+def _predictors(scores: pd.DataFrame, level: str) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, list[dict]]:
+    """Items x predictors of credits at ``level`` under each tie rule (:data:`RULES`), of tie
+    shares, and each predictor's key."""
+    correct = decision_matrix(scores, "correct")
+    tie = 2 * (decision_matrix(scores, "decision") - correct)  # a tie is decided 0.5 and credited 0
+    names = list(correct.columns.names) if isinstance(correct.columns, pd.MultiIndex) else ["method"]
+    keys = [dict(zip(names, c if isinstance(c, tuple) else (c,))) for c in correct.columns]
+    frames = {**tie_credits(correct, tie), "tie": tie}
     if level == "template":
-        return matrix.set_axis(range(len(keys)), axis=1), keys
+        frames = {k: m.set_axis(range(len(keys)), axis=1) for k, m in frames.items()}
+        return {r: frames[r] for r in RULES}, frames["tie"], keys
     if level != "method":
         raise ValueError(f"level must be 'template' (one predictor per template) or 'method' (its templates "
                          f"pooled), got {level!r}")
-    groups = [{k: v for k, v in key.items() if k != "template"} for key in keys]
-    pooled = list(dict.fromkeys(tuple(g.items()) for g in groups))
-    columns = {i: matrix.iloc[:, [j for j, g in enumerate(groups) if tuple(g.items()) == p]].mean(axis=1)
-               for i, p in enumerate(pooled)}
-    return pd.DataFrame(columns), [{**dict(p), "template": "all"} for p in pooled]
+    groups = [tuple((k, v) for k, v in key.items() if k != "template") for key in keys]
+    pooled = list(dict.fromkeys(groups))
+    frames = {k: pd.DataFrame({i: m.iloc[:, [j for j, g in enumerate(groups) if g == p]].mean(axis=1)
+                               for i, p in enumerate(pooled)}) for k, m in frames.items()}
+    return {r: frames[r] for r in RULES}, frames["tie"], [{**dict(p), "template": "all"} for p in pooled]
 
 
 def split_half(scores: pd.DataFrame, splits: int = SPLITS, seed: int = 0, level: str = "method",
                within: str | None = None) -> pd.DataFrame:
     """One row per predictor (and phenomenon, ``within="phenomenon"``): the split-half
     reliability of its accuracy per paradigm (module docstring) with the splits' central 95%,
-    the paradigms and items it rests on, and the reason when it is undefined."""
+    the paradigms and items it rests on, its accuracy and tie range over those items, the
+    reliability with ties half and right, and the reason when it is undefined."""
     if splits < 1:
         raise ValueError(f"splits must be a positive number of random splits, got {splits}")
-    matrix, keys = _predictors(scores, level)
+    credits, ties, keys = _predictors(scores, level)
+    matrix = credits["wrong"]
     where = matrix.index.to_frame(index=False)
     paradigm = (where["dataset"].astype(str) + " / " + where["paradigm"].astype(str)).to_numpy(dtype=object)
     if within is None:
@@ -142,11 +154,17 @@ def split_half(scores: pd.DataFrame, splits: int = SPLITS, seed: int = 0, level:
         for i in range(len(keys)):
             groups.setdefault(np.packbits(judged[:, i]).tobytes(), []).append(i)
         for members in groups.values():
-            on = judged[:, members[0]]
-            acc_a, acc_b, _ = half_accuracies(matrix.iloc[on, members].to_numpy(float), paradigm[on], splits, seed)
+            on, n = judged[:, members[0]], len(members)
+            credit = np.hstack([credits[r].iloc[on, members].to_numpy(float) for r in RULES])  # same splits
+            acc_a, acc_b, _ = half_accuracies(credit, paradigm[on], splits, seed)
             for k, i in enumerate(members):
+                accuracy, share = float(credit[:, k].mean()), float(ties.iloc[on, i].mean())
+                half, right = (reliability(acc_a[..., k + j * n], acc_b[..., k + j * n])["reliability"] for j in (1, 2))
                 rows[(i, scope)] = {**keys[i], "level": level, "scope": scope, "items": int(on.sum()),
-                                    **reliability(acc_a[..., k], acc_b[..., k])}
+                                    "accuracy": accuracy, TIE_SHARE_COLUMN: share,
+                                    **dict(zip((EXPECTED, TIES_RIGHT), tie_range(accuracy, share))),
+                                    **reliability(acc_a[..., k], acc_b[..., k]),
+                                    "reliability_ties_half": half, "reliability_ties_right": right}
     rows = [rows[(i, scope)] for i in range(len(keys)) for scope, _ in scopes]
     return pd.DataFrame(rows).reindex(columns=[c for c in COLUMNS if c in rows[0]])
 

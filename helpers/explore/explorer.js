@@ -103,6 +103,10 @@ function showOverview() {
     { key: "best_accuracy", label: "best (%)", num: true, format: (r) => pct(r.best_accuracy), style: (r) => shade(r.best_accuracy),
       title: "accuracy at the method's best template" },
     { key: "pairs", label: "pairs", num: true }, { key: "ties", label: "ties", num: true },
+    { key: "expected_accuracy_mean", label: "ties half (%)", num: true, format: (r) => pct(r.expected_accuracy_mean),
+      title: "expected accuracy, a tie counted half, averaged over templates" },
+    { key: "accuracy_ties_right_mean", label: "ties right (%)", num: true, format: (r) => pct(r.accuracy_ties_right_mean),
+      title: "accuracy with every tie counted right, averaged over templates (the mean counts every tie wrong)" },
   ];
   const holder = el("div");
   renderTable(holder, "overview-table", columns, rows, s.sort,
@@ -136,7 +140,9 @@ function showParadigms() {
       (v) => { s.dataset = v; showParadigms(); })),
     el("label", {}, "model", select("paradigm-model", [["", "all models"], ...models.map((m) => [m, m])], s.model,
       (v) => { s.model = v; showParadigms(); })),
-    el("label", {}, "templates", select("paradigm-value", [["accuracy_best", "best template"], ["accuracy_mean", "mean over templates"]],
+    el("label", {}, "templates", select("paradigm-value", [["accuracy_best", "best template"], ["accuracy_mean", "mean over templates"],
+      ["expected_accuracy_best", "best template, ties half"], ["expected_accuracy_mean", "mean over templates, ties half"],
+      ["accuracy_ties_right_best", "best template, ties right"], ["accuracy_ties_right_mean", "mean over templates, ties right"]],
       s.value, (v) => { s.value = v; showParadigms(); })),
     el("label", {}, "filter", el("input", { id: "paradigm-filter", value: s.filter, placeholder: "paradigm or phenomenon",
       onchange: (e) => { s.filter = e.target.value; showParadigms(); } })));
@@ -148,7 +154,7 @@ function showParadigms() {
   renderTable(holder, "paradigm-table", columns, Object.values(wide), s.sort,
     (r) => go(`items/${enc(s.dataset)}/${enc(r.model)}/${enc(r.paradigm)}`));
   document.getElementById("paradigms").replaceChildren(controls,
-    el("p", { class: "hint" }, "Accuracy (%) of each method per paradigm. Click a column to sort; click a row for its items."),
+    el("p", { class: "hint" }, "Accuracy (%) of each method per paradigm (a tie wrong, unless the choice above says half or right). Click a column to sort; click a row for its items."),
     holder, el("div", { class: "figures" }, el("img", { src: DATA.figures[s.dataset].paradigms,
       alt: `accuracy per paradigm on ${s.dataset}`, loading: "lazy" })));
 }

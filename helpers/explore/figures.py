@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..analysis.accuracy import TIES_RIGHT
 from ..plots.style import CHANCE, plt, sns
 from .items import method_order
 
@@ -16,7 +17,9 @@ ANNOTATE_CELLS = 400  # heat maps with more cells than this are not annotated (u
 
 def accuracy_figure(table: pd.DataFrame, dataset: str):
     """Bars: accuracy of each method (x) for each model (colour), the mean over templates with
-    its sd; a black diamond: the best template's accuracy. ``table``: the overview's rows of one dataset."""
+    its sd (a tie wrong); above each bar, hatched, the range up to every tie right (its middle the
+    expected accuracy, a tie half); a black diamond: the best template's accuracy. ``table``: the
+    overview's rows of one dataset."""
     methods = method_order(table["method"])
     models = list(dict.fromkeys(table["model"]))
     width = 0.8 / len(models)
@@ -28,13 +31,16 @@ def accuracy_figure(table: pd.DataFrame, dataset: str):
         at = x - 0.4 + width * (k + 0.5)
         ax.bar(at, rows["accuracy_mean"], width * 0.95, yerr=rows["accuracy_sd"].fillna(0), color=colors[k],
                label=model, error_kw=dict(lw=0.8, capsize=2))
+        ax.bar(at, rows[TIES_RIGHT + "_mean"] - rows["accuracy_mean"], width * 0.95, bottom=rows["accuracy_mean"],
+               color=colors[k], alpha=0.35, hatch="///", label="ties: wrong to right" if k == 0 else None)
         ax.scatter(at, rows["best_accuracy"], marker="D", s=14, color="black", zorder=3,
                    label="best template" if k == 0 else None)
     ax.axhline(0.5, **CHANCE)
     ax.set_xticks(x, methods, rotation=30, ha="right")
     ax.set_ylim(0, 1)
     ax.set_ylabel("accuracy")
-    ax.set_title(f"{dataset}: accuracy per method (bars: mean ± sd over templates)", loc="left", fontsize=10)
+    ax.set_title(f"{dataset}: accuracy per method (bars: mean ± sd over templates, ties wrong; hatched: up to "
+                 "every tie right)", loc="left", fontsize=10)
     ax.legend(fontsize=8, ncol=min(4, len(models) + 1), loc="lower right")
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()

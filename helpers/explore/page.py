@@ -39,7 +39,8 @@ def page_html(data: dict) -> str:
 <p id="summary">{html.escape(summary)}</p>
 <p>Store <code>{html.escape(data['store'])}</code>; built {html.escape(data['built'])} at commit
 <code>{html.escape(str(data['commit']))}</code>. Accuracy: the share of pairs whose acceptable sentence
-scores higher (a tie is an error). Surprisal in bits (&minus;log-prob / ln 2), as in 00_quickstart.</p>
+scores higher (a tie is an error; beside it the accuracy with a tie counted half, the expected accuracy,
+and with every tie right). Surprisal in bits (&minus;log-prob / ln 2), as in 00_quickstart.</p>
 </header>
 <nav class="tabs" id="tabs"></nav>
 <section class="tab" id="overview"></section>

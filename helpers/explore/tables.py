@@ -1,19 +1,23 @@
 """The explorer's tables from the tidy frame of the store (:func:`helpers.store.load_scores`):
 accuracy per (dataset, model, method) over templates (mean, sd, best; Ide et al.'s Tables 3 and
 9, by :func:`helpers.analysis.accuracy.table3`) and per paradigm. Accuracy is the mean of
-``correct`` (a tie is an error); single-sentence files (CoLA's, no pair) have no accuracy and are
-named in the page's notes."""
+``correct`` (a tie is an error); beside it every table gives the expected accuracy (a tie counts
+half) and the accuracy with every tie right (:func:`helpers.analysis.accuracy.tie_range`), over
+templates as the accuracy. Single-sentence files (CoLA's, no pair) have no accuracy and are named
+in the page's notes."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ..analysis.accuracy import table3
+from ..analysis.accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, summarise, table3
 
 OVERVIEW_COLUMNS = ["dataset", "model", "method", "templates", "accuracy_mean", "accuracy_sd", "best_template",
-                    "best_accuracy", "pairs", "ties"]
+                    "best_accuracy", "pairs", "ties", EXPECTED + "_mean", TIES_RIGHT + "_mean"]
+VALUES = ["accuracy", EXPECTED, TIES_RIGHT]  # per template: ties wrong, half, right (the paradigm table's stems)
 PARADIGM_COLUMNS = ["dataset", "paradigm", "phenomenon", "model", "method", "pairs", "accuracy_mean",
-                    "accuracy_best"]
+                    "accuracy_best", EXPECTED + "_mean", EXPECTED + "_best", TIES_RIGHT + "_mean",
+                    TIES_RIGHT + "_best"]
 
 
 def pair_rows(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -36,7 +40,8 @@ def pair_rows(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 def overview(pairs: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, model, method): templates, accuracy mean and sd over templates, the best
-    template and its accuracy, pairs and ties (summed over templates)."""
+    template and its accuracy, pairs, ties (summed over templates), and the mean over templates of
+    the expected accuracy and of the accuracy with every tie right."""
     frames = [table3(rows).assign(dataset=dataset) for dataset, rows in pairs.groupby("dataset", sort=True)]
     if not frames:
         return pd.DataFrame(columns=OVERVIEW_COLUMNS)
@@ -53,17 +58,18 @@ def plain_mean(values: pd.Series) -> float:
 def paradigms(pairs: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     """Per (dataset, paradigm, model, method): pairs, the accuracy averaged over the method's
     templates and the accuracy at its best template over the whole dataset (``table``:
-    :func:`overview`)."""
+    :func:`overview`), and the same of the expected accuracy and of the accuracy with every tie
+    right."""
     keys = ["dataset", "paradigm", "model", "method"]
-    per_template = (pairs.groupby(keys + ["template"], sort=False)
-                    .agg(phenomenon=("phenomenon", "first"), accuracy=("correct", "mean"), pairs=("correct", "size"))
-                    .reset_index())
+    per_template = summarise(pairs, keys + ["template"]).drop(columns=TIE_SHARE_COLUMN).merge(
+        pairs.groupby(keys + ["template"], sort=False)["phenomenon"].first().reset_index())
     best = table.set_index(["dataset", "model", "method"])["best_template"].astype(str)
     at_best = [best[(d, m, me)] == t for d, m, me, t in
                per_template[["dataset", "model", "method", "template"]].itertuples(index=False)]
     mean = per_template.groupby(keys, sort=False).agg(phenomenon=("phenomenon", "first"), pairs=("pairs", "max"),
-                                                      accuracy_mean=("accuracy", plain_mean))
-    mean["accuracy_best"] = per_template[at_best].set_index(keys)["accuracy"]
+                                                      **{f"{v}_mean": (v, plain_mean) for v in VALUES})
+    for v in VALUES:
+        mean[f"{v}_best"] = per_template[at_best].set_index(keys)[v]
     out = mean.reset_index()[PARADIGM_COLUMNS]
     return out.sort_values(["dataset", "paradigm", "model", "method"], kind="stable").reset_index(drop=True)
 

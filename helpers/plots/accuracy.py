@@ -73,14 +73,20 @@ def accuracy_by_length(table: pd.DataFrame, title: str):
 
 
 def gap_scatter(table: pd.DataFrame, title: str):
-    """Per-paradigm accuracy gap of two methods against the mean length difference, with each
-    model's Pearson r (``pearson_r``) in its panel title (Ide et al. Fig. 6)."""
+    """Per-paradigm accuracy gap of two methods (ties wrong) against the mean length difference,
+    with each model's Pearson r (``pearson_r``) in its panel title (Ide et al. Fig. 6); where the
+    table has the gap's tie range (``gap_low``: the first method's ties wrong and the second's
+    right, ``gap_high``: the reverse), a grey bar at each point spans it."""
     fig, panels = model_panels(table, title, 6, 4)
+    ranged = {"gap_low", "gap_high"} <= set(table)
     for ax, model, rows in panels:
         sns.regplot(data=rows, x="mean_length_diff", y="gap", ax=ax, scatter_kws={"alpha": 0.6})
+        if ranged:
+            ax.vlines(rows["mean_length_diff"], rows["gap_low"], rows["gap_high"], color="grey", linewidth=1,
+                      label="range over the ties")
         ax.axhline(0, **CHANCE)
         ax.set_xlabel("mean token length difference (acceptable - unacceptable)")
-        ax.set_ylabel("accuracy gap")
+        ax.set_ylabel("accuracy gap (ties wrong; bar: range over the ties)" if ranged else "accuracy gap")
         ax.set_title(f"{model} (Pearson r = {rows['pearson_r'].iloc[0]:.2f})")
     fig.tight_layout()
     return fig

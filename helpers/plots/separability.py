@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from ..analysis.accuracy import TIES_RIGHT
 from .style import CHANCE, model_panels, plt
 
 GRAMMATICAL = {1: "grammatical", 0: "ungrammatical"}
@@ -181,14 +182,24 @@ def roc_curves(roc: pd.DataFrame, title: str = "ROC curves, grammatical vs ungra
     return fig
 
 
+def _tie_bars(accuracy: pd.DataFrame) -> tuple:
+    """The error bar of a pair accuracy (ties wrong): up to the accuracy with every tie right,
+    where the table has it (:func:`helpers.analysis.separability.pair_accuracy`); and its label."""
+    if TIES_RIGHT in accuracy:
+        return ("accuracy", TIES_RIGHT), "pair accuracy (ties wrong; bar: up to ties right)"
+    return (None, None), "pair accuracy"
+
+
 def pair_accuracy_bars(accuracy: pd.DataFrame, title: str = "Minimal-pair accuracy (Figure 9)"):
-    """Minimal-pair accuracy per dataset and metric; chance at 0.5."""
+    """Minimal-pair accuracy per dataset and metric (a tie wrong, a bar up to every tie right);
+    chance at 0.5."""
     fig, panels = model_panels(accuracy, title, 8, 4)
+    ends, label = _tie_bars(accuracy)
     for ax, model, rows in panels:
-        _bars(ax, rows, "dataset", "method", "accuracy")
+        _bars(ax, rows, "dataset", "method", "accuracy", *ends)
         ax.axhline(0.5, **CHANCE)
         ax.set_ylim(0, 1)
-        ax.set_ylabel("pair accuracy")
+        ax.set_ylabel(label)
         ax.set_title(model)
         ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
@@ -197,14 +208,16 @@ def pair_accuracy_bars(accuracy: pd.DataFrame, title: str = "Minimal-pair accura
 
 def accuracy_beside_auc(accuracy: pd.DataFrame, auc: pd.DataFrame,
                         title: str = "High pair accuracy, low AUC"):
-    """Figure 9 (pair accuracy) beside the AUC of the same metrics and datasets, one screen."""
+    """Figure 9 (pair accuracy, a tie wrong, a bar up to every tie right) beside the AUC of the
+    same metrics and datasets, one screen."""
     model = _one_model(accuracy)
     auc = auc[(auc["model"] == model) & auc["dataset"].isin(accuracy["dataset"])
               & auc["method"].isin(accuracy["method"])]
     fig, (left, right) = plt.subplots(1, 2, figsize=(14, 4.2), sharey=True)
-    _bars(left, accuracy, "dataset", "method", "accuracy")
+    ends, label = _tie_bars(accuracy)
+    _bars(left, accuracy, "dataset", "method", "accuracy", *ends)
     _bars(right, auc, "dataset", "method", "auc", "ci_low", "ci_high")
-    for ax, label in ((left, "minimal-pair accuracy"), (right, "AUC, sentences unpaired")):
+    for ax, label in ((left, f"minimal-{label}"), (right, "AUC, sentences unpaired")):
         ax.axhline(0.5, **CHANCE)
         ax.set_ylim(0, 1)
         ax.set_title(label)
