@@ -1,7 +1,10 @@
 """QFrBLiMP (Beauchemin, Veilleux, Khoury & Roy, Findings of EACL 2026): 1,761 Quebec-French
-minimal pairs of 20 phenomena, each judged by 12 annotators, read from the Hub dataset
-graalul/qfrblimp (its card: config ``qfrblimp``, split ``test``, the file ``qfrblimp.jsonl``; the
-GitHub README links there).
+minimal pairs of 20 phenomena, read from the GitHub release's unshuffled file
+(davebulaval/QFrBLiMP bd14729, ``datastore/QFrBLiMP/human_llm_annotations.tsv``: sentence_good,
+sentence_bad, type = the phenomenon id, 13 annotator columns coded 1 = chose sentence_good), else
+from the Hub copy (graalul/qfrblimp: config ``qfrblimp``, split ``test``, ``qfrblimp.jsonl``). The
+release's jsonl is not read: it shuffles the two sentences, and its majority label points at the
+unacceptable one in 68 pairs.
 
 Pairs per phenomenon id (the GitHub README's table): 1-20 hold 97, 95, 97, 96, 99, 97, 114, 106,
 113, 91, 100, 100, 96, 97, 60, 60, 60, 60, 60, 63. The GitHub release has 18 pairs whose two
