@@ -1,7 +1,8 @@
 """Datasets and prompts of the offline lm-eval tasks in this folder, read from the project's
 mirror (helpers.data: checked against data/sources.yaml) instead of the Hugging Face Hub that
-lm-eval's own blimp and zhoblimp tasks download from. Columns as those tasks name them
-(sentence_good, sentence_bad, UID); lm-eval finds this module by the tasks' ``!function`` tags."""
+lm-eval's own blimp, zhoblimp, turblimp, blimp_nl, bhs and multiblimp tasks download from. Columns
+as those tasks name them (sentence_good, sentence_bad; sen, wrong_sen; context, ending_good,
+ending_bad), each paradigm as UID; lm-eval finds this module by the tasks' ``!function`` tags."""
 from __future__ import annotations
 
 import datasets
@@ -11,11 +12,13 @@ from helpers.methods.prompt_text import render
 from helpers.methods.templates import ide_templates
 
 
-def _pairs(name: str) -> datasets.DatasetDict:
-    """A dataset of minimal pairs as lm-eval's pair tasks read it, one document per pair."""
-    pairs = data.load_processed(name)
-    table = {"sentence_good": pairs["good"].tolist(), "sentence_bad": pairs["bad"].tolist(),
-             "UID": pairs["paradigm"].tolist(), "pair_id": pairs["pair_id"].astype(str).tolist()}
+def _pairs(name: str, pairs=None, good: str = "sentence_good", bad: str = "sentence_bad",
+           columns: tuple[str, ...] = ()) -> datasets.DatasetDict:
+    """A dataset of minimal pairs as lm-eval's pair tasks read it, one document per pair, its
+    sentences under the names of lm-eval's own task for it (and ``columns`` of the table kept)."""
+    pairs = data.load_processed(name) if pairs is None else pairs
+    table = {good: pairs["good"].tolist(), bad: pairs["bad"].tolist(), "UID": pairs["paradigm"].tolist(),
+             "pair_id": pairs["pair_id"].astype(str).tolist(), **{c: pairs[c].astype(str).tolist() for c in columns}}
     return datasets.DatasetDict({"test": datasets.Dataset.from_dict(table)})
 
 
@@ -27,6 +30,35 @@ def blimp(**metadata) -> datasets.DatasetDict:
 def zhoblimp(**metadata) -> datasets.DatasetDict:
     """ZhoBLiMP's 35,400 pairs (the mirror)."""
     return _pairs("zhoblimp")
+
+
+def turblimp(**metadata) -> datasets.DatasetDict:
+    """TurBLiMP's 16,000 pairs (the release in the mirror)."""
+    return _pairs("turblimp")
+
+
+def blimp_nl(**metadata) -> datasets.DatasetDict:
+    """BLiMP-NL's 8,400 pairs (the release copy in the mirror)."""
+    return _pairs("blimp_nl")
+
+
+def qfrblimp(**metadata) -> datasets.DatasetDict:
+    """QFrBLiMP's 1,761 pairs (the unshuffled release file in the mirror)."""
+    return _pairs("qfrblimp")
+
+
+def bhs(**metadata) -> datasets.DatasetDict:
+    """BHS's 22,000 items as its Hub copy's columns: context, ending_good, ending_bad."""
+    items = data.load_processed("bhs")
+    return _pairs("bhs", items, columns=("context", "ending_good", "ending_bad"))
+
+
+MULTIBLIMP_MIRRORED = "ell,eng,nld,tur"  # the languages whose Hub files the mirror holds
+
+
+def multiblimp(**metadata) -> datasets.DatasetDict:
+    """MultiBLiMP's pairs of the mirrored languages (5,939), as its Hub columns sen and wrong_sen."""
+    return _pairs("multiblimp", data.load("multiblimp", languages=MULTIBLIMP_MIRRORED), "sen", "wrong_sen")
 
 
 def blimp_sentences(**metadata) -> datasets.DatasetDict:
