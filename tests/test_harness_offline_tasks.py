@@ -60,3 +60,42 @@ def test_the_plugin_entry_points_and_the_tie_rule_of_every_task():
     assert origin.parent == harness.TASKS_DIR.resolve() and (origin.parent / "bhs_offline.yaml").is_file()
     for path in sorted(harness.TASKS_DIR.glob("*.yaml")):
         assert "# Ties: lm-eval's acc takes np.argmax" in path.read_text(), path.name
+
+
+REMOTE_CODE = '''from transformers import GPT2Config, GPT2LMHeadModel
+
+
+class RemoteGPT2Config(GPT2Config):
+    model_type = "remote_gpt2"
+
+
+class RemoteGPT2LMHeadModel(GPT2LMHeadModel):
+    config_class = RemoteGPT2Config
+'''
+
+
+def test_trust_remote_code_is_passed_through_where_the_user_asks(tiny, tmp_path):
+    """A model folder whose modelling code is its own (config auto_map): refused by transformers
+    without trust_remote_code, loaded with it from lm-eval's model_args, and scored as the same
+    weights under transformers' own class."""
+    import json
+
+    import pytest
+    from lm_eval.api.instance import Instance
+
+    lm = tiny("tiny-gpt2")
+    folder = tmp_path / "remote-gpt2"
+    lm.model.save_pretrained(folder)
+    lm.tokenizer.save_pretrained(folder)
+    (folder / "remote_gpt2.py").write_text(REMOTE_CODE)
+    config = json.loads((folder / "config.json").read_text())
+    config.update(model_type="remote_gpt2", architectures=["RemoteGPT2LMHeadModel"],
+                  auto_map={"AutoConfig": "remote_gpt2.RemoteGPT2Config",
+                            "AutoModelForCausalLM": "remote_gpt2.RemoteGPT2LMHeadModel"})
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="contains custom code"):
+        EngineLM(str(folder), progress=False)
+    remote = EngineLM.create_from_arg_string(f"pretrained={folder},trust_remote_code=True", {"batch_size": 1})
+    assert type(remote.scorer.loaded.model).__name__ == "RemoteGPT2LMHeadModel"
+    asked = [Instance(request_type="loglikelihood", doc={}, arguments=("The cat", " sees a dog."), idx=0)]
+    assert remote.loglikelihood(asked) == EngineLM(lm, progress=False).loglikelihood(asked)

@@ -38,6 +38,7 @@ from tqdm import tqdm
 
 from ..engine.kinds import scorer_for
 from ..models import LoadedModel
+from ..models.loading import check_loadable
 from ..settings import METHOD_SETTINGS, Settings
 
 log = logging.getLogger(__name__)
@@ -95,19 +96,22 @@ class EngineLM(TemplateLM):
 
     def __init__(self, pretrained, *, max_length: int | None = None, add_bos_token: bool | None = None,
                  prefix_token_id: int | None = None, batch_size=None, max_batch_size: int | None = None,
-                 device: str | None = None, progress: bool = True, **settings):
+                 device: str | None = None, progress: bool = True, trust_remote_code: bool = False, **settings):
         # max_batch_size: lm-eval passes it for its own "auto" batch search; the token budget bounds the engine's
         super().__init__()
         unknown = sorted(set(settings) - set(SETTING_ARGUMENTS))
         if unknown:
             why = {name: REFUSED.get(name, "not a setting") for name in unknown}
             raise ValueError(f"the engine takes no model argument {'; '.join(f'{k!r} ({v})' for k, v in why.items())}: "
-                             f"it takes pretrained, {', '.join(SETTING_ARGUMENTS)}, max_length, add_bos_token and "
-                             "prefix_token_id")
+                             f"it takes pretrained, {', '.join(SETTING_ARGUMENTS)}, max_length, add_bos_token, "
+                             "prefix_token_id and trust_remote_code")
         settings["device_map"] = _device_map(device, settings.get("device_map"))
         if isinstance(pretrained, LoadedModel) and settings["device_map"] == "auto":
             del settings["device_map"]  # placed already
         self.settings = Settings(progress=bool(progress), batch_size=_batch_cap(batch_size), **settings)
+        if trust_remote_code and not isinstance(pretrained, LoadedModel):  # the model's own code, as the user asks
+            loading = self.settings.load_arguments()
+            pretrained = check_loadable(pretrained, loading["quant"], loading["revision"], trust_remote_code=True)
         self.scorer = scorer_for(pretrained, self.settings)
         if "continuation" not in self.scorer.features:
             raise ValueError(f"{self.scorer.name} is a masked model: the lm-eval backend scores causal LMs and "
