@@ -20,7 +20,7 @@ from lm_eval.models.huggingface import HFLM
 from lm_eval.tasks import TaskManager
 
 import helpers.harness as harness
-from helpers.harness.command import lm_eval_argv
+from helpers.harness.command import lm_eval_argv, with_offline_tasks
 from helpers.harness.model import EngineLM
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,8 +121,9 @@ def test_bad_input_is_a_clear_error(tiny, tmp_path):
 
 
 def test_lm_evals_command_line_runs_the_engine(tmp_path):
-    assert lm_eval_argv(["--model", "engine"]) == ["run", "--model", "engine", "--include_path", str(harness.TASKS_DIR)]
+    assert lm_eval_argv(["--model", "engine"]) == ["run", "--model", "engine"]
     assert lm_eval_argv(["ls", "tasks", "--include_path", "x"]) == ["ls", "tasks", "--include_path", "x"]
+    assert with_offline_tasks("x") == [harness.TASKS_DIR, "x"] and with_offline_tasks(None) == [harness.TASKS_DIR]
     out = tmp_path / "results"
     done = subprocess.run(
         [sys.executable, "-m", "helpers", "lm-eval", "--model", "engine", "--model_args",
@@ -143,11 +144,21 @@ def test_lm_evals_command_line_runs_the_engine(tmp_path):
     from helpers.models import load
 
     folder = load("tiny-gpt2").model.config._name_or_path  # the built folder
+    mine = tmp_path / "my_tasks"  # a user's own task folder: the offline tasks stay found beside it
+    mine.mkdir()
+    (mine / "pairs.jsonl").write_text('{"good": "The cats sleep.", "bad": "The cats sleeps."}\n'
+                                      '{"good": "A dog barks.", "bad": "A dog bark."}\n')
+    (mine / "my_pairs.yaml").write_text(f"task: my_pairs\ndataset_path: json\ndataset_kwargs:\n  data_files:\n"
+                                        f"    test: {mine / 'pairs.jsonl'}\noutput_type: multiple_choice\n"
+                                        "test_split: test\ndoc_to_text: ''\ntarget_delimiter: ''\ndoc_to_target: 0\n"
+                                        "doc_to_choice: '{{[good, bad]}}'\nmetric_list:\n  - metric: acc\n")
     hf = subprocess.run(
         [sys.executable, "-m", "helpers", "lm-eval", "--model", "hf", "--model_args", f"pretrained={folder}",
-         "--tasks", "blimp_offline", "--limit", "3", "--output_path", str(tmp_path / "hf"), "--device", "cpu"],
+         "--tasks", "blimp_offline,my_pairs", "--include_path", str(mine), "--limit", "3", "--output_path",
+         str(tmp_path / "hf"), "--device", "cpu"],
         cwd=ROOT, capture_output=True, text=True, env=os.environ | {"PYTHONPATH": str(ROOT)})
     assert hf.returncode == 0, hf.stderr[-3000:]
     (theirs,) = (tmp_path / "hf").rglob("results_*.json")
-    assert json.loads(theirs.read_text())["results"]["blimp_offline"]["acc,none"] == \
-        recorded["results"]["blimp_offline"]["acc,none"]
+    theirs = json.loads(theirs.read_text())
+    assert theirs["results"]["blimp_offline"]["acc,none"] == recorded["results"]["blimp_offline"]["acc,none"]
+    assert theirs["n-samples"]["my_pairs"]["effective"] == 2  # the user's task, read from their include path

@@ -1,10 +1,14 @@
 """``python -m helpers lm-eval ...``: lm-eval's own command line (``lm-eval run``, ``ls``,
-``validate``, every argument as lm-eval takes it) with the ``engine`` model registered and,
-where no ``--include_path`` is given, this project's offline tasks (:data:`helpers.harness.TASKS_DIR`)
-on its task path."""
+``validate``, every argument as lm-eval takes it) with the ``engine`` model registered and this
+project's offline tasks (:data:`helpers.harness.TASKS_DIR`) on its task path beside a user's
+``--include_path`` (lm-eval 0.4.13's command line takes one path: :func:`offline_tasks_beside`
+gives its task manager both, the user's last, so that a task of theirs overrides one of ours of
+the same name, as lm-eval orders its include paths)."""
 from __future__ import annotations
 
+import inspect
 import sys
+from contextlib import contextmanager
 
 from . import TASKS_DIR, register  # lm-eval missing: a one-line ImportError (helpers.cli prints it)
 
@@ -13,26 +17,51 @@ SUBCOMMANDS = ("run", "ls", "validate")
 
 def lm_eval_argv(args: list[str]) -> list[str]:
     """``args`` as lm-eval's command line gets them: ``run`` where no subcommand is named (as
-    lm-eval itself does), and the offline tasks' folder where no ``--include_path`` is given
-    (to ``run`` and ``validate``; ``ls`` lists them too)."""
+    lm-eval itself does)."""
     args = list(args)
     if not args or args[0] in ("-h", "--help"):
         return args
     if args[0] not in SUBCOMMANDS:
         args.insert(0, "run")
-    if not any(a == "--include_path" or a.startswith("--include_path=") for a in args):
-        args += ["--include_path", str(TASKS_DIR)]
     return args
 
 
+def with_offline_tasks(include_path) -> list:
+    """A task manager's include paths with the offline tasks first (the user's, later, win)."""
+    given = [] if include_path is None else list(include_path) if isinstance(include_path, (list, tuple)) \
+        else [include_path]
+    return [TASKS_DIR, *[p for p in given if str(p) != str(TASKS_DIR)]]
+
+
+@contextmanager
+def offline_tasks_beside():
+    """Every lm-eval TaskManager built inside gets :func:`with_offline_tasks` of its include path."""
+    from lm_eval.tasks import TaskManager
+
+    original = TaskManager.__init__
+    signature = inspect.signature(original)
+
+    def init(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.arguments["include_path"] = with_offline_tasks(bound.arguments.get("include_path"))
+        original(*bound.args, **bound.kwargs)
+
+    TaskManager.__init__ = init
+    try:
+        yield
+    finally:
+        TaskManager.__init__ = original
+
+
 def main(args: list[str]) -> int:
-    """Run lm-eval's command line on ``args`` with the engine registered."""
+    """Run lm-eval's command line on ``args`` with the engine registered and the offline tasks found."""
     from lm_eval.__main__ import cli_evaluate
     register()
     saved = sys.argv
     sys.argv = ["lm-eval", *lm_eval_argv(args)]
     try:
-        cli_evaluate()
+        with offline_tasks_beside():
+            cli_evaluate()
     finally:
         sys.argv = saved
     return 0
