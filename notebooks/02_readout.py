@@ -34,7 +34,7 @@
 # notebooks analyse them without the model; a rerun skips finished files.
 
 # %% tags=["parameters"]
-model = "demo-en"  # registry name (python -m helpers models), local folder or Hugging Face id
+model = "demo-en"  # registry name (python -m helpers models), local folder or Hugging Face id; a list: the tables are the first's, the per-language ones every model's
 dataset = "blimp"  # a pairs dataset of 01_data_prep: blimp, climp, zhoblimp, sling, syntaxgym, li, rublimp (ru), jblimp (ja), ...
 methods = "all"  # readout methods: a list, a comma-separated string, or "all"
 templates = "all"  # template ids (1 to 5) for the in-template and comparative methods: "all", a list or "1,3"
@@ -139,14 +139,16 @@ report.figure(fig, "readout_phenomena")
 #
 # For a dataset of several languages (MultiBLiMP, its word-order pairs, BHS, XCOMPS), each language's
 # accuracy, best first (MultiBLiMP's Figure 3), and within it each relation or agreement type; the dot is
-# the expected accuracy (a tie counted half), the line runs from every tie wrong to every tie right.
+# the expected accuracy (a tie counted half), the line runs from every tie wrong to every tie right. Given a
+# list of models (`model="a,b"`), the table and figure hold every model's, side by side.
 
 # %%
-if several_languages(scores):
-    by_language = language_results.by_language(scores)
+if several_languages(scores):  # with a list of models, each model's (scored or found, one loaded at a time)
+    across = load_files(run.files(models=run.models)) if len(run.models) > 1 else scores
+    by_language = language_results.by_language(across)
     display((100 * language_results.language_matrix(by_language)).round(1))
     report.table(by_language, "readout_languages")
-    report.table(language_results.by_language(scores, within="phenomenon"), "readout_languages_phenomena")
+    report.table(language_results.by_language(across, within="phenomenon"), "readout_languages_phenomena")
     report.figure(plots_languages.language_ranges(by_language, f"{scorer.name} on {dataset}: accuracy by language"),
                   "readout_languages")
 else:

@@ -73,15 +73,18 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
 
 @pytest.mark.slow
 def test_02_scores_the_languages_asked_and_shows_them_by_language(scratch):
-    """-p languages eng,nld of the 159 languages of the word-order pairs: 12 pairs at limit 2, per language."""
-    run_notebook("02_readout.ipynb", scratch / "02.ipynb", model="tiny-gpt2", dataset="multiblimp_word_order",
-                 methods="lp", languages="eng,nld", limit=2)
+    """-p languages eng,nld of the 159 languages of the word-order pairs: 12 pairs at limit 2, per language,
+    for each of two models side by side."""
+    run_notebook("02_readout.ipynb", scratch / "02.ipynb", model=["tiny-gpt2", "tiny-llama"],
+                 dataset="multiblimp_word_order", methods="lp", languages="eng,nld", limit=2)
     tables = scratch / "outputs" / "tables"
-    scores = pd.read_parquet(scratch / "outputs" / "scores" / "multiblimp_word_order" / "tiny-gpt2" / "lp.parquet")
-    assert len(scores) == 12 and sorted(scores.language.unique()) == ["en", "nl"]
     table = pd.read_csv(tables / "02_readout_languages__tiny-gpt2__multiblimp_word_order__en-nl.csv")
-    assert sorted(table.language) == ["en", "nl"] and table.pairs.tolist() == [6, 6]
-    for row in table.itertuples():  # the tie range beside the accuracy, from the rows themselves
+    assert sorted(zip(table.model, table.language)) == [("tiny-gpt2", "en"), ("tiny-gpt2", "nl"),
+                                                        ("tiny-llama", "en"), ("tiny-llama", "nl")]
+    assert table.pairs.tolist() == [6, 6, 6, 6]
+    for row in table.itertuples():  # each model's tie range beside its accuracy, from the rows themselves
+        scores = pd.read_parquet(scratch / "outputs" / "scores" / "multiblimp_word_order" / row.model / "lp.parquet")
+        assert len(scores) == 12 and sorted(scores.language.unique()) == ["en", "nl"]
         rows = scores[scores.language == row.language]
         assert row.accuracy == pytest.approx(rows.correct.mean())
         assert row.expected_accuracy == pytest.approx(rows.correct.mean() + rows.tie.mean() / 2)
