@@ -21,6 +21,8 @@ def test_languages_pick_the_word_order_pairs_by_any_code_and_are_recorded():
     drawn = choose("multiblimp_word_order", 5, languages=3, seed=1)  # a sorted draw with the seed
     assert drawn.config()["languages"] == ["jv", "kpv", "sa"] and drawn.config()["draw_seed"] == 1
     assert choose("multiblimp_word_order", 5, languages=3, seed=1).frame.equals(drawn.frame)
+    mirrored = choose("multiblimp", languages="en,tr")  # MultiBLiMP reads these languages' files only
+    assert mirrored.options == {"languages": "eng,tur"} and len(mirrored) == 770 + 1_742
     with pytest.raises(ValueError, match=r"languages \['en'\] are not in turblimp; it has: tr"):
         choose("turblimp", languages="eng")
 

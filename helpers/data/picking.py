@@ -1,11 +1,11 @@
 """What a run scores of a dataset: ``languages`` and ``paradigms`` (a list, a comma-separated
 string, "all", or a number drawn with the seed) and ``drop_identical``, the same in 02, 03, 06
-and 07, the sweep and the precision check. The kept languages and paradigms (and the seed of a
+and 07 and the sweep. The kept languages and paradigms (and the seed of a
 draw) go into the score files' configuration (:meth:`DatasetSelection.config`).
 
-A language is matched by any of its codes: the table's ``language`` (ISO 639-1 where one exists),
-ISO 639-3 (``eng``) or a MultiBLiMP-style name's code, so ``languages="eng"`` keeps the English
-rows of the word-order pairs. MultiBLiMP reads only the asked languages (its ``languages`` option).
+A language is matched by either of its codes: the table's ``language`` (ISO 639-1 where one
+exists) or ISO 639-3 (``eng``), so ``languages="eng"`` keeps the English rows of the word-order
+pairs. MultiBLiMP reads only the asked languages (its ``languages`` option, in ISO 639-3).
 """
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import hashlib
 import inspect
 from dataclasses import replace
 
+import langcodes
 import numpy as np
 
 from . import DATASETS, variant_for
@@ -26,9 +27,14 @@ def _is_all(value) -> bool:
     return value is None or (isinstance(value, str) and value.strip().lower() in {ALL, "none", ""})
 
 
+def _count(value) -> bool:
+    """Whether ``value`` is a number of languages or paradigms to draw."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def _names(value, available: list[str], what: str, seed: int, convert=str) -> list[str]:
     """The kept names: a number n draws n of the sorted ``available`` with ``seed``; else the names given."""
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if _count(value):
         if not 1 <= value <= len(available):
             raise ValueError(f"{what}={value}: the selection has {len(available)} {what} ({', '.join(available[:8])}"
                              f"{', ...' if len(available) > 8 else ''}); pass a number from 1 to {len(available)}, "
@@ -72,8 +78,8 @@ def choose(dataset: str, limit: int | None = None, *, languages=ALL, paradigms=A
                              f"{', '.join(takes)}")
         variant = variant_for(dataset, options)
         dataset, options = (variant, {}) if variant else (dataset, options)
-    if dataset == "multiblimp" and not _is_all(languages) and not isinstance(languages, (int, np.integer)):
-        options["languages"] = languages  # read only these languages' files
+    if dataset == "multiblimp" and not _is_all(languages) and not _count(languages):  # only these languages' files
+        options["languages"] = ",".join(langcodes.Language.get(c).to_alpha3() for c in _names(languages, [], "", 0))
     selection = select(dataset, limit, prepared_only=prepared_only and not options, **options)
     selection = pick_languages(selection, languages, seed)
     if not _is_all(paradigms):
@@ -91,10 +97,6 @@ def picks(parameters) -> dict:
     seed = parameters.get("seed", 0)
     return {**{name: parameters[name] for name in PICKS if name in parameters},
             "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else 0}
-
-
-def _count(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def choose_each(datasets: list[str], limit: int | None = None, *, languages=ALL, paradigms=ALL, seed: int = 0,
