@@ -17,6 +17,7 @@ from helpers.models import QuantizationUnavailableError, load, quantization_prob
 from helpers.store import ScoreStore, read_metadata
 from helpers.runner import run_methods
 from helpers.engine import CausalScorer
+from helpers.engine.interface import Request
 from helpers.runs.precision import PRECISIONS
 from helpers.settings import Settings
 
@@ -161,6 +162,14 @@ def test_the_engine_on_nf4_matches_a_plain_forward_of_the_same_model(runs):
     assert np.allclose(shared, plain, atol=0.25, rtol=0), np.abs(shared - plain).max()
     runner = frame.score_good[:12].tolist() + frame.score_bad[:12].tolist()
     assert np.allclose(runner, plain, atol=0.25, rtol=0), np.abs(np.array(runner) - plain).max()
+    # batch invariance in every share mode: contexts shared by some requests (packed or cached rows beside
+    # plain ones, which in half precision on the CPU run apart), whatever the batch, to float32 rounding
+    contexts = ["", "The following sentence is grammatically acceptable.\n\n", "Here is a sentence:"]
+    requests = [Request(contexts[k % 3], s) for k, s in enumerate(sentences)]
+    for share in ("none", "context", "prefix", "tree"):
+        batched, alone = (np.array([r.total for r in CausalScorer(lm, Settings(progress=False, share=share, **size))
+                                    .score(requests)]) for size in ({}, {"batch_size": 1}))
+        assert np.allclose(batched, alone, atol=1e-5, rtol=0), (share, np.abs(batched - alone).max())
 
 
 def test_8bit_loads_and_scores_on_the_cpu():

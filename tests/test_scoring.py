@@ -661,3 +661,36 @@ def test_probe_agreement_allows_half_precision_rounding_but_not_a_leak():
     assert not agrees(reference + 0.5 * (wrong - reference), reference, wrong, torch.bfloat16)
     assert not agrees(rounded, reference, wrong, torch.float32)  # float32 keeps its 1e-3 tolerance
     assert agrees(reference + 1e-5, reference, wrong, torch.float32)
+
+
+def test_unpadded_rows_never_share_a_batch_with_a_packed_row():
+    """Half precision on the CPU (``unpadded``): a plain row shares its batch only with plain rows of
+    its length and cached width, a packed row only with packed rows; without it, they mix (one
+    length-sorted batch within the budget)."""
+    from helpers.engine.plan import Node
+    from helpers.engine.rows import Unit
+    from helpers.engine.schedule import Scheduling
+
+    def node(n: int, offset: int = 1, request: int = 0, parent: Node | None = None) -> Node:
+        made = Node(list(range(n)), offset, request)
+        if parent is not None:
+            made.parent = parent
+            parent.children.append(made)
+        return made
+
+    root = node(1, offset=0)
+    packed = Unit(root, [root, node(4, request=1, parent=root), node(4, request=2, parent=root)])
+    plain = [Unit(leaf, [leaf]) for leaf in (node(5, request=3), node(5, request=4), node(7, request=5))]
+
+    class Budgets(Scheduling):
+        token_budget, batch_size, block = 10_000, None, 10**6
+
+    def batches(unpadded: bool) -> list[list[str]]:
+        schedule = Budgets()
+        schedule.unpadded = unpadded
+        return [sorted(("packed" if u.packed else f"plain{u.length}") for u in b)
+                for b in schedule._batches([packed, *plain])]
+
+    # a leaf's last token is only predicted, never fed: rows of 4, 4 and 6 tokens
+    assert batches(False) == [["packed", "plain4", "plain4", "plain6"]]
+    assert sorted(batches(True)) == [["packed"], ["plain4", "plain4"], ["plain6"]]

@@ -88,9 +88,14 @@ class Scheduling:
             batches = list(self._batches([u for u in group if u.root.needs_forward]))
             yield group, batches, [child for u in group if u.cached for child in u.root.children]
     @staticmethod
-    def _padded(first: Unit, unit: Unit) -> bool:
-        """Whether ``unit`` beside ``first`` in one batch pads either (a packed row is padded anyway)."""
-        return not (first.packed or unit.packed) and (unit.length, unit.root.offset) != (first.length, first.root.offset)
+    def _apart(first: Unit, unit: Unit) -> bool:
+        """Whether ``unit`` must not share ``first``'s batch when rows run unpadded: a plain row
+        only beside plain rows of its length and cached width (nothing padded), a packed row only
+        beside packed rows (padded among themselves), so that a plain row's numbers never depend
+        on a packed row that happened to share its batch."""
+        if first.packed or unit.packed:
+            return first.packed != unit.packed
+        return (unit.length, unit.root.offset) != (first.length, first.root.offset)
 
     def _needed_batches(self, roots: list[Node], wanted: set[int]) -> set[tuple]:
         """Keys of the whole run's batches that requests ``wanted`` need: those holding a node
@@ -121,8 +126,9 @@ class Scheduling:
         """Length-sorted batches of one block each, within the token budget (segment tokens,
         and cached plus segment tokens up to four times that) and the batch size; with
         ``unpadded``, rows that are no packed row share a batch only with rows of their own
-        length and cached width (no padding)."""
-        units = sorted(units, key=lambda u: (self._block(u), u.root.offset, u.length))
+        length and cached width (no padding), and packed rows only with packed rows."""
+        apart = (lambda u: u.packed) if self.unpadded else (lambda u: False)
+        units = sorted(units, key=lambda u: (self._block(u), apart(u), u.root.offset, u.length))
         batch: list[Unit] = []
         seg_max = past_max = 0
         for unit in units:
@@ -131,7 +137,7 @@ class Scheduling:
             too_big = batch and (rows * s > self.token_budget or rows * (s + p) > 4 * self.token_budget
                                  or (self.batch_size and rows > self.batch_size)
                                  or self._block(unit) != self._block(batch[0])
-                                 or (self.unpadded and self._padded(batch[0], unit)))
+                                 or (self.unpadded and self._apart(batch[0], unit)))
             if too_big:
                 yield batch
                 batch, s, p = [], unit.length, unit.root.offset
