@@ -162,3 +162,32 @@ def test_lm_evals_command_line_runs_the_engine(tmp_path):
     theirs = json.loads(theirs.read_text())
     assert theirs["results"]["blimp_offline"]["acc,none"] == recorded["results"]["blimp_offline"]["acc,none"]
     assert theirs["n-samples"]["my_pairs"]["effective"] == 2  # the user's task, read from their include path
+
+
+def test_accelerate_launch_gives_each_process_its_share_and_gathers_one_processs_answers(tmp_path):
+    """``accelerate launch --num_processes 2`` as lm-eval users spread a task, here on the CPU: each
+    process scores its rank's documents on its own device (rank 0: half the requests), and the
+    results gathered on rank 0 equal one process's, request by request. (accelerate 1.15 runs
+    ``--cpu --num_processes 2`` as one process, its simple launcher; ``--multi_gpu`` with
+    ``ACCELERATE_USE_CPU=1`` starts two CPU processes under torch.distributed, gloo.)"""
+    def run(out, *launcher):
+        done = subprocess.run(
+            [*launcher, "-m", "helpers", "lm-eval", "--model", "engine", "--model_args", "pretrained=tiny-gpt2",
+             "--tasks", "blimp_offline", "--limit", "8", "--output_path", str(out), "--log_samples", "--device", "cpu"],
+            cwd=ROOT, capture_output=True, text=True,
+            env=os.environ | {"PYTHONPATH": str(ROOT), "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1"})
+        assert done.returncode == 0, done.stderr[-3000:]
+        (results,) = out.rglob("results_*.json")
+        (samples,) = out.rglob("samples_blimp_offline_*.jsonl")
+        logged = sorted((json.loads(line) for line in samples.read_text().splitlines()), key=lambda s: s["doc_id"])
+        return json.loads(results.read_text()), [[float(r[0][0]) for r in s["resps"]] for s in logged]
+
+    one, one_answers = run(tmp_path / "one", sys.executable)
+    accelerate = Path(sys.executable).parent / "accelerate"
+    two, two_answers = run(tmp_path / "two", str(accelerate), "launch", "--multi_gpu", "--num_processes", "2",
+                           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no")
+    assert (one["config"]["engine_processes"], two["config"]["engine_processes"]) == (1, 2)
+    assert (one["config"]["engine_requests_scored"], two["config"]["engine_requests_scored"]) == (16, 8)
+    assert len(two_answers) == 8  # every document, each answer one process's (another batch: float32 rounding)
+    np.testing.assert_allclose(two_answers, one_answers, rtol=0, atol=1e-5)
+    assert two["results"]["blimp_offline"]["acc,none"] == one["results"]["blimp_offline"]["acc,none"]

@@ -39,6 +39,7 @@ from tqdm import tqdm
 from ..engine.kinds import scorer_for
 from ..models import LoadedModel
 from ..models.loading import check_loadable
+from .processes import SharedAcrossProcesses, launched
 from ..settings import METHOD_SETTINGS, Settings
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ def _device_map(device: str | None, given):
     raise ValueError(f"device={device!r}: the engine runs on 'cpu', 'cuda' or 'cuda:N'")
 
 
-class EngineLM(TemplateLM):
+class EngineLM(SharedAcrossProcesses, TemplateLM):
     """lm-eval's model interface (``loglikelihood``, ``loglikelihood_rolling``,
     ``generate_until``) over the engine's causal or encoder-decoder scorer; see the module's docstring."""
 
@@ -105,6 +106,12 @@ class EngineLM(TemplateLM):
             raise ValueError(f"the engine takes no model argument {'; '.join(f'{k!r} ({v})' for k, v in why.items())}: "
                              f"it takes pretrained, {', '.join(SETTING_ARGUMENTS)}, max_length, add_bos_token, "
                              "prefix_token_id and trust_remote_code")
+        self.requests_scored = 0
+        self.accelerator = launched()  # accelerate launch: this process's rank, share of the documents and device
+        if self.accelerator is not None:
+            self._rank, self._world_size = self.accelerator.process_index, self.accelerator.num_processes
+            self._device = self.accelerator.device
+            settings.setdefault("device_map", {"": str(self.accelerator.device)})
         settings["device_map"] = _device_map(device, settings.get("device_map"))
         if isinstance(pretrained, LoadedModel) and settings["device_map"] == "auto":
             del settings["device_map"]  # placed already
@@ -164,13 +171,16 @@ class EngineLM(TemplateLM):
                                                   continue_final_message=not add_generation_prompt)
 
     def get_model_info(self) -> dict:
-        """What lm-eval's results record of the model: the weights and the engine's settings."""
+        """What lm-eval's results record of the model: the weights, the engine's settings, the
+        number of processes and how many requests this process (rank 0) scored."""
         return {**{k: v for k, v in self.scorer.provenance().items() if v is not None},
                 "engine_share": self.settings.share, "engine_share_used": self.scorer.record()["share_used"],
-                "engine_token_budget": self.scorer.record()["token_budget"]}
+                "engine_token_budget": self.scorer.record()["token_budget"],
+                "engine_processes": self.world_size, "engine_requests_scored": self.requests_scored}
 
     # ------------------------------------------------------------------ scoring
     def loglikelihood(self, requests, disable_tqdm: bool = False) -> list[tuple[float, bool]]:
+        self.requests_scored += len(requests)  # this process's share (accelerate launch: its rank's documents)
         for i, request in enumerate(requests):
             context, continuation = request.args
             if not isinstance(continuation, str) or not continuation:
