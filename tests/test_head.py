@@ -147,3 +147,79 @@ def test_the_fallback_for_a_torch_without_out_dtype_gives_every_slice_in_float32
     assert project.path() == "float32-copy" and got.dtype == torch.float32
     want = torch.nn.functional.linear(hidden.float(), linear.weight.float(), linear.bias.float())
     assert torch.equal(got, want)
+
+
+def _quantized(kind: str, linear: torch.nn.Linear) -> torch.nn.Module:
+    """``linear`` as a bitsandbytes layer on the CPU: NF4 (its quant_state) or LLM.int8 (CB, SCB)."""
+    import bitsandbytes as bnb
+
+    vocab, width = linear.out_features, linear.in_features
+    if kind == "nf4":
+        layer = bnb.nn.Linear4bit(width, vocab, bias=False, compute_dtype=torch.bfloat16, quant_type="nf4")
+        layer.weight = bnb.nn.Params4bit(linear.weight.data.clone(), requires_grad=False, quant_type="nf4")
+    else:
+        layer = bnb.nn.Linear8bitLt(width, vocab, bias=False, has_fp16_weights=False)
+        layer.weight = bnb.nn.Int8Params(linear.weight.data.clone(), requires_grad=False, has_fp16_weights=False)
+    return layer.to("cpu")
+
+
+@pytest.mark.parametrize("kind", ["nf4", "int8"])
+def test_a_quantized_head_is_read_by_slices_in_float32_or_said_to_be_bf16(kind, monkeypatch):
+    """A head the model quantized: its vocabulary from out_features (not the packed weight), its
+    weight dequantized to float32 once and read by slices, equal to float64 over that weight; where
+    the float32 copy would not fit, the module's own logits, a warning, and the path recorded."""
+    import bitsandbytes.functional as bnbf
+
+    from helpers.engine import quantized_head
+
+    torch.manual_seed(0)
+    vocab, width, positions = 3000, 64, 12
+    layer = _quantized(kind, torch.nn.Linear(width, vocab, bias=False))
+    weight = layer.weight
+    exact = (bnbf.dequantize_4bit(weight.data, weight.quant_state) if kind == "nf4"
+             else bnbf.int8_vectorwise_dequant(weight.CB, weight.SCB)).float()
+    assert exact.shape == (vocab, width) and (kind == "int8" or tuple(weight.shape) == (vocab * width // 2, 1))  # NF4: packed
+    project = Projection(layer, LogitTransform())
+    assert project.vocab == vocab and project.path() == "float32-dequantized" and project.sliceable
+    hidden = torch.randn(positions, width).to(torch.bfloat16)
+    which, targets = np.arange(positions), np.arange(positions) * 97 % vocab
+    monkeypatch.setattr(head, "LOGIT_ELEMENTS", {"cpu": positions * 512})  # slices of 512 tokens
+    got = head.logprobs_at(project, vocab, hidden, which, targets)
+    want = torch.log_softmax(hidden.double() @ exact.double().T, -1)[which, targets].numpy()
+    np.testing.assert_allclose(got[0], want, rtol=0, atol=1e-5)
+    monkeypatch.setattr(quantized_head, "SHARE_OF_FREE", 0.0)  # as if the copy did not fit
+    tight = Projection(_quantized(kind, torch.nn.Linear(width, vocab, bias=False)), LogitTransform())
+    with pytest.warns(UserWarning, match="its logits are the module's compute dtype"):
+        assert tight.path() == "quantized-module" and not tight.sliceable
+    logits = tight(hidden)
+    assert logits.dtype == torch.float32 and logits.shape == (positions, vocab)
+
+
+def test_a_model_with_a_quantized_head_scores_through_its_dequantized_weight_and_records_it(tiny):
+    """tiny-llama with its output layer swapped for an NF4 one: the engine's LPs equal those of the
+    same model whose head is a plain float32 layer holding the dequantized weight, and the record
+    says which head path ran."""
+    import copy
+
+    import bitsandbytes.functional as bnbf
+
+    from helpers.engine.causal import CausalScorer
+    from helpers.models import LoadedModel
+    from helpers.settings import Settings
+
+    lm = tiny("tiny-llama")
+    model = copy.deepcopy(lm.model)
+    layer = _quantized("nf4", model.lm_head)
+    model.lm_head = layer
+    plain = copy.deepcopy(lm.model)
+    with torch.no_grad():
+        plain.lm_head.weight = torch.nn.Parameter(
+            bnbf.dequantize_4bit(layer.weight.data, layer.weight.quant_state).float(), requires_grad=False)
+    texts = ["The cat sees a dog.", "The cats sees a dog.", "Who did you see?"]
+    scored = {}
+    for name, body in (("nf4", model), ("plain", plain)):
+        scorer = CausalScorer(LoadedModel.wrap(body, lm.tokenizer, lm.spec), Settings(progress=False))
+        scored[name] = np.array([s.total for s in scorer.score_texts(texts)])
+        scored[name + "_path"] = scorer.record()["head_path"]
+    assert (scored["nf4_path"], scored["plain_path"]) == ("float32-dequantized", "module")
+    np.testing.assert_allclose(scored["nf4"], scored["plain"], rtol=0, atol=1e-4)

@@ -29,17 +29,24 @@ PROBE_IDS = (5, 9, 14, 3, 27, 8, 11, 2)  # after the start token: any ids of the
 def head_disagreement(model, project, body, first_id: int, device) -> tuple[float, float]:
     """(largest difference, tolerance) between the engine's log-probs, ``log_softmax(
     project(body(x)))``, and those of the model's own forward on a probe input ``x``. The
-    tolerance is 1e-3 nats in float32 and float64; in a half-precision dtype, whose logits the
-    model rounds before its own transform while the engine transforms in float32, two units in
-    the last place of the largest logit."""
+    tolerance is 1e-3 nats in float32 and float64; in a half-precision dtype (the model's, or its
+    logits' where a quantized head computes in bf16), whose logits the model rounds before its own
+    transform while the engine transforms in float32, two units in the last place of the largest logit."""
     vocab = project.vocab
     ids = torch.tensor([[first_id, *(i % vocab for i in PROBE_IDS)]], device=device)  # [1, 9]
-    own = model(input_ids=ids).logits[0].float()  # [9, vocab]
+    raw = model(input_ids=ids).logits[0]  # [9, vocab]
+    own = raw.float()
     ours = project(body(input_ids=ids).last_hidden_state[0])  # [9, vocab]
     if own.shape != ours.shape:
         return float("inf"), 0.0
     diff = float((torch.log_softmax(own.to(ours.device), -1) - torch.log_softmax(ours, -1)).abs().max())
-    dtype = body.get_input_embeddings().weight.dtype
+    # the rounding of the model's own logits: its dtype, its logits', or a quantized head's compute dtype
+    # (bitsandbytes computes in it and casts back to the input's dtype)
+    computed = getattr(project.head, "compute_dtype", None) or torch.bfloat16 if getattr(project, "quantized", False) \
+        else None
+    half = [d for d in (body.get_input_embeddings().weight.dtype, raw.dtype, computed)
+            if d in (torch.bfloat16, torch.float16)]
+    dtype = half[0] if half else torch.float32
     tol = 1e-3 if dtype in (torch.float32, torch.float64) else \
         max(1e-3, 2 * torch.finfo(dtype).eps * float(own.abs().max()))
     return diff, tol

@@ -14,10 +14,16 @@ How a head computes (:meth:`Projection.path`):
 - "float32-cast": the same where an accelerate hook places the head (a ``device_map`` over
   several devices, or offloaded to the CPU or the disk): the weight is loaded onto the head's
   execution device for the call (:meth:`Projection.ready`) and cast slice by slice, nothing kept.
-- "module": a float32 or float64 head, or one that is no plain linear layer (quantized), runs as
-  the module, its output taken in float32.
+- "float32-dequantized": a bitsandbytes head (NF4/FP4 or LLM.int8, where a model quantizes its
+  output layer) multiplies float32 hidden states by its weight dequantized to float32 once (kept, as
+  "float32-copy" keeps its copy), slice by slice, where that copy fits a quarter of the memory free
+  on the head's device; else "quantized-module": the module itself in its compute dtype (bf16
+  logits), with a warning. Its vocabulary size is the layer's ``out_features`` (the packed weight's
+  shape is not the vocabulary's).
+- "module": a float32 or float64 head, or another kind of layer, runs as the module, its output
+  taken in float32.
 
-A plain linear head, placed by a hook or not, can be read a vocabulary slice at a time
+A plain linear head, placed by a hook or not, and a dequantized one can be read a vocabulary slice at a time
 (:meth:`Projection.columns`, :func:`helpers.engine.head.logprobs_at`).
 """
 from __future__ import annotations
@@ -28,6 +34,7 @@ import torch
 
 from ..models.placement import execution_device
 from .logit_transform import LogitTransform
+from .quantized_head import dequantized, dequantized_fits
 
 HALF = (torch.bfloat16, torch.float16)
 
@@ -64,23 +71,35 @@ class Projection:
 
     def __init__(self, head: torch.nn.Module, transform: LogitTransform):
         self.head, self.transform = head, transform
-        self.vocab = int(head.weight.shape[0])
+        self.vocab = int(getattr(head, "out_features", None) or head.weight.shape[0])
         self._copy: tuple[torch.Tensor, torch.Tensor | None] | None = None  # "float32-copy"'s weights
         self._depth = 0  # nesting of :meth:`ready`
         self._no_output_dtype = False  # torch.mm took no out_dtype (torch before 2.8)
 
     @property
     def sliceable(self) -> bool:
-        """Whether the head is a plain linear layer whose rows can be read a slice at a time."""
-        return type(self.head) is torch.nn.Linear and getattr(self.head, "weight", None) is not None
+        """Whether the head's rows can be read a slice at a time: a plain linear layer, or a quantized
+        one dequantized to float32."""
+        plain = type(self.head) is torch.nn.Linear and getattr(self.head, "weight", None) is not None
+        return plain or self.path() == "float32-dequantized"
+
+    @property
+    def quantized(self) -> bool:
+        """Whether the head is a bitsandbytes layer (4-bit with a quant_state, or 8-bit with its CB and SCB)."""
+        weight = getattr(self.head, "weight", None)
+        return getattr(weight, "quant_state", None) is not None or getattr(weight, "SCB", None) is not None
 
     @property
     def hooked(self) -> bool:
         return hasattr(self.head, "_hf_hook")
 
     def path(self) -> str:
-        """How the head computes: "float32-output", "float32-copy", "float32-cast" or "module"."""
-        if not (self.float32 and self.sliceable and self.head.weight.dtype in HALF):
+        """How the head computes: "float32-output", "float32-copy", "float32-cast",
+        "float32-dequantized", "quantized-module" or "module"."""
+        if self.quantized:
+            return "float32-dequantized" if self.float32 and dequantized_fits(self) else "quantized-module"
+        plain = type(self.head) is torch.nn.Linear and getattr(self.head, "weight", None) is not None
+        if not (self.float32 and plain and self.head.weight.dtype in HALF):
             return "module"
         if self.on_cuda() and not self._no_output_dtype:
             return "float32-output"
@@ -111,7 +130,7 @@ class Projection:
             self._depth -= 1
 
     def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
-        if self.path() == "module":
+        if self.path() in ("module", "quantized-module"):
             return self.transform(self.head(hidden).float())
         with self.ready():
             return self.columns(self.prepared(hidden), 0, self.vocab)
@@ -120,13 +139,13 @@ class Projection:
         """The hidden states as :meth:`columns` multiplies them: on the head's execution device,
         in float32 where the head's weight is cast or copied to float32."""
         hidden = hidden.to(execution_device(self.head))
-        return hidden.float() if self.path() in ("float32-copy", "float32-cast") else hidden
+        return hidden.float() if self.path() in ("float32-copy", "float32-cast", "float32-dequantized") else hidden
 
     def columns(self, hidden: torch.Tensor, start: int, stop: int) -> torch.Tensor:
         """Float32 logits of vocabulary entries ``start`` to ``stop`` (the transform applied) for
         hidden states from :meth:`prepared` (within :meth:`ready` for a head placed by a hook)."""
         path, weight, bias = self.path(), self.head.weight, self.head.bias
-        if path == "float32-copy":  # (hidden states prepared for "float32-output" before a fallback: cast below)
+        if path in ("float32-copy", "float32-dequantized"):  # ("float32-output" before a fallback: cast below)
             weight, bias = self._float32_copy()
         weight, bias = weight[start:stop], None if bias is None else bias[start:stop]
         if path == "float32-output" and hidden.dtype == weight.dtype:
@@ -139,12 +158,13 @@ class Projection:
                     raise
                 self._no_output_dtype = True  # from now on "float32-copy": this slice and every later one
                 return self.columns(hidden, start, stop)
-        if path in ("float32-cast", "float32-output", "float32-copy"):  # every operand in float32
+        if path in ("float32-cast", "float32-output", "float32-copy", "float32-dequantized"):  # operands in float32
             hidden, weight, bias = hidden.float(), weight.float(), None if bias is None else bias.float()
         return self.transform(torch.nn.functional.linear(hidden, weight, bias).float())
 
     def _float32_copy(self) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self._copy is None:
             bias = self.head.bias
-            self._copy = (self.head.weight.detach().float(), None if bias is None else bias.detach().float())
+            weight = dequantized(self.head) if self.quantized else self.head.weight.detach().float()
+            self._copy = (weight, None if bias is None else bias.detach().float())
         return self._copy
