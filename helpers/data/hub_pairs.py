@@ -1,6 +1,6 @@
-"""BLiMP-NL (Dutch), TurBLiMP (Turkish) and BHS (Basque, Hindi, Swahili): Hub datasets with one
-config per paradigm, read into the canonical table; and the handling of a release's own columns
-that all Hub readers share."""
+"""The Hub copies of BLiMP-NL (Dutch), TurBLiMP (Turkish) and BHS (Basque, Hindi, Swahili), one
+config per paradigm, read into the canonical table (their readers take the GitHub release first:
+:mod:`release_or_hub`); and the handling of a release's own columns that all Hub readers share."""
 from __future__ import annotations
 
 from pathlib import Path
