@@ -38,7 +38,7 @@ def name(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
-def phenomenon_pairs(path, source_folder: str) -> pd.DataFrame:
+def phenomenon_pairs(path) -> pd.DataFrame:
     """One phenomenon file's pairs: each item's Grammatical and Ungrammatical rows side by side."""
     raw = text_files.csv_frame(path, COLUMNS, EXPECTED, repair=mend_quotes)
     config = raw["Phenomenon"].map(name) + "__" + raw["Paradigm"].map(name)
@@ -64,7 +64,7 @@ def phenomenon_pairs(path, source_folder: str) -> pd.DataFrame:
 
 def from_release(source: DataSource) -> pd.DataFrame:
     """Every paradigm in the manifest's order, its items in file order; ``pair_id`` the position in its paradigm."""
-    frame = pd.concat([phenomenon_pairs(p, FOLDER) for p in source.files(FOLDER, "Phenomenon*.csv")],
+    frame = pd.concat([phenomenon_pairs(p) for p in source.files(FOLDER, "Phenomenon*.csv")],
                       ignore_index=True)
     frame["paradigm"] = pd.Categorical(frame["paradigm"], CONFIGS, ordered=True)
     frame = frame.sort_values("paradigm", kind="stable").reset_index(drop=True)

@@ -7,12 +7,11 @@ from __future__ import annotations
 from . import bhs, blimp_nl, dataset_names, hub, multiblimp, qfrblimp, turblimp
 from .hub_catalog import HUB
 from .multiblimp_languages import LANGUAGES, language_codes
-from .release_or_hub import release_here
 from .sources import DataSource, resolve
 
 # the Hub datasets whose GitHub release the readers also take: name -> its mirror folder
 RELEASES = {"turblimp": turblimp.FOLDER, "blimp_nl": blimp_nl.FOLDER, "bhs": bhs.FOLDER,
-            "qfrblimp": qfrblimp.RELEASE.rsplit("/", 1)[0]}
+            "qfrblimp": qfrblimp.FOLDER}
 
 
 def hub_configs(name: str, options: dict) -> tuple[str, ...]:
@@ -26,7 +25,7 @@ def hub_status(name: str, source: DataSource | None = None, **options) -> str:
     """"release in the mirror (<folder>)", "downloaded (<folder>)", "mirrored (...)" (MultiBLiMP's
     languages the mirror holds) or "not downloaded: run <command>" for Hub dataset ``name``."""
     configs, source = hub_configs(name, options), resolve(source)
-    if name in RELEASES and release_here(source, RELEASES[name]):
+    if name in RELEASES and source.has(RELEASES[name]):
         return f"release in the mirror ({RELEASES[name]})"
     folder = hub.present(name, configs, source)
     if folder is not None:

@@ -33,9 +33,8 @@ MIRRORED_FOLDER = "multiblimp-partial/hf_cache"  # the Hub's <iso>/data.tsv of a
 def mirrored(codes, source: DataSource) -> dict[str, list]:
     """code -> its file, for the languages of ``codes`` whose Hub file the mirror (or data/raw/)
     holds under :data:`MIRRORED_FOLDER` (checksummed like every mirror file)."""
-    bases = [b for b in (source.mirror, source.raw_dir) if b is not None]
-    here = [c for c in codes if any((b / MIRRORED_FOLDER / c / "data.tsv").is_file() for b in bases)]
-    return {c: [source.path(f"{MIRRORED_FOLDER}/{c}/data.tsv")] for c in here}
+    return {c: [source.path(f"{MIRRORED_FOLDER}/{c}/data.tsv")] for c in codes
+            if source.has(f"{MIRRORED_FOLDER}/{c}/data.tsv")}
 
 
 def load(languages=ALL, source: DataSource | None = None) -> pd.DataFrame:

@@ -85,7 +85,8 @@ def phenomenon_ids(names: pd.Series, where: str) -> pd.Series:
     return ids.astype(float)
 
 
-RELEASE = "qfrblimp/datastore/QFrBLiMP/human_llm_annotations.tsv"
+FOLDER = "qfrblimp/datastore/QFrBLiMP"
+RELEASE = f"{FOLDER}/human_llm_annotations.tsv"
 RELEASE_EXPECTED = "QFrBLiMP's human_llm_annotations.tsv (id, sentence_good, sentence_bad, type, annotator_<n> ...)"
 
 
@@ -94,7 +95,7 @@ def french_name(names: pd.Series) -> pd.Series:
     return names.astype(str).str.replace(r"\s*\([^()]*\)\s*$", "", regex=True).str.strip()
 
 
-def pairs_table(raw: pd.DataFrame, ids: pd.Series, where: str, used: set[str]) -> pd.DataFrame:
+def pairs_table(raw: pd.DataFrame, ids: pd.Series, where: str) -> pd.DataFrame:
     """The canonical rows of either source: ``paradigm`` "LP<id>", ``phenomenon`` the README's
     French name of the id, ``pair_id`` the position within the phenomenon, ``human_agreement``."""
     if ids.isna().any() or (ids != ids.round()).any() or not ids.isin(list(PHENOMENA)).all():
@@ -108,7 +109,7 @@ def pairs_table(raw: pd.DataFrame, ids: pd.Series, where: str, used: set[str]) -
                           "phenomenon": ids.map(PHENOMENA), "field": "",
                           "pair_id": paradigm.groupby(paradigm).cumcount(), "good": raw["sentence_good"],
                           "bad": raw["sentence_bad"], "human_agreement": annotator_agreement(raw, where)})
-    kept = release_columns(raw, {"sentence_good", "sentence_bad", "human_agreement", *used})
+    kept = release_columns(raw, {"sentence_good", "sentence_bad", "human_agreement"})
     return finalize_pairs(pd.concat([table, kept], axis=1), where)
 
 
@@ -117,7 +118,7 @@ def from_release(source: DataSource) -> pd.DataFrame:
     shuffles the two sentences, and its majority label points at the unacceptable one in 68 pairs)."""
     path = source.path(RELEASE)
     raw = text_files.csv_frame(path, ("sentence_good", "sentence_bad", "type"), RELEASE_EXPECTED, "\t")
-    return pairs_table(raw, pd.to_numeric(raw["type"], errors="coerce").reset_index(drop=True), str(path), set())
+    return pairs_table(raw, pd.to_numeric(raw["type"], errors="coerce").reset_index(drop=True), str(path))
 
 
 def from_hub(source: DataSource | None = None) -> pd.DataFrame:
@@ -130,7 +131,7 @@ def from_hub(source: DataSource | None = None) -> pd.DataFrame:
     raw = read_files(files, REQUIRED, spec.name).rename(columns={spec.good: "sentence_good", spec.bad: "sentence_bad"})
     ids = pd.to_numeric(raw["phenomenon_id"], errors="coerce") if "phenomenon_id" in raw \
         else phenomenon_ids(raw["linguistic_phenomenon"], where)
-    return pairs_table(raw.rename(columns={"linguistic_phenomenon": "release_phenomenon"}), ids, where, set())
+    return pairs_table(raw.rename(columns={"linguistic_phenomenon": "release_phenomenon"}), ids, where)
 
 
 def load(drop_identical: bool = False, source: DataSource | None = None) -> pd.DataFrame:
@@ -142,5 +143,5 @@ def load(drop_identical: bool = False, source: DataSource | None = None) -> pd.D
     Figure 3; the source's other columns are kept. ``drop_identical`` removes the 18 pairs that
     hold one sentence twice. Its paper reads the lower perplexity, i.e. the higher MeanLP
     (:mod:`helpers.data.linking`)."""
-    frame = release_or_hub.read("qfrblimp", RELEASE.rsplit("/", 1)[0], from_release, from_hub, source)
+    frame = release_or_hub.read("qfrblimp", FOLDER, from_release, from_hub, source)
     return without_identical(frame, drop_identical)

@@ -15,17 +15,11 @@ from .hub_catalog import spec_of
 from .sources import DataNotFoundError, DataSource, resolve
 
 
-def release_here(source: DataSource, folder: str) -> bool:
-    """Whether the release's folder is in the mirror or in data/raw/."""
-    bases = [b for b in (source.mirror, source.raw_dir) if b is not None]
-    return any((base / folder).is_dir() for base in bases)
-
-
 def read(name: str, folder: str, from_release: Callable[[DataSource], pd.DataFrame],
          from_hub: Callable[[DataSource], pd.DataFrame], source: DataSource | None = None) -> pd.DataFrame:
     """Hub dataset ``name`` from its release in ``folder`` (a mirror path) or from a Hub copy."""
     source = resolve(source)
-    if release_here(source, folder):
+    if source.has(folder):
         return from_release(source)
     if hub.present(name, None, source) is not None:
         return from_hub(source)

@@ -217,6 +217,10 @@ class DataSource:
                 "(or delete it from the download folder and read it again with mode='download').")
         return path
 
+    def has(self, relative: str) -> bool:
+        """Whether ``relative`` (a file or folder) is here, in the mirror or in ``raw_dir`` (unchecked)."""
+        return any((base / relative).exists() for base in (self.mirror, self.raw_dir) if base is not None)
+
     def path(self, relative: str) -> Path:
         """The local copy of ``relative`` (a file or folder), checksummed; a how-to error if missing.
         In mode "download", the listed files that ``raw_dir`` lacks are fetched first."""

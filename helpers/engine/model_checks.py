@@ -42,8 +42,8 @@ def head_disagreement(model, project, body, first_id: int, device) -> tuple[floa
     diff = float((torch.log_softmax(own.to(ours.device), -1) - torch.log_softmax(ours, -1)).abs().max())
     # the rounding of the model's own logits: its dtype, its logits', or a quantized head's compute dtype
     # (bitsandbytes computes in it and casts back to the input's dtype)
-    computed = getattr(project.head, "compute_dtype", None) or torch.bfloat16 if getattr(project, "quantized", False) \
-        else None
+    computed = (getattr(project.head, "compute_dtype", None) or torch.bfloat16) \
+        if getattr(project, "quantized", False) else None
     half = [d for d in (body.get_input_embeddings().weight.dtype, raw.dtype, computed)
             if d in (torch.bfloat16, torch.float16)]
     dtype = half[0] if half else torch.float32

@@ -75,6 +75,7 @@ class Projection:
         self._copy: tuple[torch.Tensor, torch.Tensor | None] | None = None  # "float32-copy"'s weights
         self._depth = 0  # nesting of :meth:`ready`
         self._no_output_dtype = False  # torch.mm took no out_dtype (torch before 2.8)
+        self._dequantize: bool | None = None  # a quantized head: whether its float32 copy fits (decided once)
 
     @property
     def sliceable(self) -> bool:
@@ -97,7 +98,9 @@ class Projection:
         """How the head computes: "float32-output", "float32-copy", "float32-cast",
         "float32-dequantized", "quantized-module" or "module"."""
         if self.quantized:
-            return "float32-dequantized" if self.float32 and dequantized_fits(self) else "quantized-module"
+            if self._dequantize is None:
+                self._dequantize = dequantized_fits(self.head, self.vocab)
+            return "float32-dequantized" if self.float32 and self._dequantize else "quantized-module"
         plain = type(self.head) is torch.nn.Linear and getattr(self.head, "weight", None) is not None
         if not (self.float32 and plain and self.head.weight.dtype in HALF):
             return "module"

@@ -1,7 +1,7 @@
 """A bitsandbytes output layer (a model that quantizes its head) read in float32: its weight
 dequantized once, where the float32 copy fits; else the module's own compute-dtype logits, said
-once (:class:`helpers.engine.projection.Projection`, paths "float32-dequantized" and
-"quantized-module")."""
+once (:class:`helpers.engine.projection.Projection` decides once per head, paths
+"float32-dequantized" and "quantized-module")."""
 from __future__ import annotations
 
 import warnings
@@ -11,7 +11,6 @@ import torch
 from ..models.placement import execution_device
 
 SHARE_OF_FREE = 0.25  # the float32 copy may take at most this share of the memory free on the head's device
-_warned: set[int] = set()
 
 
 def dequantized(head: torch.nn.Module) -> torch.Tensor:
@@ -34,16 +33,13 @@ def free_bytes(device: torch.device) -> int:
     return int(psutil.virtual_memory().available)
 
 
-def dequantized_fits(projection) -> bool:
-    """Whether the head's float32 copy (kept once made) fits :data:`SHARE_OF_FREE` of its device's
-    free memory; when it does not, a warning that the logits are the module's compute dtype."""
-    if projection._copy is not None:
-        return True
-    width = int(getattr(projection.head, "in_features", 0))
-    fits = projection.vocab * width * 4 <= SHARE_OF_FREE * free_bytes(execution_device(projection.head))
-    if not fits and id(projection) not in _warned:
-        _warned.add(id(projection))
-        warnings.warn(f"the quantized output layer ({projection.vocab:,} x {width:,}) does not fit in float32 beside "
+def dequantized_fits(head: torch.nn.Module, vocab: int) -> bool:
+    """Whether ``head``'s float32 copy fits :data:`SHARE_OF_FREE` of its device's free memory; when
+    it does not, a warning that the logits are the module's compute dtype."""
+    width = int(getattr(head, "in_features", 0))
+    fits = vocab * width * 4 <= SHARE_OF_FREE * free_bytes(execution_device(head))
+    if not fits:
+        warnings.warn(f"the quantized output layer ({vocab:,} x {width:,}) does not fit in float32 beside "
                       "the model here: its logits are the module's compute dtype (bfloat16), recorded as head_path "
                       "'quantized-module'; free memory, or load the model with its head unquantized", stacklevel=3)
     return fits

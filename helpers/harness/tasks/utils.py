@@ -49,8 +49,7 @@ def qfrblimp(**metadata) -> datasets.DatasetDict:
 
 def bhs(**metadata) -> datasets.DatasetDict:
     """BHS's 22,000 items as its Hub copy's columns: context, ending_good, ending_bad."""
-    items = data.load_processed("bhs")
-    return _pairs("bhs", items, columns=("context", "ending_good", "ending_bad"))
+    return _pairs("bhs", columns=("context", "ending_good", "ending_bad"))
 
 
 MULTIBLIMP_MIRRORED = "ell,eng,nld,tur"  # the languages whose Hub files the mirror holds
