@@ -79,3 +79,22 @@ def test_bhs_endings_are_scored_after_their_context_as_its_evaluate_py(tiny, scr
     assert scores.correct.tolist() == (scores.score_good > scores.score_bad).tolist()  # good - bad > 0
     with pytest.raises(ValueError, match="blimp has no context, ending_good, ending_bad column"):
         endings_input(choose("blimp", 1))
+
+
+def test_a_reader_never_compares_methods_scored_on_different_languages(scratch):
+    """Two language selections of one dataset in the store: each method's file of the larger is
+    chosen; where the chosen files of two methods cover different languages, load_scores stops
+    and names them, and where= chooses one."""
+    from helpers.runs.run import Run
+    from helpers.settings import Settings
+    from helpers.store import load_scores
+
+    run = Run.of("demo-en", Settings(progress=False))
+    run.files(["lp", "meanlp"], choose("multiblimp_word_order", 1, languages="eng"))
+    run.files(["lp"], choose("multiblimp_word_order", 2, languages="nld"))  # lp: 6 pairs of nl, meanlp: 3 of en
+    with pytest.raises(ValueError, match=r"demo-en on multiblimp_word_order: the score files of its methods cover "
+                                         r"different pairs \(languages en \(meanlp\); languages nl \(lp\)\)"):
+        load_scores("multiblimp_word_order", "demo-en")
+    english = load_scores("multiblimp_word_order", "demo-en", where={"languages": ["en"]})
+    assert sorted(english.method.unique()) == ["lp", "meanlp"] and set(english.language) == {"en"}
+    assert len(english) == 6  # 3 pairs each

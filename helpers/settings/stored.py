@@ -43,3 +43,25 @@ def mixed_method_settings(model: str, dataset: str, method: str, template, found
             f"them: choose one with the reading notebook's parameter ({example}; 04, 05 and 08 take "
             "scored_with={setting: value}), or load_scores(where={" + where + "}), or move the files you do not "
             "want out of the store")
+
+
+SELECTION_KEYS = ("languages", "paradigms")  # what a run kept of its dataset (helpers.data.picking)
+
+
+def selection_of(meta: dict) -> tuple:
+    """A score file's languages and paradigms (empty: all of them)."""
+    return tuple(tuple(meta.get(key) or ()) for key in SELECTION_KEYS)
+
+
+def mixed_selections(model: str, dataset: str, found: dict[tuple, set]) -> str:
+    """The error of the files chosen for ``model``'s methods covering different languages or
+    paradigms (``found``: :func:`selection_of` -> the methods), so that a table would compare them
+    on different pairs."""
+    def shown(selection: tuple) -> str:
+        parts = [f"{key} {', '.join(values)}" for key, values in zip(SELECTION_KEYS, selection) if values]
+        return "; ".join(parts) or "every language and paradigm"
+    listed = "; ".join(f"{shown(selection)} ({', '.join(sorted(methods))})" for selection, methods in
+                       sorted(found.items(), key=str))
+    return (f"{model} on {dataset}: the score files of its methods cover different pairs ({listed}), and a table "
+            "never compares methods on different pairs: score every method on the same languages and paradigms, "
+            "or load_scores(where={'languages': [...]}) to choose one selection")
