@@ -5,7 +5,8 @@ Scores BLiMP (the first N pairs per paradigm, default 20: 1,340 pairs) with LP, 
 Yes/No (template 1 each) three times: the model in float32, in bfloat16 with its vocabulary head
 rounded to bfloat16 (the engine before the float32 head), and in bfloat16 with the float32 head
 (:class:`helpers.engine.projection.Projection`). Prints, per method, the decisions that differ
-from float32's, the exact ties, and the largest score change.
+from float32's, the exact ties, and the largest score change. Nothing is timed (so no repeats);
+printed with the machine, the load average before and after, and the commit.
 
     python benchmarks/bench_bf16_head.py [--model demo-en] [--limit 20] [--threads 2]
 """
@@ -18,7 +19,9 @@ import tempfile
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 from helpers.settings import Settings  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -30,6 +33,7 @@ from helpers.engine.projection import rounded_head  # noqa: E402
 from helpers.models import load  # noqa: E402
 from helpers.runs.run import Run  # noqa: E402
 from helpers.store import ScoreStore, load_files  # noqa: E402
+import spread  # noqa: E402
 
 METHODS = ["lp", "intemplate_lp", "yesno"]
 
@@ -51,6 +55,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=20)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
+    print(spread.header(sys.argv, HERE.parent), flush=True)
     torch.set_num_threads(args.threads)
     selection = select("blimp", args.limit)
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,6 +77,7 @@ def main() -> None:
             change = float(np.max(np.abs(np.r_[run.score_good - ref.score_good, run.score_bad - ref.score_bad])))
             print(f"{'':<15}{name:<22}{flips:>18}{int(run.tie.sum()):>6}{100 * (1 - flips / len(ref)):>9.2f}"
                   f"{change:>20.4g}")
+    print(f"# load average after: {spread.load_average()}")
 
 
 if __name__ == "__main__":

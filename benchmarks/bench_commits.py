@@ -9,7 +9,7 @@ range, and its speed-up against the first checkout as the median of the per-roun
 their range; the machine, the load average before and after, and each checkout's commit.
 
     git worktree add ../old 938802e
-    OMP_NUM_THREADS=2 python benchmarks/bench_commits.py ../old . --rounds 5 [--shape gemma3-270m] [--share none]
+    OMP_NUM_THREADS=2 python benchmarks/bench_commits.py ../old . --rounds 5 [--shape gemma3-270m] [--share none] [--n 1000]
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import spread  # noqa: E402
 
 RUN = r'''
 import sys, time
-root, shape, share, only = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+root, shape, share, only, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split(","), int(sys.argv[5])
 sys.path[:0] = [root, root + "/benchmarks"]
 import torch
 torch.set_num_threads(2)
@@ -54,7 +54,7 @@ work = {"Yes/No": lambda: [Request(render(t, tok, instruct=False, sentence=s), a
                            for t in ide_templates("yn") for s in texts for a in (yes, no)],
         "in-template LP": lambda: [Request(t.split()[0], s + t.split()[1]) for t in ide_templates("single")
                                    for s in texts],
-        "plain LP": lambda: [Request("", s) for s in blimp_sentences(1000)]}
+        "plain LP": lambda: [Request("", s) for s in blimp_sentences(n)]}
 scorer = make(lm)
 for name in only:
     requests = work[name]()
@@ -73,16 +73,17 @@ def main() -> None:
     ap.add_argument("--shape", default="gpt2", help="gpt2 (the benchmark model) or a bench_scoring --shape")
     ap.add_argument("--share", default="auto", help="the engine's share mode (default: each checkout's default)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="of: " + ", ".join(WORKLOADS))
+    ap.add_argument("--n", type=int, default=1000, help="BLiMP sentences for plain LP")
     args = ap.parse_args()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    print(f"# {' '.join(sys.argv)}\n# machine: {spread.machine()}\n# load average before: {spread.load_average()}")
+    print(spread.header(sys.argv))
     for root in args.roots:
         print(f"# {root}: commit {spread.commit(root)}")
 
     def contender(root: str):
         def run() -> dict[str, float]:
             out = subprocess.run([sys.executable, "-c", RUN, str(Path(root).resolve()), args.shape, args.share,
-                                  args.workloads], env=env, text=True, capture_output=True, check=True).stdout
+                                  args.workloads, str(args.n)], env=env, text=True, capture_output=True, check=True).stdout
             return {line.split("\t")[0]: float(line.split("\t")[2]) for line in out.strip().splitlines()}
         return run
 

@@ -1,12 +1,18 @@
 """What the results explorer costs on a store of BLiMP's size: build time, the page's size and
-the size of the item files a browser loads when a paradigm is opened.
+the size of the item files a browser loads when a paradigm is opened, and how long a browser
+takes to show them.
 
 The store is made up (no model runs): every BLiMP pair (67 paradigms, 67,000 pairs, from
 data/processed) for each model, with LP, MeanLP, PenLP (token log-probs of the model's own
 tokenizer, random values) and in-template LP and Yes/No at five templates each: 13 score
 files per model. The explorer reads it like any store (tokenizers included).
 
-    python benchmarks/bench_explore.py [--models demo-en tiny-gpt2] [--limit 1000]
+The build runs ``--repeats`` times (at least 5; benchmarks/spread.py), each in a fresh process
+into an empty folder, and so does the browser's opening of the largest paradigm: each its median
+time with its range (one contender each, so nothing to interleave). With the machine, the load
+average before and after, and the commit.
+
+    python benchmarks/bench_explore.py [--models demo-en tiny-gpt2] [--limit 1000] [--repeats 5]
 
 demo-en's tokenizer (8,192 tokens) spells a BLiMP sentence of 7.4 words in 12.8 tokens on average,
 tiny-gpt2's (900) in 31.5: its item files are the larger ones.
@@ -16,7 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,7 +32,9 @@ from urllib.parse import quote
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
 
@@ -34,6 +42,7 @@ from helpers.data.selection import select  # noqa: E402
 from helpers.explore import build  # noqa: E402
 from helpers.explore.tokens import tokenizer_for  # noqa: E402
 from helpers.store import ScoreStore  # noqa: E402
+import spread  # noqa: E402
 
 METHODS = {"lp": [None], "meanlp": [None], "penlp": [None], "intemplate_lp": [1, 2, 3, 4, 5], "yesno": [1, 2, 3, 4, 5]}
 
@@ -65,11 +74,10 @@ def folder_size(path: Path) -> int:
 
 
 def build_only(root: str, out: str) -> None:
-    """The build alone, in its own process: its time and peak memory."""
+    """The build alone, in its own process: its seconds, files, rows and peak memory (GiB), tab-separated."""
     explorer = build(root, out)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
-    print(f"build: {explorer.seconds:.1f} s for {explorer.files} score files, {explorer.rows:,} scored rows; "
-          f"peak memory {peak:.2f} GiB; load average {os.getloadavg()[0]:.1f} (1 min)")
+    print(f"{explorer.seconds}\t{explorer.files}\t{explorer.rows}\t{peak}")
 
 
 def main() -> None:
@@ -79,7 +87,10 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=["demo-en", "tiny-gpt2"])
     ap.add_argument("--limit", type=int, default=None, help="pairs per paradigm (default: all, 1,000)")
     ap.add_argument("--no-browser", action="store_true", help="skip the timing in headless Chromium")
+    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="runs of each timing (at least 5)")
     args = ap.parse_args()
+    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs: before the store is written
+    print(spread.header(sys.argv, HERE.parent), flush=True)
     frame = select("blimp", args.limit).frame
     with tempfile.TemporaryDirectory() as tmp:
         root, out = Path(tmp) / "scores", Path(tmp) / "explore"
@@ -87,10 +98,21 @@ def main() -> None:
         for k, model in enumerate(args.models):
             write_model(ScoreStore(root), frame, model, k)
         print(f"# store: {len(frame):,} pairs x {len(args.models)} models x 13 files, written in "
-              f"{time.perf_counter() - started:.0f} s ({folder_size(root) / 2**20:.1f} MiB); {os.cpu_count()} CPUs")
-        child = subprocess.run([sys.executable, __file__, "--build-only", str(root), str(out)], check=True,
-                               capture_output=True, text=True)
-        print(child.stdout.strip())
+              f"{time.perf_counter() - started:.0f} s, one run: setup ({folder_size(root) / 2**20:.1f} MiB); "
+              f"{os.cpu_count()} CPUs")
+        builds: list[list[float]] = []
+
+        def build_once() -> float:
+            shutil.rmtree(out, ignore_errors=True)
+            child = subprocess.run([sys.executable, __file__, "--build-only", str(root), str(out)], check=True,
+                                   capture_output=True, text=True)
+            builds.append([float(x) for x in child.stdout.strip().splitlines()[-1].split("\t")])
+            return builds[-1][0]
+
+        seconds = spread.rounds({"build": build_once}, args.repeats)["build"]
+        peaks = [b[3] for b in builds]
+        print(f"build, a fresh process each run: {spread.describe(seconds)} for {int(builds[-1][1])} score files, "
+              f"{int(builds[-1][2]):,} scored rows; peak memory {min(peaks):.2f}-{max(peaks):.2f} GiB")
         items = sorted((out / "items").rglob("*.js"), key=lambda p: p.stat().st_size)
         sizes = np.array([p.stat().st_size for p in items])
         print(f"index.html: {(out / 'index.html').stat().st_size / 2**10:.0f} KiB; figures: "
@@ -100,12 +122,13 @@ def main() -> None:
             mine = np.array([p.stat().st_size for p in items if p.parent.name == model])
             print(f"  {model}: per paradigm median {np.median(mine) / 2**10:.0f} KiB, largest {mine.max() / 2**10:.0f} KiB")
         if not args.no_browser:
-            in_browser(out, items[-1])
+            in_browser(out, items[-1], args.repeats)
+    print(f"# load average after: {spread.load_average()}")
 
 
-def in_browser(out: Path, largest: Path) -> None:
+def in_browser(out: Path, largest: Path, repeats: int) -> None:
     """Seconds from asking for the largest paradigm (from file://) to its table of pairs, and from a
-    click on a pair to its bars, in headless Chromium (median of 3)."""
+    click on a pair to its bars, in headless Chromium (``repeats`` runs: medians and ranges)."""
     from helpers.explore.page import read_data
     from helpers.explore.snapshot import chromium, wait_for
 
@@ -114,23 +137,30 @@ def in_browser(out: Path, largest: Path) -> None:
                                    for m, files in models.items() for p, f in files.items() if f == path]
     address = "#items/" + "/".join(quote(x, safe="") for x in (dataset, model, paradigm))
     driver = chromium()
-    table, item = [], []
+    item, shown = [], []
+
+    def open_and_click() -> float:
+        """The table's seconds (returned) and then the click's (kept in ``item``): one contender,
+        as the click needs the table."""
+        driver.get("about:blank")
+        started = time.perf_counter()
+        driver.get((out / "index.html").resolve().as_uri() + address)
+        rows = wait_for(driver, "#pairs-table tbody tr", poll=0.01)
+        table = time.perf_counter() - started
+        started = time.perf_counter()
+        rows[-1].click()
+        wait_for(driver, "#item-view svg.bars-tok-good", poll=0.01)
+        item.append(time.perf_counter() - started)
+        shown.append(len(rows))
+        return table
+
     try:
-        for _ in range(3):
-            driver.get("about:blank")
-            started = time.perf_counter()
-            driver.get((out / "index.html").resolve().as_uri() + address)
-            rows = wait_for(driver, "#pairs-table tbody tr", poll=0.01)
-            table.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            rows[-1].click()
-            wait_for(driver, "#item-view svg.bars-tok-good", poll=0.01)
-            item.append(time.perf_counter() - started)
+        table = spread.rounds({"table": open_and_click}, repeats)["table"]
     finally:
         driver.quit()
-    print(f"headless Chromium, from file://: {paradigm} of {model} ({len(rows):,} pairs, "
-          f"{largest.stat().st_size / 2**10:.0f} KiB): its table in {statistics.median(table):.2f} s, a pair's "
-          f"bars in {statistics.median(item):.2f} s after the click (median of 3)")
+    print(f"headless Chromium, from file://: {paradigm} of {model} ({shown[-1]:,} pairs, "
+          f"{largest.stat().st_size / 2**10:.0f} KiB): its table in {spread.describe(table)}, a pair's "
+          f"bars in {spread.describe(item)} after the click")
 
 
 if __name__ == "__main__":

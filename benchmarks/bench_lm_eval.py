@@ -3,22 +3,27 @@ end through lm-eval's evaluator (``lm_eval.simple_evaluate``: task building, req
 on SmolLM2-135M-Instruct (the real weights, offline) and this project's offline tasks
 (helpers/harness/tasks):
 
-  1. ``blimp_offline``: BLiMP plain LP, the first ``--per-paradigm`` pairs of each of its 67 paradigms
-     (two requests per pair, an empty context: the prefix token), as ``--limit`` takes them from lm-eval's
-     67 blimp subtasks; one run per number given (a paradigm's pairs share more opening words the more of
-     them a run holds: a whole BLiMP run holds 1,000);
+  1. BLiMP plain LP as ``--tasks blimp --limit k`` runs it: 67 tasks, one per paradigm (``blimp_offline``
+     cut by its ``paradigm`` metadata, :func:`blimp_paradigm_tasks`), ``limit=k`` for each ``--per-paradigm``
+     k (two requests per pair, an empty context: the prefix token; a paradigm's pairs share more opening
+     words the more of them a run holds: a whole BLiMP run holds 1,000);
   2. ``blimp_yes_no_offline``: a multiple-choice task whose choices share one context, Ide et al.'s
-     first Yes/No prompt over the first ``--yes-no`` BLiMP sentences ("Yes" and "No" after it).
+     first Yes/No prompt over the first ``--yes-no`` BLiMP sentences ("Yes" and "No" after it), once
+     per ``--fewshot`` value: with k > 0 each prompt follows k answered prompts of other sentences
+     (lm-eval's ``num_fewshot``, its default seeds), a long context the two choices share.
 
 Both models score the same loaded weights; hf as lm-eval users run it (``batch_size=--hf-batch``,
 its logits cache on, float32 log-softmax), the engine with its defaults (``share=auto``). For each
-task: the wall time of each (the fastest of ``--repeats``), the ratio, whether the accuracies are
-identical, the largest per-request log-likelihood difference and whether every ``is_greedy`` agrees.
+task: each one's wall time as the median (range) of ``--repeats`` runs (at least 5) taken in turn
+(benchmarks/spread.py), the speed-up as the median of the per-round ratios (range), whether the
+accuracies are identical, the largest per-request log-likelihood difference, whether every
+``is_greedy`` agrees, the context's length in tokens and the tokens the engine ran.
 Then, on the first ``--exact`` requests of task 1, how far each float32 run is from a float64 forward
 (hf with a float64 log-softmax on a float64 copy of the model), and the engine against that reference
 on the float64 copy itself (what is left is the engine's float32 log-softmax).
 
-    OMP_NUM_THREADS=2 python benchmarks/bench_lm_eval.py [--per-paradigm 15 50] [--yes-no 1000] [--hf-batch 64]
+    OMP_NUM_THREADS=2 python benchmarks/bench_lm_eval.py [--per-paradigm 15] [--yes-no 300] [--fewshot 0 5]
+        [--hf-batch 64] [--repeats 5]
 """
 from __future__ import annotations
 
@@ -26,7 +31,6 @@ import argparse
 import copy
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -38,17 +42,27 @@ import torch  # noqa: E402
 
 from helpers import data  # noqa: E402
 
-
-def blimp_documents(per_paradigm: int) -> list[int]:
-    """Document ids of blimp_offline: the first ``per_paradigm`` pairs of each paradigm (the task's
-    documents are the processed table's rows, in order)."""
-    paradigms = data.load_processed("blimp")["paradigm"].reset_index(drop=True)
-    return sorted(paradigms.groupby(paradigms, sort=False).head(per_paradigm).index.tolist())
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spread  # noqa: E402
 
 
-def responses(result: dict, task: str) -> tuple[np.ndarray, list[bool]]:
-    """Every (log-likelihood, is_greedy) of a task's logged samples, by document."""
-    pairs = [r[0] for s in sorted(result["samples"][task], key=lambda s: s["doc_id"]) for r in s["resps"]]
+def blimp_paradigm_tasks() -> list[dict]:
+    """lm-eval's BLiMP as its users run it, offline: 67 tasks, one per paradigm (blimp_offline's config,
+    its dataset cut to the paradigm by the task's metadata), so that ``limit=k`` takes the first k pairs
+    of each paradigm as ``--tasks blimp --limit k`` does from lm-eval's 67 ``blimp_<paradigm>`` tasks."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    from helpers.harness import TASKS_DIR
+
+    base = load_yaml(TASKS_DIR / "blimp_offline.yaml", resolve_func=True)
+    return [{**base, "task": f"blimp_offline_{p}", "metadata": {**base.get("metadata", {}), "paradigm": p}}
+            for p in data.load_processed("blimp")["paradigm"].unique()]
+
+
+def responses(result: dict, tasks: list[str]) -> tuple[np.ndarray, list[bool]]:
+    """Every (log-likelihood, is_greedy) of the tasks' logged samples, task by task, by document."""
+    pairs = [r[0] for task in tasks for s in sorted(result["samples"][task], key=lambda s: s["doc_id"])
+             for r in s["resps"]]
     return np.array([float(p[0]) for p in pairs]), [bool(p[1]) for p in pairs]
 
 
@@ -62,49 +76,64 @@ def main() -> None:
     from helpers.models import load
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--per-paradigm", type=int, nargs="+", default=[15, 50],
+    p.add_argument("--per-paradigm", type=int, nargs="+", default=[15],
                    help="BLiMP pairs per paradigm (67 paradigms), a run for each")
-    p.add_argument("--yes-no", type=int, default=1000, help="BLiMP sentences of the Yes/No task")
+    p.add_argument("--yes-no", type=int, default=300, help="BLiMP sentences of the Yes/No task")
+    p.add_argument("--fewshot", type=int, nargs="+", default=[0, 5],
+                   help="--num_fewshot of the Yes/No task, a run for each (k answered prompts before each one)")
     p.add_argument("--hf-batch", type=int, default=64, help="lm-eval's hf batch size")
-    p.add_argument("--repeats", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each model")
     p.add_argument("--exact", type=int, default=300, help="requests checked against a float64 forward")
     args = p.parse_args()
 
+    print(spread.header(sys.argv), flush=True)
     loaded = load("smollm2-135m-instruct")
     print(f"model: SmolLM2-135M-Instruct (real weights, Q4_1 GGUF dequantized to {loaded.dtype}); "
           f"{torch.get_num_threads()} threads, torch {torch.__version__}, lm-eval {lm_eval.__version__}; "
-          f"fastest of {args.repeats} runs each, through lm_eval.simple_evaluate")
+          f"{args.repeats} interleaved runs each through lm_eval.simple_evaluate, medians (range); the speed-up is "
+          f"the median of the per-round ratios (range)")
     models = {"hf": HFLM(pretrained=loaded.model, tokenizer=copy.deepcopy(loaded.tokenizer), batch_size=args.hf_batch),
               "engine": EngineLM(loaded, progress=False)}
     tasks = TaskManager(include_path=str(TASKS_DIR))
-    runs = [("blimp_offline", blimp_documents(k), f"BLiMP plain LP, {k} pairs per paradigm") for k in args.per_paradigm]
-    runs.append(("blimp_yes_no_offline", list(range(args.yes_no)), "Yes/No, choices sharing the prompt"))
-    for n, (task, documents, what) in enumerate(runs, 1):
-        print(f"{n}. {task} ({what}): {len(documents)} documents, {2 * len(documents)} requests")
-        seconds, results = {}, {}
+    paradigms = blimp_paradigm_tasks()
+    names = [t["task"] for t in paradigms]
+    runs = [(f"BLiMP plain LP: 67 offline blimp_<paradigm> tasks at limit={k}", paradigms, names, dict(limit=k))
+            for k in args.per_paradigm]
+    runs += [(f"blimp_yes_no_offline, Yes/No, choices sharing the prompt"
+              f"{f' after {k} answered prompts (num_fewshot={k})' if k else ''}", ["blimp_yes_no_offline"],
+              ["blimp_yes_no_offline"], dict(samples={"blimp_yes_no_offline": list(range(args.yes_no))},
+                                             num_fewshot=k or None)) for k in args.fewshot]
+    for n, (what, specs, names, options) in enumerate(runs, 1):
+        print(f"{n}. {what}", flush=True)
+        match = spread.Contest()
         for name, lm in models.items():
-            best = float("inf")
-            for _ in range(args.repeats):
-                start = time.perf_counter()
-                results[name] = lm_eval.simple_evaluate(model=lm, tasks=[task], samples={task: documents},
-                                                        task_manager=tasks, log_samples=True, verbosity="ERROR")
-                best = min(best, time.perf_counter() - start)
-            seconds[name] = best
+            match.add(name, lambda lm=lm: lm_eval.simple_evaluate(model=lm, tasks=specs, task_manager=tasks,
+                                                                  log_samples=True, verbosity="ERROR", **options))
+        before = models["engine"].scorer.tokens_run
+        match.run(args.repeats)
+        ran = (models["engine"].scorer.tokens_run - before) // args.repeats
+        results = match.values
+        samples = [s for task in names for s in results["hf"]["samples"][task]]
+        context = [len(loaded.tokenizer(s["arguments"][0][0])["input_ids"]) for s in samples]
+        accuracy = {name: [results[name]["results"][task]["acc,none"] for task in names] for name in models}
+        for name, lm in models.items():
             share = f", share used: {lm.scorer.share_used}" if name == "engine" else f", batch {args.hf_batch}"
-            print(f"  {name:<7} {best:7.1f} s  accuracy {results[name]['results'][task]['acc,none']:.4f}{share}")
-        ours, our_greedy = responses(results["engine"], task)
-        theirs, their_greedy = responses(results["hf"], task)
-        same = results["engine"]["results"][task]["acc,none"] == results["hf"]["results"][task]["acc,none"]
-        print(f"  engine vs hf: {seconds['hf'] / seconds['engine']:.2f}x the speed; accuracies "
-              f"{'identical' if same else 'DIFFERENT'}; max |log-likelihood diff| {np.abs(ours - theirs).max():.1e} "
-              f"over {len(ours)} requests; is_greedy {'agrees on every request' if our_greedy == their_greedy else 'DIFFERS'}"
-              f" ({sum(our_greedy)} greedy)")
+            print(f"  {name:<7} {spread.describe(match.seconds[name])}  accuracy {np.mean(accuracy[name]):.4f}{share}")
+        ours, our_greedy = responses(results["engine"], names)
+        theirs, their_greedy = responses(results["hf"], names)
+        same = accuracy["engine"] == accuracy["hf"]
+        print(f"  {len(samples)} documents, {len(ours)} requests; engine vs hf: {match.against('hf', 'engine')} the "
+              f"speed; accuracies {'identical in every task' if same else 'DIFFERENT'}; max |log-likelihood diff| "
+              f"{np.abs(ours - theirs).max():.1e}; is_greedy {'agrees on every request' if our_greedy == their_greedy else 'DIFFERS'}"
+              f" ({sum(our_greedy)} greedy); context {np.mean(context):.0f} tokens on average "
+              f"({min(context)}-{max(context)}), the engine ran {ran:,} tokens a run")
         if n == 1:
-            exactness(loaded, results, task, args.exact)
+            exactness(loaded, results, names, args.exact)
+    print(f"# load average after: {spread.load_average()}")
 
 
-def exactness(loaded, results: dict, task: str, n: int) -> None:
-    """The first ``n`` requests of ``task``'s runs against a float64 forward, and the engine on the
+def exactness(loaded, results: dict, tasks: list[str], n: int) -> None:
+    """The first ``n`` requests of the tasks' runs against a float64 forward, and the engine on the
     float64 model against it."""
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
@@ -112,7 +141,7 @@ def exactness(loaded, results: dict, task: str, n: int) -> None:
     from helpers.harness.model import EngineLM
     from helpers.models import LoadedModel
 
-    samples = sorted(results["hf"]["samples"][task], key=lambda s: s["doc_id"])
+    samples = [s for task in tasks for s in sorted(results["hf"]["samples"][task], key=lambda s: s["doc_id"])]
     requests = [Instance("loglikelihood", {}, tuple(args), 0) for s in samples for args in s["arguments"]][:n]
     model64 = copy.deepcopy(loaded.model).double()
     reference = np.array([v[0] for v in HFLM(pretrained=model64, tokenizer=copy.deepcopy(loaded.tokenizer), batch_size=64,
@@ -120,8 +149,8 @@ def exactness(loaded, results: dict, task: str, n: int) -> None:
     engine64 = np.array([v[0] for v in EngineLM(LoadedModel.wrap(model64, loaded.tokenizer, spec=loaded.spec),
                                                 progress=False).loglikelihood(requests, disable_tqdm=True)])
     print(f"  against a float64 forward, first {len(requests)} requests: max |diff| hf (float32) "
-          f"{np.abs(responses(results['hf'], task)[0][:n] - reference).max():.1e}, engine (float32) "
-          f"{np.abs(responses(results['engine'], task)[0][:n] - reference).max():.1e}; the engine on the float64 "
+          f"{np.abs(responses(results['hf'], tasks)[0][:n] - reference).max():.1e}, engine (float32) "
+          f"{np.abs(responses(results['engine'], tasks)[0][:n] - reference).max():.1e}; the engine on the float64 "
           f"copy {np.abs(engine64 - reference).max():.1e}")
 
 

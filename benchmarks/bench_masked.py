@@ -8,12 +8,16 @@ download, and speed does not depend on the weights. Scores ``--n`` BLiMP sentenc
 sentences of the first ``--n``/2 pairs of a seeded sample) with both, in one run: the engine
 with its default token budget, minicons in batches of sentences (each batch's masked copies
 in one padded forward, logits at every position) of the size among ``--minicons-batches``
-that was fastest on a warm-up sample. Prints each one's time, the ratio and the largest
-difference of sentence PLLs, for ``pll`` (timed) and ``within_word_l2r`` (a parity check on
-``--l2r-n`` sentences), and each one's largest difference from a float64 reference (one masked
-copy at a time) on ``--ref-n`` sentences.
+with the lowest median time a sentence on a warm-up sample (one batch of each size, the sizes
+interleaved). Timed with benchmarks/spread.py: the two run interleaved (engine, minicons, then
+the other way round), ``--repeats`` times each (at least 5). Prints each one's median time with
+its range, the engine's speed-up as the median of the per-round ratios with their range, and
+the largest difference of sentence PLLs, for ``pll`` (timed) and ``within_word_l2r`` (a parity
+check on ``--l2r-n`` sentences), and each one's largest difference from a float64 reference (one
+masked copy at a time) on ``--ref-n`` sentences; with the machine, the load average before and
+after, and the commit.
 
-    nice -n 19 python benchmarks/bench_masked.py [--shape bert-base] [--n 200]
+    nice -n 19 python benchmarks/bench_masked.py [--shape bert-base] [--n 200] [--repeats 5]
 """
 from __future__ import annotations
 
@@ -26,8 +30,12 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 from helpers.settings import Settings  # noqa: E402
+
+import spread  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -96,9 +104,11 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--minicons-batches", default="5,20,50", help="sentences per minicons batch to try")
     ap.add_argument("--l2r-n", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=3, help="timed runs of each, alternated; medians compared")
+    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
     ap.add_argument("--ref-n", type=int, default=50, help="sentences checked against a float64 reference")
     args = ap.parse_args()
+    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs: before anything is built
+    print(spread.header(sys.argv, HERE.parent), flush=True)
     from minicons.scorer import MaskedLMScorer
 
     from helpers.engine.interface import Request
@@ -126,26 +136,39 @@ def main() -> None:
           f"{c.vocab_size}), {device}, torch threads {torch.get_num_threads()}; {len(texts)} BLiMP sentences, "
           f"{copies} masked copies ({copies / len(texts):.1f} a sentence)")
     ours.score_texts(texts[:8])  # warm-up
-    warm = {}
-    for size in (int(b) for b in args.minicons_batches.split(",")):
+
+    def warm_up(size: int):
+        def run() -> float:
+            t, sample = time.perf_counter(), texts[:size]
+            minicons_pll(theirs, sample, size, "original")
+            return (time.perf_counter() - t) / len(sample)
+        return run
+
+    warm = spread.rounds({int(b): warm_up(int(b)) for b in args.minicons_batches.split(",")}, args.repeats)
+    batch = min(warm, key=lambda k: np.median(warm[k]))
+    print(f"minicons warm-up, seconds a sentence by batch size (median and range of {args.repeats} interleaved "
+          "runs): " + ", ".join(f"{k}: {np.median(v):.4f} ({min(v):.4f}-{max(v):.4f})" for k, v in warm.items())
+          + f"; timed with {batch}")
+    found, calls = {}, []
+
+    def engine() -> float:
+        before, t = ours.forward_calls, time.perf_counter()
+        found["engine"] = np.array([s.total for s in ours.score_texts(texts)])
+        seconds = time.perf_counter() - t
+        calls.append(ours.forward_calls - before)
+        return seconds
+
+    def minicons() -> float:
         t = time.perf_counter()
-        minicons_pll(theirs, texts[:2 * size], size, "original")
-        warm[size] = (time.perf_counter() - t) / (2 * size)
-    batch = min(warm, key=warm.get)
-    print("minicons warm-up, seconds a sentence by batch size: "
-          + ", ".join(f"{k}: {v:.4f}" for k, v in warm.items()) + f"; timed with {batch}")
-    times = {"engine": [], "minicons": []}
-    for _ in range(args.repeats):  # alternated, so that a busy spell slows both
-        t0 = time.perf_counter()
-        a = np.array([s.total for s in ours.score_texts(texts)])
-        t1 = time.perf_counter()
-        b = minicons_pll(theirs, texts, batch, "original")
-        times["engine"].append(t1 - t0), times["minicons"].append(time.perf_counter() - t1)
-    e, m = (float(np.median(times[k])) for k in ("engine", "minicons"))
-    print(f"pll, median of {args.repeats}: engine {e:.2f} s ({ours.forward_calls // args.repeats} forward passes), "
-          f"minicons {m:.2f} s: {m / e:.2f}x faster; max |PLL difference| {np.abs(a - b).max():.2e} nats "
-          f"(runs: engine {', '.join(f'{t:.2f}' for t in times['engine'])}; "
-          f"minicons {', '.join(f'{t:.2f}' for t in times['minicons'])})")
+        found["minicons"] = minicons_pll(theirs, texts, batch, "original")
+        return time.perf_counter() - t
+
+    times = spread.rounds({"engine": engine, "minicons": minicons}, args.repeats)
+    a, b = found["engine"], found["minicons"]
+    print(f"pll, {args.repeats} interleaved runs each: engine {spread.describe(times['engine'])}, "
+          f"{int(np.median(calls))} forward passes a run; minicons {spread.describe(times['minicons'])}; engine "
+          f"{spread.describe_ratio(times['minicons'], times['engine'])} faster (per-round ratios: median, range); "
+          f"max |PLL difference| {np.abs(a - b).max():.2e} nats")
     ref = float64_pll(lm, ours.encode_many([Request("", t) for t in texts[:args.ref_n]]))
     print(f"against a float64 reference on {len(ref)} sentences: max |PLL difference| engine "
           f"{np.abs(a[:len(ref)] - ref).max():.2e}, minicons {np.abs(b[:len(ref)] - ref).max():.2e} nats")
@@ -154,6 +177,7 @@ def main() -> None:
     d = minicons_pll(theirs, few, batch, "within_word_l2r")
     print(f"within_word_l2r on {len(few)} sentences: max |PLL difference| {np.abs(c - d).max():.2e} nats "
           f"(differs from pll on {int(np.sum(np.abs(c - a[:len(few)]) > 1e-3))} sentences)")
+    print(f"# load average after: {spread.load_average()}")
 
 
 if __name__ == "__main__":

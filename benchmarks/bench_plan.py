@@ -2,8 +2,10 @@
 
 Encodes the first N BLiMP pairs inside in-template LP template 1 (every request shares the
 template prefix, as in a full 02_readout run) with the demo model's tokenizer, and times
-build_tree for growing N. Prints the time per request at each N and its ratio to the
-smallest N: near 1 means the plan grows linearly; a quadratic plan shows a ratio near
+build_tree for growing N: at each N ``--repeats`` runs (at least 5; benchmarks/spread.py, one
+contender, so nothing to interleave). Prints the median time with its range, the time per
+request at the median and its ratio to the smallest N's (the median of the per-round ratios,
+with their range): near 1 means the plan grows linearly; a quadratic plan shows a ratio near
 N / N_smallest (the full 67,000-pair run is 134,000 requests under one template).
 
 ``--tokens`` instead counts, for the 02 and 03 method sets over the whole of BLiMP (every
@@ -11,21 +13,25 @@ family and template pass the runner makes), the tokens each share mode would run
 (Executor.planned_tokens: the rows it forms, shared parts repeated per row included) against
 the tree's minimum (distinct proper token prefixes of the pass: every shared prefix run
 once, no sequence's last token fed).
-Nothing is run through the model.
+Nothing is run through the model. Either way: the machine, the load average before and after,
+and the commit.
 
-    python benchmarks/bench_plan.py [--model demo-en] [--sizes 2000 8000 32000 134000]
+    python benchmarks/bench_plan.py [--model demo-en] [--sizes 2000 8000 32000 134000] [--repeats 5]
     python benchmarks/bench_plan.py --tokens [--pairs 67000]
 """
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 from helpers.settings import Settings  # noqa: E402
 
 from helpers import data  # noqa: E402
@@ -34,6 +40,7 @@ from helpers.engine.plan import build_tree  # noqa: E402
 from helpers.models import load  # noqa: E402
 from helpers.engine import CausalScorer  # noqa: E402
 from helpers.methods import PassContext  # noqa: E402
+import spread  # noqa: E402
 
 
 def main() -> None:
@@ -42,26 +49,42 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000, 32000, 134000])
     ap.add_argument("--tokens", action="store_true", help="tokens per share mode against the tree's minimum")
     ap.add_argument("--pairs", type=int, default=None, help="first N BLiMP pairs (default all) for --tokens")
+    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="runs at each size (at least 5)")
     args = ap.parse_args()
+    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs: before anything is loaded
+    print(spread.header(sys.argv, HERE.parent), flush=True)
     scorer = CausalScorer(load(args.model), Settings(progress=False))
     if args.tokens:
-        return token_report(scorer, args.pairs)
+        token_report(scorer, args.pairs)
+    else:
+        plan_times(scorer, args.sizes, args.repeats, args.model)
+    print(f"# load average after: {spread.load_average()}")
+
+
+def plan_times(scorer: CausalScorer, sizes: list[int], repeats: int, model: str) -> None:
+    """build_tree's time at each of ``sizes``, ``repeats`` runs each, against the smallest size's."""
     family = registry.get("intemplate_lp").family
     runtime = PassContext(scorer, "en", Settings(instruct=False))
     template = family.templates("en", "base", [1])[0]
     items = data.load("blimp").to_dict("records")
     requests = pass_requests(family, template, items, runtime)
-    encoded = scorer.encode_many(requests[:max(args.sizes)])
-    print(f"{args.model}; in-template LP template 1; {len(encoded):,} requests encoded")
+    encoded = scorer.encode_many(requests[:max(sizes)])
+    print(f"{model}; in-template LP template 1; {len(encoded):,} requests encoded; {repeats} runs at each N")
     base = None
-    for n in sorted(args.sizes):
+    for n in sorted(sizes):
         part = encoded[:n]
-        start = time.perf_counter()
-        scorer.plan(part, with_context=True)
-        per = (time.perf_counter() - start) / n
+
+        def plan() -> float:
+            start = time.perf_counter()
+            scorer.plan(part, with_context=True)
+            return time.perf_counter() - start
+
+        seconds = spread.rounds({"plan": plan}, repeats)["plan"]
+        per = [t / n for t in seconds]
         base = base or per
-        print(f"N={n:>7,}: {per * n:7.2f} s, {1e6 * per:6.1f} us/request, {per / base:5.2f}x the per-request "
-              f"time at N={min(args.sizes):,} (a quadratic plan: {n / min(args.sizes):.0f}x)")
+        print(f"N={n:>7,}: {spread.describe(seconds)}, {1e6 * statistics.median(per):6.1f} us/request, "
+              f"{spread.describe_ratio(per, base)} the per-request time at N={min(sizes):,} "
+              f"(a quadratic plan: {n / min(sizes):.0f}x)")
 
 
 def pass_requests(family, template, items: list[dict], runtime) -> list:

@@ -8,19 +8,20 @@ both sentences' rows), with packed reuse (share="prefix": prefix and both senten
 row under a tree attention mask), with the tree (share="tree": every common prefix of the run
 shared, packed) and with the default (share="auto": the mode the cost model, from the model's
 shape and the shipped costs of its device class, predicts fastest; the row names the mode it ran). Prints the date, machine, versions and
-load average, wall time, tokens through the model, time per token, the ratios against no reuse,
-and whether every decision is identical.
+load average, each mode's wall time as the median (range) of ``--repeats`` runs (at least 5) taken
+in turn (benchmarks/spread.py), tokens through the model, time per token, the ratios against no reuse
+(medians of the per-round ratios, with their range) and whether every decision is identical.
 ``--lengths 200 400 800`` scores a grid instead: longer prefixes then extend the cached
 shorter ones.
 
-    python benchmarks/bench_priming.py [--model demo-en] [--paradigms 10] [--pairs 5] [--lengths 800] [--repeats 3]
+    python benchmarks/bench_priming.py [--model demo-en] [--paradigms 10] [--pairs 5] [--lengths 800] [--repeats 5]
 """
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -42,6 +43,9 @@ from helpers.runs.run import Run  # noqa: E402
 from helpers.store import ScoreStore, load_files  # noqa: E402
 from helpers.engine import CausalScorer  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spread  # noqa: E402
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -50,7 +54,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[800])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=3, help="runs of each mode, in turn; the fastest counts")
+    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each mode")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     loaded = load(args.model)
@@ -63,44 +67,50 @@ def main() -> None:
                                       max_positions=loaded.model.config.n_positions)
     modes = {"no reuse": dict(share="none"), "reuse, cached levels": dict(share="prefix", pack=False),
              "reuse, packed": dict(share="prefix"), "reuse, tree": dict(share="tree"), "default (auto)": dict()}
-    print(f"# {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {platform.machine()} "
-          f"{os.cpu_count()} cores ({platform.processor() or platform.platform()}), python {platform.python_version()}, "
-          f"torch {torch.__version__}, transformers {__import__('transformers').__version__}; "
-          f"load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    used, split = {}, {}
+    print(spread.header(sys.argv), flush=True)
+    print(f"# python {platform.python_version()}, torch {torch.__version__}, "
+          f"transformers {__import__('transformers').__version__}")
     coefficients = CausalScorer(loaded, Settings(progress=False))._auto.coefficients  # the shape x the device class
     print(f"# auto's coefficients (shipped, nothing timed): {coefficients}")
-    results, best = {}, {}
-    for repeat in range(args.repeats):  # modes taken in turn; the fastest of each counts (load on the machine)
-        for mode, options in modes.items():
-            scorer = CausalScorer(loaded, **scorer_arguments(options, Settings(progress=False)))
+    used, splits, results = {}, {m: [] for m in modes}, {}
+
+    def contender(mode: str):
+        def run() -> float:  # a fresh scorer and store each run, as a user's run starts
+            scorer = CausalScorer(loaded, **scorer_arguments(modes[mode], Settings(progress=False)))
             with tempfile.TemporaryDirectory() as root:
                 start = time.perf_counter()
                 files = Run.of(scorer).files(["lp"], *primed_input(selection, prefixes), store=ScoreStore(root))
                 seconds = time.perf_counter() - start
                 scores = load_files(files).sort_values(["paradigm", "pair_id", "target_length"])
-            best[mode] = min(best.get(mode, seconds), seconds)
             used[mode] = scorer.share_used
-            if seconds <= best[mode]:  # where the fastest run's time went
-                split[mode] = {**scorer.seconds, "outside the engine": seconds - sum(scorer.seconds.values())}
-            results[mode] = (best[mode], scores, scorer.tokens_run, scorer.forward_calls)
-    for mode, (seconds, _, tokens, calls) in results.items():
+            splits[mode].append({**scorer.seconds, "outside the engine": seconds - sum(scorer.seconds.values())})
+            results[mode] = (scores, scorer.tokens_run, scorer.forward_calls)
+            return seconds
+        return run
+
+    times = spread.rounds({mode: contender(mode) for mode in modes}, args.repeats)
+    for mode, (_, tokens, calls) in results.items():
         ran = f"  (ran: {used[mode]})" if used[mode] != options_share(modes[mode]) else ""
-        print(f"{mode:<21} {seconds:7.1f} s  {tokens:>9,} tokens  {calls:>5} forward "
-              f"passes  {1e6 * seconds / tokens:6.1f} µs per token{ran}")
-        print(f"{'':<21} " + ", ".join(f"{part} {spent:.2f} s" for part, spent in split[mode].items()))
+        seconds = statistics.median(times[mode])
+        print(f"{mode:<21} {spread.describe(times[mode])}  {tokens:>9,} tokens  {calls:>5} forward "
+              f"passes  {1e6 * seconds / tokens:6.1f} µs per token (median){ran}")
+        print(f"{'':<21} medians: " + ", ".join(f"{part} {statistics.median(s[part] for s in splits[mode]):.2f} s"
+                                              for part in splits[mode][0]))
     print(f"{len(targets)} pairs x prefixes of {args.lengths} tokens (mean actual "
-          f"{prefixes.actual_length.mean():.0f}) on {args.model}, {args.threads} threads, fastest of {args.repeats}; "
-          f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    t_off, off, tok_off, _ = results["no reuse"]
+          f"{prefixes.actual_length.mean():.0f}) on {args.model}, {args.threads} threads, {args.repeats} interleaved "
+          f"runs of each mode; load average after {spread.load_average()}")
+    fastest = min((m for m in modes if m != "default (auto)"), key=lambda m: statistics.median(times[m]))
+    print(f'share="auto" ran {used["default (auto)"]!r}; the fastest mode by median time: {fastest!r} (the default at '
+          f'{spread.describe_ratio(times[fastest], times["default (auto)"])} its speed)')
+    off, tok_off, _ = results["no reuse"]
     for mode in list(modes)[1:]:
-        t_on, on, tok_on, _ = results[mode]
+        on, tok_on, _ = results[mode]
         same = (off.correct.to_numpy() == on.correct.to_numpy()).mean()
         diff = max(np.abs(off.score_good.to_numpy() - on.score_good.to_numpy()).max(),
                    np.abs(off.score_bad.to_numpy() - on.score_bad.to_numpy()).max())
-        print(f"{mode} vs no reuse: {t_off / t_on:.2f}x faster, {1 - tok_on / tok_off:.0%} fewer tokens "
-              f"(tokens alone: {tok_off / tok_on:.2f}x); identical decisions: {same:.4%}; "
-              f"max |score difference| {diff:.2e}")
+        print(f"{mode} vs no reuse: {spread.describe_ratio(times['no reuse'], times[mode])} faster, "
+              f"{1 - tok_on / tok_off:.0%} fewer tokens (the tokens bound it at {tok_off / tok_on:.2f}x); "
+              f"identical decisions: {same:.4%}; max |score difference| {diff:.2e}")
 
 
 def options_share(options: dict) -> str:

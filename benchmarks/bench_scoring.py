@@ -15,15 +15,17 @@ In 2 and 3 lm-eval gets the engine's own token ids (HFLM._loglikelihood_tokens: 
 API would move the context's trailing space into the continuation and add no start token,
 scoring other tokens), so both do the same work and the scores must agree.
 
-For each: requests/s, tokens through the model and time per token (the floor's time per
-token is the yardstick: "time follows tokens" means the same time per token with fewer
-tokens), the ratios, and the largest score difference against lm-eval (for plain LP also
-against a float64 run, and the engine against lm-eval both on a float64 copy of the model,
-where lm-eval's float32 sums drop out). Each timing is
-the fastest of ``--repeats`` runs taken in turn (the machine may be loaded).
+The contenders of a section run interleaved (benchmarks/spread.py: A B ..., the order reversed
+every other round), each warmed up once on 16 requests, then ``--repeats`` (at least 5) times. For
+each: the median requests/s and time with its range, tokens through the model and time per token
+(the floor's time per token is the yardstick: "time follows tokens" means the same time per token
+with fewer tokens), the speed-up over lm-eval as the median of the per-round ratios with their range,
+and the largest score difference against lm-eval (for plain LP also against a float64 run, and the
+engine against lm-eval both on a float64 copy of the model, where lm-eval's float32 sums drop out).
+Where more than one mode ran, the mode ``share="auto"`` chose is printed beside the fastest mode's.
 
-    python benchmarks/bench_scoring.py [--n 2000] [--m 400] [--threads 2] [--repeats 2]
-        [--shape smollm2-135m | gemma3-270m] [--real smollm2]
+    python benchmarks/bench_scoring.py [--n 2000] [--m 400] [--threads 2] [--repeats 5]
+        [--shape smollm2-135m | gemma3-270m] [--real smollm2] [--sections 1 2 3] [--modes none default ...]
 
 ``--shape`` runs a random model of a real model's shape (SmolLM2-135M: 30 x 576, vocabulary
 49,152; Gemma 3 270M: 18 x 640, vocabulary 262,144, sliding windows) on the benchmark
@@ -35,8 +37,8 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import statistics
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -50,6 +52,9 @@ import torch  # noqa: E402
 from helpers import data, paths  # noqa: E402
 from helpers.models import LoadedModel  # noqa: E402
 from helpers.engine import Request, CausalScorer  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import spread  # noqa: E402
 
 
 def blimp_sentences(n: int) -> list[str]:
@@ -136,61 +141,75 @@ def plain_loop(model, tok, texts: list[str], batch: int = 64, dtype=torch.float3
     return out
 
 
-def timed(fn, repeats: int):
-    """(value, fastest seconds) of ``repeats`` calls of ``fn``."""
-    best, value = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - start)
-    return value, best
-
-
 def floor_tokens(tok, texts: list[str]) -> int:
     return sum(1 + len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts)
 
 
 class Table:
-    """Printed rows: requests/s, tokens, time per token, its ratio to the floor's, max |diff|."""
+    """Printed rows of one section, from a :class:`spread.Contest` run: median requests/s, the
+    median time with its range, tokens, time per token and its ratio to the floor's, max |diff|,
+    and the median per-round speed-up over the section's baseline (lm-eval) with its range."""
 
-    def __init__(self, per_token_floor: float | None = None):
-        self.floor = per_token_floor  # None: the floor was not timed (section 1 not run)
-        self.rate, self.cost, self.split = {}, {}, {}
+    def __init__(self, contest: spread.Contest, baseline: str, per_token_floor: float | None = None):
+        self.contest, self.baseline, self.floor = contest, baseline, per_token_floor
+        self.cost: dict[str, tuple[float, int | None]] = {}
+        self.split: dict[str, dict] = {}
 
-    def row(self, name: str, n: int, seconds: float, tokens: int | None = None, diff: float | None = None,
-            split: dict | None = None):
-        self.rate[name] = n / seconds
+    def row(self, name: str, n: int, tokens: int | None = None, diff: float | None = None,
+            split: dict | None = None) -> None:
+        seconds = self.contest.median(name)
         self.cost[name] = (seconds, tokens)
         if split is not None:
             self.split[name] = split
         floor = "" if self.floor is None or tokens is None else f" ({seconds / tokens / self.floor:4.2f}x the floor's)"
-        per_token = "" if tokens is None else f"{tokens:>9,} tokens {1e6 * seconds / tokens:6.1f} us/token{floor}"
+        per_token = "" if tokens is None else f" {tokens:>9,} tokens {1e6 * seconds / tokens:7.1f} us/token{floor}"
         d = "" if diff is None else f"  max |diff| {diff:.1e}"
-        print(f"  {name:<50}{n / seconds:8.1f} req/s {per_token}{d}")
+        vs = "" if name == self.baseline else f"  {self.contest.against(self.baseline, name)} lm-eval"
+        print(f"  {name:<50}{n / seconds:8.1f} req/s  {spread.describe(self.contest.seconds[name])}{per_token}{d}{vs}")
 
     def follows(self, name: str, base: str) -> None:
         """Whether time follows tokens: ``name``'s share of ``base``'s tokens and of its time."""
         (t, n), (t0, n0) = self.cost[name], self.cost[base]
         print(f"  time follows tokens: {name.split(' (')[0]} runs {n / n0:.2f}x the tokens of '{base}' "
-              f"in {t / t0:.2f}x its time (tokens saved {1 - n / n0:.0%}, time saved {1 - t / t0:.0%})")
+              f"in {t / t0:.2f}x its time (tokens saved {1 - n / n0:.0%}, time saved {1 - t / t0:.0%}; "
+              f"the tokens bound the speed-up at {n0 / n:.2f}x)")
         if name in self.split and base in self.split:
             (rows, head), (rows0, head0) = ((self.split[k]["rows"], self.split[k]["head"]) for k in (name, base))
             print(f"    running rows: {rows / rows0:.2f}x the time (saved {1 - rows / rows0:.0%}); the head (a "
                   f"vocabulary log-softmax per position read; sharing removes only positions read twice): {head:.2f} s "
                   f"against {head0:.2f} s, {head / t:.0%} of the time")
 
+    def chosen(self, default: str, mode: str, modes: list[str]) -> None:
+        """The mode ``share="auto"`` ran beside the fastest mode's median (item 4 of issue 65)."""
+        fastest = min(modes, key=self.contest.median)
+        print(f"  share=\"auto\" ran {mode!r}; the fastest mode by median time: '{fastest}' "
+              f"(the default at {self.contest.against(fastest, default)} its speed)")
+
 
 def max_diff(a, b) -> float:
     return float(np.max(np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))))
 
 
-def engine_run(lm, requests, repeats, **options):
-    """(totals, seconds, tokens run, where the time went) of the engine on ``requests``: the
-    fastest run's seconds, and ``CausalScorer.seconds`` (rows, head, ...) averaged over the runs."""
-    scorer = CausalScorer(lm, **scorer_arguments(options, Settings(progress=False)))
-    scored, seconds = timed(lambda: scorer.score(requests), repeats)
-    split = {part: spent / repeats for part, spent in scorer.seconds.items()}
-    return [s.total for s in scored], seconds, scorer.tokens_run // repeats, split
+class EngineRun:
+    """One engine contender: its scorer built once, each call scoring ``requests`` and keeping the
+    tokens it ran, where its time went (``CausalScorer.seconds``: rows, head, ...) and the mode it ran."""
+
+    def __init__(self, lm, requests, **options):
+        self.scorer = CausalScorer(lm, **scorer_arguments(options, Settings(progress=False)))
+        self.requests, self.splits, self.tokens, self.mode = requests, [], 0, None
+
+    def __call__(self, requests=None) -> list[float]:
+        tokens, seconds = self.scorer.tokens_run, dict(self.scorer.seconds)
+        totals = [s.total for s in self.scorer.score(self.requests if requests is None else requests)]
+        if requests is None:  # a timed run (a warm-up passes its own requests)
+            self.tokens = self.scorer.tokens_run - tokens
+            self.splits.append({k: v - seconds.get(k, 0.0) for k, v in self.scorer.seconds.items()})
+            self.mode = self.scorer.share_used
+        return totals
+
+    def split(self) -> dict[str, float]:
+        """The median of each part's seconds over the timed runs."""
+        return {k: statistics.median(s[k] for s in self.splits) for k in self.splits[0]}
 
 
 def float64_checks(model, tok, texts, plain, default, floor, lme, args, instances, loglikelihoods) -> None:
@@ -215,12 +234,38 @@ def model_type(shape: str) -> str:
     return SHAPES[shape][0].removesuffix("Config").removesuffix("Text")
 
 
+MODES = {  # --modes: the engine's contenders, by short name
+    "none": ("engine, no reuse (share=none)", dict(share="none")),
+    "levels": ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
+    "context": ("engine, template prefixes shared (share=context)", dict(share="context")),
+    "prefix": ("engine, share=prefix, packed", dict(share="prefix")),
+    "tree": ("engine, share=tree, packed", dict(share="tree")),
+    "dense": ("engine, share=tree with a dense tree mask (attention='dense')", dict(share="tree", attention="dense")),
+    "default": ("engine, default (share=auto)", dict()),
+}
+DEFAULT = MODES["default"][0]
+SECTION_MODES = {1: ("none", "levels", "prefix", "tree", "dense", "default"),
+                 2: ("none", "context", "prefix", "tree", "default"), 3: ("none", "prefix", "tree", "default")}
+
+
+def contest(entries: dict, requests_n: int, repeats: int, warm: int = 16) -> spread.Contest:
+    """Each entry ``name: fn(subset or None)`` warmed up once on ``warm`` items, then all timed
+    interleaved (``fn(None)`` runs the whole workload)."""
+    match = spread.Contest()
+    for name, fn in entries.items():
+        fn(warm)
+        match.add(name, lambda fn=fn: fn(None))
+    print(f"  ({len(entries)} contenders x {repeats} interleaved runs over {requests_n} requests)", flush=True)
+    match.run(repeats)
+    return match
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=2000, help="sentences for plain LP")
     ap.add_argument("--m", type=int, default=400, help="sentences for in-template LP and Yes/No (x5 templates)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each contender")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--shape", choices=sorted(SHAPES), default=None,
                     help="a random model of this real model's shape instead of the benchmark GPT-2")
@@ -228,6 +273,8 @@ def main() -> None:
                     help="the real SmolLM2-135M-Instruct weights (python -m helpers fetch-model smollm2-135m-instruct)")
     ap.add_argument("--sections", type=int, nargs="+", choices=[1, 2, 3], default=[1, 2, 3],
                     help="which sections to run (1 plain LP, 2 in-template LP, 3 Yes/No; default all)")
+    ap.add_argument("--modes", nargs="+", choices=sorted(MODES), default=sorted(MODES),
+                    help="the engine's contenders (default all a section has; 'default' always runs)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     from lm_eval.api.instance import Instance
@@ -238,6 +285,7 @@ def main() -> None:
     from helpers.methods.prompt_text import render
     from helpers.methods.templates import ide_templates
 
+    print(spread.header(sys.argv), flush=True)
     texts = blimp_sentences(args.n)
     model, tok = build_model()
     described = "GPT-2 6x384"
@@ -253,7 +301,8 @@ def main() -> None:
     n_params = sum(p.numel() for p in model.parameters())
     vocab = model.get_output_embeddings().weight.shape[0]
     print(f"model: {described}, {n_params / 1e6:.1f}M parameters, vocabulary head {vocab:,} (tokenizer {len(tok):,}); "
-          f"{args.threads} threads, torch {torch.__version__}, device {args.device}; fastest of {args.repeats} runs each")
+          f"{args.threads} threads, torch {torch.__version__}, device {args.device}; {args.repeats} interleaved runs "
+          f"each, medians (range); speed-ups are medians of the per-round ratios (range)")
     hflm = HFLM(pretrained=model, tokenizer=tok, batch_size=64, device=args.device)
 
     def instances(pairs):
@@ -262,93 +311,86 @@ def main() -> None:
     def loglikelihoods(harness, reqs):
         return [x[0] for x in harness.loglikelihood(reqs, disable_tqdm=True)]
 
-    def lm_eval(pairs):
-        reqs = instances(pairs)
-        return timed(lambda: loglikelihoods(hflm, reqs), args.repeats)
+    def engines(requests, section: int) -> dict:
+        return {MODES[m][0]: EngineRun(lm, requests, **MODES[m][1])
+                for m in SECTION_MODES[section] if m in args.modes or m == "default"}
 
-    def lm_eval_tokens(requests):
-        """lm-eval on exactly the engine's tokens (context ids, continuation ids): the same
-        work, so the scores must agree and the times compare the implementations."""
-        encoded = CausalScorer(lm, Settings(progress=False)).encode_many(requests)
-        reqs = [(("", ""), list(e.ids[:e.first]), list(e.ids[e.first:])) for e in encoded]
-        return timed(lambda: [x[0] for x in hflm._loglikelihood_tokens(reqs, disable_tqdm=True)], args.repeats)
+    def report(table: Table, runs: dict, requests_n: int, reference) -> None:
+        for name, run in runs.items():
+            table.row(name, requests_n, run.tokens, max_diff(table.contest.values[name], reference), run.split())
+        if "engine, no reuse (share=none)" in runs:
+            table.follows(DEFAULT, "engine, no reuse (share=none)")
+        if len(runs) > 2:
+            table.chosen(DEFAULT, runs[DEFAULT].mode, [n for n in runs if n != DEFAULT])
 
-    table = Table()
+    lm_eval_name = "lm-eval HFLM.loglikelihood, empty context (batch 64)"
     # ---------------------------------------------------------------- 1. plain LP
     if 1 in args.sections:
-        plain_loop(model, tok, texts[:64])  # warm-up
-        floor, t_floor = timed(lambda: plain_loop(model, tok, texts), args.repeats)
-        n_floor = floor_tokens(tok, texts)
-        table.floor = t_floor / n_floor
-        print(f"1. plain LP, {len(texts)} BLiMP sentences")
-        table.row("plain forward + log-softmax loop (floor)", len(texts), t_floor, n_floor)
+        print(f"1. plain LP, {len(texts)} BLiMP sentences", flush=True)
         mc = IncrementalLMScorer(model, device=args.device, tokenizer=tok)
 
-        def run_minicons():
-            out = []
-            for b in range(0, len(texts), 64):
-                out += mc.sequence_score(texts[b:b + 64], reduction=lambda x: x.sum(0).item())
+        def run_minicons(k):
+            some, out = texts if k is None else texts[:k], []
+            for b in range(0, len(some), 64):
+                out += mc.sequence_score(some[b:b + 64], reduction=lambda x: x.sum(0).item())
             return out
 
-        mc_scores, t = timed(run_minicons, args.repeats)
-        ours_mc = [s.total for s in CausalScorer(lm, Settings(progress=False, start="minicons")).score_texts(texts)]
-        table.row("minicons sequence_score (batch 64)", len(texts), t, diff=max_diff(ours_mc, mc_scores))
-        lme, t = lm_eval([("", s) for s in texts])
-        table.row("lm-eval HFLM.loglikelihood, empty context (batch 64)", len(texts), t)
         plain = [Request("", s) for s in texts]
-        default = None
-        for name, options in (("engine, no reuse (share=none)", dict(share="none")),
-                              ("engine, pairs' prefixes shared, cached levels", dict(share="prefix", pack=False)),
-                              ("engine, share=prefix, packing from 16 tokens", dict(share="prefix")),
-                              ("engine, share=tree, packing from 0 tokens", dict(share="tree")),
-                              ("engine, share=tree with a dense tree mask (attention='dense')", dict(share="tree", attention="dense")),
-                              ("engine, default (share=auto)", dict())):
-            totals, t, tokens, split = engine_run(lm, plain, args.repeats, **options)
-            table.row(name, len(texts), t, tokens, max_diff(totals, lme), split)
-            if not options:
-                default = totals
-        best = table.rate["engine, default (share=auto)"]
-        table.follows("engine, default (share=auto)", "plain forward + log-softmax loop (floor)")
-        table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
+        runs = engines(plain, 1)
+        floor_name, mc_name = "plain forward + log-softmax loop (floor)", "minicons sequence_score (batch 64)"
+        match = contest({floor_name: lambda k: plain_loop(model, tok, texts if k is None else texts[:k]),
+                         mc_name: run_minicons,
+                         lm_eval_name: lambda k: loglikelihoods(hflm, instances([("", s) for s in texts[:k]])),
+                         **{name: (lambda k, run=run: run(plain[:k]) if k else run()) for name, run in runs.items()}},
+                        len(texts), args.repeats)
+        n_floor = floor_tokens(tok, texts)
+        table = Table(match, lm_eval_name, match.median(floor_name) / n_floor)
+        lme = match.values[lm_eval_name]
+        table.row(floor_name, len(texts), n_floor)
+        ours_mc = [s.total for s in CausalScorer(lm, Settings(progress=False, start="minicons")).score_texts(texts)]
+        table.row(mc_name, len(texts), diff=max_diff(ours_mc, match.values[mc_name]))
+        table.row(lm_eval_name, len(texts))
+        report(table, runs, len(texts), lme)
+        table.follows(DEFAULT, floor_name)
         if args.shape or args.real:
             print("  (the float64 checks run on the benchmark model only)")
         else:
-            float64_checks(model, tok, texts, plain, default, floor, lme, args, instances, loglikelihoods)
-        print(f"  engine (default) vs lm-eval {best / table.rate['lm-eval HFLM.loglikelihood, empty context (batch 64)']:.2f}x, "
-              f"vs minicons {best / table.rate['minicons sequence_score (batch 64)']:.2f}x, "
-              f"vs the floor {best / table.rate['plain forward + log-softmax loop (floor)']:.2f}x")
+            float64_checks(model, tok, texts, plain, match.values[DEFAULT], match.values[floor_name], lme, args,
+                           instances, loglikelihoods)
+        print(f"  engine (default) vs lm-eval {match.against(lm_eval_name, DEFAULT)}, vs minicons "
+              f"{match.against(mc_name, DEFAULT)}, vs the floor {match.against(floor_name, DEFAULT)}")
 
-    def compare(requests, lm_eval_name: str, modes) -> None:
-        """lm-eval on the engine's tokens, then the engine in each mode, and the default's ratio."""
-        lme, t = lm_eval_tokens(requests)
-        table.row(lm_eval_name, len(requests), t)
-        for name, options in modes:
-            totals, t, tokens, split = engine_run(lm, requests, args.repeats, **options)
-            table.row(name, len(requests), t, tokens, max_diff(totals, lme), split)
-        table.follows("engine, default (share=auto)", "engine, no reuse (share=none)")
-        print(f"  engine (default) vs lm-eval "
-              f"{table.rate['engine, default (share=auto)'] / table.rate[lm_eval_name]:.2f}x")
+    def compare(requests, name: str, section: int) -> None:
+        """lm-eval on exactly the engine's tokens (context ids, continuation ids: the same work, so
+        the scores must agree and the times compare the implementations), then the engine's modes."""
+        encoded = CausalScorer(lm, Settings(progress=False)).encode_many(requests)
+        reqs = [(("", ""), list(e.ids[:e.first]), list(e.ids[e.first:])) for e in encoded]
+        runs = engines(requests, section)
+        match = contest({name: lambda k: [x[0] for x in hflm._loglikelihood_tokens(reqs[:k], disable_tqdm=True)],
+                         **{n: (lambda k, run=run: run(requests[:k]) if k else run()) for n, run in runs.items()}},
+                        len(requests), args.repeats)
+        table = Table(match, name)
+        table.row(name, len(requests))
+        report(table, runs, len(requests), match.values[name])
+        print(f"  engine (default) vs lm-eval {match.against(name, DEFAULT)}")
 
     sentences = texts[:args.m]
-    packed = (("engine, share=prefix, packed", dict(share="prefix")), ("engine, share=tree, packed", dict(share="tree")),
-              ("engine, default (share=auto)", dict()))
     # ---------------------------------------------------------------- 2. in-template LP
     if 2 in args.sections:
         requests = [Request(before, s + after) for before, after in (t.split() for t in ide_templates("single"))
                     for s in sentences]
-        print(f"2. in-template LP, 5 templates x {len(sentences)} sentences = {len(requests)} requests")
-        compare(requests, "lm-eval loglikelihood(template prefix, sentence + suffix)",
-                (("engine, no reuse (share=none)", dict(share="none")),
-                 ("engine, template prefixes shared (share=context)", dict(share="context")), *packed))
+        print(f"2. in-template LP, 5 templates x {len(sentences)} sentences = {len(requests)} requests", flush=True)
+        compare(requests, "lm-eval loglikelihood(template prefix, sentence + suffix)", 2)
 
     # ---------------------------------------------------------------- 3. Yes/No
     if 3 in args.sections:
         yes, no = yes_no("en")
         requests = [Request(render(template, tok, instruct=False, sentence=s), answer, separate=True)
                     for template in ide_templates("yn") for s in sentences for answer in (yes, no)]
-        print(f"3. Yes/No, 5 prompts x {len(sentences)} sentences x 2 answers = {len(requests)} requests")
-        compare(requests, "lm-eval loglikelihood(prompt, answer)",
-                (("engine, no reuse (share=none)", dict(share="none")), *packed))
+        print(f"3. Yes/No, 5 prompts x {len(sentences)} sentences x 2 answers = {len(requests)} requests", flush=True)
+        compare(requests, "lm-eval loglikelihood(prompt, answer)", 3)
+    print(f"# load average after: {spread.load_average()}")
+
 
 if __name__ == "__main__":
     main()

@@ -5,7 +5,8 @@ A shard job plans the whole run and runs only the batches its pairs need (and th
 what they read), so that its scores equal the unsharded run's bit for bit. A batch at the edge
 of a shard serves both neighbours, and parts shared across blocks serve every shard: this
 counts that overhead for LP over BLiMP (the 02 readout pass) with the demo model's tokenizer
-and the default CausalScorer. Nothing is run through the model.
+and the default CausalScorer. Nothing is run through the model and nothing is timed (so no
+repeats); printed with the machine, the load average before and after, and the commit.
 
     python benchmarks/bench_shards.py [--limit 1000] [--shards 2 4 8 16] [--share tree]
 """
@@ -18,8 +19,12 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 from helpers.settings import Settings  # noqa: E402
+
+import spread  # noqa: E402
 
 from helpers.data.selection import select  # noqa: E402
 from helpers.models import load  # noqa: E402
@@ -50,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shards", type=int, nargs="+", default=[2, 4, 8, 16])
     p.add_argument("--share", default="tree", choices=["none", "context", "prefix", "tree"])
     args = p.parse_args(argv)
+    print(spread.header(sys.argv if argv is None else [sys.argv[0], *argv], HERE.parent), flush=True)
     selection = select("blimp", args.limit)
     scorer = CausalScorer(load(args.model), Settings(progress=False, share=args.share))
     requests = [Request("", item[side]) for item in selection.items() for side in ("good", "bad")]
@@ -70,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             batches += len(needed)
             tokens += sum(sizes[key] for key in needed)
         print(f"| {count} | {batches:,} | {tokens:,} | {tokens / whole:.3f}x |", flush=True)
+    print(f"# load average after: {spread.load_average()}")
     return 0
 
 

@@ -65,3 +65,43 @@ def machine() -> str:
 
 def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+class Contest:
+    """Contenders run interleaved (:func:`rounds`), each keeping the value of its last run:
+    ``add(name, fn)`` with ``fn()`` returning what the contender computed (scores, to compare
+    afterwards); ``run(repeats)`` times them; ``seconds[name]`` and ``values[name]`` then hold
+    each one's times and last value."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, Callable[[], float]] = {}
+        self.values: dict[str, object] = {}
+        self.seconds: dict[str, list[float]] = {}
+
+    def add(self, name: str, fn: Callable[[], object]) -> None:
+        def once() -> float:
+            start = time.perf_counter()
+            self.values[name] = fn()
+            return time.perf_counter() - start
+        self._runs[name] = once
+
+    def run(self, repeats: int = MIN_REPEATS) -> dict[str, list[float]]:
+        self.seconds = rounds(self._runs, repeats)
+        return self.seconds
+
+    def median(self, name: str) -> float:
+        return statistics.median(self.seconds[name])
+
+    def against(self, baseline: str, name: str) -> str:
+        """``name``'s speed-up over ``baseline``: the median per-round ratio and its range."""
+        return describe_ratio(self.seconds[baseline], self.seconds[name])
+
+
+def header(argv: list[str], root: str | os.PathLike = ".") -> str:
+    """The lines every benchmark prints first: its command, the machine, the compiler's switch,
+    the load average before and the commit."""
+    import shlex
+
+    dynamo = os.environ.get("TORCHDYNAMO_DISABLE", "unset")
+    return (f"# {shlex.join(argv)}\n# machine: {machine()}; TORCHDYNAMO_DISABLE={dynamo}\n"
+            f"# load average before: {load_average()}\n# commit: {commit(root)}")

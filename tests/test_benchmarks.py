@@ -6,6 +6,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 import bench_gpu  # noqa: E402
@@ -22,9 +24,20 @@ def run(module, argv: list[str], capsys, monkeypatch) -> str:
 
 def test_bench_plan_times_growing_plans(capsys, monkeypatch):
     out = run(bench_plan, ["--sizes", "40", "120"], capsys, monkeypatch)
-    assert "in-template LP template 1; 120 requests encoded" in out
-    assert re.search(r"N=\s+40: .* 1\.00x the per-request time at N=40 \(a quadratic plan: 1x\)", out)
-    assert re.search(r"N=\s+120: .* the per-request time at N=40 \(a quadratic plan: 3x\)", out)
+    assert re.search(r"^# machine: .*\n# load average before: [\d. ]+\n# commit: \w+", out, re.M), out
+    assert re.search(r"^# load average after: [\d. ]+$", out, re.M), out
+    assert "in-template LP template 1; 120 requests encoded; 5 runs at each N" in out
+    # the median time (range, runs) and the per-round ratio to the smallest N (median and range)
+    assert re.search(r"^N=\s+40: [\d.]+ s \([\d.]+-[\d.]+, 5 runs\), .* 1\.00x \(1\.00-1\.00\) the per-request "
+                     r"time at N=40 \(a quadratic plan: 1x\)$", out, re.M), out
+    assert re.search(r"^N=\s+120: [\d.]+ s \([\d.]+-[\d.]+, 5 runs\), .* [\d.]+x \([\d.]+-[\d.]+\) the per-request "
+                     r"time at N=40 \(a quadratic plan: 3x\)$", out, re.M), out
+
+
+def test_benchmarks_refuse_fewer_than_five_runs_before_any_work(capsys, monkeypatch):
+    for module in (bench_plan, bench_masked):
+        with pytest.raises(ValueError, match="at least 5 interleaved runs"):
+            run(module, ["--repeats", "4"], capsys, monkeypatch)
 
 
 def test_bench_plan_tokens_orders_the_share_modes_and_one_block_reaches_the_minimum(capsys, monkeypatch):
@@ -57,15 +70,28 @@ def test_bench_gpu_keeps_to_its_time_budget_and_says_what_it_skipped(capsys, mon
 
 def test_bench_masked_runs_both_scorers_and_they_agree(capsys, monkeypatch):
     out = run(bench_masked, ["--shape", "tiny", "--n", "20", "--layers", "2", "--width", "64", "--l2r-n", "10",
-                             "--ref-n", "5", "--repeats", "2", "--minicons-batches", "2,5"], capsys, monkeypatch)
+                             "--ref-n", "5", "--repeats", "5", "--minicons-batches", "2,5"], capsys, monkeypatch)
+    assert re.search(r"^# machine: .*\n# load average before: [\d. ]+\n# commit: \w+", out, re.M), out
+    assert re.search(r"^# load average after: [\d. ]+$", out, re.M), out
     assert re.search(r"^random bert \(tiny: 2 layers x 64, vocabulary \d+\), .* 20 BLiMP sentences, \d+ masked "
                      r"copies \([\d.]+ a sentence\)$", out, re.M)
-    assert re.search(r"^minicons warm-up, seconds a sentence by batch size: 2: [\d.]+, 5: [\d.]+; timed with [25]$",
+    warm = re.search(r"^minicons warm-up, seconds a sentence by batch size \(median and range of 5 interleaved runs\): "
+                     r"2: ([\d.]+) \(([\d.]+)-([\d.]+)\), 5: ([\d.]+) \(([\d.]+)-([\d.]+)\); timed with ([25])$",
                      out, re.M)
+    assert warm, out
+    two, five = (float(warm[1]), float(warm[2]), float(warm[3])), (float(warm[4]), float(warm[5]), float(warm[6]))
+    assert two[1] <= two[0] <= two[2] and five[1] <= five[0] <= five[2]  # a median within its range
+    assert {"2": two[0], "5": five[0]}[warm[7]] == min(two[0], five[0])  # the batch with the lower median
     differences = [float(x) for x in re.findall(r"(\d\.\d\de-\d\d)(?: nats)?", out)]
-    assert len(differences) == 4 and max(differences) < 1e-3, out  # float32 rounding only, both variants
-    assert re.search(r"median of 2: engine [\d.]+ s \(\d+ forward passes\), minicons [\d.]+ s: [\d.]+x faster.*"
-                     r"\(runs: engine [\d.]+, [\d.]+; minicons [\d.]+, [\d.]+\)$", out, re.M)
+    assert len(differences) == 4 and max(differences) < 1e-3, out  # float32 rounding only, both variants: they agree
+    pll = re.search(r"^pll, 5 interleaved runs each: engine ([\d.]+) s \(([\d.]+)-([\d.]+), 5 runs\), \d+ forward "
+                    r"passes a run; minicons ([\d.]+) s \(([\d.]+)-([\d.]+), 5 runs\); engine ([\d.]+)x "
+                    r"\(([\d.]+)-([\d.]+)\) faster \(per-round ratios: median, range\); max \|PLL difference\| "
+                    r"\d\.\d\de-\d\d nats$", out, re.M)
+    assert pll, out
+    engine, minicons, ratio = (tuple(float(pll[i]) for i in (k, k + 1, k + 2)) for k in (1, 4, 7))
+    for median, low, high in (engine, minicons, ratio):
+        assert 0 < low <= median <= high, out
 
 
 def test_scripts_put_the_repository_on_the_path_before_importing_helpers():

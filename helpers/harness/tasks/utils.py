@@ -22,9 +22,17 @@ def _pairs(name: str, pairs=None, good: str = "sentence_good", bad: str = "sente
     return datasets.DatasetDict({"test": datasets.Dataset.from_dict(table)})
 
 
-def blimp(**metadata) -> datasets.DatasetDict:
-    """BLiMP's 67,000 pairs (the mirror), in the order of its paradigms."""
-    return _pairs("blimp")
+def blimp(paradigm: str | None = None, **metadata) -> datasets.DatasetDict:
+    """BLiMP's 67,000 pairs (the mirror), in the order of its paradigms; with ``paradigm`` (the
+    task's metadata, or ``--metadata '{"paradigm": "adjunct_island"}'``) that paradigm's 1,000, as
+    lm-eval's ``blimp_<paradigm>`` task holds them."""
+    pairs = data.load_processed("blimp")
+    if paradigm is not None:
+        if paradigm not in set(pairs["paradigm"]):
+            raise ValueError(f"blimp_offline: no BLiMP paradigm {paradigm!r}; BLiMP's 67 are "
+                             f"{', '.join(pairs['paradigm'].unique())}")
+        pairs = pairs[pairs["paradigm"] == paradigm]
+    return _pairs("blimp", pairs)
 
 
 def zhoblimp(**metadata) -> datasets.DatasetDict:
