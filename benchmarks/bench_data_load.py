@@ -40,9 +40,8 @@ def read(name: str, rows: list[int], first: bool):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", nargs="+", default=["rublimp", "jblimp"])
-    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
     args = ap.parse_args()
-    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs
     print(spread.header(sys.argv, HERE.parent), flush=True)
     for name in args.datasets:
         rows: list[int] = [len(data.load(name))]  # untimed: the modules a read needs imported

@@ -87,9 +87,8 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=["demo-en", "tiny-gpt2"])
     ap.add_argument("--limit", type=int, default=None, help="pairs per paradigm (default: all, 1,000)")
     ap.add_argument("--no-browser", action="store_true", help="skip the timing in headless Chromium")
-    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="runs of each timing (at least 5)")
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="runs of each timing (at least 5)")
     args = ap.parse_args()
-    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs: before the store is written
     print(spread.header(sys.argv, HERE.parent), flush=True)
     frame = select("blimp", args.limit).frame
     with tempfile.TemporaryDirectory() as tmp:

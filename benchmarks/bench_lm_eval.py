@@ -82,7 +82,7 @@ def main() -> None:
     p.add_argument("--fewshot", type=int, nargs="+", default=[0, 5],
                    help="--num_fewshot of the Yes/No task, a run for each (k answered prompts before each one)")
     p.add_argument("--hf-batch", type=int, default=64, help="lm-eval's hf batch size")
-    p.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each model")
+    p.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved runs of each model")
     p.add_argument("--exact", type=int, default=300, help="requests checked against a float64 forward")
     args = p.parse_args()
 

@@ -104,10 +104,9 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--minicons-batches", default="5,20,50", help="sentences per minicons batch to try")
     ap.add_argument("--l2r-n", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
     ap.add_argument("--ref-n", type=int, default=50, help="sentences checked against a float64 reference")
     args = ap.parse_args()
-    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs: before anything is built
     print(spread.header(sys.argv, HERE.parent), flush=True)
     from minicons.scorer import MaskedLMScorer
 

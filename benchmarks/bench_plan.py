@@ -49,9 +49,8 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000, 32000, 134000])
     ap.add_argument("--tokens", action="store_true", help="tokens per share mode against the tree's minimum")
     ap.add_argument("--pairs", type=int, default=None, help="first N BLiMP pairs (default all) for --tokens")
-    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="runs at each size (at least 5)")
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="runs at each size (at least 5)")
     args = ap.parse_args()
-    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs: before anything is loaded
     print(spread.header(sys.argv, HERE.parent), flush=True)
     scorer = CausalScorer(load(args.model), Settings(progress=False))
     if args.tokens:

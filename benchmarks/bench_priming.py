@@ -54,7 +54,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--lengths", type=int, nargs="+", default=[800])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each mode")
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved runs of each mode")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     loaded = load(args.model)

@@ -47,9 +47,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--methods", choices=["readouts", "yesno"], default="readouts")
-    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
     args = ap.parse_args()
-    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs: before anything is loaded
     print(spread.header(sys.argv, HERE.parent), flush=True)
     torch.set_num_threads(args.threads)
     loaded = load(args.model)

@@ -85,9 +85,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000, 32000])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
     args = ap.parse_args()
-    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs: before anything is built
     print(spread.header(sys.argv, HERE.parent), flush=True)
     torch.set_num_threads(args.threads)
     from lm_eval.api.instance import Instance

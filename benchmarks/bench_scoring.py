@@ -265,7 +265,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=2000, help="sentences for plain LP")
     ap.add_argument("--m", type=int, default=400, help="sentences for in-template LP and Yes/No (x5 templates)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each contender")
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved runs of each contender")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--shape", choices=sorted(SHAPES), default=None,
                     help="a random model of this real model's shape instead of the benchmark GPT-2")

@@ -58,9 +58,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", nargs="+", default=["rublimp"])
     ap.add_argument("--tokenizers", nargs="+", default=list(TOKENIZERS), choices=TOKENIZERS)
-    ap.add_argument("--repeats", type=int, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved runs of each (at least 5)")
     args = ap.parse_args()
-    spread.rounds({}, args.repeats)  # spread refuses fewer than 5 runs: before anything is read
     print(spread.header(sys.argv, HERE.parent), flush=True)
     print(f"# TOKENIZERS_PARALLELISM={os.environ.get('TOKENIZERS_PARALLELISM', '(unset)')}, {os.cpu_count()} CPUs, "
           f"{args.repeats} interleaved runs each")

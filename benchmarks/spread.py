@@ -29,6 +29,17 @@ def rounds(contenders: dict[str, Callable[[], float]], repeats: int = MIN_REPEAT
     return seconds
 
 
+def repeats(value: str) -> int:
+    """``--repeats`` as argparse reads it: a whole number of at least :data:`MIN_REPEATS`, refused
+    with a usage error before anything is loaded."""
+    import argparse
+
+    n = int(value)
+    if n < MIN_REPEATS:
+        raise argparse.ArgumentTypeError(f"{n}: a figure needs at least {MIN_REPEATS} interleaved runs per contender")
+    return n
+
+
 def ratio(baseline: list[float], other: list[float]) -> tuple[float, float, float]:
     """(median, smallest, largest) of the per-round speed-ups ``baseline / other``."""
     per_round = [b / o for b, o in zip(baseline, other)]

@@ -36,8 +36,10 @@ def test_bench_plan_times_growing_plans(capsys, monkeypatch):
 
 def test_benchmarks_refuse_fewer_than_five_runs_before_any_work(capsys, monkeypatch):
     for module in (bench_plan, bench_masked):
-        with pytest.raises(ValueError, match="at least 5 interleaved runs"):
+        with pytest.raises(SystemExit) as refused:  # argparse's usage error, before anything is built
             run(module, ["--repeats", "4"], capsys, monkeypatch)
+        assert refused.value.code == 2
+        assert "argument --repeats: 4: a figure needs at least 5 interleaved runs" in capsys.readouterr().err
 
 
 def test_bench_plan_tokens_orders_the_share_modes_and_one_block_reaches_the_minimum(capsys, monkeypatch):
@@ -109,3 +111,22 @@ def test_scripts_put_the_repository_on_the_path_before_importing_helpers():
         if helpers_at and (on_path is None or helpers_at[0] < on_path):
             late.append(script.name)
     assert late == []
+
+
+def test_spread_interleaves_reverses_and_takes_medians_of_per_round_ratios():
+    import spread
+
+    order, clock = [], iter([4.0, 2.0, 2.0, 6.0, 5.0, 1.0, 3.0, 3.0, 8.0, 2.0])  # A, B, then B, A, ...
+    contenders = {name: (lambda name=name: order.append(name) or next(clock)) for name in ("A", "B")}
+    seconds = spread.rounds(contenders, 5)
+    assert order == ["A", "B", "B", "A", "A", "B", "B", "A", "A", "B"]
+    assert seconds == {"A": [4.0, 6.0, 5.0, 3.0, 8.0], "B": [2.0, 2.0, 1.0, 3.0, 2.0]}
+    # per-round speed-ups of B over A: 2, 3, 5, 1, 4 -> median 3, range 1-5 (not 5.0 / 2.0 of the medians)
+    assert spread.ratio(seconds["A"], seconds["B"]) == (3.0, 1.0, 5.0)
+    assert spread.describe_ratio(seconds["A"], seconds["B"]) == "3.00x (1.00-5.00)"
+    assert spread.describe(seconds["A"]) == "5.000 s (3.000-8.000, 5 runs)"
+    match = spread.Contest()
+    match.add("x", lambda: 42)
+    match.add("y", lambda: "kept")
+    match.run(5)
+    assert match.values == {"x": 42, "y": "kept"} and [len(v) for v in match.seconds.values()] == [5, 5]
