@@ -66,15 +66,14 @@ report: setup ## notebooks 00-08 on the demo model with small limits, as HTML pa
 explore: setup ## the results explorer over outputs/scores (SCORES= another store) at http://localhost:8000 (PORT=)
 	$(PY) -m helpers explore --serve --port $(PORT) $(if $(SCORES),--root $(SCORES))
 
-bench: setup ## engine benchmarks: vs minicons and lm-eval, shared-prefix reuse, plan scaling (about 16 minutes)
+bench: setup models ## the speed targets of docs/engine.md: engine vs minicons and lm-eval on 8k, 49k and 262k vocabularies, 800-token priming; 5 interleaved runs each (about 55 minutes)
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/bench_scoring.py
-	$(PY) benchmarks/bench_readout.py
-	$(PY) benchmarks/bench_readout.py --methods yesno
-	$(PY) benchmarks/bench_plan.py
-	$(PY) benchmarks/bench_priming.py
+	$(PY) benchmarks/bench_scoring.py --real smollm2 --n 400 --m 60 --modes none tree default
+	$(PY) benchmarks/bench_scoring.py --shape gemma3-270m --n 300 --m 20 --modes none tree default
+	$(PY) benchmarks/bench_priming.py --paradigms 10 --pairs 10
 
-bench-lm-eval: setup models ## lm-eval's evaluator with the engine against lm-eval's hf model, SmolLM2-135M-Instruct (about 15 minutes)
+bench-lm-eval: setup models ## lm-eval's evaluator with the engine against lm-eval's hf model, SmolLM2-135M-Instruct; 5 interleaved runs each (about 25 minutes)
 	$(PY) benchmarks/bench_lm_eval.py
 
 clean: ## remove outputs (keeps data/processed and the environment)

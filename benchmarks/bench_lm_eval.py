@@ -10,7 +10,11 @@ on SmolLM2-135M-Instruct (the real weights, offline) and this project's offline 
   2. ``blimp_yes_no_offline``: a multiple-choice task whose choices share one context, Ide et al.'s
      first Yes/No prompt over the first ``--yes-no`` BLiMP sentences ("Yes" and "No" after it), once
      per ``--fewshot`` value: with k > 0 each prompt follows k answered prompts of other sentences
-     (lm-eval's ``num_fewshot``, its default seeds), a long context the two choices share.
+     (lm-eval's ``num_fewshot``, its default seeds), a long context the two choices share (one token each,
+     so lm-eval's ``hf`` runs it once for both: its logits cache);
+  3. ``blimp_offline`` with ``--pairs-fewshot`` k: each pair's two sentences as the choices after k
+     acceptable sentences of other pairs, over ``--pairs-docs`` pairs spread over the paradigms: choices of
+     many tokens sharing a long context, which ``hf`` runs once for each choice.
 
 Both models score the same loaded weights; hf as lm-eval users run it (``batch_size=--hf-batch``,
 its logits cache on, float32 log-softmax), the engine with its defaults (``share=auto``). For each
@@ -22,7 +26,8 @@ Then, on the first ``--exact`` requests of task 1, how far each float32 run is f
 (hf with a float64 log-softmax on a float64 copy of the model), and the engine against that reference
 on the float64 copy itself (what is left is the engine's float32 log-softmax).
 
-    OMP_NUM_THREADS=2 python benchmarks/bench_lm_eval.py [--per-paradigm 15] [--yes-no 300] [--fewshot 0 5]
+    OMP_NUM_THREADS=2 python benchmarks/bench_lm_eval.py [--per-paradigm 15] [--yes-no 200] [--fewshot 0 5]
+        [--pairs-fewshot 10] [--pairs-docs 40]
         [--hf-batch 64] [--repeats 5]
 """
 from __future__ import annotations
@@ -46,15 +51,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import spread  # noqa: E402
 
 
-def blimp_paradigm_tasks() -> list[dict]:
-    """lm-eval's BLiMP as its users run it, offline: 67 tasks, one per paradigm (blimp_offline's config,
-    its dataset cut to the paradigm by the task's metadata), so that ``limit=k`` takes the first k pairs
-    of each paradigm as ``--tasks blimp --limit k`` does from lm-eval's 67 ``blimp_<paradigm>`` tasks."""
+def blimp_offline_config(**overrides) -> dict:
+    """blimp_offline's task config (its YAML, functions resolved) with ``overrides``."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
     from helpers.harness import TASKS_DIR
 
-    base = load_yaml(TASKS_DIR / "blimp_offline.yaml", resolve_func=True)
+    return {**load_yaml(TASKS_DIR / "blimp_offline.yaml", resolve_func=True), **overrides}
+
+
+def blimp_paradigm_tasks() -> list[dict]:
+    """lm-eval's BLiMP as its users run it, offline: 67 tasks, one per paradigm (blimp_offline's config,
+    its dataset cut to the paradigm by the task's metadata), so that ``limit=k`` takes the first k pairs
+    of each paradigm as ``--tasks blimp --limit k`` does from lm-eval's 67 ``blimp_<paradigm>`` tasks."""
+    base = blimp_offline_config()
     return [{**base, "task": f"blimp_offline_{p}", "metadata": {**base.get("metadata", {}), "paradigm": p}}
             for p in data.load_processed("blimp")["paradigm"].unique()]
 
@@ -76,11 +86,14 @@ def main() -> None:
     from helpers.models import load
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--per-paradigm", type=int, nargs="+", default=[15],
+    p.add_argument("--per-paradigm", type=int, nargs="*", default=[15],
                    help="BLiMP pairs per paradigm (67 paradigms), a run for each")
-    p.add_argument("--yes-no", type=int, default=300, help="BLiMP sentences of the Yes/No task")
-    p.add_argument("--fewshot", type=int, nargs="+", default=[0, 5],
+    p.add_argument("--yes-no", type=int, default=200, help="BLiMP sentences of the Yes/No task")
+    p.add_argument("--fewshot", type=int, nargs="*", default=[0, 5],
                    help="--num_fewshot of the Yes/No task, a run for each (k answered prompts before each one)")
+    p.add_argument("--pairs-fewshot", type=int, nargs="*", default=[10],
+                   help="--num_fewshot of blimp_offline, a run for each: k acceptable sentences before both choices")
+    p.add_argument("--pairs-docs", type=int, default=40, help="BLiMP pairs of those runs, spread over the paradigms")
     p.add_argument("--hf-batch", type=int, default=64, help="lm-eval's hf batch size")
     p.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved runs of each model")
     p.add_argument("--exact", type=int, default=300, help="requests checked against a float64 forward")
@@ -103,6 +116,14 @@ def main() -> None:
               f"{f' after {k} answered prompts (num_fewshot={k})' if k else ''}", ["blimp_yes_no_offline"],
               ["blimp_yes_no_offline"], dict(samples={"blimp_yes_no_offline": list(range(args.yes_no))},
                                              num_fewshot=k or None)) for k in args.fewshot]
+    spread_pairs = list(range(0, 67000, 67000 // args.pairs_docs))[:args.pairs_docs]
+    # blimp_offline's config fixes num_fewshot at 0 (as lm-eval's blimp tasks do), which simple_evaluate's
+    # num_fewshot does not override: the config's own value is set instead (few-shot sentences drawn from
+    # the test split, lm-eval's rule where a task has no other)
+    runs += [(f"blimp_offline, BLiMP's two sentences as choices after {k} acceptable sentences (num_fewshot={k}): "
+              f"choices of many tokens sharing a long context",
+              [blimp_offline_config(task=f"blimp_offline_{k}shot", num_fewshot=k)], [f"blimp_offline_{k}shot"],
+              dict(samples={f"blimp_offline_{k}shot": spread_pairs})) for k in args.pairs_fewshot]
     for n, (what, specs, names, options) in enumerate(runs, 1):
         print(f"{n}. {what}", flush=True)
         match = spread.Contest()
@@ -127,7 +148,7 @@ def main() -> None:
               f"{np.abs(ours - theirs).max():.1e}; is_greedy {'agrees on every request' if our_greedy == their_greedy else 'DIFFERS'}"
               f" ({sum(our_greedy)} greedy); context {np.mean(context):.0f} tokens on average "
               f"({min(context)}-{max(context)}), the engine ran {ran:,} tokens a run")
-        if n == 1:
+        if n == 1 and args.per_paradigm:
             exactness(loaded, results, names, args.exact)
     print(f"# load average after: {spread.load_average()}")
 

@@ -99,3 +99,23 @@ def test_trust_remote_code_is_passed_through_where_the_user_asks(tiny, tmp_path)
     assert type(remote.scorer.loaded.model).__name__ == "RemoteGPT2LMHeadModel"
     asked = [Instance(request_type="loglikelihood", doc={}, arguments=("The cat", " sees a dog."), idx=0)]
     assert remote.loglikelihood(asked) == EngineLM(lm, progress=False).loglikelihood(asked)
+
+
+def test_blimp_offline_takes_one_paradigm_from_its_metadata_as_lm_evals_blimp_subtask_holds_it():
+    import pytest
+
+    from helpers import data
+    from helpers.harness.tasks import utils
+
+    pairs = data.load_processed("blimp")
+    island = pairs[pairs["paradigm"] == "adjunct_island"]
+    one = utils.blimp(paradigm="adjunct_island", version=1.0)["test"]
+    assert len(one) == 1_000 and set(one["UID"]) == {"adjunct_island"}
+    assert one["sentence_good"] == island["good"].tolist() and one["sentence_bad"] == island["bad"].tolist()
+    assert len(utils.blimp(version=1.0)["test"]) == 67_000  # no paradigm: all of BLiMP, as before
+    with pytest.raises(ValueError, match="no BLiMP paradigm 'adjunct_islands'; BLiMP's 67 are adjunct_island, "):
+        utils.blimp(paradigm="adjunct_islands")
+    # through lm-eval's evaluator's own config route, as --metadata '{"paradigm": ...}' passes it
+    task = TaskManager(include_path=str(harness.TASKS_DIR), metadata={"paradigm": "adjunct_island"}) \
+        .load_task_or_group(["blimp_offline"])["blimp_offline"]
+    assert len(task.test_docs()) == 1_000
