@@ -27,7 +27,7 @@ Then, on the first ``--exact`` requests of task 1, how far each float32 run is f
 on the float64 copy itself (what is left is the engine's float32 log-softmax).
 
     OMP_NUM_THREADS=2 python benchmarks/bench_lm_eval.py [--per-paradigm 15] [--yes-no 200] [--fewshot 0 5]
-        [--pairs-fewshot 10] [--pairs-docs 40]
+        [--pairs-fewshot 20] [--pairs-docs 40]
         [--hf-batch 64] [--repeats 5]
 """
 from __future__ import annotations
@@ -91,7 +91,7 @@ def main() -> None:
     p.add_argument("--yes-no", type=int, default=200, help="BLiMP sentences of the Yes/No task")
     p.add_argument("--fewshot", type=int, nargs="*", default=[0, 5],
                    help="--num_fewshot of the Yes/No task, a run for each (k answered prompts before each one)")
-    p.add_argument("--pairs-fewshot", type=int, nargs="*", default=[10],
+    p.add_argument("--pairs-fewshot", type=int, nargs="*", default=[20],
                    help="--num_fewshot of blimp_offline, a run for each: k acceptable sentences before both choices")
     p.add_argument("--pairs-docs", type=int, default=40, help="BLiMP pairs of those runs, spread over the paradigms")
     p.add_argument("--hf-batch", type=int, default=64, help="lm-eval's hf batch size")
