@@ -2,6 +2,8 @@
 and what the rest of the toolkit does with a language that has no templates, corpora or model."""
 from __future__ import annotations
 
+import re
+
 import csv
 import hashlib
 import json
@@ -219,7 +221,12 @@ def test_the_load_benchmark_runs_as_committed(capsys, monkeypatch):
     spec = importlib.util.spec_from_file_location("bench_data_load", paths.ROOT / "benchmarks" / "bench_data_load.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    monkeypatch.setattr("sys.argv", ["bench_data_load.py", "--datasets", "jblimp", "--repeats", "2"])
+    monkeypatch.setattr("sys.argv", ["bench_data_load.py", "--datasets", "jblimp", "--repeats", "5"])
     bench.main()
     out = capsys.readouterr().out
-    assert out.startswith("jblimp: 331 rows; first read ") and out.endswith(" over 2 reads (checksums cached)\n")
+    assert out.startswith("# bench_data_load.py --datasets jblimp --repeats 5\n# machine: "), out
+    # first reads (checksums computed) and cached reads interleaved: medians, ranges, the per-round speed-up
+    assert re.search(r"^jblimp: 331 rows; first read [\d.]+ s \([\d.]+-[\d.]+, 5 runs\) \(with checksums\), then "
+                     r"[\d.]+ s \([\d.]+-[\d.]+, 5 runs\) \(checksums cached\): [\d.]+x \([\d.]+-[\d.]+\) faster$", out,
+                     re.M), out
+    assert out.splitlines()[-1].startswith("# load average after: ")

@@ -293,11 +293,15 @@ def test_the_benchmark_runs_as_committed(bert, capsys, monkeypatch):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     monkeypatch.setattr("sys.argv", ["bench_unknown_tokens.py", "--datasets", "jblimp", "--tokenizers", "tiny-bert",
-                                     "--repeats", "1"])
+                                     "--repeats", "5"])
     bench.main()
     lines = capsys.readouterr().out.splitlines()
     m = unknown_share(bert.tokenizer, selection_texts(load_data("jblimp")), limit=None)  # the same WordPiece
-    assert len(lines) == 2 and lines[0].startswith("# TOKENIZERS_PARALLELISM=")
+    # the header (command, machine, load average, commit), the settings, the measurement, the load average after
+    assert len(lines) == 7 and lines[1].startswith("# machine: ") and lines[4].startswith("# TOKENIZERS_PARALLELISM=")
+    assert lines[6].startswith("# load average after: ")
     share = re.escape(f"share {m.share:.4%}")
-    assert re.fullmatch(rf"jblimp, tiny-bert: all 662 texts [0-9.]+ s, {share} \({m.unknown:,} of {m.characters:,}\); "
-                        rf"sample of 662 [0-9.]+ s, {share} \(\+0\.000 points\)", lines[1]), lines[1]
+    took = r"[0-9.]+ s \([0-9.]+-[0-9.]+, 5 runs\)"  # the median and range of 5 interleaved runs
+    assert re.fullmatch(rf"jblimp, tiny-bert: all 662 texts {took}, {share} \({m.unknown:,} of {m.characters:,}\); "
+                        rf"sample of 662 {took}, {share} \(\+0\.000 points\); the sample [0-9.]+x \([0-9.]+-[0-9.]+\) "
+                        rf"faster", lines[5]), lines[5]
