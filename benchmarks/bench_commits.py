@@ -69,7 +69,7 @@ WORKLOADS = ("Yes/No", "in-template LP", "plain LP")
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("roots", nargs="+", help="checkouts of the project (the first is the baseline)")
-    ap.add_argument("--rounds", type=int, default=spread.MIN_REPEATS)
+    ap.add_argument("--rounds", type=spread.repeats, default=spread.MIN_REPEATS, help="interleaved rounds (at least 5)")
     ap.add_argument("--shape", default="gpt2", help="gpt2 (the benchmark model) or a bench_scoring --shape")
     ap.add_argument("--share", default="auto", help="the engine's share mode (default: each checkout's default)")
     ap.add_argument("--workloads", default=",".join(WORKLOADS), help="of: " + ", ".join(WORKLOADS))

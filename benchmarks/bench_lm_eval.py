@@ -116,7 +116,8 @@ def main() -> None:
               f"{f' after {k} answered prompts (num_fewshot={k})' if k else ''}", ["blimp_yes_no_offline"],
               ["blimp_yes_no_offline"], dict(samples={"blimp_yes_no_offline": list(range(args.yes_no))},
                                              num_fewshot=k or None)) for k in args.fewshot]
-    spread_pairs = list(range(0, 67000, 67000 // args.pairs_docs))[:args.pairs_docs]
+    pairs = len(data.load_processed("blimp"))  # blimp_offline's documents: every BLiMP pair, in order
+    spread_pairs = list(range(0, pairs, pairs // args.pairs_docs))[:args.pairs_docs]
     # blimp_offline's config fixes num_fewshot at 0 (as lm-eval's blimp tasks do), which simple_evaluate's
     # num_fewshot does not override: the config's own value is set instead (few-shot sentences drawn from
     # the test split, lm-eval's rule where a task has no other)
