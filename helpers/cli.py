@@ -31,7 +31,7 @@ from .explore.command import add_parser as add_explore_parser
 from .models.fetch_command import add_parser as add_fetch_parser
 from .models import ModelNotFoundError, QuantizationUnavailableError, registry_table
 from .data.picking import PICKS
-from .settings import AUTO, METHOD_SETTINGS, SETTINGS, TABLE, Settings
+from .settings import AUTO, METHOD_SETTINGS, TABLE, Settings
 from .engine.interface import Request
 from .engine.kinds import scorer_for
 from .explain import word_surprisal
@@ -44,8 +44,20 @@ def _cmd_models(args) -> int:
     return 0
 
 
+def _cmd_settings(args) -> int:
+    from . import methods
+
+    print(methods.settings_table())
+    return 0
+
+
 def _cmd_score(args) -> int:
     try:
+        method_given = [name for name in METHOD_SETTINGS if getattr(args, name) != AUTO]
+        if method_given:
+            raise ValueError(f"{', '.join(method_given)} {'is a method setting' if len(method_given) == 1 else 'are method settings'}: "
+                             "score prints token log-probs and runs no method, so its numbers would not depend on "
+                             f"{'it' if len(method_given) == 1 else 'them'}; give it to a notebook or the sweep")
         settings = Settings(**{name: getattr(args, name) for name in SCORE_SETTINGS}, device_map=args.device_map,
                             max_memory=args.max_memory, offload_folder=args.offload_folder, progress=False)
         scorer = scorer_for(args.model, settings)
@@ -73,12 +85,11 @@ def _cmd_score(args) -> int:
     return 0
 
 
-# the settings of `score`: every engine and loading setting (the method settings belong to the notebooks' runs)
-SCORE_SETTINGS = [name for name in TABLE if name not in METHOD_SETTINGS]
-# the sweep's: every setting, each given to the notebooks that take it (an error where none does), but the
-# few-shot k (03's fewshot_ks runs them) and the A/B seed (04-07 have a seed of their own: --param 03:seed=N)
-SWEEP_SETTINGS = [name for name in TABLE if name not in ("fewshot", "seed")]
-PRECISION_SETTINGS = [name for name in SETTINGS if name not in ("quant", "dtype")]  # the precisions set those
+# `score` takes every setting: the engine's and the loader's act; a method setting is refused with the reason
+SCORE_SETTINGS = list(TABLE)
+# the sweep's: every setting, given to every notebook that scores or reads scores
+SWEEP_SETTINGS = list(TABLE)
+PRECISION_SETTINGS = [name for name in TABLE if name not in ("quant", "dtype", "templates")]  # the precisions set those; --templates
 
 
 def _setting_arguments(parser, names, default) -> None:
@@ -203,13 +214,16 @@ def parser() -> argparse.ArgumentParser:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("models", help="list the model registry").set_defaults(run=_cmd_models)
+    sub.add_parser("settings", help="list every setting: its values, what 'auto' is, who reads it (every notebook "
+                   "that scores or reads scores, the sweep and score take each by its name)").set_defaults(
+        run=_cmd_settings)
     s = sub.add_parser("score", help="token log-probs of each text")
     s.add_argument("--model", required=True, help="registry name, local folder or Hugging Face id")
     s.add_argument("--context", default="", help="text before each target (not scored)")
     s.add_argument("--json", action="store_true", help="one JSON object per line")
     s.add_argument("--words", action="store_true", help="per-word surprisal in bits, plain and corrected for word "
                    "boundaries (Pimentel & Meister 2024), from the same pass (a causal LM)")
-    _setting_arguments(s, SCORE_SETTINGS, AUTO)  # --start, --share, --quant, --dtype, --token-budget, --revision, ...
+    _setting_arguments(s, SCORE_SETTINGS, AUTO)  # every setting: --start, --share, --quant, ... (method settings refused)
     s.add_argument("--device-map", default="auto", help="accelerate placement: auto, balanced, sequential, none")
     s.add_argument("--max-memory", metavar="DEVICE=SIZE,...",
                    help="cap per device for the placement, e.g. 0=20GiB,1=20GiB,cpu=60GiB (disk=...: offload)")
@@ -240,9 +254,11 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--wait", action="store_true", help="slurm: return when the submitted jobs have left the queue")
     g = w.add_argument_group("what each dataset's run scores (02, 03, 06, 07; recorded in the score files)")
     g.add_argument("--languages", default=None, type=yaml.safe_load, help="'all', codes ('eng,nld' or 'en') or a number "
-                   "drawn with the notebook's seed")
+                   "drawn with --draw-seed")
     g.add_argument("--paradigms", default=None, type=yaml.safe_load, help="'all', names ('a,b') or a number drawn "
-                   "with the notebook's seed")
+                   "with --draw-seed")
+    g.add_argument("--draw-seed", "--draw_seed", dest="draw_seed", default=None, type=int,
+                   help="the seed of a drawn number of languages or paradigms (every notebook's default: 0)")
     g.add_argument("--drop-identical", "--drop_identical", dest="drop_identical", action="store_const", const=True,
                    default=None, help="leave out pairs whose two sentences are the same string")
     _setting_arguments(w.add_argument_group("settings (the notebook parameters of the same names; default: the "

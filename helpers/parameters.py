@@ -1,15 +1,21 @@
-"""A notebook's injected parameters checked against the ones it declares.
+"""A notebook's injected parameters checked against the names it knows: its own parameters and,
+in a notebook that scores or reads scores, every setting of :data:`helpers.settings.TABLE`.
 
 papermill runs a notebook with the parameters it is given (``-p name value``) in a cell of its own,
 right after the cell tagged "parameters", and only warns about a name that cell does not assign, so
-a misspelt ``-p seeed 7`` would run with the default seed. In the kernel both cells are in the
-input history (IPython's ``In``): :func:`check_injected` compares their names and stops with the
-names the notebook takes. A notebook run by hand (JupyterLab) has no injected cell: nothing to check.
+a misspelt ``-p limt 7`` would run with every pair. In the kernel both cells are in the input
+history (IPython's ``In``): :func:`check_injected` compares the injected names with the notebook's
+parameters and the settings, and stops on any other with the nearest known name. A setting needs
+no line in the parameters cell (a cell may show some; it never gates one): the table decides which
+settings exist. A notebook run by hand (JupyterLab) has no injected cell: nothing to check.
 """
 from __future__ import annotations
 
 import ast
+import difflib
 from typing import Mapping
+
+from .settings import NAMES, TABLE
 
 INJECTED = "# Parameters\n"  # how papermill opens the cell it injects
 
@@ -28,16 +34,27 @@ def assigned(source: str) -> list[str]:
     return names
 
 
-def check_injected(namespace: Mapping) -> None:
-    """A clear error where papermill injected a parameter that the notebook's parameters cell does
-    not declare (``namespace``: the notebook's ``globals()``, whose ``In`` is the input history)."""
+def injected(namespace: Mapping) -> tuple[list[str], list[str]]:
+    """(the names papermill injected, the names the parameters cell assigns), from the input
+    history; both empty in a notebook run by hand."""
     history = [cell for cell in namespace.get("In", []) if isinstance(cell, str)]
     for at, cell in enumerate(history):
-        if not cell.startswith(INJECTED) or at == 0:
-            continue
-        declared = assigned(history[at - 1])
-        unknown = [name for name in assigned(cell) if name not in declared]
-        if declared and unknown:
-            raise ValueError(f"this notebook has no parameter {', '.join(map(repr, unknown))} (papermill injected "
-                             f"{'it' if len(unknown) == 1 else 'them'}; a misspelling?): its parameters are "
-                             f"{', '.join(declared)}")
+        if cell.startswith(INJECTED) and at > 0:
+            return assigned(cell), assigned(history[at - 1])
+    return [], []
+
+
+def check_injected(namespace: Mapping, settings: bool = True) -> None:
+    """A clear error where papermill injected a name that is neither a parameter the notebook's
+    parameters cell declares nor, where ``settings`` (a notebook that scores or reads scores), a
+    setting (``namespace``: the notebook's ``globals()``, whose ``In`` is the input history)."""
+    given, declared = injected(namespace)
+    known = [*declared, *(name for name in NAMES if settings and name not in declared)]
+    unknown = [name for name in given if name not in known]
+    if declared and unknown:
+        near = {name: difflib.get_close_matches(name, known, n=1, cutoff=0.6) for name in unknown}
+        hint = "; ".join(f"{name!r}: did you mean {near[name][0]!r}?" for name in unknown if near[name])
+        raise ValueError(f"this notebook has no parameter {', '.join(map(repr, unknown))} (papermill injected "
+                         f"{'it' if len(unknown) == 1 else 'them'}{'; ' + hint if hint else ''}): its parameters are "
+                         f"{', '.join(declared)}" + (f"; and every setting: {', '.join(n for n in TABLE if n not in declared)}"
+                                                      if settings else " (it takes no setting)"))

@@ -70,7 +70,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     configuration (found or written), in order.
 
     ``settings`` (a :class:`helpers.settings.Settings`, or changes to the scorer's own) carry the
-    method settings to the families that read them (``helpers.methods.option_table()`` lists
+    method settings to the families that read them (``helpers.methods.settings_table()`` lists
     them): ``templates`` (Ide et al. template ids and Hu & Levy prompt types), ``instruct``
     (chat templates; default: the model's registry entry), ``seed`` (A/B slots),
     ``use_outlines`` (constrained decoding for A/B), ``fewshot`` (a

@@ -26,17 +26,19 @@ from .data.shards import Shard, group_runs
 from .data.table_version import recorded
 from .parquet_io import read_parquet, read_schema
 from .provenance import REUSE_STALE_ENV, describe_numerics, numerics
+from .store_format import upgraded
 
 META_KEY = b"helpers"
 DAMAGED_FIX = "rerun the notebook that wrote it: the run moves it to set_aside/ and recomputes it"
 
 
 def read_metadata(path: str | Path, verify: bool = False) -> dict:
-    """A score file's configuration; ``verify`` reads the whole file, its page checksums verified."""
+    """A score file's configuration, as today's code reads a file of any earlier store format
+    (:func:`helpers.store_format.upgraded`); ``verify`` reads the whole file, its page checksums verified."""
     meta = (read_parquet(path, DAMAGED_FIX).schema if verify else read_schema(path, DAMAGED_FIX)).metadata or {}
     if META_KEY not in meta:
         raise ValueError(f"{path} is not a score file of this project (no '{META_KEY.decode()}' metadata)")
-    return json.loads(meta[META_KEY])
+    return upgraded(json.loads(meta[META_KEY]))
 
 
 def changed_data(meta: dict) -> str | None:

@@ -16,7 +16,6 @@ written: kept, never read.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
@@ -33,6 +32,7 @@ from .data.shards import Shard, group_runs, merge, run_key
 from .score_files import (DAMAGED_FIX, META_KEY, SET_ASIDE, finished_file, finished_run, is_stale, read_metadata,
                           reuse_stale_default, stale_reason, writable_path)
 from .settings import RECORDED_AS
+from .store_format import STORE_FORMAT, config_hash, upgraded
 from .settings.stored import (method_setting_values, mixed_method_settings, mixed_selections, mixed_settings,
                               selection_of, stored_setting)
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
@@ -40,10 +40,6 @@ SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "
                  "n_tokens_good", "n_tokens_bad"]
 PAIR_SCORE_COLUMNS = ["dataset", "score_good", "score_bad", "correct", "tie"]
 ITEM_SCORE_COLUMNS = ["dataset", "score"]  # single items (a sentence, a word after a prefix)
-
-
-def config_hash(config: dict) -> str:
-    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:10]
 
 
 def safe_name(name: str) -> str:
@@ -113,7 +109,7 @@ class ScoreStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         if shard is not None:
             extra_meta = {**(extra_meta or {}), "shard": shard.meta()}
-        meta = {**config, "config_hash": config_hash(config), "n_pairs": int(len(frame)),
+        meta = {**config, "config_hash": config_hash(config), "store_format": STORE_FORMAT, "n_pairs": int(len(frame)),
                 "accuracy": float(frame["correct"].mean()) if len(frame) and "correct" in frame else None,
                 "library_versions": library_versions(), "numerics": numerics(), "git_commit": git_commit(),
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "time_ns": time.time_ns(), **(extra_meta or {})}
@@ -135,7 +131,7 @@ def load_files(files, token_columns: bool = False) -> pd.DataFrame:
     frames, shard_sets = [], {}
     for path in files:
         table = read_parquet(path, DAMAGED_FIX)
-        meta, df = json.loads((table.schema.metadata or {})[META_KEY]), table.to_pandas()
+        meta, df = upgraded(json.loads((table.schema.metadata or {})[META_KEY])), table.to_pandas()
         if not token_columns:
             df = df[[c for c in df.columns if not c.startswith(("token_lp_", "token_ids_"))]]
         df.insert(0, "model", meta["model_name"])
@@ -165,14 +161,16 @@ def matches(meta: dict, where: dict | None) -> bool:
     """Whether a score file's configuration has every value of ``where``; files scored under a
     priming context match only when ``where`` asks for that context, and few-shot files only
     when ``where`` names their ``fewshot_k``. A method setting's key (:data:`RECORDED_AS`, e.g.
-    ``seed``) matches the files of methods that do not read it (they record None or nothing)."""
+    ``seed``) and the prompts' style match the files of methods that do not read them (they record None
+    or nothing); a callable value is a test of the recorded value (:meth:`helpers.settings.Settings.score_filter`)."""
     where = where or {}
     if "context" not in where and meta.get("context") not in (None, ""):
         return False
     if "fewshot_k" not in where and meta.get("fewshot_k"):
         return False
-    method_keys = set(RECORDED_AS.values())
-    return all(meta.get(key) == value or (key in method_keys and meta.get(key) is None)
+    method_keys = {*RECORDED_AS.values(), "prompt_style"}
+    return all(value(meta.get(key)) if callable(value) else
+               meta.get(key) == value or (key in method_keys and meta.get(key) is None)
                for key, value in where.items())
 
 

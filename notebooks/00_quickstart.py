@@ -45,16 +45,7 @@ template = 1  # Ide et al. template (1 to 5) of in-template LP and Yes/No
 dataset = "blimp"  # the paradigm browser's dataset: blimp (English) or climp (Chinese: use model demo-zh)
 paradigm = "regular_plural_subject_verb_agreement_1"  # a paradigm of the dataset; None means its first
 pairs = 10  # pairs of the paradigm to judge
-start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
-order_average = "auto"  # Hu & Levy's answer orders (recorded; no method here has orders): "auto", "accuracy", "logprob"
-syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
-share = "auto"  # shared input run once: "auto" (the mode a cost model of the model's shape and the device class predicts fastest), "none", "context", "prefix" or "tree"
-quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
-dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
-token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
-batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
-revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
-instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
+# every setting of the table is a parameter too, by its name (-p quant 4bit, -p penlp_alpha 1.0, -p masked_variant within_word_l2r): python -m helpers settings lists them
 answer_models = ["demo-en", "smollm2-135m-instruct"]  # models whose Yes/No and A/B answers to the pair are shown ([] skips them)
 primed_model = "demo-en-icl"  # the model of "A context can flip the judgment" (06's teaching model)
 primed_paradigm = "anaphor_number_agreement"  # the BLiMP paradigm of that section's pair
@@ -69,13 +60,14 @@ from helpers.explain.primed_pair import show_primed_pair
 from helpers.explain.prompt_answers import prompt_answers
 from helpers.explain.scorers import Scorers
 from helpers.reporting.notebook import NotebookReport
+from helpers.parameters import check_injected
 from helpers.settings import Settings
 from helpers.store import safe_name
 
-settings = Settings(start=start, order_average=order_average, syntaxgym_pass=syntaxgym_pass, share=share, quant=quant,
-                    dtype=dtype, token_budget=token_budget, revision=revision, batch_size=batch_size,
-                    instruct=instruct)  # a bad value stops here
-config = {"good": good, "bad": bad, "model": model, "method": method, "template": template, **settings.record()}
+check_injected(globals())  # a misspelt papermill parameter stops here, with the nearest known name
+settings = Settings.from_parameters(globals())  # every setting by its name (-p quant 4bit); a bad value stops here
+print(settings.described())
+config = {"good": good, "bad": bad, "model": model, "method": method, "template": template, **settings.given_values()}
 report = NotebookReport("00_quickstart", config, safe_name(model), sources=[])
 
 # %% [markdown]

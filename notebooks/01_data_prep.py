@@ -81,7 +81,9 @@ from helpers.methods import templates
 from helpers.data import DataSource, blimp
 from helpers.data.hub_status import prepare_plan
 from helpers.data.selection import HU2025
+from helpers.parameters import check_injected
 
+check_injected(globals(), settings=False)  # a misspelt papermill parameter stops here (01 scores nothing: no settings)
 data_source = DataSource.default(mode=source)  # the mirror, then data/raw/ (downloads go there)
 print(f"mirror: {data_source.mirror}; downloads: {data_source.raw_dir}; mode: {data_source.mode}")
 options = {  # the base datasets' options (a variant's are fixed by its name); the file records them

@@ -37,29 +37,18 @@
 model = "demo-en"  # registry name (python -m helpers models), local folder or Hugging Face id; a list: the tables are the first's, the per-language ones every model's
 dataset = "blimp"  # a pairs dataset of 01_data_prep: blimp, climp, zhoblimp, sling, syntaxgym, li, rublimp (ru), jblimp (ja), ...
 methods = "all"  # readout methods: a list, a comma-separated string, or "all"
-templates = "all"  # template ids (1 to 5) for the in-template and comparative methods: "all", a list or "1,3"
 limit = None  # pairs per paradigm (the first ones); None means all pairs
-languages = "all"  # languages to score: "all", codes (ISO 639-1 or 639-3: "eng" or "en"; a list or "eng,nld"), or a number drawn with seed 0
-paradigms = "all"  # paradigms to score: "all", names (a list or "a,b"), or a number drawn with seed 0
+languages = "all"  # languages to score: "all", codes (ISO 639-1 or 639-3: "eng" or "en"; a list or "eng,nld"), or a number drawn with draw_seed
+paradigms = "all"  # paradigms to score: "all", names (a list or "a,b"), or a number drawn with draw_seed
+draw_seed = 0  # seed of a drawn number of languages or paradigms (the same in every notebook and the sweep)
 drop_identical = False  # True: leave out pairs whose two sentences are the same string (blimp, sling, multiblimp_word_order, turblimp, blimp_nl, qfrblimp)
 explanations = None  # grammar prompting (Scheinberg et al. 2025): a file of each paradigm's explanation (JSON/YAML paradigm -> text, or CSV/TSV paradigm,explanation), placed before every judgment; None: none
 endings = False  # True: judge each pair by its two endings after its context, as BHS's own code does (a dataset with context, ending_good, ending_bad columns: bhs); with meanlp that is BHS's score
-batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
-start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
-order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
-syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
-share = "auto"  # shared input run once: "auto" (the mode a cost model of the model's shape and the device class predicts fastest), "none", "context", "prefix" or "tree"
-quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
-dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
-token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
-revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
-instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
-penlp_alpha = "auto"  # PenLP's length penalty exponent, LP / ((5 + len) / 6) ** alpha: "auto" (0.8, Ide et al.'s) or a number > 0 (Lau et al. 2017)
-unigram_corpus = None  # text file for the SLOR and Bayes-factor unigram model; None means the mirror corpora
 shards = 1  # split the pairs into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; the store reads complete shards as one run
 precision_check = False  # True: the last section scores the model in float32, bfloat16, NF4 and int8 and compares
 precision_limit = 10  # pairs per paradigm the precision check scores (None: all; it loads the model four times)
+# every setting of the table is a parameter too, by its name (-p quant 4bit, -p penlp_alpha 1.0, -p masked_variant within_word_l2r): python -m helpers settings lists them
 precision_methods = "default"  # "default" (lp, intemplate_lp, yesno, ab) or methods as above, for the precision check
 
 # %%

@@ -67,15 +67,15 @@
 model = "demo-en"  # registry name, local folder, GGUF file or Hugging Face id (instruct: chat templates; "smollm2-135m-instruct": a real instruct model offline); a list: each in turn, compared
 dataset = "blimp"  # a pairs dataset of 01_data_prep (English or Chinese)
 methods = "all"  # prompting methods: yesno, yesno_released, ab, ab_logit (a list, comma-separated, or "all")
-templates = "all"  # prompt template ids (1 to 5): "all", a list or "1,3"
 limit = None  # pairs per paradigm (the first ones); None means all pairs
-languages = "all"  # languages to score: "all", codes (ISO 639-1 or 639-3: "eng" or "en"; a list or "eng,nld"), or a number drawn with `seed`
-paradigms = "all"  # paradigms to score: "all", names (a list or "a,b"), or a number drawn with `seed`
+languages = "all"  # languages to score: "all", codes (ISO 639-1 or 639-3: "eng" or "en"; a list or "eng,nld"), or a number drawn with draw_seed
+paradigms = "all"  # paradigms to score: "all", names (a list or "a,b"), or a number drawn with draw_seed
+draw_seed = 0  # seed of a drawn number of languages or paradigms (the same in every notebook and the sweep)
 drop_identical = False  # True: leave out pairs whose two sentences are the same string (blimp, sling, multiblimp_word_order, turblimp, blimp_nl, qfrblimp)
 explanations = None  # grammar prompting (Scheinberg et al. 2025): a file of each paradigm's explanation (JSON/YAML paradigm -> text, or CSV/TSV paradigm,explanation), placed before every judgment; None: none
-seed = 42  # seed for the slot of the acceptable sentence in A/B prompting
+seed = 42  # seed of the bootstrap intervals (Hu & Levy figures, introspection) and of the prompts the outlines check samples; the A/B slot is the setting ab_seed
+# every setting of the table is a parameter too, by its name (-p quant 4bit, -p penlp_alpha 1.0, -p masked_variant within_word_l2r): python -m helpers settings lists them
 outlines_sample = 20  # A/B prompts per template that outlines decodes to check 'ab' and 'ab_logit' against it (0: none)
-use_outlines = "auto"  # method "ab" (greedy decoding constrained to A or B): "auto" reads it from the letters' logits where each letter is the one token outlines decodes (the same answer, no decode) and decodes with outlines otherwise; True decodes every prompt with outlines; False never decodes
 fewshot_ks = [0, 1, 2, 4, 8]  # few-shot examples k before each item (accuracy vs k); [] skips the few-shot section
 fewshot_methods = "intemplate_lp,yesno"  # few-shot methods: in-template readouts and yesno/yesno_released
 fewshot_source = "other"  # where examples come from: "other" paradigms or the item's "same" paradigm
@@ -85,16 +85,6 @@ hu_levy_prompts = "all"  # Hu and Levy prompt types: direct, metaQuestionSimple,
 hu_levy_limit = None  # items per paradigm of each Hu and Levy stimulus set; None means all
 hu_levy_models = None  # models of the Hu and Levy part and its cross-model tables (list or comma-separated); None: model
 introspection_disagree = 0.05  # introspection: pair items kept where this share of models disagree (the paper's 0.05; 0: all)
-batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
-start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
-order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
-syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
-share = "auto"  # shared input run once: "auto" (the mode a cost model of the model's shape and the device class predicts fastest), "none", "context", "prefix" or "tree"
-quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
-dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
-token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
-revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
-instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
 shards = 1  # split the pairs (and each Hu & Levy set) into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: read all shards' files as one run (an error names any not scored)
 

@@ -57,11 +57,6 @@ k_models = None  # across models: phenomena marked when one method wins for at l
 splits = 1000  # random split-halves per predictor for the split-half reliability (its mean and central 95%)
 precision_runs = True  # also compare the precision check's files (outputs/precision): one predictor per precision
 top_items = 20  # rows of the table of the pairs the predictors disagree on most
-start = "auto"  # which stored scores to read, as 02 scored them: "auto" (the one setting the store holds), or a start convention
-quant = "auto"  # "auto" (the one the store holds), "none", "4bit" or "8bit"
-dtype = "auto"  # "auto" (the one the store holds), "float32", "bfloat16" or "float16"
-revision = "auto"  # "auto" (the one the store holds) or the revision the scores were made at
-scored_with = None  # where the store holds scores of one method under several values of a method setting: the one to read, e.g. {"seed": 7} (A/B), {"penlp_alpha": 1.0}, {"use_outlines": True}
 
 # %%
 from IPython.display import display
@@ -73,16 +68,14 @@ from helpers.analysis import comparisons, cross_model, ensembles, paradigms, pro
 from helpers.analysis import disagreement, precision_columns, split_half
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
-from helpers.parameters import check_injected
-from helpers.settings import Settings
+from helpers.settings.reading import stored_choice
 
 config = dict(model=model, dataset=dataset, p_method=p_method, l_method=l_method,
               baseline=baseline, ab_method=ab_method, trials=trials, ties=ties, seed=seed, resamples=resamples,
-              margin=margin, k_models=k_models, splits=splits, precision_runs=precision_runs, top_items=top_items,
-              scored_with=scored_with)
+              margin=margin, k_models=k_models, splits=splits, precision_runs=precision_runs, top_items=top_items)
 core = [baseline, l_method, p_method]
-check_injected(globals())  # a misspelt papermill parameter stops here
-chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).but(**(scored_with or {})).score_filter()  # a table mixes no settings
+settings, chosen = stored_choice(globals())  # every setting by its name chooses the stored scores; a misspelt name stops
+config |= settings.given_values()
 scores = required_scores(model, dataset, core + ([ab_method] if ab_method else []),
                          {ab_method: "ab_method"}, where=chosen)  # an error naming what to run, or what to set instead
 report = NotebookReport("04_ensembles", config, dataset, sources=scores)

@@ -46,11 +46,6 @@ linking = "lp,meanlp,penlp,slln_lp,lp_per_byte"  # linking functions compared si
 clip = 4  # length differences beyond this are pooled into the outermost bins
 seed = 0  # seed of the bootstrap
 resamples = 2000  # bootstrap resamples for the confidence intervals
-start = "auto"  # which stored scores to read, as 02 scored them: "auto" (the one setting the store holds), or a start convention
-quant = "auto"  # "auto" (the one the store holds), "none", "4bit" or "8bit"
-dtype = "auto"  # "auto" (the one the store holds), "float32", "bfloat16" or "float16"
-revision = "auto"  # "auto" (the one the store holds) or the revision the scores were made at
-scored_with = None  # where the store holds scores of one method under several values of a method setting: the one to read, e.g. {"seed": 7} (A/B), {"penlp_alpha": 1.0}, {"use_outlines": True}
 
 # %%
 from IPython.display import display
@@ -59,16 +54,15 @@ from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy, cross_model, length_bias
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
-from helpers.parameters import check_injected
-from helpers.settings import Settings
+from helpers.settings.reading import stored_choice
 from helpers.settings.lists import parse_list
 
 config = dict(model=model, dataset=dataset, methods=methods, gap=gap, linking=linking, clip=clip,
-              seed=seed, resamples=resamples, scored_with=scored_with)
+              seed=seed, resamples=resamples)
 method_list, gap_pair = parse_list(methods, what="method"), parse_list(gap, what="method")
 linking_list = parse_list(linking, what="method", none=("none",))
-check_injected(globals())  # a misspelt papermill parameter stops here
-chosen = Settings(start=start, quant=quant, dtype=dtype, revision=revision).but(**(scored_with or {})).score_filter()  # a table mixes no settings
+settings, chosen = stored_choice(globals())  # every setting by its name chooses the stored scores; a misspelt name stops
+config |= settings.given_values()
 scores = required_scores(model, dataset, list(dict.fromkeys(method_list + gap_pair + linking_list)), where=chosen)  # an error naming what to run when missing
 report = NotebookReport("05_length_bias", config, dataset, sources=scores)
 print(f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")

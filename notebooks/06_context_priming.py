@@ -39,24 +39,15 @@ prefix_types = "all"  # in_acceptable, in_unacceptable, out_acceptable, out_unac
 lengths = [0, 25, 50, 100, 200, 400, 600, 800, 1000]  # target prefix lengths in model tokens (0: no prefix)
 draws = 1  # prefixes drawn per pair and type
 limit = 20  # pairs per paradigm (suite); None means all pairs
-paradigms = "auto"  # "auto" (10 BLiMP paradigms drawn with seed; all SyntaxGym suites), a number drawn with seed, names, or None (all)
+paradigms = "auto"  # "auto" (10 BLiMP paradigms drawn with draw_seed; all SyntaxGym suites), a number drawn with draw_seed, names, or None (all)
 languages = "all"  # languages to score: "all" or codes (ISO 639-1 or 639-3), as in 02 (06's datasets are English)
 drop_identical = False  # True: leave out pairs whose two sentences are the same string (BLiMP has 7)
-seed = 0  # seed of the prefix sampling
+draw_seed = 0  # seed of a drawn number of paradigms or languages (the same in every notebook and the sweep)
+seed = 0  # seed of the prefix sampling and the bootstrap
+# every setting of the table is a parameter too, by its name (-p quant 4bit, -p penlp_alpha 1.0, -p masked_variant within_word_l2r): python -m helpers settings lists them
 phenomenon_sentences = 10  # sentences of one phenomenon (suite) before each target for Figures 6-8; 0 skips
 parser = "spacy"  # dependency parser for the similarity analysis: "spacy" or "none" (token F1 only)
 syntaxgym_regions = True  # dataset syntaxgym: region-based pass rates per suite (plain and word-corrected surprisal)
-start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
-order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
-penlp_alpha = "auto"  # PenLP's length penalty exponent, LP / ((5 + len) / 6) ** alpha: "auto" (0.8, Ide et al.'s) or a number > 0 (Lau et al. 2017)
-syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
-share = "auto"  # shared input run once: "auto" (the mode a cost model of the model's shape and the device class predicts fastest), "none", "context", "prefix" or "tree"
-quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
-dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
-token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
-batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
-revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
-instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
 shards = 1  # split the target pairs into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: read all shards' files as one run (an error names any not scored)
 
@@ -83,12 +74,12 @@ if dataset not in ("blimp", "syntaxgym"):
 type_list = parse_list(prefix_types, list(priming.PREFIX_TYPES), what="prefix type")
 length_list = parse_list(lengths, what="length", convert=int)
 selection = choose(dataset, limit, languages=languages, paradigms=priming.paradigm_choice(dataset, paradigms),
-                   drop_identical=drop_identical, seed=seed)
-# settings (``seed`` here draws the prefixes), every model checked (a list: the sections up to "Across models" are
+                   drop_identical=drop_identical, seed=draw_seed)
+# settings (every setting by its name), every model checked (a list: the sections up to "Across models" are
 # the first's), the first model's scorer, the pairs this run scores (a shard, or the whole run) and the methods
 # its kind can run (the others are named with the reason); a bad value stops here, before anything is scored
 run = Run.from_parameters(globals(), methods=method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
-                          skip=["seed"], selection=selection)
+                          selection=selection)
 scorer, part, settings, models, method_list, template_list = (run.scorer, run.selection, run.settings, run.models,
                                                               run.methods, run.templates)
 if note := priming.teaching_subset(dataset, paradigms, limit, len(selection), len(data.load(dataset))):

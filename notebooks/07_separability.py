@@ -38,23 +38,13 @@ datasets = "all"  # Hu et al. Table 1 datasets (blimp_hu2025, scamp_plausible, s
 metrics = "all"  # lp, meanlp, slln_lp, lp_per_char, lp_per_byte, slor, bf_uniform, bf_unigram (or "all")
 extra_methods = "penlp,intemplate_lp,yesno"  # single-sentence methods for the AUC and CoLA comparisons ("none" skips)
 embedding_model = None  # sentence-transformers model for prediction 1; None: the paper's per language whenever it is in the cache (offline too), else a packaged stand-in, with a warning
-unigram_corpus = None  # SLOR / BF-unigram corpus: None (the mirror), a text file, or a Hugging Face dataset name
 limit = None  # items per paradigm of each dataset; None means all
-languages = "all"  # languages: "all", codes ("eng" or "en"; "zh" keeps ZhoBLiMP and SLING) or a number drawn with seed; datasets without them are left out
-paradigms = "all"  # paradigms: "all", names (each dataset keeps those it has; one with none is left out) or a number drawn with seed in each dataset
+languages = "all"  # languages: "all", codes ("eng" or "en"; "zh" keeps ZhoBLiMP and SLING) or a number drawn with draw_seed; datasets without them are left out
+paradigms = "all"  # paradigms: "all", names (each dataset keeps those it has; one with none is left out) or a number drawn with draw_seed in each dataset
+draw_seed = 0  # seed of a drawn number of languages or paradigms (the same in every notebook and the sweep)
 bins = 10  # equal-size cosine-distance bins
 seed = 0  # seed of the bootstrap intervals
-start = "auto"  # start-token convention: "auto" (the registry's), "bos-else-eos", "none" or "minicons"
-order_average = "auto"  # Hu & Levy's two answer orders: "auto" (accuracy, the paper's), "accuracy" or "logprob"
-penlp_alpha = "auto"  # PenLP's length penalty exponent, LP / ((5 + len) / 6) ** alpha: "auto" (0.8, Ide et al.'s) or a number > 0 (Lau et al. 2017)
-syntaxgym_pass = "auto"  # SyntaxGym item pass: "auto" (directional, as the released results) or "strict"
-share = "auto"  # shared input run once: "auto" (the mode a cost model of the model's shape and the device class predicts fastest), "none", "context", "prefix" or "tree"
-quant = "auto"  # "auto" (the registry's: 4-bit for Ide et al.'s models), "none", "4bit" or "8bit"
-dtype = "auto"  # "auto" (bfloat16 on CUDA, float32 on the CPU), "float32", "bfloat16" or "float16"
-token_budget = "auto"  # tokens per forward pass: "auto" (the scorer's) or a number
-batch_size = "auto"  # "auto" (batches by a token budget) or a fixed number of sequences
-revision = "auto"  # model revision: "auto" (the registry's: the newest cached) or a commit, branch or tag
-instruct = "auto"  # prompts in the chat template: "auto" (the registry's entry; another model: whether its tokenizer has a chat template), true or false
+# every setting of the table is a parameter too, by its name (-p quant 4bit, -p penlp_alpha 1.0, -p masked_variant within_word_l2r): python -m helpers settings lists them
 shards = 1  # split each dataset's items into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: the analyses read all shards' files as one run (an error names any not scored)
 
@@ -78,15 +68,15 @@ dataset_list = parse_list(datasets, [name for name, _ in HU2025.values()], what=
 metric_list = parse_list(metrics, list(sep.METRICS), what="metric")
 extras = parse_list(extra_methods, method_registry.READOUT_METHODS + method_registry.PROMPT_METHODS,
                          what="method", none=["none"])
-selections = choose_each(dataset_list, limit, languages=languages, paradigms=paradigms, seed=seed, prepared_only=True)
+selections = choose_each(dataset_list, limit, languages=languages, paradigms=paradigms, seed=draw_seed, prepared_only=True)
 dataset_list = [name for name in dataset_list if name in selections]  # those with the languages and paradigms asked
 if "cola" in selections:
     selections["cola_dev"] = select("cola_dev", limit, prepared_only=True)
 selections = {name: s.for_shards(shard, shards) for name, s in selections.items()}  # a shard's items, or all
 part = next(iter(selections.values())).shard  # the same part of every dataset's run (None: unsharded)
-# settings (``seed`` here seeds the bootstrap; one template), every model checked (a list: the sections up to
+# settings (every setting by its name; one template), every model checked (a list: the sections up to
 # "Across models" are the first's) and the first model's scorer; a bad value stops here, before anything is scored
-run = Run.from_parameters({**globals(), "templates": [1]}, skip=["seed"])
+run = Run.from_parameters({**globals(), "templates": [1]})
 scorer, settings, models = run.scorer, run.settings, run.models
 if extras:  # those this kind of model can run; the others are named with the reason
     extras, not_applicable = method_registry.applicable(extras, scorer)
@@ -99,7 +89,7 @@ embedders = pc.embedders(embedding_model, [lang for n, s in selections.items() i
     if analyse else {}
 config = {"model": model, "datasets": dataset_list, "metrics": metric_list,
           "extra_methods": extras, "embedding_model": embedders,
-          "limit": limit, "bins": bins, "seed": seed, **settings.record(run.taken)}  # every setting it takes, recorded
+          "limit": limit, "bins": bins, "seed": seed, "draw_seed": draw_seed, **settings.given_values()}  # every setting, recorded
 report = NotebookReport("07_separability", config, tag)
 display(pd.DataFrame([{"dataset": n, "items": len(s), "language": s.language} for n, s in selections.items()]))
 

@@ -42,10 +42,6 @@ revisions = "step0,step1000,step8000,step64000,step143000"  # its revisions: a l
 dataset = "blimp"  # the dataset the scoring notebooks scored
 methods = "lp,meanlp,intemplate_lp"  # methods whose stored scores to draw: a list or comma-separated
 steps = None  # revision -> training step for revisions whose names hold none, e.g. {"main": 143000}
-start = "auto"  # which stored scores to read, as 02 scored them: "auto" (the one setting the store holds), or a start convention
-quant = "auto"  # "auto" (the one the store holds), "none", "4bit" or "8bit"
-dtype = "auto"  # "auto" (the one the store holds), "float32", "bfloat16" or "float16"
-scored_with = None  # where the store holds scores of one method under several values of a method setting: the one to read, e.g. {"seed": 7} (A/B), {"penlp_alpha": 1.0}, {"use_outlines": True}
 
 # %%
 from IPython.display import display
@@ -54,15 +50,15 @@ from helpers.analysis import learning_curves as curves
 from helpers.plots import learning_curves as plots
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
-from helpers.parameters import check_injected
-from helpers.settings import Settings
+from helpers.settings.reading import stored_choice
 from helpers.settings.lists import parse_list
 
-config = dict(model=model, revisions=revisions, dataset=dataset, methods=methods, steps=steps, scored_with=scored_with)
+config = dict(model=model, revisions=revisions, dataset=dataset, methods=methods, steps=steps)
 points = curves.checkpoints(model, parse_list(revisions, what="revision"), steps)  # a revision without a step stops here
 method_list = list(dict.fromkeys(parse_list(methods, what="method")))
-check_injected(globals())  # a misspelt papermill parameter stops here
-chosen = Settings(start=start, quant=quant, dtype=dtype).but(**(scored_with or {})).score_filter()  # a table mixes no settings
+settings, chosen = stored_choice(globals(), refused={"revision": "08 reads the revisions of `revisions`, each scored "
+                                                    "as a model of its own: list them there"})  # a misspelt name stops
+config |= settings.given_values()
 scores = required_scores(list(points.model), dataset, method_list, where=chosen)  # an error naming what to run
 report = NotebookReport("08_learning_curves", config, f"{model}__{dataset}", sources=scores)
 display(points)

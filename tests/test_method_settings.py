@@ -68,7 +68,7 @@ def test_two_ab_seeds_stop_the_reading_notebooks_and_leave_lp_files_alone(tiny, 
     scorer, selection = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)), two_pairs()
     first = by_method(run_methods(scorer, selection, ["lp", "ab"], {"templates": [1]}, store=store))
     writes = store.writes
-    second = by_method(run_methods(scorer, selection, ["lp", "ab"], {"templates": [1], "seed": 7}, store=store))
+    second = by_method(run_methods(scorer, selection, ["lp", "ab"], {"templates": [1], "ab_seed": 7}, store=store))
     assert store.writes == writes + 1 and second["lp"] == first["lp"]  # only the A/B file is new
     assert (read_metadata(first["ab"])["seed"], read_metadata(second["ab"])["seed"]) == (42, 7)
 
@@ -76,7 +76,7 @@ def test_two_ab_seeds_stop_the_reading_notebooks_and_leave_lp_files_alone(tiny, 
     with pytest.raises(ValueError, match=r"ab \(template 1\) has score files under 2 configurations that differ in "
                                          r"seed \(recorded as seed: 42, 7\).*scored_with=\{'seed'"):
         required_scores(scorer.loaded.name, "blimp", ["lp", "ab"], where=Settings().score_filter())
-    chosen = required_scores(scorer.loaded.name, "blimp", ["lp", "ab"], where=Settings().but(seed=7).score_filter())
+    chosen = required_scores(scorer.loaded.name, "blimp", ["lp", "ab"], where=Settings().but(ab_seed=7).score_filter())
     assert set(chosen.attrs["score_files"]) == {str(first["lp"]), str(second["ab"])}
 
 

@@ -17,7 +17,7 @@ from helpers.settings import METHOD_SETTINGS, Settings
 def test_every_setting_belongs_to_the_families_that_read_it():
     owners = {name: sorted(f.name for f in registry.families() if name in f.takes)
               for f in registry.families() for name in f.takes}
-    assert owners["seed"] == owners["use_outlines"] == ["ab"]
+    assert owners["ab_seed"] == owners["use_outlines"] == ["ab"]
     assert owners["fewshot"] == ["single", "yesno"]
     assert owners["unigram_corpus"] == ["sentence"]
     assert owners["order_average"] == sorted(m.family.name for m in map(registry.get, registry.HU_LEVY_METHODS))
@@ -26,29 +26,29 @@ def test_every_setting_belongs_to_the_families_that_read_it():
     assert {name: sorted(m.name for m in registry.METHODS.values() if name in m.takes)
             for m in registry.METHODS.values() for name in m.takes} == {"penlp_alpha": ["intemplate_penlp", "penlp"]}
     assert set(owners) | {"templates", "instruct", "penlp_alpha"} == set(METHOD_SETTINGS)  # each read by one
-    table = registry.option_table()
+    table = registry.settings_table()
     assert "penlp_alpha='auto' (0.8" in table and "a number > 0 (penlp, intemplate_penlp)\n" in table
-    for name in ("templates", "instruct", "seed", "use_outlines", "fewshot", "order_average", "unigram_corpus",
+    for name in ("templates", "instruct", "ab_seed", "use_outlines", "fewshot", "order_average", "unigram_corpus",
                  "syntaxgym_pass", "penlp_alpha"):
         assert table.count(f"\n{name}=") + table.startswith(f"{name}=") == 1, name
 
 
 def test_values_are_checked_and_defaults_filled():
-    runtime = PassContext(None, "en", Settings(seed=7, templates=2))
-    assert runtime.seed == 7 and runtime.templates == (2,) and runtime.use_outlines == "auto"
+    runtime = PassContext(None, "en", Settings(ab_seed=7, templates=2))
+    assert runtime.ab_seed == 7 and runtime.templates == (2,) and runtime.use_outlines == "auto"
     assert runtime.fewshot == FewShot(0) and runtime.order_average == "accuracy" and runtime.instruct is False
-    assert PassContext(None, "en").templates == (1, 2, 3, 4, 5) and PassContext(None, "en").seed == 42
+    assert PassContext(None, "en").templates == (1, 2, 3, 4, 5) and PassContext(None, "en").ab_seed == 42
     assert PassContext(None, "en", Settings(templates="1,direct")).templates == (1, "direct")
     assert PassContext(None, "en", Settings(fewshot=FewShot(2, "same", 3))).fewshot == FewShot(2, "same", 3)
     # a PassContext holds no setting of its own: a change is a change of its settings
-    assert PassContext(None, "en").but(seed=3).settings == Settings(seed=3)
+    assert PassContext(None, "en").but(ab_seed=3).settings == Settings(ab_seed=3)
 
 
 @pytest.mark.parametrize("options,said", [
     ({"sede": 7}, r"unknown setting 'sede'; the settings are: .*seed"),
     ({"order_average": "mean"}, r"order_average='mean' does not exist: use one of 'auto', 'accuracy', 'logprob' \('auto': accuracy"),
     ({"syntaxgym_pass": "all"}, r"syntaxgym_pass='all' does not exist: use one of 'auto', 'directional', 'strict'"),
-    ({"seed": "7"}, "seed must be a whole number"),
+    ({"ab_seed": "7"}, "ab_seed must be a whole number"),
     ({"use_outlines": "yes"}, "use_outlines must be 'auto', True or False"),
     ({"fewshot": -1}, "whole number >= 0"),
     ({"templates": []}, "templates must be template ids"),

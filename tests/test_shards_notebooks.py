@@ -131,7 +131,7 @@ def test_03_prompting_shards_are_the_unsharded_run_bit_for_bit(tiny, tmp_path):
     scorer = packed(tiny)
     selection = pairs(4, 2)  # 8 pairs
     methods = ["yesno", "yesno_released", "ab", "ab_logit"]
-    options = {"templates": [1, 2], "seed": 7, "use_outlines": True}
+    options = {"templates": [1, 2], "ab_seed": 7, "use_outlines": True}
     whole = load_files(run_methods(scorer, selection, methods, options, store=ScoreStore(tmp_path / "a")),
                        token_columns=True)
     assert set(whole.method) == set(methods) and len(whole) == 4 * 2 * 8

@@ -23,7 +23,7 @@ from helpers.models import tiny as tiny_models
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, read_metadata
 from helpers.engine.kinds import check_models, scorer_for
-from helpers.settings import METHOD_SETTINGS, SETTINGS, STORED_AS, Settings, method_setting
+from helpers.settings import METHOD_SETTINGS, NAMES, STORED_AS, TABLE, Settings, method_setting
 
 SCORING = ("00", "02", "03", "06", "07")
 
@@ -59,18 +59,20 @@ def test_free_valued_switches_refuse_what_is_no_value(name, value):
 
 def test_one_settings_object_gives_loading_the_engine_and_the_methods_their_part():
     auto = Settings()
-    assert auto.record() == {name: "auto" for name in SETTINGS if name != "batch_size"}
+    assert auto.given_values() == {name: "auto" for name in TABLE}  # every setting recorded, defaults included
+    assert auto.described() == "settings: all 'auto' (each model's own)"
     assert auto.loading() == {} and auto.load_arguments() == {
         "quant": "auto", "dtype": None, "revision": None, "device_map": "auto", "max_memory": None,
         "offload_folder": None}
     assert {name: method_setting(name, getattr(auto, name)) for name in METHOD_SETTINGS} == {
-        "order_average": "accuracy", "syntaxgym_pass": "directional", "instruct": None, "templates": None, "seed": 42,
+        "order_average": "accuracy", "syntaxgym_pass": "directional", "instruct": None, "templates": None, "ab_seed": 42,
         "use_outlines": "auto", "fewshot": 0, "penlp_alpha": 0.8, "unigram_corpus": None}  # each written once
     given = Settings(start="none", order_average="logprob", syntaxgym_pass="strict", share="none", quant=None,
                      dtype="bfloat16", token_budget="512", revision="v1", batch_size="8", instruct="false")
-    assert given.record() == {"start": "none", "order_average": "logprob", "syntaxgym_pass": "strict",
-                              "share": "none", "quant": "none",
-                              "dtype": "bfloat16", "token_budget": 512, "revision": "v1", "instruct": False}
+    assert {k: v for k, v in given.given_values().items() if v != "auto"} == {
+        "start": "none", "order_average": "logprob", "syntaxgym_pass": "strict", "share": "none", "quant": "none",
+        "dtype": "bfloat16", "token_budget": 512, "revision": "v1", "batch_size": 8, "instruct": False}
+    assert given.described().startswith("settings: start='none', order_average='logprob', ")
     assert given.loading() == {"quant": "none", "dtype": "bfloat16", "revision": "v1"}
     assert (given.given("token_budget"), given.given("batch_size"), auto.given("token_budget")) == (512, 8, None)
     assert [method_setting(name, getattr(given, name)) for name in ("order_average", "syntaxgym_pass", "instruct")] \
@@ -148,23 +150,21 @@ def test_the_runner_records_share_and_token_budget_and_reuses_files_across_them(
     assert again == plain and store.writes == 1  # the same configuration: found, not scored again
 
 
-# the analyses of stored scores choose among settings as 02 scored them (08's models carry their revisions)
-CHOOSING = {"04": set(STORED_AS), "05": set(STORED_AS), "08": set(STORED_AS) - {"revision"}}
-
-
-def test_every_scoring_notebook_takes_every_switch_with_auto_as_its_default():
+def test_no_parameters_cell_gates_a_setting_and_the_sweep_gives_every_setting_to_every_notebook_but_01():
     for path in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
-        parameters = pm.inspect_notebook(str(path))
-        takes = set(SETTINGS) if path.name[:2] in SCORING else CHOOSING.get(path.name[:2], set())
-        assert set(SETTINGS) & set(parameters) == takes, path.name
-        assert {name: parameters[name]["default"] for name in takes} == {name: '"auto"' for name in takes}, path.name
+        cell = set(pm.inspect_notebook(str(path)))
+        shown = cell & set(TABLE)  # a cell may show a setting (06: its one template), never gate one
+        assert shown <= ({"templates"} if path.name.startswith("06") else set()), (path.name, shown)
+        takes = sweep.declared_parameters(path)
+        assert (set(NAMES) <= takes) == (not path.name.startswith("01")), path.name
 
 
 def test_the_sweep_gives_switches_to_the_notebooks_that_score_and_checks_them(capsys, monkeypatch):
     jobs = sweep.plan(["02", "04"], ["tiny-gpt2"], ["blimp"], settings={"share": "none", "token_budget": 512})
     scoring, reading = (job.papermill_parameters() for job in jobs)
     assert scoring == {"share": "none", "token_budget": 512, "model": "tiny-gpt2", "dataset": "blimp"}
-    assert reading == {"model": "tiny-gpt2", "dataset": "blimp"}  # 04 reads the store: no engine switches
+    # 04 reads the store: it takes every setting too (these two choose nothing there, and it says so)
+    assert reading == {"share": "none", "token_budget": 512, "model": "tiny-gpt2", "dataset": "blimp"}
     assert jobs[0].output.name == "02_readout__tiny-gpt2__blimp__share-none__token_budget-512.ipynb"
     with pytest.raises(ValueError, match=r"^share='all' does not exist: use one of"):
         sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], settings={"share": "all"})
@@ -183,7 +183,7 @@ def test_the_sweep_gives_switches_to_the_notebooks_that_score_and_checks_them(ca
                  "--revision", "v1"]) == 0
     assert [job.papermill_parameters() for job in ran] == [
         {"order_average": "logprob", "revision": "v1", "model": "tiny-gpt2", "dataset": "blimp"},
-        {"revision": "v1", "model": "tiny-gpt2", "dataset": "blimp"}]  # 04 reads the scores of that revision
+        {"order_average": "logprob", "revision": "v1", "model": "tiny-gpt2", "dataset": "blimp"}]  # 04 reads those
 
 
 def test_the_command_line_takes_the_switches_under_their_names(tiny, capsys):

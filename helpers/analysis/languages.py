@@ -6,16 +6,36 @@ accuracy with every tie right stand beside it (:func:`helpers.analysis.accuracy.
 from __future__ import annotations
 
 import pandas as pd
+from pandas import read_parquet
 
-from ..data import DATASETS
+from ..data import DATASETS, processed_path
 from .accuracy import KEYS, at_best_template, summarise
 
 
 def with_language(scores: pd.DataFrame) -> pd.DataFrame:
-    """``scores`` with a ``language`` column (files scored before rows kept it: the dataset's)."""
-    if "language" in scores and scores["language"].notna().all():
+    """``scores`` with a ``language`` column; a row of a file scored before rows kept it reads its
+    pair's language from the dataset's processed table (by paradigm and pair id), else the dataset's."""
+    have = scores["language"] if "language" in scores else pd.Series(pd.NA, index=scores.index, dtype="object")
+    if have.notna().all():
         return scores
-    return scores.assign(language=scores["dataset"].map(lambda name: DATASETS[name].language))
+    found = have.astype("object").copy()
+    for name, rows in scores[have.isna()].groupby("dataset"):
+        found.loc[rows.index] = _pair_languages(str(name), rows)
+    return scores.assign(language=found)
+
+
+def _pair_languages(dataset: str, rows: pd.DataFrame) -> pd.Series:
+    """The language of each row's pair in ``dataset``'s processed table; the dataset's language
+    where it has one language or no processed table, or the pair is not in it."""
+    fallback = DATASETS[dataset].language if dataset in DATASETS else None
+    path = processed_path(dataset) if dataset in DATASETS else None
+    if fallback != "mul" or path is None or not path.is_file():
+        return pd.Series(fallback, index=rows.index, dtype="object")
+    table = read_parquet(path, columns=["paradigm", "pair_id", "language"]).astype(str).drop_duplicates(
+        ["paradigm", "pair_id"])
+    keys = pd.MultiIndex.from_frame(rows[["paradigm", "pair_id"]].astype(str))
+    languages = table.set_index(["paradigm", "pair_id"])["language"].reindex(keys)
+    return pd.Series(languages.to_numpy(), index=rows.index, dtype="object").fillna(fallback)
 
 
 def by_language(scores: pd.DataFrame, within: str | None = None, best_only: bool = True) -> pd.DataFrame:

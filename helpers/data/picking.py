@@ -1,6 +1,6 @@
 """What a run scores of a dataset: ``languages`` and ``paradigms`` (a list, a comma-separated
-string, "all", or a number drawn with the seed) and ``drop_identical``, the same in 02, 03, 06
-and 07 and the sweep. The kept languages and paradigms (and the seed of a
+string, "all", or a number drawn with ``draw_seed``, one seed for every notebook) and
+``drop_identical``, the same in 02, 03, 06 and 07 and the sweep. The kept languages and paradigms (and the seed of a
 draw) go into the score files' configuration (:meth:`DatasetSelection.config`).
 
 A language is matched by either of its codes: the table's ``language`` (ISO 639-1 where one
@@ -89,14 +89,27 @@ def choose(dataset: str, limit: int | None = None, *, languages=ALL, paradigms=A
     return replace(selection, draw_seed=seed) if _count(languages) or _count(paradigms) else selection
 
 
-PICKS = ("languages", "paradigms", "drop_identical")  # the notebooks' parameters of the same names
+PICKS = ("languages", "paradigms", "drop_identical", "draw_seed")  # the notebooks' parameters of the same names
+DRAW_SEED = 0  # the draw's seed where none is given: one for every notebook and the sweep
+
+
+def draw_seed(value) -> int:
+    """The seed that draws a number of languages or paradigms (``draw_seed``; None: :data:`DRAW_SEED`),
+    the same in every notebook and the sweep and apart from every other seed."""
+    if value is None:
+        return DRAW_SEED
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"draw_seed={value!r} is not a whole number: the seed that draws a number of languages or "
+                         "paradigms (default 0)")
+    return int(value)
 
 
 def picks(parameters) -> dict:
-    """:func:`choose`'s keywords from a notebook's parameters (the draw's seed: its ``seed``, else 0)."""
-    seed = parameters.get("seed", 0)
-    return {**{name: parameters[name] for name in PICKS if name in parameters},
-            "seed": seed if isinstance(seed, int) and not isinstance(seed, bool) else 0}
+    """:func:`choose`'s keywords from a notebook's parameters (the draw's seed: ``draw_seed``)."""
+    return {**{name: parameters[name] for name in PICKS[:3] if name in parameters},
+            "seed": draw_seed(parameters.get("draw_seed"))}
 
 
 def choose_each(datasets: list[str], limit: int | None = None, *, languages=ALL, paradigms=ALL, seed: int = 0,

@@ -14,11 +14,21 @@ from .interface import Scorer
 from ..models import Loadable, LoadedModel, check_loadable, load
 from ..models.kinds import MODEL_KINDS
 from ..settings.lists import parse_list
-from ..settings import Settings
+from ..settings import AUTO, KINDS, Settings
 
 
 SCORER_KINDS: dict[str, type] = {k.name: getattr(import_module(f"{__package__}.{k.name}"), k.scorer)
                                  for k in MODEL_KINDS}
+
+
+def unread_by_kind(settings: Settings, kind: str, name: str) -> str | None:
+    """Why a setting given (not "auto") cannot apply to model ``name`` of ``kind``: a setting that
+    only other kinds read (:data:`helpers.settings.KINDS`, declared with the setting), None else."""
+    for setting, kinds in KINDS.items():
+        if kind not in kinds and getattr(settings, setting) != AUTO:
+            return (f"{setting}={getattr(settings, setting)!r} applies to {' and '.join(kinds)} models only, and {name} "
+                    f"is a {kind} model: leave it 'auto' (its scores would not depend on it)")
+    return None
 
 
 def check_models(models, settings: Settings | None = None) -> list[Loadable | LoadedModel]:
@@ -34,7 +44,8 @@ def check_models(models, settings: Settings | None = None) -> list[Loadable | Lo
         if not isinstance(model, (LoadedModel, Loadable)):
             arguments = settings.load_arguments()
             model = check_loadable(model, arguments["quant"], arguments["revision"])
-        if refused := SCORER_KINDS[model.kind].refuses(settings, model.spec.name):  # each kind's own refusal
+        if refused := unread_by_kind(settings, model.kind, model.spec.name) or \
+                SCORER_KINDS[model.kind].refuses(settings, model.spec.name):  # each kind's own refusal
             raise ValueError(refused)
         out.append(model)
     return out

@@ -14,14 +14,6 @@ from .interface import OptionReadout, RECORD_KEYS, Request, RequestShape, SCORER
 log = logging.getLogger(__name__)
 
 
-def refuse_masked_variant(settings, name: str) -> str | None:
-    """A masked LM's scoring variant given for a model of another kind (which would not read it)."""
-    if getattr(settings, "masked_variant", "auto") != "auto":
-        return (f"masked_variant={settings.masked_variant!r} applies to masked LMs only, and {name} is not one: "
-                "leave it 'auto' (its scores would not depend on it)")
-    return None
-
-
 class ScoresRequests:
     """:meth:`score` and :meth:`score_texts` of a scorer kind built from its own three steps:
     ``encode_many(requests)``, ``token_logprobs(encoded, with_context, desc, only)`` (per
@@ -99,8 +91,9 @@ class ScoresRequests:
     @classmethod
     def refuses(cls, settings, name: str) -> str | None:
         """Why model ``name`` cannot be scored by this kind under ``settings`` (checked before it
-        loads), None where it can; a causal LM takes every setting but a masked LM's own."""
-        return refuse_masked_variant(settings, name)
+        loads), None where it can; a causal LM takes every setting (those of other kinds only:
+        :func:`helpers.engine.kinds.unread_by_kind`)."""
+        return None
 
     def score(self, requests: Sequence, with_context: bool = False, desc: str = "scoring",
               only: Sequence[int] | None = None) -> list[Scored]:

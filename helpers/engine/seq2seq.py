@@ -32,8 +32,7 @@ import torch
 
 from .head import halving_on_oom, logprobs_at
 from .interface import OptionReadout, Request, RequestShape, Scored, checked_shape
-from .scorer_base import (ScoresRequests, check_text, checked_answers, checked_settings, option_readouts,
-                          refuse_masked_variant)
+from .scorer_base import ScoresRequests, check_text, checked_answers, checked_settings, option_readouts
 from .seq2seq_encoding import (NEXT_SENTINEL, SENTINEL, SHAPES, Encoded2, Seq2SeqEncoder, Seq2SeqRequest, answer_request,
                                span_request)
 from ..models import LoadedModel
@@ -64,8 +63,6 @@ class Seq2SeqScorer(ScoresRequests):
     def refuses(cls, settings, name: str) -> str | None:
         """The decoder always starts with its decoder start token ("auto", "bos-else-eos" or a token
         string): the causal-model conventions that leave the first token unscored are refused."""
-        if refused := refuse_masked_variant(settings, name):
-            return refused
         start = settings.start_for(AUTO)
         if start in ("none", "minicons"):
             return (f"start={start!r} is a causal-model convention (first token unscored); {name} is an "

@@ -52,8 +52,9 @@ def families() -> list[Family]:
     return list(dict.fromkeys(m.family for m in METHODS.values()))
 
 
-def option_table() -> str:
-    """Every method setting: name, what "auto" is, what it takes, and the families and methods that read it."""
+def settings_table() -> str:
+    """Every setting: name, what "auto" is, what it takes, and who reads it (for a method setting, the
+    registered families and methods that read it)."""
     return setting_readers.table(METHODS.values())
 
 
@@ -70,5 +71,5 @@ def method_names(selection, all_of: list[str] | None = None) -> list[str]:
 
 
 __all__ = ["HU_LEVY_METHODS", "METHODS", "METHODS_VERSION", "PROMPT_METHODS", "READOUT_METHODS", "WORD_METHODS",
-           "Family", "Method", "PassContext", "applicable", "families", "get", "method_names", "option_table",
+           "Family", "Method", "PassContext", "applicable", "families", "get", "method_names", "settings_table",
            "refuse_not_applicable", "register", "unregister"]

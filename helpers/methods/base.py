@@ -35,7 +35,7 @@ Score = Callable[..., pd.Series]
 class PassContext:
     """The context of one engine pass of a family (a method's score reads it too): the run's
     scorer, language and sides, a unigram table where one is counted, and the run's
-    :class:`helpers.settings.Settings`, whose method settings it reads by name (instruct, seed,
+    :class:`helpers.settings.Settings`, whose method settings it reads by name (instruct, ab_seed,
     use_outlines, fewshot, order_average, templates, penlp_alpha, unigram_corpus, syntaxgym_pass):
     it holds no setting's value of its own."""
 
@@ -68,7 +68,7 @@ class PassContext:
     progress = property(lambda self: self.settings.progress)
 
     def __getattr__(self, name: str):
-        """Any other method setting by its name (seed, use_outlines, order_average, syntaxgym_pass,
+        """Any other method setting by its name (ab_seed, use_outlines, order_average, syntaxgym_pass,
         unigram_corpus, and each one added to the table), "auto" read as its default."""
         if name in METHOD_SETTINGS:
             return self._setting(name)

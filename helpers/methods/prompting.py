@@ -89,7 +89,7 @@ class AB(PromptFamily):
     """Both sentences as A and B (the acceptable one's slot drawn per pair with the seed):
     log-probs of "A" and "B" at the answer position and, with outlines, the constrained answer."""
 
-    name, template_set, takes = "ab", "ab", ("seed", "use_outlines")
+    name, template_set, takes = "ab", "ab", ("ab_seed", "use_outlines")
 
     def runtime_for(self, methods, runtime):
         """Whether this pass decodes with outlines, settled once (recorded as ``outlines``): asked
@@ -105,7 +105,7 @@ class AB(PromptFamily):
         """Each pair's (slot of the acceptable sentence, prompt), the prompt rendered once."""
         if runtime.sides != ("good", "bad"):
             raise ValueError("A/B prompting compares the two sentences of a pair; this dataset has single sentences")
-        slots = good_slots(len(items), runtime.seed)
+        slots = good_slots(len(items), runtime.ab_seed)
         return [(slot, self._prompt(item, template, c, runtime, slot)) for item, c, slot in zip(items, contexts, slots)]
 
     def _prompt(self, item, template, context, runtime, slot) -> str:

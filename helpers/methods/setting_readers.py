@@ -1,6 +1,6 @@
 """Which families and methods read which method settings: a view of the settings table, holding no values.
 
-The method settings (templates, instruct, seed, use_outlines, fewshot, penlp_alpha, unigram_corpus,
+The method settings (templates, instruct, ab_seed, use_outlines, fewshot, penlp_alpha, unigram_corpus,
 order_average, syntaxgym_pass) are fields of :class:`helpers.settings.Settings`, declared,
 defaulted and checked there once; a family names the ones it reads in ``takes`` (templates and
 instruct: every family) and reads them through its :class:`helpers.methods.base.PassContext`; a method
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..settings import METHOD_SETTINGS, TABLE, Settings, method_setting
+from ..settings import KINDS, METHOD_SETTINGS, TABLE, Settings, method_setting
 from .hu_levy_prompt_types import PROMPT_TYPES
 from .templates import IDE_TEMPLATE_IDS
 
@@ -65,7 +65,15 @@ def refuse_unread(settings: Settings, chosen: Iterable, registered: Iterable) ->
 
 
 def table(methods: Iterable) -> str:
-    """Every method setting: name, what "auto" is, what it takes, and the families and methods that read it."""
+    """Every setting of the table, one line each: name, what "auto" is, what it takes, and who reads
+    it (the families and methods of ``methods`` for a method setting; the model kinds a setting
+    names in its declaration; else the loader or the engine of every kind)."""
     takers = owners(methods)
-    return "\n".join(f"{name}='auto' ({TABLE[name][1]}): {TABLE[name][0]} ({', '.join(takers.get(name, []))})"
-                     for name in METHOD_SETTINGS)
+
+    def readers(name: str) -> str:
+        if name in METHOD_SETTINGS:
+            return ", ".join(takers.get(name, [])) or "no registered method"
+        if name in KINDS:
+            return f"{' and '.join(KINDS[name])} models only"
+        return "the loader" if name in ("quant", "dtype", "revision") else "the engine, every model kind"
+    return "\n".join(f"{name}='auto' ({TABLE[name][1]}): {TABLE[name][0]} ({readers(name)})" for name in TABLE)

@@ -37,7 +37,7 @@ from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..methods.setting_readers import refuse_unread, template_ids
 from ..parameters import check_injected
 from ..runner import RunSetup, run_methods
-from ..settings import METHOD_SETTINGS, TABLE, Settings
+from ..settings import METHOD_SETTINGS, Settings
 from ..settings.lists import parse_list
 from ..store import ScoreStore, load_files
 from .endings import endings_input
@@ -90,21 +90,21 @@ class Run:
     methods: list[str] = field(default_factory=list)
     not_applicable: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NOT_APPLICABLE_COLUMNS))
     checked: list = field(default_factory=list, repr=False)  # each model checked (loads without checking again)
-    taken: tuple = ()  # the settings among the notebook's parameters (recorded in every table's sidecar)
     built: object = field(default=None, repr=False)  # the first model's scorer, once loaded
     setup: RunSetup | None = None  # what the run puts around its methods on its own selection (explanations)
 
     @classmethod
-    def from_parameters(cls, parameters: Mapping, *, methods: Sequence[str] | None = None, skip: Sequence[str] = (),
+    def from_parameters(cls, parameters: Mapping, *, methods: Sequence[str] | None = None,
                         models: Sequence | None = None, selection: DatasetSelection | None = None) -> "Run":
-        """The run of a notebook's ``parameters``: ``methods`` is the universe its ``methods``
+        """The run of a notebook's ``parameters`` (every setting of the table among them, whether its
+        parameters cell names it or papermill injected it): ``methods`` is the universe its ``methods``
         parameter picks from ("all": every one of them; None: the notebook has no such parameter);
-        ``skip`` names parameters that are not the setting of the same name (06's and 07's ``seed``);
         ``models`` are more models to check before anything loads (03's Hu & Levy models);
         ``selection`` the whole run's items where the notebook picks them itself (06's paradigms),
         else ``dataset`` and ``limit`` select them; either is cut to ``shard`` of ``shards``."""
         check_injected(parameters)  # a misspelt papermill parameter stops here
-        settings = Settings.from_parameters(parameters, skip)  # a bad value stops here
+        settings = Settings.from_parameters(parameters)  # a bad value stops here
+        print(settings.described())  # what the notebook runs with, first
         asked = registry.method_names(parameters["methods"], list(methods)) if methods is not None else []
         refuse_unread(settings, map(registry.get, asked), registry.METHODS.values())  # an unknown template too
         names = parse_list(parameters["model"], what="model")
@@ -113,7 +113,6 @@ class Run:
             selection = choose(parameters["dataset"], parameters.get("limit"), **picks(parameters))
         if selection is not None:
             selection = selection.for_shards(parameters.get("shard"), parameters.get("shards", 1))
-        taken = tuple(name for name in TABLE if name in parameters and name not in skip)
         setup = None
         if parameters.get("explanations") and parameters.get("endings"):
             raise ValueError("explanations and endings=True both put a text before each item: choose one")
@@ -121,7 +120,7 @@ class Run:
             selection, setup = explained_input(selection, parameters["explanations"])
         if parameters.get("endings") and selection is not None:  # BHS: each ending after its context
             selection, setup = endings_input(selection)
-        run = cls(dict(parameters), settings, names, selection, checked=checked, taken=taken, setup=setup)
+        run = cls(dict(parameters), settings, names, selection, checked=checked, setup=setup)
         if asked:
             run.methods, run.not_applicable = registry.applicable(asked, run.scorer)
         else:
@@ -172,12 +171,10 @@ class Run:
     def config(self, **entries) -> dict:
         """A notebook's configuration (the sidecar of every table): the model and dataset asked
         for, the methods run, ``entries`` (the notebook's own parameters, e.g. the limit), the languages,
-        paradigms and drop_identical asked for (and those kept), every setting it takes as given, and
-        the templates selected: no setting is added by hand."""
+        paradigms, drop_identical and draw seed asked for (and those kept), every setting as given
+        (defaults included), and the templates selected: no setting is added by hand."""
         head = {k: self.parameters[k] for k in ("model", "dataset") if k in self.parameters}
-        recorded = self.settings.record(self.taken)
-        if "templates" in recorded:
-            recorded["templates"] = self.templates
+        recorded = {**self.settings.given_values(), "templates": self.templates}
         around = self.setup.configuration if self.setup is not None else {}
         picked = {k: self.parameters[k] for k in PICKS if k in self.parameters}  # as asked; the files: as kept
         if isinstance(self.selection, DatasetSelection):
@@ -195,7 +192,7 @@ class Run:
               **changes) -> ScoreFiles:
         """The score files (found or written) of ``methods`` (default: the run's) on ``selection``
         (default: the run's) with ``setup``, for every model of ``models`` (default: the first),
-        under the run's settings with ``changes`` (e.g. ``templates=[1]``, ``seed=7``)."""
+        under the run's settings with ``changes`` (e.g. ``templates=[1]``, ``ab_seed=7``)."""
         return self.files_each([Job(methods, selection, setup, changes)], models=models, store=store)[0]
 
     def files_each(self, jobs: Sequence[Job], *, models=None, store: ScoreStore | None = None) -> list[ScoreFiles]:

@@ -10,9 +10,11 @@ methods the run's :class:`Settings` (they read their own fields through
 :class:`helpers.methods.base.PassContext`). ``"auto"`` has one meaning per field: the model's own value,
 or the one default the field declares. Adding a setting is one field of :class:`Settings`, declared
 with :func:`setting` (its values, what "auto" is, what the score files record, its check), and the
-one place that reads it: a notebook's parameters cell, the command line and a sweep take it by name
-(:meth:`Settings.from_parameters`); :data:`SETTINGS` (the options every scoring notebook and the
-command line take) and :data:`METHOD_SETTINGS` are read from the fields.
+one place that reads it: every notebook that scores or reads scores, the sweep and the command line
+take it by its name (:meth:`Settings.from_parameters`; no parameters cell gates one), and the reading
+notebooks choose stored scores by it (:meth:`Settings.score_filter`). :data:`TABLE` (every setting)
+and :data:`METHOD_SETTINGS` are read from the fields; a setting only some model kinds read names
+them in its declaration (``kinds``).
 """
 from __future__ import annotations
 
@@ -67,7 +69,7 @@ def _instruct(name: str, value):
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise ValueError(f"instruct={value!r} does not exist: use 'auto' ({SETTINGS['instruct'][1]}), true or false")
+    raise ValueError(f"instruct={value!r} does not exist: use 'auto' ({TABLE['instruct'][1]}), true or false")
 
 
 def _start(name: str, value) -> str:
@@ -78,7 +80,7 @@ def _start(name: str, value) -> str:
                                                        and value.startswith(TOKEN)):
         return value
     raise ValueError(f"start={value!r} does not exist: use one of {', '.join(map(repr, (AUTO, *START_CONVENTIONS)))} "
-                     f"('auto': {SETTINGS['start'][1]}), or {TOKEN!r} and a token of the model's vocabulary "
+                     f"('auto': {TABLE['start'][1]}), or {TOKEN!r} and a token of the model's vocabulary "
                      "(e.g. 'token:<s>')")
 
 
@@ -88,24 +90,24 @@ def _count(name: str, value):
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}={value!r} is not a number of {SETTINGS[name][0].split()[0]}: use 'auto' or a whole "
-                         f"number > 0 ({SETTINGS[name][0]})")
+        raise ValueError(f"{name}={value!r} is not a number of {TABLE[name][0].split()[0]}: use 'auto' or a whole "
+                         f"number > 0 ({TABLE[name][0]})")
     return value
 
 
 def setting(values: tuple | str, auto: str, recorded: str, check=_choice, method: bool = False,
-            method_default=None, common: bool = True, record_as: str | None = None):
+            method_default=None, record_as: str | None = None, kinds: tuple[str, ...] | None = None):
     """A field of :class:`Settings` that a notebook takes as a parameter (default "auto") and the
     command line as an option: ``values`` (its values besides "auto", or what a value is), what
     ``auto`` is, what the score files ``recorded``, its ``check`` ((name, value) -> the value as
     used, or a one-line error), for a setting the methods read (``method``) the value "auto"
     stands for (None: each model's own) and the configuration key under which the files of a
     method that reads it record its resolved value (``record_as``; None: recorded otherwise, e.g.
-    through the template or the few-shot entries), and whether every scoring notebook and the
-    command line take it (``common``; else the notebooks whose methods read it)."""
+    through the template or the few-shot entries), and the model kinds that read it (``kinds``,
+    :data:`helpers.engine.kinds`' names; None: every kind; the others refuse a value but "auto")."""
     return field(default=AUTO, metadata={"values": values, "auto": auto, "recorded": recorded, "check": check,
-                                         "method": method, "method_default": method_default, "common": common,
-                                         "record_as": record_as})
+                                         "method": method, "method_default": method_default,
+                                         "record_as": record_as, "kinds": kinds})
 
 
 def placement(default, check):
@@ -116,7 +118,7 @@ def placement(default, check):
 
 @dataclass(frozen=True)
 class Settings:
-    """One run's settings, checked; "auto" everywhere is each model's own setup (:data:`SETTINGS`).
+    """One run's settings, checked; "auto" everywhere is each model's own setup (:data:`TABLE`).
 
     ``device_map``, ``max_memory`` (``{0: "20GiB", "cpu": "60GiB"}`` or ``"0=20GiB,cpu=60GiB"``) and
     ``offload_folder`` place the weights (:func:`helpers.models.load`, which checks them);
@@ -134,20 +136,20 @@ class Settings:
                                    "template)", _instruct, method=True)
     templates: tuple | str = setting("template ids (Ide et al.'s 1 to 5) and Hu & Levy prompt types", "every "
                                      "template of each family", "template_id, template_text (a file per template)",
-                                     _templates, method=True, common=False)
-    seed: int | str = setting("a whole number", "42", "seed (A/B prompting: the acceptable sentence's slot)", _seed,
-                              method=True, method_default=42, common=False, record_as="seed")
+                                     _templates, method=True)
+    ab_seed: int | str = setting("a whole number", "42", "seed (A/B prompting: the acceptable sentence's slot)",
+                                 _seed, method=True, method_default=42, record_as="seed")
     use_outlines: bool | str = setting(("true", "false"), "outlines decodes only where a letter's logit would not "
                                        "give its answer", "outlines (A/B prompting)", _outlines, method=True,
-                                       method_default=AUTO, common=False, record_as="outlines")
+                                       method_default=AUTO, record_as="outlines")
     fewshot: object = setting("k solved examples before each item, or a FewShot", "0 (no examples)",
                               "fewshot_k, fewshot_source, fewshot_seed; files tagged <k>shot", _fewshot, method=True,
-                              method_default=0, common=False)
+                              method_default=0)
     penlp_alpha: float | str = setting("a number > 0", "0.8 (Ide et al.'s; Lau et al. 2017's PenLP takes it as a "
                                        "parameter)", "penlp_alpha (PenLP methods)", _positive, method=True,
-                                       method_default=0.8, common=False, record_as="penlp_alpha")
+                                       method_default=0.8, record_as="penlp_alpha")
     unigram_corpus: object = setting("a text file or a Hugging Face dataset", "the mirror's corpora of the language",
-                                     "unigram_source (SLOR, BF-unigram)", _corpus, method=True, common=False)
+                                     "unigram_source (SLOR, BF-unigram)", _corpus, method=True)
     share: str = setting(tuple(m for m in SHARE_MODES if m != AUTO), "the scorer's: on a causal LM per call the "
                          "mode its cost model (the model's shape times its device class's shipped costs) predicts "
                          "fastest; an encoder-decoder or masked LM runs each shared part once (prefix)",
@@ -161,7 +163,7 @@ class Settings:
     batch_size: int | str = setting("sequences per forward pass", "as many as the token budget holds", "-", _count)
     masked_variant: str = setting(("pll", "within_word_l2r"), "pll: each token masked in turn (Salazar et al. 2020); "
                                   "within_word_l2r also masks the rest of its word (Kauf & Ivanova 2023)",
-                                  "start_token (masked:<variant>;...)", common=False)
+                                  "start_token (masked:<variant>;...)", kinds=("masked",))
     device_map: object = placement(AUTO, _device_map)
     max_memory: dict | None = placement(None, _max_memory)
     offload_folder: str | None = placement(None, _as_given)
@@ -192,19 +194,22 @@ class Settings:
         return replace(self, **changes)
 
     @classmethod
-    def from_parameters(cls, parameters: Mapping, skip=()) -> "Settings":
+    def from_parameters(cls, parameters: Mapping) -> "Settings":
         """The settings among a notebook's parameters (``globals()`` after its parameters cell, with
-        papermill's injected ones), a sweep's or the command line's: every name that is a setting,
-        but those in ``skip`` (a notebook parameter of the same name that means something else)."""
-        names = {f.name for f in fields(cls)} - set(skip)
-        return cls(**{k: v for k, v in parameters.items() if k in names})
+        papermill's injected ones), a sweep's or the command line's: every field's name, the
+        settings of :data:`TABLE` and the placement (a setting's name means it in every notebook)."""
+        return cls(**{k: v for k, v in parameters.items() if k in NAMES})
 
-    def record(self, taken=()) -> dict:
-        """The notebook-parameter settings as given ("auto" kept), for a notebook's configuration:
-        those every scoring notebook takes, and the method settings among ``taken`` (the setting
-        names a notebook takes as parameters)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if (f.name in SETTINGS or f.name in taken and f.name in TABLE) and f.name != "batch_size"}
+    def given_values(self) -> dict:
+        """Every setting of :data:`TABLE` as given ("auto" kept, defaults included), for what a
+        notebook ran with (its first line and every table's sidecar)."""
+        return {name: getattr(self, name) for name in TABLE}
+
+    def described(self) -> str:
+        """One line of the settings given (not "auto"), for a notebook's first line."""
+        given = {name: value for name, value in self.given_values().items() if value != AUTO}
+        return ("settings: " + ", ".join(f"{k}={v!r}" for k, v in given.items()) + "; the others 'auto'") if given \
+            else "settings: all 'auto' (each model's own)"
 
     def loading(self) -> dict:
         """The loading settings that are not "auto" (those a loaded model could not take)."""
@@ -223,9 +228,12 @@ class Settings:
 
     def score_filter(self) -> dict:
         """What an analysis reading stored scores asks of their recorded configuration (a
-        ``where`` of :func:`helpers.store.load_scores`): the quantization, dtype, start convention
-        and revision given (not "auto"), and each method setting given, under the key its methods'
-        files record it by (:data:`RECORDED_AS`; files of methods that do not read it match any)."""
+        ``where`` of :func:`helpers.store.load_scores`), for every setting given (not "auto") that
+        tells stored scores apart: the quantization, dtype, start convention, revision and masked
+        variant; each method setting under the key its methods' files record it by
+        (:data:`RECORDED_AS`; files of methods that do not read it match any); instruct as the
+        prompts' style, the templates, the few-shot k and the unigram corpus. A value may be a
+        test of the recorded value (a callable). The settings of :data:`UNSTORED` choose nothing."""
         where = {RECORDED_AS[name]: method_setting(name, getattr(self, name)) for name in RECORDED_AS
                  if getattr(self, name) != AUTO}
         if self.quant != AUTO:
@@ -238,17 +246,48 @@ class Settings:
             where["start_convention"] = self.start
         if self.revision != AUTO:
             where["revision"] = self.revision
+        if self.instruct != AUTO:
+            where["prompt_style"] = "chat" if self.instruct else "base"
+        if self.masked_variant != AUTO:
+            where["start_token"] = _Recorded(f"masked_variant={self.masked_variant}",
+                                             lambda v, prefix=f"masked:{self.masked_variant};": str(v).startswith(prefix))
+        if self.templates != AUTO:
+            where["template_id"] = _Recorded(f"templates={list(self.templates)}",
+                                             lambda v, ids={str(t) for t in self.templates}: str(v) in ids)
+        if self.fewshot != AUTO:
+            where["fewshot_k"] = getattr(self.fewshot, "k", self.fewshot) or None
+        if self.unigram_corpus != AUTO:
+            where["unigram_source"] = _Recorded(f"unigram_corpus={self.unigram_corpus}",
+                                                lambda v, name=str(self.unigram_corpus): name in str(v))
         return where
 
+
+class _Recorded:
+    """A test of a score file's recorded value (:meth:`Settings.score_filter`), named by the setting
+    it stands for; a file that records nothing under the key (a method that does not read it) passes."""
+
+    def __init__(self, said: str, test):
+        self.said, self.test = said, test
+
+    def __call__(self, recorded) -> bool:
+        return recorded is None or self.test(recorded)
+
+    def __repr__(self) -> str:
+        return self.said
+
+
+# the settings that change how scores are computed, never their values: stored scores are not told
+# apart by them (a rerun under another value reuses the files), so a reader chooses nothing by them
+UNSTORED = ("share", "token_budget", "batch_size")
 
 
 # name -> (its values besides "auto", or what a value is; what "auto" is; what the score files record)
 TABLE: dict[str, tuple[tuple | str, str, str]] = {
     f.name: (f.metadata["values"], f.metadata["auto"], f.metadata["recorded"]) for f in fields(Settings)
     if "values" in f.metadata}
-# the settings every scoring notebook and the command line take
-SETTINGS = {name: entry for name, entry in TABLE.items()
-            if next(f for f in fields(Settings) if f.name == name).metadata["common"]}
+NAMES = tuple(f.name for f in fields(Settings))  # every setting and the placement, as notebooks take them
+# setting -> the model kinds that read it (the settings that every kind reads are not listed)
+KINDS = {f.name: f.metadata["kinds"] for f in fields(Settings) if f.metadata.get("kinds")}
 # the settings given to the methods, with the value "auto" stands for; the others load and score
 METHOD_SETTINGS: dict[str, object] = {f.name: f.metadata["method_default"] for f in fields(Settings)
                                       if f.metadata.get("method")}
@@ -277,6 +316,6 @@ def scorer_arguments(options: dict, base: Settings | None = None) -> dict:
     return {"settings": (base or Settings()).but(**own), **{k: v for k, v in options.items() if k not in names}}
 
 
-__all__ = ["AUTO", "DTYPES", "METHOD_SETTINGS", "ORDER_AVERAGES", "PASS_RULES", "QUANTS", "RECORDED_AS", "SETTINGS",
+__all__ = ["AUTO", "DTYPES", "METHOD_SETTINGS", "ORDER_AVERAGES", "PASS_RULES", "QUANTS", "RECORDED_AS", "KINDS", "NAMES",
            "SETTING_KEYS", "SHARE_MODES", "START_CONVENTIONS", "TABLE", "Settings", "parse_max_memory",
            "scorer_arguments"]

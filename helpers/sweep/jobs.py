@@ -5,8 +5,8 @@ a combination whose executed notebook finished without error is skipped on the n
 Locally the jobs run one after another; ``executor="slurm"`` submits the unfinished ones as
 one Slurm job array through submitit (:mod:`helpers.sweep.slurm`), and
 :mod:`helpers.sweep.status` tells what each combination is doing. Every parameter a job
-injects must be declared in the notebook's parameters cell (papermill itself would only warn
-and run the defaults). ``shards`` > 1 splits each dataset run's pairs into that many jobs
+injects must be a parameter the notebook takes: one its parameters cell declares or a setting
+(papermill itself would only warn and run the defaults). ``shards`` > 1 splits each dataset run's pairs into that many jobs
 (:mod:`helpers.data.shards`); the score store reads their files as one run, and the analyses
 of the sweep (``ANALYSES``) run once per model and dataset, after every shard
 (:mod:`helpers.sweep.dependencies`).
@@ -24,12 +24,13 @@ import papermill as pm
 
 from .. import paths
 from .kernel import KERNEL_ARGUMENTS
-from ..settings import TABLE, Settings
+from ..settings import NAMES, TABLE, Settings
 from ..store import safe_name
 from ..data.shards import check as check_shards
 from .revisions import models_for, parse_revisions
 
 NO_MODEL = "none"  # notebooks that take no model (01_data_prep)
+SETTINGLESS = ("01_data_prep",)  # notebooks that neither score nor read scores: they take no setting
 # analysis notebooks -> their parameters naming the methods whose stored scores they read (whole runs)
 ANALYSES = {"04_ensembles": ("baseline", "l_method", "p_method", "ab_method"),
             "05_length_bias": ("methods", "gap", "linking"), "08_learning_curves": ("methods",)}
@@ -41,8 +42,11 @@ TEMP_FILE = re.compile(r"^\.(?P<target>.+)-\d+-[0-9a-f]{8}\.tmp$")
 
 
 def declared_parameters(notebook: Path) -> set[str]:
-    """The names assigned in the notebook's cell tagged "parameters"."""
-    return set(pm.inspect_notebook(str(notebook)))
+    """The names a notebook takes: those its cell tagged "parameters" assigns and, in every notebook
+    but those of :data:`SETTINGLESS`, every setting by its name (:data:`helpers.settings.NAMES`; the
+    notebook's :func:`helpers.parameters.check_injected` admits them)."""
+    cell = set(pm.inspect_notebook(str(notebook)))
+    return cell if notebook.stem in SETTINGLESS else cell | set(NAMES)
 
 
 @dataclass(frozen=True)
@@ -156,17 +160,19 @@ def parameters_for(notebook: Path, parameters: dict) -> dict:
 
 
 def with_settings(found: dict[str, Path], parameters: dict, settings: dict | None) -> dict:
-    """``parameters`` with each of ``settings`` (helpers.settings: start, share, quant, ...) for
-    every notebook of the sweep that takes it (those that score); an error before anything runs
-    for a setting value that does not exist (given here or as a parameter) or a setting that no
+    """``parameters`` with each of ``settings`` (helpers.settings: start, share, quant, ..., and the
+    selection's languages, paradigms, drop_identical and draw_seed) for every notebook of the sweep
+    that takes it (every setting: each notebook that scores or reads scores); an error before anything
+    runs for a setting value that does not exist (given here or as a parameter) or a setting that no
     notebook of the sweep takes."""
     parameters = dict(parameters)
     for name, value in (settings or {}).items():
         takers = [path for path in found.values() if name in declared_parameters(path)]
         if not takers:
-            raise ValueError(f"no notebook of this sweep ({', '.join(found)}) takes the setting {name}: it applies "
-                             "to the notebooks that score (00, 02, 03, 06, 07; 04, 05 and 08 take quant, dtype, start and "
-                             "revision to choose the stored scores they read)")
+            raise ValueError(f"no notebook of this sweep ({', '.join(found)}) takes the setting {name}: the settings "
+                             "apply to the notebooks that score (00, 02, 03, 06, 07) and choose the stored scores of "
+                             "those that read them (04, 05, 08); the languages, paradigms, drop_identical and "
+                             "draw_seed to those that score")
         parameters.update({f"{path.stem}:{name}": value for path in takers})
     for key, value in parameters.items():
         name = key.rpartition(":")[2]

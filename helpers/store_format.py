@@ -1,0 +1,64 @@
+"""What a score file records, by the store format it was written in, and how a file of an earlier
+format reads today.
+
+Every file written now records ``store_format`` (:data:`STORE_FORMAT`) beside its configuration (not
+in it, so configuration hashes stay those of earlier files). A file without one was written before
+(format 1: the code up to 2026-11-29's commit d28b334, before a method recorded the settings it reads).
+Such a file does not record the settings that were fixed in the code when it was written; it reads
+as the value that code used (:func:`upgraded`):
+
+a method setting (:data:`helpers.settings.RECORDED_AS`) that its method reads today and the file
+does not record: the setting's default (PenLP's alpha 0.8: the only value before it was a setting).
+A selection of languages or paradigms, which that code could not make, is recorded only where one
+was made, so a file without one is a whole dataset's then as now; a pair's language, which such a
+file's rows lack, is read from the dataset (:func:`helpers.analysis.languages.with_language`).
+
+Its configuration hash is then the one today's code gives that configuration (checked: the file's
+configuration is recovered exactly, or the file is read as it is), so a run finds it instead of
+scoring it again, and a reader never sees two values of a setting where there was one.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+STORE_FORMAT = 2
+# what store.write records beside a file's configuration (bookkeeping, the engine's record of how it ran)
+BESIDE = ("config_hash", "accuracy", "library_versions", "numerics", "git_commit", "time", "time_ns",
+          "store_format", "share", "token_budget", "head_path", "unknown_tokens", "share_used", "shard")
+
+
+def config_hash(config: dict) -> str:
+    """The hash a file's configuration is found by (its first 10 hex digits of sha256 over sorted JSON)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+
+def configuration(meta: dict) -> dict:
+    """A file's configuration: its metadata but what is recorded beside it (:data:`BESIDE`)."""
+    return {key: value for key, value in meta.items() if key not in BESIDE}
+
+
+def _read_then(meta: dict) -> dict:
+    """The configuration keys a format-1 file lacks, with the values its code used."""
+    from .methods import METHODS
+    from .settings import METHOD_SETTINGS, RECORDED_AS
+
+    method = METHODS.get(meta.get("method"))
+    reads = method.reads(meta.get("template_id")) if method is not None else ()
+    return {key: METHOD_SETTINGS[name] for name, key in RECORDED_AS.items() if name in reads and key not in meta}
+
+
+def upgraded(meta: dict) -> dict:
+    """``meta`` as today's code would have written the same scores: a file of an earlier format with
+    the values its code used for what it does not record, and the configuration hash of that
+    configuration (``store_format`` says which format it was written in). A file whose
+    configuration cannot be recovered exactly (its hash disagrees) is returned as it is."""
+    if meta.get("store_format", 1) >= STORE_FORMAT:
+        return meta
+    then = configuration(meta)
+    if config_hash(then) != meta.get("config_hash"):
+        return {**meta, "store_format": 1}
+    added = _read_then(meta)
+    if not added:
+        return {**meta, "store_format": 1}
+    return {**meta, **added, "config_hash": config_hash({**then, **added}), "store_format": 1}
