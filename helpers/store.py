@@ -33,8 +33,8 @@ from .score_files import (DAMAGED_FIX, META_KEY, SET_ASIDE, finished_file, finis
                           reuse_stale_default, stale_reason, writable_path)
 from .settings import RECORDED_AS
 from .store_format import STORE_FORMAT, config_hash, upgraded
-from .settings.stored import (method_setting_values, mixed_method_settings, mixed_selections, mixed_settings,
-                              selection_of, stored_setting)
+from .settings.stored import (method_setting_values, mixed_method_settings, mixed_settings, selection_of,
+                              shared_pairs, stored_setting)
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
 SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
                  "n_tokens_good", "n_tokens_bad"]
@@ -180,8 +180,9 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
     config_hash columns. Only the newest weights of each model are used (those of its most
     recently written file), so a retrained model's old scores never mix with its new ones;
     where one (model, method, template) has files of several configurations, the one with
-    the most pairs (then the newest) is used (the methods' chosen files must cover the same languages
-    and paradigms: else an error), and where they differ in a setting a method reads
+    the most pairs (then the newest) is used (where the methods' chosen files cover different
+    selections, e.g. limits, the methods are compared on the pairs they all scored, with a warning
+    saying how many; an error where they share none), and where they differ in a setting a method reads
     (an A/B seed, PenLP's alpha, instruct: :data:`helpers.settings.SETTING_KEYS`) it is an error
     naming them (``where`` chooses one). ``where`` keeps only files whose configuration
     has those values (e.g. ``{"limit": 20}``); scores under a priming context are left out
@@ -225,9 +226,7 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
     selections: dict[tuple, dict[tuple, set]] = {}  # (dataset, model) -> the chosen files' selection -> methods
     for (ds, name, method, _), (_, _, meta) in chosen.items():
         selections.setdefault((ds, name), {}).setdefault(selection_of(meta), set()).add(method)
-    for (ds, name), found in selections.items():
-        if len(found) > 1:
-            raise ValueError(mixed_selections(name, ds, found))
+    differing = {key: found for key, found in selections.items() if len(found) > 1}
     for (ds, name), n in stale.items():
         warnings.warn(f"left out {n} score file(s) of {name} on {ds} from earlier weights than its newest "
                       f"({newest[(ds, name)][1]}); rerun the notebooks for the methods they covered")
@@ -235,4 +234,8 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
     if old:
         warnings.warn(f"{len(old)} of the score files read are stale ({old[0][0]} {stale_reason(old[0][1])}): "
                       "rerun the scoring notebooks to recompute them (a stale file is recomputed, not reused)")
-    return load_files(sorted(p for _, run, _ in chosen.values() for p in run), token_columns)
+    scores = load_files(sorted(p for _, run, _ in chosen.values() for p in run), token_columns)
+    for (ds, name), found in differing.items():  # methods compared on the pairs they share, said
+        scores, note = shared_pairs(scores, name, ds, found)
+        warnings.warn(note)
+    return scores

@@ -27,7 +27,8 @@ from helpers.models import loading
 from helpers.models.tiny_masked import build
 from helpers.runner import run_methods
 from helpers.store import ScoreStore
-from notebook_run import run_notebook
+from notebook_run import first_output, run_notebook
+from helpers.score_files import read_metadata
 from helpers.settings import TABLE, Settings, scorer_arguments
 
 TOL = 1e-4  # nats, against the float64 reference
@@ -234,8 +235,13 @@ def test_the_command_line_prints_pll_terms_and_their_sum(bert, capsys):
 @pytest.mark.slow
 def test_notebook_02_runs_on_a_masked_model_and_lists_prompt_readouts_as_not_applicable(bert, scratch):
     folder = bert.model.config._name_or_path
-    nb = run_notebook("02_readout.ipynb", scratch / "02.ipynb", model=folder, limit=1, templates=[1])
+    # masked_variant: a setting no parameters cell names, given by its name as papermill's -p gives it
+    nb = run_notebook("02_readout.ipynb", scratch / "02.ipynb", model=folder, limit=1, templates=[1],
+                      masked_variant="within_word_l2r")
     name = bert.name
+    assert first_output(nb).startswith("settings: templates=(1,), masked_variant='within_word_l2r'; the others 'auto'")
+    lp = read_metadata(next((scratch / "outputs" / "scores" / "blimp").glob("*/lp.parquet")))
+    assert lp["start_token"].startswith("masked:within_word_l2r;")
     t02 = pd.read_csv(scratch / "outputs" / "tables" / f"02_readout__{name}__blimp.csv", keep_default_na=False,
                       na_values=[""]).set_index("method")
     assert list(t02.index) == registry.READOUT_METHODS

@@ -52,7 +52,8 @@ def test_penlp_alpha_is_recorded_by_the_methods_that_read_it_and_never_mixed(tin
         {"penlp": other["penlp"]} and scorer.forward_calls == again  # a rerun of the same alpha finds it
 
     with pytest.raises(ValueError, match=r"penlp has score files under 2 configurations that differ in penlp_alpha "
-                                         r"\(recorded as penlp_alpha: 0.8, 1.5\).*scored_with=\{'penlp_alpha'"):
+                                         r"\(recorded as penlp_alpha: 0.8, 1.5\).*\(-p penlp_alpha 0.8; 04, 05 and 08 take every "
+                                         r"setting by its name\)"):
         load_scores("blimp", scorer.loaded.name, ["lp", "penlp"])
     chosen = load_scores("blimp", scorer.loaded.name, ["lp", "penlp"], where=Settings(penlp_alpha=1.5).score_filter())
     pen = chosen[chosen.method == "penlp"]
@@ -74,7 +75,7 @@ def test_two_ab_seeds_stop_the_reading_notebooks_and_leave_lp_files_alone(tiny, 
 
     # 04's read (required_scores with its chosen settings): the two seeds are an error naming them
     with pytest.raises(ValueError, match=r"ab \(template 1\) has score files under 2 configurations that differ in "
-                                         r"seed \(recorded as seed: 42, 7\).*scored_with=\{'seed'"):
+                                         r"ab_seed \(recorded as seed: 42, 7\).*\(-p ab_seed 42;"):
         required_scores(scorer.loaded.name, "blimp", ["lp", "ab"], where=Settings().score_filter())
     chosen = required_scores(scorer.loaded.name, "blimp", ["lp", "ab"], where=Settings().but(ab_seed=7).score_filter())
     assert set(chosen.attrs["score_files"]) == {str(first["lp"]), str(second["ab"])}
@@ -83,7 +84,7 @@ def test_two_ab_seeds_stop_the_reading_notebooks_and_leave_lp_files_alone(tiny, 
 def test_a_setting_a_model_kind_does_not_read_is_refused(tiny):
     from helpers.engine.kinds import check_models
 
-    with pytest.raises(ValueError, match="masked_variant='within_word_l2r' applies to masked LMs only, and tiny-gpt2"):
+    with pytest.raises(ValueError, match="masked_variant='within_word_l2r' applies to masked models only, and tiny-gpt2 is a causal model"):
         check_models("tiny-gpt2", Settings(masked_variant="within_word_l2r"))
     assert registry.get("penlp").reads() == ("unigram_corpus", "penlp_alpha")  # its family's, then its own
 
@@ -94,13 +95,17 @@ def test_a_misspelt_papermill_parameter_is_an_error_naming_the_parameters(scratc
     from helpers.parameters import check_injected
     from notebook_run import run_notebook
 
-    history = ["", 'model = "demo-en"  # a comment\nseed = 0\n', '# Parameters\nseeed = 7\nmodel = "x"\n', "print(1)"]
-    with pytest.raises(ValueError, match=r"this notebook has no parameter 'seeed' .*: its parameters are model, seed"):
-        check_injected({"In": history})
+    history = ["", 'model = "demo-en"  # a comment\nlimit = 0\n', '# Parameters\nlimt = 7\nquant = "none"\n', "print(1)"]
+    with pytest.raises(ValueError, match=r"^this notebook has no parameter 'limt' \(papermill injected it; 'limt': did you "
+                                         r"mean 'limit'\?\): its parameters are model, limit; and every setting: start, "):
+        check_injected({"In": history})  # quant: a setting, taken by its name though the cell does not name it
+    with pytest.raises(ValueError, match=r"no parameter 'limt', 'quant' .*\(it takes no setting\)"):
+        check_injected({"In": history}, settings=False)  # 01: no setting
     check_injected({"In": history[:2]})  # run by hand: no injected cell, nothing to check
     # a real papermill run of a reading notebook stops at its first code cell after the parameters
-    with pytest.raises(pm.PapermillExecutionError, match=r"this notebook has no parameter 'scored_wiht'"):
-        run_notebook("05_length_bias.ipynb", scratch / "05.ipynb", scored_wiht={"seed": 7})
+    with pytest.raises(pm.PapermillExecutionError, match=r"this notebook has no parameter 'penlp_alph' \(papermill "
+                                                         r"injected it; 'penlp_alph': did you mean 'penlp_alpha'\?\)"):
+        run_notebook("05_length_bias.ipynb", scratch / "05.ipynb", penlp_alph=1.0)
 
 
 def test_penlp_alpha_reaches_every_front_door_or_is_refused_there_with_the_reason(tiny):
@@ -111,8 +116,10 @@ def test_penlp_alpha_reaches_every_front_door_or_is_refused_there_with_the_reaso
     jobs = sweep.plan(["02", "06"], ["tiny-gpt2"], ["blimp"], settings={"penlp_alpha": 1.5})
     assert {j.notebook.stem: j.papermill_parameters()["penlp_alpha"] for j in jobs} == \
         {"02_readout": 1.5, "06_context_priming": 1.5}
+    reading = sweep.plan(["04"], ["tiny-gpt2"], ["blimp"], settings={"penlp_alpha": 1.5})  # 04 reads that alpha's files
+    assert reading[0].papermill_parameters()["penlp_alpha"] == 1.5
     with pytest.raises(ValueError, match="no notebook of this sweep .* takes the setting penlp_alpha"):
-        sweep.plan(["04"], ["tiny-gpt2"], ["blimp"], settings={"penlp_alpha": 1.5})
+        sweep.plan(["01"], ["none"], ["blimp"], settings={"penlp_alpha": 1.5})
     with pytest.raises(ValueError, match="penlp_alpha=-1 is not a number > 0"):
         sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], settings={"penlp_alpha": -1})
     args = parser().parse_args(["sweep", "--notebooks", "02", "--penlp-alpha", "1.5"])

@@ -38,7 +38,11 @@ def test_paradigms_and_drop_identical():
     with pytest.raises(ValueError, match="climp has no drop_identical option: the datasets with identical pairs are "
                                          "blimp, sling, multiblimp_word_order, blimp_nl, turblimp, qfrblimp"):
         choose("climp", drop_identical=True)
-    assert picks({"languages": "eng", "seed": 7, "limit": 3}) == {"languages": "eng", "seed": 7}
+    # one draw seed for every notebook: draw_seed, never a notebook's own seed (03's bootstrap, 06's prefixes)
+    assert picks({"languages": "eng", "seed": 7, "limit": 3}) == {"languages": "eng", "seed": 0}
+    assert picks({"paradigms": 3, "draw_seed": "5"}) == {"paradigms": 3, "seed": 5}
+    with pytest.raises(ValueError, match=r"draw_seed='x' is not a whole number"):
+        picks({"draw_seed": "x"})
     each = choose_each(["blimp_hu2025", "zhoblimp", "li_hu2025"], 2, languages="zh")  # 07: datasets without it out
     assert list(each) == ["zhoblimp"] and len(each["zhoblimp"]) == 236
 
@@ -93,8 +97,28 @@ def test_a_reader_never_compares_methods_scored_on_different_languages(scratch):
     run.files(["lp", "meanlp"], choose("multiblimp_word_order", 1, languages="eng"))
     run.files(["lp"], choose("multiblimp_word_order", 2, languages="nld"))  # lp: 6 pairs of nl, meanlp: 3 of en
     with pytest.raises(ValueError, match=r"demo-en on multiblimp_word_order: the score files of its methods cover "
-                                         r"different pairs \(languages en \(meanlp\); languages nl \(lp\)\)"):
+                                         r"different pairs \(languages en; limit 1 \(meanlp\); languages nl; limit 2 "
+                                         r"\(lp\)\), with none in common"):
         load_scores("multiblimp_word_order", "demo-en")
     english = load_scores("multiblimp_word_order", "demo-en", where={"languages": ["en"]})
     assert sorted(english.method.unique()) == ["lp", "meanlp"] and set(english.language) == {"en"}
     assert len(english) == 6  # 3 pairs each
+
+
+def test_methods_scored_at_different_limits_are_compared_on_the_pairs_they_share(scratch):
+    """lp at 2 pairs a paradigm, meanlp at 1: a reader compares them on the 1 pair a paradigm both
+    scored and says so, never on 2 against 1."""
+    from helpers.runs.run import Run
+    from helpers.settings import Settings
+    from helpers.store import load_scores
+
+    run = Run.of("demo-en", Settings(progress=False))
+    run.files(["lp"], choose("blimp", 2, paradigms="anaphor_gender_agreement,npi_present_1"))
+    run.files(["meanlp"], choose("blimp", 1, paradigms="anaphor_gender_agreement,npi_present_1"))
+    with pytest.warns(UserWarning, match=r"demo-en on blimp: the score files of its methods cover different pairs "
+                                         r"\(.*limit 1 \(meanlp\); .*limit 2 \(lp\)\); compared on the 2 pairs every "
+                                         r"method scored \(of lp 4, meanlp 2\)"):
+        both = load_scores("blimp", "demo-en")
+    assert both.groupby("method").size().to_dict() == {"lp": 2, "meanlp": 2}
+    assert set(map(tuple, both[both.method == "lp"][["paradigm", "pair_id"]].astype(str).values)) == \
+        set(map(tuple, both[both.method == "meanlp"][["paradigm", "pair_id"]].astype(str).values))

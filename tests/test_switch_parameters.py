@@ -150,6 +150,12 @@ def test_the_runner_records_share_and_token_budget_and_reuses_files_across_them(
     assert again == plain and store.writes == 1  # the same configuration: found, not scored again
 
 
+def test_every_setting_is_taken_or_refused_with_its_reason_by_the_lm_eval_backend():
+    from helpers.harness.model import REFUSED, SETTING_ARGUMENTS
+
+    assert set(TABLE) <= set(SETTING_ARGUMENTS) | set(REFUSED)
+
+
 def test_no_parameters_cell_gates_a_setting_and_the_sweep_gives_every_setting_to_every_notebook_but_01():
     for path in sorted(paths.NOTEBOOKS.glob("*.ipynb")):
         cell = set(pm.inspect_notebook(str(path)))
@@ -170,6 +176,10 @@ def test_the_sweep_gives_switches_to_the_notebooks_that_score_and_checks_them(ca
         sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], settings={"share": "all"})
     with pytest.raises(ValueError, match=r"^start='bos' does not exist"):
         sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], {"02:start": "bos"})  # given as a parameter too
+    masked = sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], settings={"masked_variant": "within_word_l2r"})
+    assert masked[0].papermill_parameters()["masked_variant"] == "within_word_l2r"  # no line in 02's cell needed
+    assert main(["sweep", "--notebooks", "02", "--models", "tiny-gpt2", "--masked-variant", "within_word_l2r",
+                 "--status"]) == 0
     with pytest.raises(ValueError, match="no notebook of this sweep \\(01\\) takes the setting start"):
         sweep.plan(["01"], ["none"], ["blimp"], settings={"start": "none"})
     with pytest.raises(SystemExit):  # argparse names the choices
