@@ -97,7 +97,8 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     record, model, tag = scorer.record(), scorer.name, fewshot.file_tag(setup.tag)
     # what every file of the run records (each adds its method and template); how the engine ran beside it
     base = {**scorer.provenance(), "start_token": record["start_token"],
-            "start_convention": record["start_convention"], **plan.config, "methods_version": METHODS_VERSION,
+            "start_convention": record["start_convention"], **scorer.settings.engine_configuration(),
+            **plan.config, "methods_version": METHODS_VERSION,
             **fewshot.config(), "order_average": None, **setup.configuration}
     engine = {"share": record["share"], "token_budget": record["token_budget"], "head_path": record["head_path"],
               "unknown_tokens": unknown.meta() if unknown else None}

@@ -4,11 +4,11 @@ format reads today.
 Every file written now records ``store_format`` (:data:`STORE_FORMAT`) beside its configuration (not
 in it, so configuration hashes stay those of earlier files). A file without one was written before
 (format 1: the code up to 2026-11-29's commit d28b334, before a method recorded the settings it reads).
-Such a file does not record the settings that were fixed in the code when it was written; it reads
-as the value that code used (:func:`upgraded`):
+A file does not record the method settings added after it was written, which its code fixed; it
+reads as the value that code used (:func:`upgraded`, whatever its format):
 
 a method setting (:data:`helpers.settings.RECORDED_AS`) that its method reads today and the file
-does not record: the setting's default (PenLP's alpha 0.8: the only value before it was a setting).
+does not record: the setting's default (PenLP's alpha 0.8: the only value before it was a setting; A/B's seeded order before ``ab_orders``).
 A selection of languages or paradigms, which that code could not make, is recorded only where one
 was made, so a file without one is a whole dataset's then as now; a pair's language, which such a
 file's rows lack, is read from the dataset (:func:`helpers.analysis.languages.with_language`).
@@ -39,7 +39,7 @@ def configuration(meta: dict) -> dict:
 
 
 def _read_then(meta: dict) -> dict:
-    """The configuration keys a format-1 file lacks, with the values its code used."""
+    """The keys of the method settings its method reads that a file lacks, with the values its code used."""
     from .methods import METHODS
     from .settings import METHOD_SETTINGS, RECORDED_AS
 
@@ -53,12 +53,11 @@ def upgraded(meta: dict) -> dict:
     the values its code used for what it does not record, and the configuration hash of that
     configuration (``store_format`` says which format it was written in). A file whose
     configuration cannot be recovered exactly (its hash disagrees) is returned as it is."""
-    if meta.get("store_format", 1) >= STORE_FORMAT:
-        return meta
-    then = configuration(meta)
-    if config_hash(then) != meta.get("config_hash"):
-        return {**meta, "store_format": 1}
+    written = {"store_format": meta.get("store_format", 1)}
     added = _read_then(meta)
     if not added:
-        return {**meta, "store_format": 1}
-    return {**meta, **added, "config_hash": config_hash({**then, **added}), "store_format": 1}
+        return {**meta, **written}
+    then = configuration(meta)
+    if config_hash(then) != meta.get("config_hash"):
+        return {**meta, **written}
+    return {**meta, **added, "config_hash": config_hash({**then, **added}), **written}

@@ -126,3 +126,42 @@ def test_penlp_alpha_reaches_every_front_door_or_is_refused_there_with_the_reaso
     assert args.penlp_alpha == "1.5"
     with pytest.raises(ValueError, match=r"'penlp_alpha' \(a method setting of the notebooks' runs: an lm-eval task"):
         EngineLM(tiny("tiny-gpt2"), penlp_alpha=1.5)
+
+
+def ten_pairs() -> DatasetSelection:
+    df = load("blimp")
+    keep = df.paradigm.drop_duplicates().iloc[:10]
+    return DatasetSelection("blimp", first_per_paradigm(df[df.paradigm.isin(keep)], 1), limit=1)
+
+
+def test_ab_orders_prompts_each_pair_in_every_order_and_credits_the_share_of_orders_right(tiny, store):
+    """ab_orders="three" (Scheinberg et al. 2025: forward, reversed, seeded): each order's letters'
+    log-probs stored under its name; the seeded order's are the default run's, bit for bit; a
+    method's correct is the share of orders it got right, a tie that order's error; recorded."""
+    import pandas as pd
+
+    scorer, selection = CausalScorer(tiny("tiny-gpt2"), Settings(progress=False)), ten_pairs()
+    seeded = by_method(run_methods(scorer, selection, ["ab_logit", "ab"], {"templates": [1]}, store=store))
+    three = by_method(run_methods(scorer, selection, ["ab_logit", "ab"], {"templates": [1], "ab_orders": "three"},
+                                  store=store))
+    assert (read_metadata(seeded["ab_logit"])["ab_orders"], read_metadata(three["ab_logit"])["ab_orders"]) == \
+        ("seeded", "three")
+    one, rows = pd.read_parquet(seeded["ab_logit"]), pd.read_parquet(three["ab_logit"])
+    for column in ("good_slot", "prompt"):  # the seeded order: the default run's prompts
+        assert rows[f"{column}_seeded"].tolist() == one[column].tolist(), column
+    for column in ("lp_a", "lp_b"):  # and its letters' log-probs (other batches of other requests: float32 rounding)
+        np.testing.assert_allclose(rows[f"{column}_seeded"], one[column], rtol=0, atol=1e-5)
+    assert set(rows.good_slot_forward) == {"A"} and set(rows.good_slot_reversed) == {"B"}
+    # each order decided independently from its own letters: the acceptable sentence's letter higher
+    right = {"forward": rows.lp_a_forward > rows.lp_b_forward, "reversed": rows.lp_b_reversed > rows.lp_a_reversed,
+             "seeded": np.where(rows.good_slot_seeded == "A", rows.lp_a_seeded > rows.lp_b_seeded,
+                                rows.lp_b_seeded > rows.lp_a_seeded)}
+    np.testing.assert_array_equal(rows.correct, sum(np.asarray(r, float) for r in right.values()) / 3)
+    assert rows.correct.isin([0, 1 / 3, 2 / 3, 1]).all() and rows.correct.nunique() > 1
+    assert (rows.order_ties == sum((rows[f"lp_a_{o}"] == rows[f"lp_b_{o}"]).astype(int) for o in right)).all()
+    outlines = pd.read_parquet(three["ab"])  # constrained decoding: the share of orders answered right
+    letters = {o: np.where(outlines[f"good_slot_{o}"] == "A", "A", "B") for o in right}
+    np.testing.assert_array_equal(outlines.correct, sum((outlines[f"answer_outlines_{o}"] == letters[o]).astype(float)
+                                                        for o in right) / 3)
+    with pytest.raises(ValueError, match=r"ab_orders='all' does not exist: use one of 'auto', 'seeded', 'both', 'three'"):
+        Settings(ab_orders="all")

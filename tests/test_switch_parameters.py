@@ -65,7 +65,7 @@ def test_one_settings_object_gives_loading_the_engine_and_the_methods_their_part
         "quant": "auto", "dtype": None, "revision": None, "device_map": "auto", "max_memory": None,
         "offload_folder": None}
     assert {name: method_setting(name, getattr(auto, name)) for name in METHOD_SETTINGS} == {
-        "order_average": "accuracy", "syntaxgym_pass": "directional", "instruct": None, "templates": None, "ab_seed": 42,
+        "order_average": "accuracy", "syntaxgym_pass": "directional", "instruct": None, "templates": None, "ab_seed": 42, "ab_orders": "seeded",
         "use_outlines": "auto", "fewshot": 0, "penlp_alpha": 0.8, "unigram_corpus": None}  # each written once
     given = Settings(start="none", order_average="logprob", syntaxgym_pass="strict", share="none", quant=None,
                      dtype="bfloat16", token_budget="512", revision="v1", batch_size="8", instruct="false")

@@ -89,7 +89,7 @@ class CausalScorer(ScoresRequests):
         self._encode_seconds = self._plan_seconds = 0.0  # see :attr:`seconds`
         self.loaded, self.model, self.tokenizer = loaded, model, tokenizer
         self.max_positions = model_checks.max_positions(model)
-        self.encoder = Encoder(tokenizer, settings.start_for(loaded.start), self.max_positions)
+        self.encoder = Encoder(tokenizer, settings.start_for(loaded.start), self.max_positions, settings)
         self.start_id, self.start_token = self.encoder.start_id, self.encoder.start_token
         self.start = self.encoder.start  # "bos-else-eos", "none", "minicons" or "token"
         self.share, self.progress, self.min_shared = share, settings.progress, int(min_shared)

@@ -21,7 +21,7 @@ from typing import Sequence
 
 from .interface import Request
 from .scorer_base import check_text
-from ..settings import START_CONVENTIONS
+from ..settings import START_CONVENTIONS, Settings
 
 # Characters at which str.splitlines() breaks: whitespace of these kinds stays in the context.
 LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
@@ -115,16 +115,18 @@ class Encoder:
     The encoder adds the start token unless the text already begins with it; in minicons
     mode it adds none and lets the tokenizer add its own special tokens; with "none" it adds
     nothing at all. ``convention`` names the policy (:func:`convention_of`). ``max_positions``
-    (the model's limit, if known) refuses longer sequences. A ``word_boundary`` request's
+    (the model's limit, if known) refuses longer sequences; ``settings`` are the scorer's. A ``word_boundary`` request's
     sequence ends in one more token, its ``probe`` (EOS, else the start token), never fed: the
     text's last token is then fed and the position after the text read.
     """
 
-    def __init__(self, tokenizer, start: str = "bos-else-eos", max_positions: int | None = None):
+    def __init__(self, tokenizer, start: str = "bos-else-eos", max_positions: int | None = None,
+                 settings: Settings | None = None):
         if not getattr(tokenizer, "is_fast", False):
             raise TypeError("the engine needs a fast tokenizer (it reads character offsets)")
         self.start = convention_of(start)
         self.tokenizer, self.max_positions = tokenizer, max_positions
+        self.settings = settings or Settings()  # the scorer's: the engine settings that act on encoding
         self.special_tokens = self.start == "minicons"  # the tokenizer adds its own
         self.start_id, self.start_token = resolve_start(tokenizer, start)
         # appended after a word_boundary request's text: EOS, whose log-prob there is the text's end

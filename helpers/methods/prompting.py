@@ -85,11 +85,25 @@ def good_slots(n: int, seed: int) -> np.ndarray:
     return np.where(np.random.default_rng(seed).random(n) < 0.5, "A", "B")
 
 
-class AB(PromptFamily):
-    """Both sentences as A and B (the acceptable one's slot drawn per pair with the seed):
-    log-probs of "A" and "B" at the answer position and, with outlines, the constrained answer."""
+# ab_orders -> the orders each pair is prompted in: the seeded slot (Ide et al.), or the acceptable
+# sentence first ("forward", as A) and last ("reversed", as B), with the seeded one (Scheinberg et al.
+# 2025's three orders, which grammar prompting reports averaged)
+AB_ORDERS = {"seeded": ("seeded",), "both": ("forward", "reversed"), "three": ("forward", "reversed", "seeded")}
 
-    name, template_set, takes = "ab", "ab", ("ab_seed", "use_outlines")
+
+def order_slots(order: str, n: int, seed: int) -> np.ndarray:
+    """The acceptable sentence's slot in each of ``n`` pairs under ``order``."""
+    return np.full(n, "A") if order == "forward" else np.full(n, "B") if order == "reversed" else good_slots(n, seed)
+
+
+class AB(PromptFamily):
+    """Both sentences as A and B: log-probs of "A" and "B" at the answer position and, with
+    outlines, the constrained answer. Each pair is prompted in the orders ``ab_orders`` asks
+    (:data:`AB_ORDERS`: by default the acceptable sentence's slot drawn per pair with ``ab_seed``);
+    under several, each order's columns carry its name and a method's decision is the share of the
+    orders it got right (a tie is that order's error; ``order_ties`` counts them)."""
+
+    name, template_set, takes = "ab", "ab", ("ab_seed", "use_outlines", "ab_orders")
 
     def runtime_for(self, methods, runtime):
         """Whether this pass decodes with outlines, settled once (recorded as ``outlines``): asked
@@ -102,30 +116,50 @@ class AB(PromptFamily):
         return runtime.but(use_outlines=decode and can_decode)
 
     def prepare(self, items, template, contexts, runtime):
-        """Each pair's (slot of the acceptable sentence, prompt), the prompt rendered once."""
+        """Each pair's (slot of the acceptable sentence, prompt) in each order, the prompts rendered once."""
         if runtime.sides != ("good", "bad"):
             raise ValueError("A/B prompting compares the two sentences of a pair; this dataset has single sentences")
-        slots = good_slots(len(items), runtime.ab_seed)
-        return [(slot, self._prompt(item, template, c, runtime, slot)) for item, c, slot in zip(items, contexts, slots)]
+        slots = [order_slots(order, len(items), runtime.ab_seed) for order in AB_ORDERS[runtime.ab_orders]]
+        return [[(slot[i], self._prompt(item, template, c, runtime, slot[i])) for slot in slots]
+                for i, (item, c) in enumerate(zip(items, contexts))]
 
     def _prompt(self, item, template, context, runtime, slot) -> str:
         a, b = (item["good"], item["bad"]) if slot == "A" else (item["bad"], item["good"])
         return render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
 
     def requests(self, item, template, context, runtime, state):
-        return runtime.scorer.shaped([Request(state[1], letter, separate=True) for letter in answers.AB], "prompt")
+        return runtime.scorer.shaped([Request(prompt, letter, separate=True) for _, prompt in state
+                                      for letter in answers.AB], "prompt")
 
     def table(self, items, template, contexts, scored, runtime, states):
+        orders = AB_ORDERS[runtime.ab_orders]
+        tok = runtime.scorer.tokenizer
+        lengths = {"n_tokens_good": _sentence_lengths(tok, [i["good"] for i in items]),
+                   "n_tokens_bad": _sentence_lengths(tok, [i["bad"] for i in items])}
+        parts = [self._order_table([s[k] for s in states], [s[2 * k:2 * k + 2] for s in scored], runtime)
+                 for k in range(len(orders))]
+        if len(orders) == 1:  # one order: its columns unnamed (the seeded slot, as every file before)
+            return pd.concat([parts[0].iloc[:, :7], pd.DataFrame(lengths), parts[0].iloc[:, 7:]], axis=1)
+        named = [part.rename(columns={c: f"{c}_{order}" for c in part.columns if c not in ("form_a", "form_b",
+                                                                                          "ab_path")})
+                 for order, part in zip(orders, parts)]
+        out = pd.concat([named[0][["form_a", "form_b", "ab_path"]], pd.DataFrame(lengths),
+                         *[part.drop(columns=["form_a", "form_b", "ab_path"]) for part in named]], axis=1)
+        ties = sum((out[f"lp_a_{o}"] == out[f"lp_b_{o}"]).astype(int) for o in orders)
+        return out.assign(order_ties=ties)
+
+    @staticmethod
+    def _order_table(states, scored, runtime) -> pd.DataFrame:
+        """One order's columns: the slot, prompt, letters' log-probs, answer, the letters' forms,
+        the constrained answer (outlines, or the letters' logits where each letter is one token) and
+        what decided it."""
         slots, prompts = [s for s, _ in states], [p for _, p in states]
         lp_a = np.array([s[0].total for s in scored])
         lp_b = np.array([s[1].total for s in scored])
-        tok = runtime.scorer.tokenizer
         out = pd.DataFrame({
             "good_slot": slots, "prompt": prompts, "lp_a": lp_a, "lp_b": lp_b,
             "answer": np.where(lp_a > lp_b, "A", np.where(lp_b > lp_a, "B", "tie")),
-            "form_a": "".join(scored[0][0].tokens), "form_b": "".join(scored[0][1].tokens),
-            "n_tokens_good": _sentence_lengths(tok, [i["good"] for i in items]),
-            "n_tokens_bad": _sentence_lengths(tok, [i["bad"] for i in items])})
+            "form_a": "".join(scored[0][0].tokens), "form_b": "".join(scored[0][1].tokens)})
         if runtime.use_outlines:
             out["answer_outlines"] = runtime.scorer.decode(prompts, answers.AB)
         elif all(len(s[0].logprobs) == len(s[1].logprobs) == 1 for s in scored):
@@ -157,26 +191,50 @@ def _released(t: pd.DataFrame, side: str) -> pd.Series:
         return yes / (yes + no)
 
 
-def _slot_is(t: pd.DataFrame, side: str) -> pd.Series:
-    """Whether this side's sentence is in slot A."""
-    good_is_a = t["good_slot"] == "A"
+def _orders(t: pd.DataFrame) -> list[str]:
+    """The column suffixes of a table's A/B orders: [""] for one order (unnamed columns)."""
+    return [""] if "lp_a" in t else [c.removeprefix("lp_a") for c in t.columns if c.startswith("lp_a_")]
+
+
+def _slot_is(t: pd.DataFrame, side: str, order: str = "") -> pd.Series:
+    """Whether this side's sentence is in slot A (in ``order``)."""
+    good_is_a = t[f"good_slot{order}"] == "A"
     return good_is_a if side == "good" else ~good_is_a
 
 
+def _letter_logprob(t: pd.DataFrame, side: str, order: str) -> pd.Series:
+    return t[f"lp_a{order}"].where(_slot_is(t, side, order), t[f"lp_b{order}"])
+
+
+def _answered(t: pd.DataFrame, side: str, order: str) -> pd.Series:
+    if f"answer_outlines{order}" not in t:
+        raise ValueError("the 'ab' method decides by constrained decoding, and this model's letters are not one "
+                         "token each: run it with use_outlines=True or 'auto' (or choose 'ab_logit', the logit "
+                         "comparison)")
+    letter = np.where(_slot_is(t, side, order), "A", "B")  # the slot of this side's sentence
+    return pd.Series((t[f"answer_outlines{order}"].to_numpy() == letter).astype(float), index=t.index)
+
+
 def _ab_logit(t: pd.DataFrame, side: str) -> pd.Series:
-    """Log-prob of the letter of the slot holding this side's sentence."""
-    return t["lp_a"].where(_slot_is(t, side), t["lp_b"])
+    """Log-prob of the letter of the slot holding this side's sentence (its mean over the orders)."""
+    return sum(_letter_logprob(t, side, o) for o in _orders(t)) / len(_orders(t))
 
 
 def _ab_outlines(t: pd.DataFrame, side: str) -> pd.Series:
     """1 where greedy constrained decoding (outlines, or the letters' logits when each is one token)
-    answered the slot of this side's sentence, else 0."""
-    if "answer_outlines" not in t:
-        raise ValueError("the 'ab' method decides by constrained decoding, and this model's letters are not one "
-                         "token each: run it with use_outlines=True or 'auto' (or choose 'ab_logit', the logit "
-                         "comparison)")
-    letter = np.where(_slot_is(t, side), "A", "B")  # the slot of this side's sentence
-    return pd.Series((t["answer_outlines"].to_numpy() == letter).astype(float), index=t.index)
+    answered the slot of this side's sentence, else 0 (the share of the orders where it did)."""
+    return sum(_answered(t, side, o) for o in _orders(t)) / len(_orders(t))
+
+
+def _orders_credit(side_score):
+    """A method's decision over several A/B orders: the share of orders where the acceptable
+    sentence's score is the higher (a tie: that order's error); None for one order (good > bad)."""
+    def credit(t: pd.DataFrame, runtime) -> pd.Series | None:
+        orders = _orders(t)
+        if orders == [""]:
+            return None
+        return sum((side_score(t, "good", o) > side_score(t, "bad", o)).astype(float) for o in orders) / len(orders)
+    return credit
 
 
 PROMPTS = [
@@ -187,7 +245,7 @@ PROMPTS = [
            _released, needs=("continuation",)),
     Method("ab", AB_FAMILY, "A/B prompting decided by greedy decoding constrained to 'A' or 'B', as Ide et al. "
            "(one-token letters: their logits' argmax; else outlines); the letters' log-probs are stored beside it",
-           _ab_outlines, needs=("continuation", "outlines")),
+           _ab_outlines, decision=_orders_credit(_answered), needs=("continuation", "outlines")),
     Method("ab_logit", AB_FAMILY, "A/B prompting decided by the log-probs of 'A' and 'B' at the answer position",
-           _ab_logit, needs=("continuation",)),
+           _ab_logit, decision=_orders_credit(_letter_logprob), needs=("continuation",)),
 ]

@@ -103,7 +103,8 @@ def setting(values: tuple | str, auto: str, recorded: str, check=_choice, method
     used, or a one-line error), for a setting the methods read (``method``) the value "auto"
     stands for (None: each model's own) and the configuration key under which the files of a
     method that reads it record its resolved value (``record_as``; None: recorded otherwise, e.g.
-    through the template or the few-shot entries), and the model kinds that read it (``kinds``,
+    through the template or the few-shot entries; for an engine setting, the key every file records it
+    under where it is given: :meth:`Settings.engine_configuration`), and the model kinds that read it (``kinds``,
     :data:`helpers.engine.kinds`' names; None: every kind; the others refuse a value but "auto")."""
     return field(default=AUTO, metadata={"values": values, "auto": auto, "recorded": recorded, "check": check,
                                          "method": method, "method_default": method_default,
@@ -139,6 +140,10 @@ class Settings:
                                      _templates, method=True)
     ab_seed: int | str = setting("a whole number", "42", "seed (A/B prompting: the acceptable sentence's slot)",
                                  _seed, method=True, method_default=42, record_as="seed")
+    ab_orders: str = setting(("seeded", "both", "three"), "seeded (the acceptable sentence's slot drawn per pair "
+                             "with ab_seed, as Ide et al.)", "ab_orders (A/B prompting; both: the acceptable sentence "
+                             "first and last, averaged; three: those and the seeded slot, as Scheinberg et al. 2025)",
+                             method=True, method_default="seeded", record_as="ab_orders")
     use_outlines: bool | str = setting(("true", "false"), "outlines decodes only where a letter's logit would not "
                                        "give its answer", "outlines (A/B prompting)", _outlines, method=True,
                                        method_default=AUTO, record_as="outlines")
@@ -226,6 +231,11 @@ class Settings:
                 "revision": None if self.revision == AUTO else self.revision,
                 "device_map": self.device_map, "max_memory": self.max_memory, "offload_folder": self.offload_folder}
 
+    def engine_configuration(self) -> dict:
+        """The engine settings that change scores and are given (not "auto"), under the keys every
+        score file's configuration records them by (:data:`ENGINE_RECORDED`)."""
+        return {ENGINE_RECORDED[name]: getattr(self, name) for name in ENGINE_RECORDED if getattr(self, name) != AUTO}
+
     def score_filter(self) -> dict:
         """What an analysis reading stored scores asks of their recorded configuration (a
         ``where`` of :func:`helpers.store.load_scores`), for every setting given (not "auto") that
@@ -246,6 +256,7 @@ class Settings:
             where["start_convention"] = self.start
         if self.revision != AUTO:
             where["revision"] = self.revision
+        where.update(self.engine_configuration())
         if self.instruct != AUTO:
             where["prompt_style"] = "chat" if self.instruct else "base"
         if self.masked_variant != AUTO:
@@ -299,10 +310,16 @@ _CHECKS = {f.name: f.metadata["check"] for f in fields(Settings)}
 STORED_AS = {"quant": "quant", "dtype": "dtype", "start": "start_convention", "revision": "revision"}
 # method setting -> the configuration key under which the files of each method that reads it record
 # its resolved value (helpers.methods.base.Method.config): those files' hash changes with it, no other's
-RECORDED_AS = {f.name: f.metadata["record_as"] for f in fields(Settings) if f.metadata.get("record_as")}
+RECORDED_AS = {f.name: f.metadata["record_as"] for f in fields(Settings) if f.metadata.get("record_as")
+               and f.metadata.get("method")}
+# engine setting -> the configuration key under which every score file records it where it is given (not
+# "auto": files scored without it keep their hash); its files' hash changes with it
+ENGINE_RECORDED = {f.name: f.metadata["record_as"] for f in fields(Settings) if f.metadata.get("record_as")
+                   and not f.metadata.get("method")}
 # every configuration key of a score file that a setting decides -> that setting: one (model, method,
 # template) of a table is read under one value of each (helpers.store.load_scores)
 SETTING_KEYS = {**{key: name for name, key in STORED_AS.items()}, **{key: name for name, key in RECORDED_AS.items()},
+                **{key: name for name, key in ENGINE_RECORDED.items()},
                 "start_token": "start (or masked_variant)", "prompt_style": "instruct", "fewshot_k": "fewshot",
                 "fewshot_source": "fewshot", "fewshot_seed": "fewshot", "unigram_source": "unigram_corpus"}
 
@@ -316,6 +333,6 @@ def scorer_arguments(options: dict, base: Settings | None = None) -> dict:
     return {"settings": (base or Settings()).but(**own), **{k: v for k, v in options.items() if k not in names}}
 
 
-__all__ = ["AUTO", "DTYPES", "METHOD_SETTINGS", "ORDER_AVERAGES", "PASS_RULES", "QUANTS", "RECORDED_AS", "KINDS", "NAMES",
+__all__ = ["AUTO", "DTYPES", "METHOD_SETTINGS", "ORDER_AVERAGES", "PASS_RULES", "QUANTS", "RECORDED_AS", "ENGINE_RECORDED", "KINDS", "NAMES",
            "SETTING_KEYS", "SHARE_MODES", "START_CONVENTIONS", "TABLE", "Settings", "parse_max_memory",
            "scorer_arguments"]
