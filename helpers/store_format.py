@@ -44,7 +44,7 @@ def _read_then(meta: dict) -> dict:
     from .settings import METHOD_SETTINGS, RECORDED_AS
 
     method = METHODS.get(meta.get("method"))
-    reads = method.reads(meta.get("template_id")) if method is not None else ()
+    reads = (*method.family.takes, *method.takes) if method is not None else ()  # with any template
     return {key: METHOD_SETTINGS[name] for name, key in RECORDED_AS.items() if name in reads and key not in meta}
 
 

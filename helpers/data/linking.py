@@ -102,8 +102,8 @@ def convention(found: PaperLinking, start: str | None = None, endings: bool | No
     if found.endings and not endings:
         notes.append("its reference scores each ending after its context: endings=True scores as it did")
     if found.truncates:
-        notes.append(f"its reference cuts every sentence to {found.truncates} tokens; no setting here cuts them "
-                     "(a pair longer than that may differ)")
+        notes.append(f"its reference cuts every sentence to {found.truncates} tokens, its start token included: "
+                     f"max_tokens={found.truncates} scores as it does (without it, a pair longer than that may differ)")
     return "; ".join(notes)
 
 

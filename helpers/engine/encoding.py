@@ -170,6 +170,12 @@ class Encoder:
             offsets.insert(0, (0, 0))
             first += 1
         first = max(first, 1)  # the very first token has nothing before it (minicons mode)
+        cut = self.settings.given("max_tokens")  # e.g. ZhoBLiMP's reference: its first 64 tokens, start token included
+        if cut is not None and len(ids) > cut:
+            if first >= cut:
+                raise ValueError(f"max_tokens={cut} keeps no token of the target {request.target[:40]!r}: its start "
+                                 f"token and context take {first}; raise max_tokens or shorten the context")
+            ids, offsets = ids[:cut], offsets[:cut]
         if self.max_positions and len(ids) > self.max_positions:
             raise ValueError(f"request of {len(ids)} tokens exceeds the model's {self.max_positions} positions "
                              f"(target begins {request.target[:40]!r}); shorten the context")

@@ -166,6 +166,8 @@ class Settings:
     revision: str = setting("a commit, branch or tag", "the registry's (the newest cached weights)",
                             "revision, weights", _revision)
     batch_size: int | str = setting("sequences per forward pass", "as many as the token budget holds", "-", _count)
+    max_tokens: int | str = setting("tokens a sequence keeps, its start token included", "every token (no cut)",
+                                    "max_tokens (where given)", _count, record_as="max_tokens", kinds=("causal",))
     masked_variant: str = setting(("pll", "within_word_l2r"), "pll: each token masked in turn (Salazar et al. 2020); "
                                   "within_word_l2r also masks the rest of its word (Kauf & Ivanova 2023)",
                                   "start_token (masked:<variant>;...)", kinds=("masked",))
