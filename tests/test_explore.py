@@ -246,3 +246,26 @@ def test_make_report_links_the_explorer_and_its_snapshot(tmp_path, monkeypatch):
     link = examples.add_explorer(empty)
     assert link.index is None and link.note.startswith("no explorer: no score files under")
     assert "no explorer: no score files" in examples.index_html(pages, "demo-en", 5, link, empty)
+
+
+def test_the_explorer_shows_what_the_readers_refuse_and_lists_the_files_its_tables_leave_out(synthetic, tmp_path):
+    """A model whose files mix two quantizations (the readers stop) is left out with the readers'
+    reason, not a crash; a primed and a few-shot file beside a model's tables are listed by kind."""
+    from synthetic_scores import pairs_frame
+
+    store = ScoreStore(synthetic)
+    frame = pairs_frame("blimp").assign(score_good=1.0, score_bad=0.5, correct=True, tie=False)
+    base = {"method": "lp", "template_id": None, "dataset": "blimp"}
+    store.write(frame, "blimp", "m2", "meanlp", None, {**base, "model_name": "m2", "method": "meanlp",
+                                                       "weights": "weights-of-m2", "quant": "4bit"})
+    store.write(frame, "blimp", "m1", "lp", None, {**base, "model_name": "m1", "weights": "weights-of-m1",
+                                                   "context": "in_acceptable"}, tag="primed")
+    store.write(frame, "blimp", "m1", "lp", None, {**base, "model_name": "m1", "weights": "weights-of-m1",
+                                                   "fewshot_k": 2}, tag="2shot")
+    explorer = build(synthetic, tmp_path / "explore")
+    assert explorer.models == ["m1"]  # m2 refused by the readers: shown as a note, not a crash
+    notes = "\n".join(explorer.notes)
+    assert "not shown: blimp/m2: m2 on blimp has scores under 2 settings (quant=4bit" in notes
+    assert "blimp/m1: 1 file(s) not in these tables: primed (06 reads them): lp__primed.parquet" in notes
+    assert "blimp/m1: 1 file(s) not in these tables: 2-shot (03's few-shot section reads them): lp__2shot.parquet" \
+        in notes

@@ -61,6 +61,26 @@ def file_groups(files) -> dict[tuple, tuple[list[Path], dict]]:
     return groups
 
 
+def unread_files(folder_files, read) -> list[str]:
+    """What the tables leave out of a folder, listed by kind (the files a notebook reads apart: primed,
+    few-shot, explained, endings; the configurations load_scores did not choose), one note each."""
+    read = {str(p) for p in read}
+    kinds: dict[str, list[str]] = {}
+    for path in folder_files:
+        if str(path) in read:
+            continue
+        meta = read_metadata(path)
+        kind = ("primed (06 reads them)" if meta.get("context") not in (None, "") else
+                f"{meta['fewshot_k']}-shot (03's few-shot section reads them)" if meta.get("fewshot_k") else
+                "explained (grammar prompting: 02/03 with explanations= read them)" if meta.get("explanations") else
+                "endings (02 with endings=True reads them)" if meta.get("endings") else
+                "another configuration or a partial run (the tables read one per method: the most pairs, newest)")
+        kinds.setdefault(kind, []).append(Path(path).name)
+    return [f"{Path(next(iter(folder_files))).parent.parent.name}/{Path(next(iter(folder_files))).parent.name}: "
+            f"{len(names)} file(s) not in these tables: {kind}: {', '.join(sorted(names)[:6])}"
+            + (", ..." if len(names) > 6 else "") for kind, names in kinds.items()]
+
+
 def _unique(name: str, taken: set[str]) -> str:
     out, n = name, 1
     while out in taken:
@@ -147,8 +167,13 @@ def build(root: str | Path | None = None, out: str | Path | None = None) -> Expl
         for dataset_folder, model_folder in folders:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                scores = load_scores(dataset_folder, model_folder, root=root)
+                try:
+                    scores = load_scores(dataset_folder, model_folder, root=root)
+                except ValueError as refused:  # what the readers refuse is shown, with why
+                    notes.append(f"not shown: {dataset_folder}/{model_folder}: {refused}")
+                    continue
             notes += [str(w.message) for w in caught]
+            notes += unread_files(ScoreStore(root).files(dataset_folder, model_folder), scores.attrs["score_files"])
             pairs, single = pair_rows(scores)
             notes += single
             files += scores.attrs["score_files"]
