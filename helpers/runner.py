@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
+import pandas as pd
+
 from . import methods as registry
 from .data.run_plan import plan_run
 from .data.selection import DatasetSelection
@@ -37,6 +39,42 @@ def by_family(chosen: list[Method]) -> dict[Family, list[Method]]:
     for m in chosen:
         groups.setdefault(m.family, []).append(m)
     return groups
+
+
+def passes(chosen: list[Method], runtime: PassContext, language: str) -> list[tuple]:
+    """Every engine pass the chosen methods need, in order: (family, its methods, the pass context
+    it runs with, template), one per template the family runs for ``language`` under the settings."""
+    out = []
+    for family, group in by_family(chosen).items():
+        run = family.runtime_for(group, runtime)
+        for template in family.templates(language, "chat" if run.instruct else "base", list(run.templates)):
+            out.append((family, group, run, template))
+    return out
+
+
+def decide(scorer: Scorer, items: Sequence[Mapping], methods: Sequence[str], settings: Settings | Mapping | None = None,
+           *, language: str, contexts: Sequence[str] | None = None, sides: tuple[str, ...] = ("good", "bad")
+           ) -> tuple[pd.DataFrame, dict]:
+    """Every method's decision on ``items`` (dicts with "good" and "bad", or ``sides``), each pass
+    run as :func:`run_methods` runs it and each method's rows as its score file holds them, without
+    writing a file (the quickstart's judge, the primed pair, the teaching panel, the model cards):
+    rows (item, method, template, score_good, score_bad, correct, tie; or score for one side) and
+    each pass's scored requests by (family name, template id). ``contexts``: a text before each
+    item's whole input (a priming prefix)."""
+    chosen = [registry.get(m) for m in registry.method_names(list(methods))]
+    settings = run_settings(scorer, settings)
+    registry.refuse_not_applicable(chosen, scorer)
+    runtime = PassContext(scorer, language, settings.but(progress=scorer.settings.progress), sides=tuple(sides))
+    contexts = list(contexts) if contexts is not None else [""] * len(items)
+    info = pd.DataFrame({"item": range(len(items))})
+    frames, scored_by_pass = [], {}
+    for family, group, run, template in passes(chosen, runtime, language):
+        table, scored = family.score_pass(scorer, list(items), template, contexts, run)
+        scored_by_pass[(family.name, getattr(template, "id", None))] = scored
+        for m in group:
+            frame = m.frame(info, table, runtime.sides, run)
+            frames.append(frame.assign(method=m.name, template=getattr(template, "id", None)))
+    return pd.concat(frames, ignore_index=True), scored_by_pass
 
 
 @dataclass(frozen=True)
@@ -105,19 +143,17 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     written: list[list[Path]] = []  # per family and template, in order: the files found, then those written
     missing: dict[str, list[int]] = {}  # a run read from its shards: the shards of each file not scored yet
     work = []  # what is left to score: (family, template, its runtime, each method's configuration, methods, files)
-    for family, group in by_family(chosen).items():
-        run = family.runtime_for(group, runtime)
-        for template in family.templates(plan.language, "chat" if run.instruct else "base", list(run.templates)):
-            tconfig = family.template_config(template, run)
-            configs = {m.name: {**base, "method": m.name, **tconfig, **m.config(run, template)} for m in group}
-            files, todo = [], []
-            for m in group:  # a file, or a run's shard files; a run read from its shards' files: those missing
-                stem, found, missing[stem] = store.finished(plan.name, model, m.name, tconfig["template_id"],
-                                                            configs[m.name], tag, plan.shard)
-                files.extend(found)
-                todo += [] if found else [m]
-            written.append(files)
-            work += [(family, template, run.for_methods(todo), configs, todo, files)] if todo and plan.scores else []
+    for family, group, run, template in passes(chosen, runtime, plan.language):
+        tconfig = family.template_config(template, run)
+        configs = {m.name: {**base, "method": m.name, **tconfig, **m.config(run, template)} for m in group}
+        files, todo = [], []
+        for m in group:  # a file, or a run's shard files; a run read from its shards' files: those missing
+            stem, found, missing[stem] = store.finished(plan.name, model, m.name, tconfig["template_id"],
+                                                        configs[m.name], tag, plan.shard)
+            files.extend(found)
+            todo += [] if found else [m]
+        written.append(files)
+        work += [(family, template, run.for_methods(todo), configs, todo, files)] if todo and plan.scores else []
     if missing := {stem: shards for stem, shards in missing.items() if shards}:
         raise MissingShardsError(missing_message(plan.name, model, plan.shard.count, missing))
     for family, template, run, configs, todo, files in work:  # a run read from its shards' files scores nothing

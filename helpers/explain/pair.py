@@ -22,8 +22,7 @@ from .. import methods as registry
 from ..data.selection import select
 from ..engine.interface import Request, Scorer, adds_start_token
 from ..settings import Settings
-from ..methods.base import PassContext
-from ..runner import by_family
+from ..runner import decide
 from .scorers import ExplainError
 from .word_surprisal import corrected_by_word
 from .words import align_words, group_tokens, language_of
@@ -85,39 +84,27 @@ def _check_length(scorer: Scorer, text: str, what: str) -> None:
 # ------------------------------------------------------------------ judging
 def judge(scorer: Scorer, items: list[dict], methods=DECISION_METHODS, template: int = 1,
           language: str | None = None, instruct: bool | None = None) -> tuple[pd.DataFrame, dict]:
-    """Every method's decision on every pair of ``items`` (dicts with "good" and "bad"), each
-    family scored by its engine pass as the runner runs it (:meth:`~helpers.methods.base.Family.score_pass`)
-    and decided by the runner's rule (:meth:`~helpers.methods.base.Method.decisions`), template ``template`` for
-    templated and prompt methods. Returns rows (item, method, description, score_good,
-    score_bad, correct, tie) and the scored results per family name (for the token view).
-    ``instruct``: prompts in the chat template (None: the model's own, LoadedModel.is_instruct)."""
-    chosen = [registry.get(m) for m in methods]
+    """Every method's decision on every pair of ``items`` (dicts with "good" and "bad"), through the
+    runner's door without writing files (:func:`helpers.runner.decide`: each family's pass and each
+    method's rows as a score file holds them), template ``template`` for templated and prompt
+    methods. Returns rows (item, method, description, score_good, score_bad, correct, tie) and the
+    scored results per family name (for the token view). ``instruct``: prompts in the chat
+    template (None: the model's own, LoadedModel.is_instruct)."""
     language = language or language_of(items[0]["good"])
-    runtime = PassContext(scorer, language, Settings(instruct=instruct, use_outlines=False, progress=False,
-                                                 templates=(template,)))
-    rows, scored_by_family = [], {}
-    for family, group in by_family(chosen).items():
-        run = family.runtime_for(group, runtime)
-        found = family.templates(language, "chat" if run.instruct else "base", [template])
-        if not found:
-            raise ExplainError(f"{family.name}: there is no template {template} for language {language!r}; "
-                               "choose a template from 1 to 5")
-        try:
-            table, scored = family.score_pass(scorer, items, found[0], [""] * len(items), run)
-            scored_by_family[family.name] = scored
-        except ValueError as err:
-            names = ", ".join(m.name for m in group)
-            raise ExplainError(f"{names} cannot score this pair with {scorer.name}: {err}") from None
-        for m in group:
-            good, bad, correct = m.decisions(table, run)
-            for i in range(len(items)):
-                rows.append({"item": i, "method": m.name, "description": m.description,
-                             "score_good": good[i], "score_bad": bad[i], "correct": correct[i],
-                             "tie": bool(good[i] == bad[i])})
-    frame = pd.DataFrame(rows)
-    frame["order"] = frame.method.map({m.name: k for k, m in enumerate(chosen)})
-    frame = frame.sort_values(["item", "order"], kind="stable").drop(columns="order").reset_index(drop=True)
-    return frame, scored_by_family
+    settings = Settings(instruct=instruct, use_outlines=False, progress=False, templates=(template,))
+    try:
+        rows, scored = decide(scorer, items, list(methods), settings, language=language)
+    except ValueError as err:
+        raise ExplainError(f"{', '.join(methods)} cannot score this pair with {scorer.name}: {err}") from None
+    missing = [m for m in methods if m not in set(rows.method)]
+    if missing:
+        raise ExplainError(f"{', '.join(missing)}: there is no template {template} for language {language!r}; "
+                           "choose a template from 1 to 5")
+    order = {m: k for k, m in enumerate(methods)}
+    frame = rows.assign(description=rows.method.map(lambda m: registry.get(m).description), order=rows.method.map(order))
+    frame = frame.sort_values(["item", "order"], kind="stable").reset_index(drop=True)
+    return frame[["item", "method", "description", "score_good", "score_bad", "correct", "tie"]], \
+        {family: found for (family, _), found in scored.items()}
 
 
 # ------------------------------------------------------------------ one pair

@@ -15,8 +15,8 @@ import pandas as pd
 
 from .. import data
 from ..data import priming
-from ..engine.interface import Request, Scorer
-from ..methods.prompt_text import with_context
+from ..engine.interface import Scorer
+from ..runner import decide
 
 
 @dataclass(frozen=True)
@@ -67,11 +67,12 @@ def primed_pair(scorer: Scorer, dataset: str, paradigm: str, pair_id: int, prefi
     rows = []
     for condition, context in (("no prefix", ""), (f"after {chosen.actual_length} tokens of {prefix_type}",
                                                      chosen.prefix)):
-        prime = with_context(context, "", language)
-        good, bad = scorer.score([Request(prime, row["good"]), Request(prime, row["bad"])], desc=condition)
-        rows.append({"condition": condition, "lp_good": good.total, "lp_bad": bad.total,
-                     "margin": good.total - bad.total,
-                     "prefers": "acceptable" if good.total > bad.total else "unacceptable"})
+        # LP's own decision, through the runner's door (as 06 scores the pair under its prefix)
+        lp = decide(scorer, [{"good": row["good"], "bad": row["bad"]}], ["lp"], language=language,
+                    contexts=[context])[0].iloc[0]
+        rows.append({"condition": condition, "lp_good": lp.score_good, "lp_bad": lp.score_bad,
+                     "margin": lp.score_good - lp.score_bad,
+                     "prefers": "tie" if lp.tie else "acceptable" if lp.correct else "unacceptable"})
     return PrimedPair(dataset, paradigm, int(pair_id), str(row["good"]), str(row["bad"]), prefix_type,
                       str(chosen.prefix), int(chosen.actual_length), int(chosen.n_sentences), pd.DataFrame(rows))
 

@@ -20,9 +20,9 @@ from .. import paths
 from .. import store as results
 from ..data.selection import first_per_paradigm
 from ..files import write_text
-from ..methods.measures import lp
 from ..models import resolve
-from ..engine.interface import Request, Scorer
+from ..engine.interface import Scorer
+from ..runner import decide
 from ..engine.kinds import scorer_for
 from .demo_training import Recipe
 from .precision_card import precision_text
@@ -70,10 +70,10 @@ def agreement_sample(dataset: str, per_paradigm: int = SAMPLE_PER_PARADIGM) -> p
 def sample_decisions(scorer: Scorer, dataset: str, per_paradigm: int = SAMPLE_PER_PARADIGM) -> pd.DataFrame:
     """The agreement sample with the LP of each side and the decision (a tie is an error)."""
     pairs = agreement_sample(dataset, per_paradigm)
-    scored = scorer.score([Request("", text) for text in [*pairs.good, *pairs.bad]], desc="agreement sample")
-    n = len(pairs)
-    out = pairs.assign(lp_good=[lp(s.logprobs) for s in scored[:n]], lp_bad=[lp(s.logprobs) for s in scored[n:]])
-    return out.assign(correct=out.lp_good > out.lp_bad, tie=out.lp_good == out.lp_bad)
+    rows, _ = decide(scorer, pairs[["good", "bad"]].to_dict("records"), ["lp"],
+                     language=data.DATASETS[dataset].language)  # LP's own decision, through the runner's door
+    return pairs.assign(lp_good=rows.score_good.to_numpy(), lp_bad=rows.score_bad.to_numpy(),
+                        correct=rows.correct.to_numpy(), tie=rows.tie.to_numpy())
 
 
 def sample_accuracy(scorer: Scorer, dataset: str, per_paradigm: int = SAMPLE_PER_PARADIGM) -> float:
