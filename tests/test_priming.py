@@ -367,7 +367,7 @@ def test_06_primes_ten_seeded_blimp_paradigms_by_default():
 def test_the_teaching_defaults_are_said_out_loud_and_a_chosen_subset_is_not():
     note = priming.teaching_subset("blimp", "auto", 20, 200, 67000)
     assert note == ("06 primes 200 of the 67,000 pairs of blimp: its teaching defaults (paradigms='auto': 10 paradigms "
-                    "drawn with the seed; limit=20 pairs each) keep a run to minutes on a CPU; pass paradigms=None and "
+                    "drawn with draw_seed; limit=20 pairs each) keep a run to minutes on a CPU; pass paradigms=None and "
                     "limit=None to prime every pair, as Sinha et al. did")
     assert "every suite; limit=20" in priming.teaching_subset("syntaxgym", "auto", 20, 400, 1018)
     assert priming.teaching_subset("blimp", None, 20, 1340, 67000) is None  # chosen: no note

@@ -138,12 +138,11 @@ def choose_each(datasets: list[str], limit: int | None = None, *, languages=ALL,
 
 def pick_tag(selection: DatasetSelection) -> str:
     """What a run's table and figure names add for a selection of some languages ("__en-nl", or
-    "__12languages-1a2b3c"), so that they never overwrite the whole dataset's ("" for all). A
-    selection of paradigms keeps the names (06 draws its teaching paradigms so): its sidecar
-    records them."""
-    if selection.kept_languages is None:
-        return ""
-    langs = list(selection.kept_languages)
-    short = "-".join(langs) if len(langs) <= 3 else \
-        f"{len(langs)}languages-{hashlib.sha256(','.join(langs).encode()).hexdigest()[:6]}"
-    return f"__{short}"
+    "__12languages-1a2b3c") and of some paradigms ("__10paradigms-4d5e6f"), so that they never
+    overwrite the whole dataset's ("" for all); the sidecar records the names."""
+    def short(names: list[str], what: str, listed: int) -> str:
+        return "-".join(names) if len(names) <= listed else \
+            f"{len(names)}{what}-{hashlib.sha256(','.join(names).encode()).hexdigest()[:6]}"
+    parts = [short(list(selection.kept_languages), "languages", 3)] if selection.kept_languages is not None else []
+    parts += [short(sorted(selection.paradigms), "paradigms", 0)] if selection.paradigms is not None else []
+    return "".join(f"__{part}" for part in parts)

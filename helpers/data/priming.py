@@ -48,7 +48,7 @@ SINGLE_COLUMNS = ["paradigm", "pair_id", "target_phenomenon", "source_phenomenon
 
 def paradigm_choice(dataset: str, paradigms):
     """06's ``paradigms`` parameter as :meth:`~helpers.data.selection.DatasetSelection.pick_paradigms`
-    takes it: "auto" is :data:`TEACHING_PARADIGMS` BLiMP paradigms (drawn with the seed) and every
+    takes it: "auto" is :data:`TEACHING_PARADIGMS` BLiMP paradigms (drawn with ``draw_seed``) and every
     SyntaxGym suite; a comma-separated string is a list of names."""
     if paradigms == "auto":
         return TEACHING_PARADIGMS if dataset == "blimp" else None
@@ -63,7 +63,7 @@ def teaching_subset(dataset: str, paradigms, limit, scored: int, available: int)
     when every pair is scored or the subset was chosen."""
     if paradigms != "auto" or scored >= available:
         return None
-    drawn = f"{TEACHING_PARADIGMS} paradigms drawn with the seed" if dataset == "blimp" else "every suite"
+    drawn = f"{TEACHING_PARADIGMS} paradigms drawn with draw_seed" if dataset == "blimp" else "every suite"
     return (f"06 primes {scored:,} of the {available:,} pairs of {dataset}: its teaching defaults (paradigms='auto': "
             f"{drawn}; limit={limit} pairs each) keep a run to minutes on a CPU; pass paradigms=None and limit=None "
             "to prime every pair, as Sinha et al. did")

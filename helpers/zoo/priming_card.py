@@ -24,8 +24,12 @@ _COLUMNS = ["prefix_type", "target_length", "accuracy", "baseline", "delta", "ci
 def record_priming(folder: Path, model: str, dataset: str = "blimp", outputs: Path | None = None) -> dict:
     """06's Figure 2 table of ``model`` on ``dataset`` (from ``outputs``, default the project's),
     as the record the card renders; its figure is copied into ``folder``."""
+    from ..data.picking import choose, pick_tag
+    from ..data.priming import paradigm_choice
+
     outputs = Path(outputs) if outputs else paths.outputs()
-    stem = f"06_figure2__{model}__{dataset}"
+    teaching = choose(dataset, paradigms=paradigm_choice(dataset, "auto"))  # 06's default paradigms, named so
+    stem = f"06_figure2__{model}__{dataset}{pick_tag(teaching)}"
     table_path, figure_path = outputs / "tables" / f"{stem}.csv", outputs / "figures" / f"{stem}.png"
     if not table_path.is_file() or not figure_path.is_file():
         raise FileNotFoundError(f"no {table_path} and {figure_path}: run notebooks/06_context_priming.ipynb with "
