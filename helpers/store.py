@@ -33,8 +33,8 @@ from .score_files import (DAMAGED_FIX, META_KEY, SET_ASIDE, finished_file, finis
                           reuse_stale_default, stale_reason, writable_path)
 from .settings import RECORDED_AS
 from .store_format import STORE_FORMAT, config_hash, upgraded
-from .settings.stored import (method_setting_values, mixed_method_settings, mixed_settings, selection_of,
-                              shared_pairs, stored_setting)
+from .data.compared_pairs import selection_of, shared_pairs
+from .settings.stored import method_setting_values, mixed_method_settings, mixed_settings, stored_setting
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
 SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
                  "n_tokens_good", "n_tokens_bad"]
