@@ -25,10 +25,12 @@
 # | `intemplate_lp`, `_meanlp`, `_penlp` | the sentence inside each of 5 templates ("The following sentence is grammatically acceptable.\n\n{sentence}") | the measure over the **whole input** (as Ide et al. report); the target-only measure is stored too |
 # | `comparative_lp` | a template with the target in slot A and the other sentence in slot B | LP of the whole input |
 #
-# The settings (`start`, `order_average`, `syntaxgym_pass`, `share`, `quant`, `dtype`, `token_budget`, `revision`,
-# `batch_size`) become one `Settings` object, checked once, and take the same names in the sweep and
-# `python -m helpers score`; "auto" is the model's own value (its registry entry: the paper's setup), and
-# every score file records them.
+# Every setting of the table (`python -m helpers settings`: `start`, `share`, `quant`, `dtype`, `penlp_alpha`,
+# `max_tokens`, `masked_variant`, ...) is a parameter of this notebook by its name (`-p quant 4bit`), whether or
+# not the parameters cell shows it, and takes the same name in the sweep and `python -m helpers score`; the
+# settings become one `Settings` object, checked once; "auto" is the model's own value (its registry entry:
+# the paper's setup). The first line printed says what the run used; every table's sidecar records every
+# setting, and every score file the settings its numbers depend on.
 #
 # A tie counts as an error. Scores go to the results store (`outputs/scores/`), so later
 # notebooks analyse them without the model; a rerun skips finished files.
