@@ -25,6 +25,10 @@ def of_method(scores: pd.DataFrame, method: str) -> pd.DataFrame:
 
 def answers(rows: pd.DataFrame) -> pd.Series:
     """The letter each row's method chose ("A", "B" or "tie"), from good_slot, correct and tie."""
+    if "good_slot" not in rows:
+        raise ValueError("the A/B answers read one order per pair, and these rows were prompted in several "
+                         "(ab_orders 'both' or 'three': a correct is a share of orders): read the files scored with "
+                         "ab_orders='seeded' (-p ab_orders seeded) for the share of A answers")
     other = np.where(rows["good_slot"] == "A", "B", "A")
     chosen = np.where(rows["tie"].astype(bool), "tie",
                       np.where(rows["correct"].astype(bool), rows["good_slot"], other))
