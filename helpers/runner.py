@@ -41,12 +41,12 @@ def by_family(chosen: list[Method]) -> dict[Family, list[Method]]:
     return groups
 
 
-def passes(chosen: list[Method], runtime: PassContext, language: str) -> list[tuple]:
+def passes(chosen: list[Method], pass_context: PassContext, language: str) -> list[tuple]:
     """Every engine pass the chosen methods need, in order: (family, its methods, the pass context
     it runs with, template), one per template the family runs for ``language`` under the settings."""
     out = []
     for family, group in by_family(chosen).items():
-        run = family.runtime_for(group, runtime)
+        run = family.pass_context_for(group, pass_context)
         for template in family.templates(language, "chat" if run.instruct else "base", list(run.templates)):
             out.append((family, group, run, template))
     return out
@@ -64,15 +64,15 @@ def decide(scorer: Scorer, items: Sequence[Mapping], methods: Sequence[str], set
     chosen = [registry.get(m) for m in registry.method_names(list(methods))]
     settings = run_settings(scorer, settings)
     registry.refuse_not_applicable(chosen, scorer)
-    runtime = PassContext(scorer, language, settings.but(progress=scorer.settings.progress), sides=tuple(sides))
+    pass_context = PassContext(scorer, language, settings.but(progress=scorer.settings.progress), sides=tuple(sides))
     contexts = list(contexts) if contexts is not None else [""] * len(items)
     info = pd.DataFrame({"item": range(len(items))})
     frames, scored_by_pass = [], {}
-    for family, group, run, template in passes(chosen, runtime, language):
+    for family, group, run, template in passes(chosen, pass_context, language):
         table, scored = family.score_pass(scorer, list(items), template, contexts, run)
         scored_by_pass[(family.name, getattr(template, "id", None))] = scored
         for m in group:
-            frame = m.frame(info, table, runtime.sides, run)
+            frame = m.frame(info, table, pass_context.sides, run)
             frames.append(frame.assign(method=m.name, template=getattr(template, "id", None)))
     return pd.concat(frames, ignore_index=True), scored_by_pass
 
@@ -131,7 +131,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     fewshot = as_fewshot(method_setting("fewshot", settings.fewshot))
     plan = plan_run(selection, setup.context, setup.context_column, setup.extra_columns, setup.whole_context,
                     "few-shot examples" if fewshot.k else None)
-    runtime = PassContext(scorer, plan.language, settings.but(progress=scorer.settings.progress), sides=plan.sides)
+    pass_context = PassContext(scorer, plan.language, settings.but(progress=scorer.settings.progress), sides=plan.sides)
     record, model, tag = scorer.record(), scorer.name, fewshot.file_tag(setup.tag)
     # what every file of the run records (each adds its method and template); how the engine ran beside it
     base = {**scorer.provenance(), "start_token": record["start_token"],
@@ -142,8 +142,8 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
               "unknown_tokens": unknown.meta() if unknown else None}
     written: list[list[Path]] = []  # per family and template, in order: the files found, then those written
     missing: dict[str, list[int]] = {}  # a run read from its shards: the shards of each file not scored yet
-    work = []  # what is left to score: (family, template, its runtime, each method's configuration, methods, files)
-    for family, group, run, template in passes(chosen, runtime, plan.language):
+    work = []  # what is left to score: (family, template, its pass_context, each method's configuration, methods, files)
+    for family, group, run, template in passes(chosen, pass_context, plan.language):
         tconfig = family.template_config(template, run)
         configs = {m.name: {**base, "method": m.name, **tconfig, **m.config(run, template)} for m in group}
         files, todo = [], []

@@ -83,7 +83,7 @@ def test_ab_auto_gives_outlines_answer_on_every_prompt_mixtral_and_nemo(kind, tm
     if kind == "mixtral":
         assert allowed == {"A": {28741, 68}, "B": {28760, 69}}  # "A" and "<0x41>"; the engine scores "▁A" (330)
         # "auto" decodes with outlines here: the same pass as above
-        assert AB_FAMILY.runtime_for(["ab"], PassContext(scorer, "en", Settings(use_outlines="auto"))).use_outlines is True
+        assert AB_FAMILY.pass_context_for(["ab"], PassContext(scorer, "en", Settings(use_outlines="auto"))).use_outlines is True
         assert not logits_decode_as_outlines(scorer, "AB") and scorer.decode([], "AB", where="auto") == []
         # the "▁A" and "▁B" logits alone would have answered otherwise on some prompts
         differ = int((decoded.answer.to_numpy() != decoded.answer_outlines.to_numpy()).sum())

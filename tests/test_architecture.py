@@ -160,7 +160,7 @@ def test_the_check_sees_a_wrong_import(tmp_path):
 
 # What outside the engine may read of a scorer beyond the contract (helpers.engine.interface.Scorer):
 # nothing. Attributes read on a name that holds a scorer (scorer, current, other, icl, self.scorer,
-# runtime.scorer) are checked; a scorer's ``loaded`` model is the engine's own.
+# pass_context.scorer) are checked; a scorer's ``loaded`` model is the engine's own.
 SCORER_NAMES = {"scorer", "current", "other"}
 
 

@@ -147,14 +147,14 @@ def test_hu_levy_prompts_and_direct_score_the_same_word_form():
     loaded, m64, _ = random_lm("bpe")
     scorer = CausalScorer(loaded, Settings(progress=False))
     item = {"prefix": "the confectioner spread the", "good_continuation": "icing", "bad_continuation": "cake"}
-    runtime = PassContext(scorer, "en")
+    pass_context = PassContext(scorer, "en")
     direct, simple = prompts_for("word_comparison", "en", ["direct", "metaQuestionSimple"])
-    (icing, cake), prompted = (scorer.score(WORD_COMPARISON.requests(item, t, "", runtime, None))
+    (icing, cake), prompted = (scorer.score(WORD_COMPARISON.requests(item, t, "", pass_context, None))
                                for t in (direct, simple))
     # both orders of the words in the prompt: good (icing), bad (cake), good, bad
     assert icing.tokens == prompted[0].tokens == prompted[2].tokens == ["Ġ", "icing"]
     assert cake.tokens == prompted[1].tokens == prompted[3].tokens == ["Ġcake"]
-    for request, scored in zip(WORD_COMPARISON.requests(item, simple, "", runtime, None), prompted):
+    for request, scored in zip(WORD_COMPARISON.requests(item, simple, "", pass_context, None), prompted):
         text = request.context + request.target
         ids = [scorer.start_id] + loaded.tokenizer(text, add_special_tokens=False)["input_ids"]
         assert scored.total == pytest.approx(reference(m64, ids)[-scored.n_tokens:].sum(), abs=1e-5)

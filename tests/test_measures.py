@@ -110,8 +110,8 @@ def test_the_newer_linking_functions_from_the_runner_match_a_float64_reference(s
     from helpers.methods.base import PassContext
 
     template = readouts.SINGLE.templates("en", "base", [1])[0]
-    runtime = PassContext(scorer, "en")
-    requests = [r for item in frame.to_dict("records") for r in readouts.SINGLE.requests(item, template, "", runtime, "")]
+    pass_context = PassContext(scorer, "en")
+    requests = [r for item in frame.to_dict("records") for r in readouts.SINGLE.requests(item, template, "", pass_context, "")]
     sums = np.array([lps.sum() for lps in reference(scorer.loaded, scorer, requests)]).reshape(len(frame), 4)
     got = scores.loc["intemplate_pmi"].loc[list(zip(frame.paradigm, frame.pair_id))]
     np.testing.assert_allclose(got.score_good, sums[:, 0] - sums[:, 2], rtol=0, atol=5e-5)  # two float32 sums

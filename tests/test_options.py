@@ -34,9 +34,9 @@ def test_every_setting_belongs_to_the_families_that_read_it():
 
 
 def test_values_are_checked_and_defaults_filled():
-    runtime = PassContext(None, "en", Settings(ab_seed=7, templates=2))
-    assert runtime.ab_seed == 7 and runtime.templates == (2,) and runtime.use_outlines == "auto"
-    assert runtime.fewshot == FewShot(0) and runtime.order_average == "accuracy" and runtime.instruct is False
+    pass_context = PassContext(None, "en", Settings(ab_seed=7, templates=2))
+    assert pass_context.ab_seed == 7 and pass_context.templates == (2,) and pass_context.use_outlines == "auto"
+    assert pass_context.fewshot == FewShot(0) and pass_context.order_average == "accuracy" and pass_context.instruct is False
     assert PassContext(None, "en").templates == (1, 2, 3, 4, 5) and PassContext(None, "en").ab_seed == 42
     assert PassContext(None, "en", Settings(templates="1,direct")).templates == (1, "direct")
     assert PassContext(None, "en", Settings(fewshot=FewShot(2, "same", 3))).fewshot == FewShot(2, "same", 3)

@@ -110,10 +110,10 @@ def test_hu_levys_released_results_through_this_projects_scores_reproduce_their_
     from helpers.methods.base import PassContext
     from helpers.settings import Settings
 
-    model, runtime, frames = "text-davinci-003", PassContext(None, "zh", Settings(instruct=False)), []
+    model, pass_context, frames = "text-davinci-003", PassContext(None, "zh", Settings(instruct=False)), []
 
     def add(dataset, method, prompt, info, table, sides):
-        frame = registry.get(method).frame(info, table, sides, runtime)
+        frame = registry.get(method).frame(info, table, sides, pass_context)
         frames.append(frame.assign(model=model, method=method, template=prompt))
 
     for prompt in paper_check.HL_PROMPTS:

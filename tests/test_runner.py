@@ -265,10 +265,10 @@ class _FirstTokenFamily(Family):
 
     name = "first_token"
 
-    def requests(self, item, template, context, runtime, state):
+    def requests(self, item, template, context, pass_context, state):
         return [Request(context, item["good"]), Request(context, item["bad"])]
 
-    def table(self, items, template, contexts, scored, runtime, states):
+    def table(self, items, template, contexts, scored, pass_context, states):
         return pd.DataFrame({"first_good": [s[0].logprobs[0] for s in scored],
                              "first_bad": [s[1].logprobs[0] for s in scored]})
 

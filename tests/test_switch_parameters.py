@@ -303,5 +303,5 @@ def test_instruct_auto_is_the_registry_entry_else_what_marks_an_instruct_checkpo
     assert instruct_decision("org/chat-base", ended, tokenizer)[0] is True  # the instruct mark first
     assert load("tiny-llama").is_instruct is False and load("tiny-llama-instruct").is_instruct is True  # registered
     for given, expected in (("auto", True), ("false", False), ("true", True)):
-        runtime = PassContext(CausalScorer(chat_lm, Settings(progress=False)), "en", Settings(instruct=given))
-        assert runtime.instruct is expected, given
+        pass_context = PassContext(CausalScorer(chat_lm, Settings(progress=False)), "en", Settings(instruct=given))
+        assert pass_context.instruct is expected, given

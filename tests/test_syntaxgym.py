@@ -409,8 +409,8 @@ def crafted(scorer, item: dict, bits: dict) -> list:
     """The item's scored requests with log-probs replaced so that each region's surprisal is
     ``bits[(condition, region)]`` (5 bits where not given): all of it on the region's first token."""
     family, out = get("syntaxgym").family, []
-    runtime = PassContext(scorer, "en", Settings(progress=False))
-    scored = scorer.score(family.requests(item, None, "", runtime, None))
+    pass_context = PassContext(scorer, "en", Settings(progress=False))
+    scored = scorer.score(family.requests(item, None, "", pass_context, None))
     for cond, s in zip(json.loads(item["conditions"]), scored):
         sentence, spans = syntaxgym.join_regions([c for _, c in cond["regions"]])
         owners, _ = token_regions(sentence, spans, s.offsets, 0)
@@ -437,8 +437,8 @@ def test_fgd_hierarchy_passes_on_its_directional_prediction(tiny, items, values,
     scored = crafted(scorer, item, values)
     rows = {}
     for rule in ("directional", "strict"):
-        runtime = PassContext(scorer, "en", Settings(progress=False, syntaxgym_pass=rule))
-        rows[rule] = family.table([item], None, [""], [scored], runtime, [None]).iloc[0]
+        pass_context = PassContext(scorer, "en", Settings(progress=False, syntaxgym_pass=rule))
+        rows[rule] = family.table([item], None, [""], [scored], pass_context, [None]).iloc[0]
     got = stored_surprisals(rows["strict"])
     assert all(got[k] == pytest.approx(v, abs=1e-9) for k, v in values.items())
     assert got[("what_nogap", 9)] == pytest.approx(5.0) and got[("what_subjgap", 5)] == 0.0  # the empty gap

@@ -76,10 +76,10 @@ def _run(batch, encoded, wanted, body, head, inner, final, device, out) -> None:
 
 def two_pass_region_surprisal(scorer, items: list[dict], context: str = "") -> tuple[list[dict], list[dict]]:
     """Per item, the plain and the corrected {(condition, region): bits}, computed the two-pass way."""
-    runtime = PassContext(scorer, "en", Settings(progress=False))
+    pass_context = PassContext(scorer, "en", Settings(progress=False))
     family = get("syntaxgym").family  # the plain requests: what syntaxgym_word's first pass scored
-    _, scored = family.score_pass(scorer, items, None, [context] * len(items), runtime)
-    head = with_context(context, "", runtime.language)
+    _, scored = family.score_pass(scorer, items, None, [context] * len(items), pass_context)
+    head = with_context(context, "", pass_context.language)
     plans = [[_Condition.build(cond, s, head) for cond, s in zip(json.loads(item["conditions"]), results)]
              for item, results in zip(items, scored)]
     mask = word_initial_mask(scorer.tokenizer, scorer.model.get_output_embeddings().weight.shape[0])

@@ -91,7 +91,7 @@ class Family:
     Subclasses set ``name``, ``template_set`` (the template family to iterate, or None),
     ``with_context`` (whether the engine returns the log-probs of request contexts too) and
     ``takes`` (the method settings they read besides templates and instruct:
-    :mod:`helpers.methods.setting_readers`; with "fewshot" they put ``runtime.fewshot``'s examples before
+    :mod:`helpers.methods.setting_readers`; with "fewshot" they put ``pass_context.fewshot``'s examples before
     each item), and implement :meth:`requests` and :meth:`table`.
     """
 
@@ -102,42 +102,42 @@ class Family:
 
     @property
     def takes_fewshot(self) -> bool:
-        """Whether it puts ``runtime.fewshot``'s examples before each item."""
+        """Whether it puts ``pass_context.fewshot``'s examples before each item."""
         return "fewshot" in self.takes
 
-    def runtime_for(self, methods: Sequence["Method"], runtime: PassContext) -> PassContext:
+    def pass_context_for(self, methods: Sequence["Method"], pass_context: PassContext) -> PassContext:
         """The context its passes for ``methods`` run with (e.g. with a unigram table counted);
         by default the run's."""
-        return runtime
+        return pass_context
 
     def templates(self, language: str, style: str, selected: Sequence) -> list:
         """The templates this family runs for ``language`` (None: one untemplated pass)."""
         return [None]
 
-    def prepare(self, items: Sequence[Item], template, contexts: Sequence[str], runtime: PassContext) -> list:
+    def prepare(self, items: Sequence[Item], template, contexts: Sequence[str], pass_context: PassContext) -> list:
         """Per-item state built once for the run (e.g. rendered prompts, A/B slots); default none."""
         return [None] * len(items)
 
-    def requests(self, item: Item, template, context: str, runtime: PassContext, state) -> list[Request]:
+    def requests(self, item: Item, template, context: str, pass_context: PassContext, state) -> list[Request]:
         raise NotImplementedError
 
-    def pass_requests(self, items: Sequence[Item], template, contexts: Sequence[str], runtime: PassContext
+    def pass_requests(self, items: Sequence[Item], template, contexts: Sequence[str], pass_context: PassContext
                       ) -> tuple[list, list[list[Request]]]:
         """One template pass over ``items``: their states (:meth:`prepare`) and each item's requests."""
-        states = self.prepare(items, template, contexts, runtime)
-        return states, [self.requests(item, template, c, runtime, s) for item, c, s in zip(items, contexts, states)]
+        states = self.prepare(items, template, contexts, pass_context)
+        return states, [self.requests(item, template, c, pass_context, s) for item, c, s in zip(items, contexts, states)]
 
     def table(self, items: Sequence[Item], template, contexts: Sequence[str], scored: Sequence[Sequence[Scored]],
-              runtime: PassContext, states: Sequence) -> pd.DataFrame:
+              pass_context: PassContext, states: Sequence) -> pd.DataFrame:
         """One row per item: the columns its methods reduce (see each family)."""
         raise NotImplementedError
 
-    def score_pass(self, scorer, items: list, template, contexts: list[str], runtime: PassContext,
+    def score_pass(self, scorer, items: list, template, contexts: list[str], pass_context: PassContext,
                    positions: np.ndarray | None = None) -> tuple[pd.DataFrame, list[list]]:
         """One engine pass over ``items`` with ``template``: the table (one row per item) and each
         item's scored requests. With ``positions``, ``items`` are the whole run's, and only the
         items at those positions are scored (as part of the whole plan) and returned."""
-        states, per_item = self.pass_requests(items, template, contexts, runtime)
+        states, per_item = self.pass_requests(items, template, contexts, pass_context)
         flat = [r for reqs in per_item for r in reqs]
         starts = np.cumsum([0] + [len(reqs) for reqs in per_item])
         chosen = range(len(per_item)) if positions is None else positions
@@ -150,7 +150,7 @@ class Family:
             at += len(per_item[p])
         if positions is not None:
             items, contexts, states = ([seq[p] for p in positions] for seq in (items, contexts, states))
-        return self.table(items, template, contexts, scored, runtime, states), scored
+        return self.table(items, template, contexts, scored, pass_context, states), scored
 
     def score_sides(self, sides: tuple[str, ...]) -> tuple[str, ...]:
         """The sides its methods score for items with these ``sides``: ("good", "bad") makes a
@@ -162,7 +162,7 @@ class Family:
         resolved values enter its files' configuration (:meth:`Method.config`)."""
         return self.takes
 
-    def template_config(self, template, runtime: PassContext) -> dict:
+    def template_config(self, template, pass_context: PassContext) -> dict:
         """What a score file records about the template (text, system message, style...)."""
         if template is None:
             return {"template_id": None, "template_text": None}
@@ -210,44 +210,44 @@ class Method:
         pass's and its own score's."""
         return (*self.family.reads(template), *self.takes)
 
-    def config(self, runtime: PassContext, template=None) -> dict:
+    def config(self, pass_context: PassContext, template=None) -> dict:
         """What a score file of this method records beside the run's and the template's entries:
         its own options, the unigram table's source (None for methods without one), and the
         resolved value of every setting it reads, under its key (:data:`helpers.settings.RECORDED_AS`):
         a setting it does not read does not touch its files."""
-        read = {RECORDED_AS[name]: getattr(runtime, name) for name in self.reads(template) if name in RECORDED_AS}
-        return {**self.options, "unigram_source": runtime.unigram_source if self.needs_unigram else None, **read}
+        read = {RECORDED_AS[name]: getattr(pass_context, name) for name in self.reads(template) if name in RECORDED_AS}
+        return {**self.options, "unigram_source": pass_context.unigram_source if self.needs_unigram else None, **read}
 
-    def _scores(self, score: Score, table: pd.DataFrame, side: str, runtime: PassContext | None) -> np.ndarray:
-        """``score`` of ``side``, given the settings this method takes (their defaults without a runtime)."""
-        runtime = runtime or PassContext(None, "")
-        return score(table, side, **{name: getattr(runtime, name) for name in self.takes}).to_numpy(float)
+    def _scores(self, score: Score, table: pd.DataFrame, side: str, pass_context: PassContext | None) -> np.ndarray:
+        """``score`` of ``side``, given the settings this method takes (their defaults without a pass_context)."""
+        pass_context = pass_context or PassContext(None, "")
+        return score(table, side, **{name: getattr(pass_context, name) for name in self.takes}).to_numpy(float)
 
-    def decisions(self, table: pd.DataFrame, runtime: PassContext | None = None
+    def decisions(self, table: pd.DataFrame, pass_context: PassContext | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """A pair method's (score_good, score_bad, correct): correct is good > bad, or the method's
         own ``decision`` credit (e.g. averaged over answer orders) where it has one."""
-        good = self._scores(self.score, table, "good", runtime)
-        bad = self._scores(self.score, table, "bad", runtime)
-        credit = self.decision(table, runtime) if self.decision is not None and runtime is not None else None
+        good = self._scores(self.score, table, "good", pass_context)
+        bad = self._scores(self.score, table, "bad", pass_context)
+        credit = self.decision(table, pass_context) if self.decision is not None and pass_context is not None else None
         return good, bad, good > bad if credit is None else np.asarray(credit, dtype=float)
 
     def frame(self, info: pd.DataFrame, table: pd.DataFrame, sides: tuple[str, ...],
-              runtime: PassContext | None = None) -> pd.DataFrame:
+              pass_context: PassContext | None = None) -> pd.DataFrame:
         """This method's score file: item ``info``, scores (and for pairs the decision: good > bad,
         or its own ``decision`` credit), the basis columns."""
         if self.family.score_sides(sides) == ("good", "bad"):
-            good, bad, correct = self.decisions(table, runtime)
+            good, bad, correct = self.decisions(table, pass_context)
             frame = info.assign(score_good=good, score_bad=bad, correct=correct, tie=good == bad)
             if self.target_score is not None:
-                tg = self._scores(self.target_score, table, "good", runtime)
-                tb = self._scores(self.target_score, table, "bad", runtime)
+                tg = self._scores(self.target_score, table, "good", pass_context)
+                tb = self._scores(self.target_score, table, "bad", pass_context)
                 frame = frame.assign(score_good_target=tg, score_bad_target=tb, correct_target=tg > tb,
                                      tie_target=tg == tb)
         else:
             (side,) = self.family.score_sides(sides)
-            frame = info.assign(score=self._scores(self.score, table, side, runtime))
+            frame = info.assign(score=self._scores(self.score, table, side, pass_context))
             if self.target_score is not None:
-                frame = frame.assign(score_target=self._scores(self.target_score, table, side, runtime))
+                frame = frame.assign(score_target=self._scores(self.target_score, table, side, pass_context))
         keep = [c for c in table.columns if not c.startswith("uni_sum") or self.needs_unigram]
         return pd.concat([frame, table[keep]], axis=1)

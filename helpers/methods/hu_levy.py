@@ -12,7 +12,7 @@ MetaQuestionComplex). The score files hold, per item, what the paper compares:
 - ``hl_sentence_comparison`` (exp. 3b; pairs): Direct LP per sentence, or per prompt log p of
   the sentence's number ("1"/"2"), averaged over both orders.
 
-The two comparison tasks present the options in both orders. ``runtime.order_average``
+The two comparison tasks present the options in both orders. ``pass_context.order_average``
 says how their prompts' ``correct`` is decided: "accuracy" (the default; the paper reports
 the accuracies of the two orders averaged) credits each pair with the share of orders it
 got right (0, 0.5 or 1; a tie is that order's error), "logprob" compares the log-probs
@@ -70,20 +70,20 @@ class WordPrediction(HLFamily):
     def score_sides(self, sides):
         return ("item",)
 
-    def requests(self, item, template, context, runtime, state):
+    def requests(self, item, template, context, pass_context, state):
         space = separator(template.language)
         # the continued prefix where the word follows it; as the item writes it inside a prompt
         prefix, word = continued(item["prefix"], template.language), item["continuation"]
         if template.id == DIRECT:
             request = Request(with_context(context, prefix, template.language), space + word)
-            return runtime.scorer.shaped([request], "span")
+            return pass_context.scorer.shaped([request], "span")
         if "{full_sentence}" in template.text:  # the word ends the prompt, after its prefix
             before = template.text.replace("{full_sentence}", prefix + space)
         else:  # metaQuestionComplex: "{prefix}... What is the best next word?"
             before, _ = fill_before(template.text, prefix=item["prefix"])
-        return runtime.scorer.shaped([Request(with_context(context, before, template.language), word)], "span")
+        return pass_context.scorer.shaped([Request(with_context(context, before, template.language), word)], "span")
 
-    def table(self, items, template, contexts, scored, runtime, states):
+    def table(self, items, template, contexts, scored, pass_context, states):
         return pd.DataFrame({"lp": [s[0].total for s in scored], "n_tokens": [s[0].n_tokens for s in scored]})
 
 
@@ -93,12 +93,12 @@ class WordComparison(HLFamily):
     def score_sides(self, sides):
         return ("good", "bad")
 
-    def requests(self, item, template, context, runtime, state):
+    def requests(self, item, template, context, pass_context, state):
         lang, space = template.language, separator(template.language)
         prefix, good, bad = continued(item["prefix"], lang), item["good_continuation"], item["bad_continuation"]
         if template.id == DIRECT:
             head = with_context(context, prefix, lang)
-            return runtime.scorer.shaped([Request(head, space + good), Request(head, space + bad)], "span")
+            return pass_context.scorer.shaped([Request(head, space + good), Request(head, space + bad)], "span")
         out = []
         for w1, w2 in ((good, bad), (bad, good)):
             if "{full_sentence}" in template.text:
@@ -107,9 +107,9 @@ class WordComparison(HLFamily):
                 head, _ = fill_before(template.text, prefix=item["prefix"], w1=w1, w2=w2)
             head = with_context(context, head, lang)
             out += [Request(head, good), Request(head, bad)]
-        return runtime.scorer.shaped(out, "span")
+        return pass_context.scorer.shaped(out, "span")
 
-    def table(self, items, template, contexts, scored, runtime, states):
+    def table(self, items, template, contexts, scored, pass_context, states):
         if template.id == DIRECT:
             return _direct_table(scored)
         return pd.DataFrame({
@@ -120,7 +120,7 @@ class WordComparison(HLFamily):
 class SentenceJudgment(HLFamily):
     name, task, template_set = "hl_sentence_judgment", "sentence_judgment", "hu_levy"
 
-    def requests(self, item, template, context, runtime, state):
+    def requests(self, item, template, context, pass_context, state):
         lang = template.language
         if template.id == DIRECT:
             return _direct_requests(item, context, lang)
@@ -129,9 +129,9 @@ class SentenceJudgment(HLFamily):
         for side in ("good", "bad"):
             head = with_context(context, fill_before(template.text, sentence=item[side])[0], lang)
             out += [Request(head, yes), Request(head, no)]
-        return runtime.scorer.shaped(out, "prompt")
+        return pass_context.scorer.shaped(out, "prompt")
 
-    def table(self, items, template, contexts, scored, runtime, states):
+    def table(self, items, template, contexts, scored, pass_context, states):
         if template.id == DIRECT:
             return _direct_table(scored)
         return pd.DataFrame({"lp_yes_good": [s[0].total for s in scored], "lp_no_good": [s[1].total for s in scored],
@@ -141,7 +141,7 @@ class SentenceJudgment(HLFamily):
 class SentenceComparison(HLFamily):
     name, task, template_set, orders = "hl_sentence_comparison", "sentence_comparison", "hu_levy", True
 
-    def requests(self, item, template, context, runtime, state):
+    def requests(self, item, template, context, pass_context, state):
         lang = template.language
         if template.id == DIRECT:
             return _direct_requests(item, context, lang)
@@ -149,9 +149,9 @@ class SentenceComparison(HLFamily):
         for s1, s2 in ((item["good"], item["bad"]), (item["bad"], item["good"])):
             head = with_context(context, fill_before(template.text, s1=s1, s2=s2)[0], lang)
             out += [Request(head, n) for n in answers.ONE_TWO]
-        return runtime.scorer.shaped(out, "prompt")
+        return pass_context.scorer.shaped(out, "prompt")
 
-    def table(self, items, template, contexts, scored, runtime, states):
+    def table(self, items, template, contexts, scored, pass_context, states):
         if template.id == DIRECT:
             return _direct_table(scored)
         # good first: the good sentence is "1"; bad first: it is "2"
@@ -187,27 +187,27 @@ def _compared_sentence(t, side):
     return (t["lp_2_good_first"] + t["lp_1_bad_first"]) / 2
 
 
-def _orders_credit(good_first: pd.Series, bad_first: pd.Series, runtime) -> pd.Series | None:
+def _orders_credit(good_first: pd.Series, bad_first: pd.Series, pass_context) -> pd.Series | None:
     """The share of the two orders decided right ("accuracy"), or None: decide by the averaged
     log-probs ("logprob")."""
-    if runtime.order_average == "logprob":
+    if pass_context.order_average == "logprob":
         return None
     return (good_first.astype(float) + bad_first.astype(float)) / 2
 
 
-def _word_orders(t, runtime):
+def _word_orders(t, pass_context):
     if "lp_good" in t:  # Direct: one order
         return None
     return _orders_credit(t["lp_good_first_good"] > t["lp_good_first_bad"],
-                          t["lp_bad_first_good"] > t["lp_bad_first_bad"], runtime)
+                          t["lp_bad_first_good"] > t["lp_bad_first_bad"], pass_context)
 
 
-def _sentence_orders(t, runtime):
+def _sentence_orders(t, pass_context):
     if "lp_good" in t:
         return None
     # good first: the good sentence is "1"; bad first: it is "2"
     return _orders_credit(t["lp_1_good_first"] > t["lp_2_good_first"],
-                          t["lp_2_bad_first"] > t["lp_1_bad_first"], runtime)
+                          t["lp_2_bad_first"] > t["lp_1_bad_first"], pass_context)
 
 
 HU_LEVY = [

@@ -4,7 +4,7 @@ Answers are read at the position after the prompt's own tokens (``separate=True`
 position where constrained decoding (outlines) generates, so the logit path and the
 outlines path see the same input. Prompts are rendered by :mod:`helpers.methods.prompt_text`; a
 priming context goes before the prompt (base models) or opens the first user message (chat).
-Few-shot Yes/No (``runtime.fewshot``) puts k solved question-answer turns before the item
+Few-shot Yes/No (``pass_context.fewshot``) puts k solved question-answer turns before the item
 (:mod:`helpers.methods.fewshot`): "...Answer: Yes" lines for base models, user and assistant
 messages for chat models. On an encoder-decoder the prompt is the encoder's source and the
 answer is read from the decoder's start (the scorer's prompt shape, recorded as ``prompt_shape``,
@@ -35,10 +35,10 @@ class PromptFamily(Family):
     def templates(self, language, style, selected):
         return [t for t in ide_templates(self.template_set, language, style) if t.id in selected]
 
-    def template_config(self, template, runtime):
+    def template_config(self, template, pass_context):
         config = {"template_id": template.id, "template_text": template.user, "system": template.system,
                   "prompt_style": template.style}
-        shape = runtime.scorer.record()["prompt_shape"]
+        shape = pass_context.scorer.record()["prompt_shape"]
         if shape is not None:  # seq2seq: the prompt is the source, or holds a sentinel
             config["prompt_shape"] = shape
         return config
@@ -49,31 +49,31 @@ class YesNo(PromptFamily):
 
     name, template_set, takes = "yesno", "yn", ("fewshot",)
 
-    def prepare(self, items, template, contexts, runtime):
+    def prepare(self, items, template, contexts, pass_context):
         """Each item's prompt per side (after its few-shot examples, if any), rendered once."""
-        tok = runtime.scorer.tokenizer
+        tok = pass_context.scorer.tokenizer
         yes, no = answers.yes_no(template.language)
         shots = ([[({"sentence": s}, yes if ok else no) for s, ok in ex]
-                  for ex in fewshot.judged_examples(items, runtime.fewshot)]
-                 if runtime.fewshot.k else [()] * len(items))
-        return [{side: render(template, tok, runtime.instruct, c, shots=sh, sentence=item[side])
-                 for side in runtime.sides} for item, c, sh in zip(items, contexts, shots)]
+                  for ex in fewshot.judged_examples(items, pass_context.fewshot)]
+                 if pass_context.fewshot.k else [()] * len(items))
+        return [{side: render(template, tok, pass_context.instruct, c, shots=sh, sentence=item[side])
+                 for side in pass_context.sides} for item, c, sh in zip(items, contexts, shots)]
 
-    def requests(self, item, template, context, runtime, state):
+    def requests(self, item, template, context, pass_context, state):
         yes, no = answers.yes_no(template.language)
-        return runtime.scorer.shaped([Request(state[side], answer, separate=True)
-                                      for side in runtime.sides for answer in (yes, no)], "prompt")
+        return pass_context.scorer.shaped([Request(state[side], answer, separate=True)
+                                      for side in pass_context.sides for answer in (yes, no)], "prompt")
 
-    def table(self, items, template, contexts, scored, runtime, states):
+    def table(self, items, template, contexts, scored, pass_context, states):
         table = {}
-        for k, side in enumerate(runtime.sides):
+        for k, side in enumerate(pass_context.sides):
             table[f"prompt_{side}"] = [state[side] for state in states]
             table[f"lp_yes_{side}"] = [s[2 * k].total for s in scored]
             table[f"lp_no_{side}"] = [s[2 * k + 1].total for s in scored]
             table[f"logit_yes_{side}"] = [float(s[2 * k].logits[0]) for s in scored]
             table[f"logit_no_{side}"] = [float(s[2 * k + 1].logits[0]) for s in scored]
-        for side in runtime.sides:
-            table[f"n_tokens_{side}"] = _sentence_lengths(runtime.scorer.tokenizer, [i[side] for i in items])
+        for side in pass_context.sides:
+            table[f"n_tokens_{side}"] = _sentence_lengths(pass_context.scorer.tokenizer, [i[side] for i in items])
         first = scored[0]
         table["form_yes"] = ["".join(first[0].tokens)] * len(items)
         table["form_no"] = ["".join(first[1].tokens)] * len(items)
@@ -105,38 +105,38 @@ class AB(PromptFamily):
 
     name, template_set, takes = "ab", "ab", ("ab_seed", "use_outlines", "ab_orders")
 
-    def runtime_for(self, methods, runtime):
+    def pass_context_for(self, methods, pass_context):
         """Whether this pass decodes with outlines, settled once (recorded as ``outlines``): asked
         (True), or under "auto" where the letters' logits would not give outlines' answer
         (:meth:`helpers.engine.interface.Scorer.decode`, ``where="auto"``); never on a scorer without
         constrained decoding (method 'ab' then needs one-token letters)."""
-        can_decode = "outlines" in runtime.scorer.features
-        decode = runtime.use_outlines is True or (runtime.use_outlines == "auto" and can_decode
-                                                  and runtime.scorer.decode([], answers.AB, where="auto") is not None)
-        return runtime.but(use_outlines=decode and can_decode)
+        can_decode = "outlines" in pass_context.scorer.features
+        decode = pass_context.use_outlines is True or (pass_context.use_outlines == "auto" and can_decode
+                                                  and pass_context.scorer.decode([], answers.AB, where="auto") is not None)
+        return pass_context.but(use_outlines=decode and can_decode)
 
-    def prepare(self, items, template, contexts, runtime):
+    def prepare(self, items, template, contexts, pass_context):
         """Each pair's (slot of the acceptable sentence, prompt) in each order, the prompts rendered once."""
-        if runtime.sides != ("good", "bad"):
+        if pass_context.sides != ("good", "bad"):
             raise ValueError("A/B prompting compares the two sentences of a pair; this dataset has single sentences")
-        slots = [order_slots(order, len(items), runtime.ab_seed) for order in AB_ORDERS[runtime.ab_orders]]
-        return [[(slot[i], self._prompt(item, template, c, runtime, slot[i])) for slot in slots]
+        slots = [order_slots(order, len(items), pass_context.ab_seed) for order in AB_ORDERS[pass_context.ab_orders]]
+        return [[(slot[i], self._prompt(item, template, c, pass_context, slot[i])) for slot in slots]
                 for i, (item, c) in enumerate(zip(items, contexts))]
 
-    def _prompt(self, item, template, context, runtime, slot) -> str:
+    def _prompt(self, item, template, context, pass_context, slot) -> str:
         a, b = (item["good"], item["bad"]) if slot == "A" else (item["bad"], item["good"])
-        return render(template, runtime.scorer.tokenizer, runtime.instruct, context, sentence_a=a, sentence_b=b)
+        return render(template, pass_context.scorer.tokenizer, pass_context.instruct, context, sentence_a=a, sentence_b=b)
 
-    def requests(self, item, template, context, runtime, state):
-        return runtime.scorer.shaped([Request(prompt, letter, separate=True) for _, prompt in state
+    def requests(self, item, template, context, pass_context, state):
+        return pass_context.scorer.shaped([Request(prompt, letter, separate=True) for _, prompt in state
                                       for letter in answers.AB], "prompt")
 
-    def table(self, items, template, contexts, scored, runtime, states):
-        orders = AB_ORDERS[runtime.ab_orders]
-        tok = runtime.scorer.tokenizer
+    def table(self, items, template, contexts, scored, pass_context, states):
+        orders = AB_ORDERS[pass_context.ab_orders]
+        tok = pass_context.scorer.tokenizer
         lengths = {"n_tokens_good": _sentence_lengths(tok, [i["good"] for i in items]),
                    "n_tokens_bad": _sentence_lengths(tok, [i["bad"] for i in items])}
-        parts = [self._order_table([s[k] for s in states], [s[2 * k:2 * k + 2] for s in scored], runtime)
+        parts = [self._order_table([s[k] for s in states], [s[2 * k:2 * k + 2] for s in scored], pass_context)
                  for k in range(len(orders))]
         if len(orders) == 1:  # one order: its columns unnamed (the seeded slot, as every file before)
             return pd.concat([parts[0].iloc[:, :7], pd.DataFrame(lengths), parts[0].iloc[:, 7:]], axis=1)
@@ -149,7 +149,7 @@ class AB(PromptFamily):
         return out.assign(order_ties=ties)
 
     @staticmethod
-    def _order_table(states, scored, runtime) -> pd.DataFrame:
+    def _order_table(states, scored, pass_context) -> pd.DataFrame:
         """One order's columns: the slot, prompt, letters' log-probs, answer, the letters' forms,
         the constrained answer (outlines, or the letters' logits where each letter is one token) and
         what decided it."""
@@ -160,11 +160,11 @@ class AB(PromptFamily):
             "good_slot": slots, "prompt": prompts, "lp_a": lp_a, "lp_b": lp_b,
             "answer": np.where(lp_a > lp_b, "A", np.where(lp_b > lp_a, "B", "tie")),
             "form_a": "".join(scored[0][0].tokens), "form_b": "".join(scored[0][1].tokens)})
-        if runtime.use_outlines:
-            out["answer_outlines"] = runtime.scorer.decode(prompts, answers.AB)
+        if pass_context.use_outlines:
+            out["answer_outlines"] = pass_context.scorer.decode(prompts, answers.AB)
         elif all(len(s[0].logprobs) == len(s[1].logprobs) == 1 for s in scored):
             out["answer_outlines"] = greedy_letters(lp_a, lp_b, [scored[0][k].token_ids[0] for k in (0, 1)])
-        out["ab_path"] = "outlines" if runtime.use_outlines else "letter logits"  # what decided 'ab' (03, 04 show it)
+        out["ab_path"] = "outlines" if pass_context.use_outlines else "letter logits"  # what decided 'ab' (03, 04 show it)
         return out
 
 
@@ -229,7 +229,7 @@ def _ab_outlines(t: pd.DataFrame, side: str) -> pd.Series:
 def _orders_credit(side_score):
     """A method's decision over several A/B orders: the share of orders where the acceptable
     sentence's score is the higher (a tie: that order's error); None for one order (good > bad)."""
-    def credit(t: pd.DataFrame, runtime) -> pd.Series | None:
+    def credit(t: pd.DataFrame, pass_context) -> pd.Series | None:
         orders = _orders(t)
         if orders == [""]:
             return None

@@ -6,7 +6,7 @@ input (template tokens counted, the variant Ide et al. report) and over the targ
 the target's pointwise mutual information with the template (its LP inside minus its LP alone);
 comparative LP scores the "compar" template with the target in slot A and the other
 sentence in slot B. A priming ``context`` goes before the whole input; its own tokens are
-never counted. Few-shot in-template readouts (``runtime.fewshot``) put k acceptable
+never counted. Few-shot in-template readouts (``pass_context.fewshot``) put k acceptable
 sentences, each in the same template, before the item (:mod:`helpers.methods.fewshot`); like a
 priming context, the examples' tokens are never counted.
 
@@ -56,23 +56,24 @@ class SentenceReadouts(Family):
     name = "sentence"
     takes = ("unigram_corpus",)
 
-    def runtime_for(self, methods, runtime):
+    def pass_context_for(self, methods, pass_context):
         """With a unigram table (counted once per run and corpus) when a method needs one."""
         if not any(m.needs_unigram for m in methods):
-            return runtime
-        key = ("unigram", str(runtime.unigram_corpus))
-        if key not in runtime.cache:
-            runtime.cache[key] = unigram_for(runtime.scorer.tokenizer, runtime.language, runtime.unigram_corpus)
-        unigram, source = runtime.cache[key]
-        return replace(runtime, unigram=unigram, unigram_source=source)
+            return pass_context
+        key = ("unigram", str(pass_context.unigram_corpus))
+        if key not in pass_context.cache:
+            pass_context.cache[key] = unigram_for(pass_context.scorer.tokenizer, pass_context.language,
+                                                  pass_context.unigram_corpus)
+        unigram, source = pass_context.cache[key]
+        return replace(pass_context, unigram=unigram, unigram_source=source)
 
-    def requests(self, item, template, context, runtime, state):
-        prime = with_context(context, "", runtime.language)
-        return [Request(prime, item[side]) for side in runtime.sides]
+    def requests(self, item, template, context, pass_context, state):
+        prime = with_context(context, "", pass_context.language)
+        return [Request(prime, item[side]) for side in pass_context.sides]
 
-    def table(self, items, template, contexts, scored, runtime, states):
+    def table(self, items, template, contexts, scored, pass_context, states):
         table = {}
-        for k, side in enumerate(runtime.sides):
+        for k, side in enumerate(pass_context.sides):
             chunk = [s[k] for s in scored]
             table[f"tgt_sum_{side}"] = [s.total for s in chunk]
             table[f"n_tokens_{side}"] = [s.n_tokens for s in chunk]
@@ -81,10 +82,10 @@ class SentenceReadouts(Family):
             units = [measures.text_units(str(item[side])) for item in items]
             table[f"n_chars_{side}"] = [chars for chars, _ in units]
             table[f"n_bytes_{side}"] = [n for _, n in units]
-            if runtime.unigram is not None:
-                table[f"uni_sum_{side}"] = [float(runtime.unigram(s.token_ids).sum()) for s in chunk]
+            if pass_context.unigram is not None:
+                table[f"uni_sum_{side}"] = [float(pass_context.unigram(s.token_ids).sum()) for s in chunk]
         out = pd.DataFrame(table)
-        out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
+        out["log_vocab"] = math.log(len(pass_context.scorer.tokenizer))
         return out
 
 
@@ -109,35 +110,35 @@ class TemplateReadouts(Family):
             after = after.replace("{other_sentence}", other)
         return before, target + after
 
-    def _other(self, item, side: str, runtime) -> str:
+    def _other(self, item, side: str, pass_context) -> str:
         """The sentence in slot B of a comparative template: the pair's other sentence."""
         if self.template_set != "compar":
             return ""
-        if runtime.sides != ("good", "bad"):
+        if pass_context.sides != ("good", "bad"):
             raise ValueError("comparative LP compares the two sentences of a pair; this dataset has single sentences")
         return item["bad" if side == "good" else "good"]
 
-    def prepare(self, items, template, contexts, runtime):
+    def prepare(self, items, template, contexts, pass_context):
         """Each item's few-shot block ("" without examples)."""
-        if not runtime.fewshot.k:
+        if not pass_context.fewshot.k:
             return [""] * len(items)
-        return [template_examples(template, shots) for shots in fewshot.acceptable_examples(items, runtime.fewshot)]
+        return [template_examples(template, shots) for shots in fewshot.acceptable_examples(items, pass_context.fewshot)]
 
-    def requests(self, item, template, context, runtime, state):
+    def requests(self, item, template, context, pass_context, state):
         out = []
-        for side in runtime.sides:
-            before, rest = self._input(template, item[side], self._other(item, side, runtime))
-            out.append(Request(with_context(context, state + before, runtime.language), rest))
+        for side in pass_context.sides:
+            before, rest = self._input(template, item[side], self._other(item, side, pass_context))
+            out.append(Request(with_context(context, state + before, pass_context.language), rest))
         if self.template_set == "single":  # each sentence alone too, under the same priming context (PMI)
-            out += [Request(with_context(context, "", runtime.language), item[side]) for side in runtime.sides]
+            out += [Request(with_context(context, "", pass_context.language), item[side]) for side in pass_context.sides]
         return out
 
-    def table(self, items, template, contexts, scored, runtime, states):
+    def table(self, items, template, contexts, scored, pass_context, states):
         table = {}
-        for k, side in enumerate(runtime.sides):
+        for k, side in enumerate(pass_context.sides):
             chunk = [s[k] for s in scored]
             # uncounted: the priming context and the examples (all of the text before the item's template)
-            sums = [_template_sums(s, with_context(c, block, runtime.language) if c or block else "")
+            sums = [_template_sums(s, with_context(c, block, pass_context.language) if c or block else "")
                     for s, c, block in zip(chunk, contexts, states)]
             table[f"tgt_sum_{side}"] = [s.total for s in chunk]
             table[f"n_tokens_{side}"] = [s.n_tokens for s in chunk]
@@ -146,12 +147,12 @@ class TemplateReadouts(Family):
             table[f"ctx_sum_{side}"] = [total for total, _ in sums]
             table[f"ctx_n_{side}"] = [n for _, n in sums]
             table[f"input_{side}"] = [block + "".join(self._input(template, item[side],
-                                                                  self._other(item, side, runtime)))
+                                                                  self._other(item, side, pass_context)))
                                       for item, block in zip(items, states)]
             if self.template_set == "single":  # the sentence alone: the target's LP without the template
-                table[f"alone_sum_{side}"] = [s[len(runtime.sides) + k].total for s in scored]
+                table[f"alone_sum_{side}"] = [s[len(pass_context.sides) + k].total for s in scored]
         out = pd.DataFrame(table)
-        out["log_vocab"] = math.log(len(runtime.scorer.tokenizer))
+        out["log_vocab"] = math.log(len(pass_context.scorer.tokenizer))
         return out
 
 
@@ -203,7 +204,8 @@ READOUTS = [
            lambda t, s, penlp_alpha: measures.pen_lp(_whole_sum(t, s), _whole_n(t, s), penlp_alpha),
            target_score=_penlp, needs=("continuation",), takes=("penlp_alpha",)),
     Method("intemplate_pmi", SINGLE, "PMI-normalised LP (lighteval's): the LP of the sentence and the template's "
-           "rest after the template's opening, minus the sentence's LP alone", lambda t, s: measures.pmi(t[f"tgt_sum_{s}"], t[f"alone_sum_{s}"]),
+           "rest after the template's opening, minus the sentence's LP alone",
+           lambda t, s: measures.pmi(t[f"tgt_sum_{s}"], t[f"alone_sum_{s}"]),
            needs=("continuation",)),
     Method("comparative_lp", COMPAR,
            "LP of the comparative template with the target in slot A, the other sentence in slot B", _whole_sum,

@@ -8,7 +8,7 @@ character offsets: a token belongs to the region of its first non-space characte
 whitespace-only token to the region after it, so a word's leading space counts with the word
 as in SyntaxGym's aligner; an empty region has surprisal 0. Units are bits (SyntaxGym's; all 34
 suites use the metric "sum"). An item passes when every prediction of its suite that states a
-direction holds (``runtime.syntaxgym_pass``: "directional", the reading of Hu et al. 2020's
+direction holds (``pass_context.syntaxgym_pass``: "directional", the reading of Hu et al. 2020's
 released results, or "strict": every prediction, ``=`` ones too, which fgd_hierarchy's second
 prediction makes practically impossible; :mod:`.syntaxgym_pass`). ``=`` holds within
 SyntaxGym's tolerance (:mod:`helpers.data.syntaxgym_formulas`).
@@ -93,14 +93,14 @@ class SyntaxGymFamily(Family):
     def score_sides(self, sides):
         return ("item",)
 
-    def requests(self, item, template, context, runtime, state):
-        head = with_context(context, "", runtime.language)
-        boundary = self.corrected and runtime.scorer.record()["marks_words"]  # the tokenizer marks word beginnings
+    def requests(self, item, template, context, pass_context, state):
+        head = with_context(context, "", pass_context.language)
+        boundary = self.corrected and pass_context.scorer.record()["marks_words"]  # the tokenizer marks word beginnings
         return [_request(head, join_regions([c for _, c in cond["regions"]])[0], boundary)
                 for cond in _item_conditions(item)]
 
-    def table(self, items, template, contexts, scored, runtime, states):
-        plans = [[_Condition.build(cond, s, with_context(context, "", runtime.language))
+    def table(self, items, template, contexts, scored, pass_context, states):
+        plans = [[_Condition.build(cond, s, with_context(context, "", pass_context.language))
                   for cond, s in zip(_item_conditions(item), results)]
                  for item, context, results in zip(items, contexts, scored)]
         parsed: dict[str, Prediction] = {}
@@ -118,7 +118,7 @@ class SyntaxGymFamily(Family):
             surprisal = corrected if self.corrected else plain
             predictions = [parsed.setdefault(f, parse(f)) for f in json.loads(item["predictions"])]
             verdicts = [p.holds(surprisal) for p in predictions]
-            decisive = counted(predictions, runtime.syntaxgym_pass)
+            decisive = counted(predictions, pass_context.syntaxgym_pass)
             row = {"pass": item_passes(verdicts, decisive), "n_predictions": len(verdicts),
                    "counted_predictions": ",".join(str(i + 1) for i in decisive),
                    **{f"prediction_{i + 1}": float(v) for i, v in enumerate(verdicts)},

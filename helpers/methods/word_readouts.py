@@ -34,13 +34,13 @@ class SentenceWords(Family):
 
     name = "words"
 
-    def requests(self, item, template, context, runtime, state):
-        prime = with_context(context, "", runtime.language)
-        return [Request(prime, item[side], word_boundary=True) for side in runtime.sides]
+    def requests(self, item, template, context, pass_context, state):
+        prime = with_context(context, "", pass_context.language)
+        return [Request(prime, item[side], word_boundary=True) for side in pass_context.sides]
 
-    def table(self, items, template, contexts, scored, runtime, states):
+    def table(self, items, template, contexts, scored, pass_context, states):
         table = {}
-        for k, side in enumerate(runtime.sides):
+        for k, side in enumerate(pass_context.sides):
             chunk = [s[k] for s in scored]
             words = [corrected_words(s) for s in chunk]
             edges = [edge_logmass(s) for s in chunk]
