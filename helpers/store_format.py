@@ -2,13 +2,11 @@
 format reads today.
 
 Every file written now records ``store_format`` (:data:`STORE_FORMAT`) beside its configuration (not
-in it, so configuration hashes stay those of earlier files). A file without one was written before
-(format 1: the code up to 2026-11-29's commit d28b334, before a method recorded the settings it reads).
-A file does not record the method settings added after it was written, which its code fixed; it
-reads as the value that code used (:func:`upgraded`, whatever its format):
-
-a method setting (:data:`helpers.settings.RECORDED_AS`) that its method reads today and the file
-does not record: the setting's default (PenLP's alpha 0.8: the only value before it was a setting; A/B's seeded order before ``ab_orders``).
+in it, so configuration hashes stay those of earlier files). A file without one is of format 1 (every
+file before 2026-12-06: before and after wave 6's d28b334 made a method record the settings it reads).
+A file does not record the method settings added after it was written, which its code fixed; it reads
+as the value that code used (:func:`upgraded`; :data:`LACKS` names them by format and reading method):
+PenLP's alpha 0.8 (the only value before it was a setting), A/B's seeded order (before ``ab_orders``).
 A selection of languages or paradigms, which that code could not make, is recorded only where one
 was made, so a file without one is a whole dataset's then as now; a pair's language, which such a
 file's rows lack, is read from the dataset (:func:`helpers.analysis.languages.with_language`).
@@ -22,7 +20,14 @@ from __future__ import annotations
 import hashlib
 import json
 
+from .settings import METHOD_SETTINGS, RECORDED_AS
+
 STORE_FORMAT = 2
+# format -> the method settings files of that format may lack, each with the methods that read it: such
+# a file was computed with the setting's default, the only value its code had. A closed record of the
+# past (a format, once followed by another, never changes): a method setting added later that methods
+# already written read adds its entry here and the next format
+LACKS = {1: {"penlp_alpha": ("penlp", "intemplate_penlp"), "ab_orders": ("ab", "ab_logit")}}
 # what store.write records beside a file's configuration (bookkeeping, the engine's record of how it ran)
 BESIDE = ("config_hash", "accuracy", "library_versions", "numerics", "git_commit", "time", "time_ns",
           "store_format", "share", "token_budget", "head_path", "unknown_tokens", "share_used", "shard")
@@ -39,13 +44,12 @@ def configuration(meta: dict) -> dict:
 
 
 def _read_then(meta: dict) -> dict:
-    """The keys of the method settings its method reads that a file lacks, with the values its code used."""
-    from .methods import METHODS
-    from .settings import METHOD_SETTINGS, RECORDED_AS
-
-    method = METHODS.get(meta.get("method"))
-    reads = (*method.family.takes, *method.takes) if method is not None else ()  # with any template
-    return {key: METHOD_SETTINGS[name] for name, key in RECORDED_AS.items() if name in reads and key not in meta}
+    """The method settings a file of an earlier format lacks that its method reads, with the values
+    its code used (:data:`LACKS`)."""
+    written = meta.get("store_format", 1)
+    lacking = {name: readers for format_, lacks in LACKS.items() if format_ >= written for name, readers in lacks.items()}
+    return {RECORDED_AS[name]: METHOD_SETTINGS[name] for name, readers in lacking.items()
+            if meta.get("method") in readers and RECORDED_AS[name] not in meta}
 
 
 def upgraded(meta: dict) -> dict:

@@ -68,7 +68,7 @@ from helpers.analysis import comparisons, cross_model, ensembles, paradigms, pro
 from helpers.analysis import disagreement, precision_columns, split_half
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
-from helpers.settings.reading import stored_choice
+from helpers.runs.reading import stored_choice
 
 config = dict(model=model, dataset=dataset, p_method=p_method, l_method=l_method,
               baseline=baseline, ab_method=ab_method, trials=trials, ties=ties, seed=seed, resamples=resamples,

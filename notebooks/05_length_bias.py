@@ -54,7 +54,7 @@ from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy, cross_model, length_bias
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
-from helpers.settings.reading import stored_choice
+from helpers.runs.reading import stored_choice
 from helpers.settings.lists import parse_list
 
 config = dict(model=model, dataset=dataset, methods=methods, gap=gap, linking=linking, clip=clip,

@@ -50,7 +50,7 @@ from helpers.analysis import learning_curves as curves
 from helpers.plots import learning_curves as plots
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
-from helpers.settings.reading import stored_choice
+from helpers.runs.reading import stored_choice
 from helpers.settings.lists import parse_list
 
 config = dict(model=model, revisions=revisions, dataset=dataset, methods=methods, steps=steps)

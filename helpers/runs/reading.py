@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from . import AUTO, UNSTORED, Settings
+from ..parameters import check_injected
+from ..settings import AUTO, UNSTORED, Settings
 
 
 def stored_choice(namespace: Mapping, refused: Mapping[str, str] | None = None) -> tuple[Settings, dict]:
@@ -12,8 +13,6 @@ def stored_choice(namespace: Mapping, refused: Mapping[str, str] | None = None) 
     give (``namespace``: its ``globals()``): a misspelt injected name stops (with the nearest known
     one), a bad value stops, and a setting in ``refused`` (name -> why this notebook cannot take it)
     given a value stops with the reason. The line printed first says what it reads."""
-    from ..parameters import check_injected  # the parameters check reads this package's table
-
     check_injected(namespace)
     settings = Settings.from_parameters(namespace)
     for name, why in (refused or {}).items():
