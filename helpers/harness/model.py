@@ -40,7 +40,7 @@ from ..engine.kinds import scorer_for
 from ..models import LoadedModel
 from ..models.loading import check_loadable
 from .processes import SharedAcrossProcesses, launched
-from ..settings import METHOD_SETTINGS, Settings
+from ..settings import METHOD_SETTINGS, TABLE, Settings
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,8 @@ SETTING_ARGUMENTS = ("quant", "dtype", "revision", "share", "token_budget", "dev
 REFUSED = {**{name: "a method setting of the notebooks' runs: an lm-eval task decides its prompt and how an answer "
                     "is scored" for name in METHOD_SETTINGS},
            "start": "lm-eval's encoding decides the start token: use add_bos_token or prefix_token_id",
+           "max_tokens": "lm-eval cuts a request to max_length from the left, keeping its continuation: give "
+           "max_length",
            "batch_size": "give lm-eval's --batch_size", "masked_variant": "a masked LM's, and the backend scores causal "
            "LMs and encoder-decoders", "progress": "lm-eval draws its own progress bars"}
 DEFAULT_MAX_LENGTH = 2048  # hf's, where neither the configuration nor the tokenizer names one
@@ -102,7 +104,8 @@ class EngineLM(SharedAcrossProcesses, TemplateLM):
         super().__init__()
         unknown = sorted(set(settings) - set(SETTING_ARGUMENTS))
         if unknown:
-            why = {name: REFUSED.get(name, "not a setting") for name in unknown}
+            why = {name: REFUSED.get(name, "a setting the backend does not take: lm-eval's encoding and tasks "
+                                           "decide it" if name in TABLE else "not a setting") for name in unknown}
             raise ValueError(f"the engine takes no model argument {'; '.join(f'{k!r} ({v})' for k, v in why.items())}: "
                              f"it takes pretrained, {', '.join(SETTING_ARGUMENTS)}, max_length, add_bos_token, "
                              "prefix_token_id and trust_remote_code")
