@@ -122,3 +122,15 @@ def test_methods_scored_at_different_limits_are_compared_on_the_pairs_they_share
     assert both.groupby("method").size().to_dict() == {"lp": 2, "meanlp": 2}
     assert set(map(tuple, both[both.method == "lp"][["paradigm", "pair_id"]].astype(str).values)) == \
         set(map(tuple, both[both.method == "meanlp"][["paradigm", "pair_id"]].astype(str).values))
+
+
+def test_rows_of_files_scored_before_rows_kept_their_language_read_it_from_the_dataset(scratch):
+    """An old score file of a multilingual dataset has no language column: each row's language is its
+    pair's in the processed table (by paradigm and pair id), not one 'mul' row for all."""
+    from helpers.analysis.languages import by_language, with_language
+
+    kept = choose("multiblimp_word_order", 2, languages="eng,nld")
+    rows = kept.frame[["dataset", "paradigm", "pair_id", "language"]].copy()
+    old = rows.drop(columns="language").assign(model="m", method="lp", template="none", correct=True, tie=False)
+    assert with_language(old)["language"].tolist() == rows["language"].astype(str).tolist()
+    assert sorted(by_language(old)["language"]) == ["en", "nl"]
