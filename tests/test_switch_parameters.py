@@ -150,6 +150,12 @@ def test_the_runner_records_share_and_token_budget_and_reuses_files_across_them(
     assert again == plain and store.writes == 1  # the same configuration: found, not scored again
 
 
+def test_score_takes_every_setting_and_refuses_a_method_setting_with_the_reason(capsys):
+    assert main(["score", "--model", "tiny-gpt2", "--penlp-alpha", "1.0", "The cat sleeps."]) == 2
+    assert ("error: penlp_alpha is a method setting: score prints token log-probs and runs no method"
+            in capsys.readouterr().err)
+
+
 def test_every_setting_is_taken_or_refused_with_its_reason_by_the_lm_eval_backend():
     from helpers.harness.model import REFUSED, SETTING_ARGUMENTS
 
