@@ -17,7 +17,7 @@ FLOORS = (
     ("models", ("models",)),
     ("engine", ("engine",)),
     ("methods", ("methods",)),
-    ("store", ("store", "score_files")),
+    ("store", ("store", "score_files", "store_format")),
     ("runner", ("runner",)),
     ("analysis", ("analysis",)),
     ("runs", ("runs",)),

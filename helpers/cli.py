@@ -32,6 +32,7 @@ from .models.fetch_command import add_parser as add_fetch_parser
 from .models import ModelNotFoundError, QuantizationUnavailableError, registry_table
 from .data.picking import PICKS
 from .settings import AUTO, METHOD_SETTINGS, TABLE, Settings
+from .settings.options import PRECISION, setting_options
 from .engine.interface import Request
 from .engine.kinds import scorer_for
 from .explain import word_surprisal
@@ -58,7 +59,7 @@ def _cmd_score(args) -> int:
             raise ValueError(f"{', '.join(method_given)} {'is a method setting' if len(method_given) == 1 else 'are method settings'}: "
                              "score prints token log-probs and runs no method, so its numbers would not depend on "
                              f"{'it' if len(method_given) == 1 else 'them'}; give it to a notebook or the sweep")
-        settings = Settings(**{name: getattr(args, name) for name in SCORE_SETTINGS}, device_map=args.device_map,
+        settings = Settings(**{name: getattr(args, name) for name in list(TABLE)}, device_map=args.device_map,
                             max_memory=args.max_memory, offload_folder=args.offload_folder, progress=False)
         scorer = scorer_for(args.model, settings)
     except (ModelNotFoundError, QuantizationUnavailableError, TypeError, ValueError) as err:
@@ -85,25 +86,6 @@ def _cmd_score(args) -> int:
     return 0
 
 
-# `score` takes every setting: the engine's and the loader's act; a method setting is refused with the reason
-SCORE_SETTINGS = list(TABLE)
-# the sweep's: every setting, given to every notebook that scores or reads scores
-SWEEP_SETTINGS = list(TABLE)
-PRECISION_SETTINGS = [name for name in TABLE if name not in ("quant", "dtype", "templates")]  # the precisions set those; --templates
-
-
-def _setting_arguments(parser, names, default) -> None:
-    """One option per setting, named as the notebooks' parameter (``--token-budget`` or
-    ``--token_budget``), with its values from helpers.settings."""
-    for name in names:
-        values, auto, recorded = TABLE[name]
-        flags = [f"--{name.replace('_', '-')}"] + ([f"--{name}"] if "_" in name else [])
-        choices = None if isinstance(values, str) else [AUTO, *values]
-        parser.add_argument(*flags, dest=name, default=default, choices=choices,
-                            help=(f"'auto' or {values}; " if isinstance(values, str) else "")
-                            + f"'auto': {auto}; recorded as {recorded}")
-
-
 def _parameters(pairs: list[str]) -> dict:
     """KEY=VALUE pairs; values are read as YAML (numbers, lists, null), as papermill -y does."""
     out = {}
@@ -124,7 +106,7 @@ def _cmd_sweep(args) -> int:
     from .sweep.status import format_status, status
 
     try:
-        given = {name: getattr(args, name) for name in [*SWEEP_SETTINGS, *PICKS] if getattr(args, name) is not None}
+        given = {name: getattr(args, name) for name in [*list(TABLE), *PICKS] if getattr(args, name) is not None}
         jobs = sweep.plan(args.notebooks, args.models, args.datasets, _parameters(args.param), args.shards,
                           settings=given, revisions=",".join(args.revisions) if args.revisions else None)
         if args.status:
@@ -160,7 +142,7 @@ def _cmd_precision(args) -> int:
 
     start = time.perf_counter()
     try:
-        settings = Settings(**{name: getattr(args, name) for name in PRECISION_SETTINGS}, templates=args.templates)
+        settings = Settings(**{name: getattr(args, name) for name in PRECISION}, templates=args.templates)
         report = precision_report(args.model, args.dataset, args.methods, args.limit, args.precisions,
                                   root=args.root, settings=settings)
     except (ModelNotFoundError, QuantizationUnavailableError, FileNotFoundError, KeyError, TypeError,
@@ -223,7 +205,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="one JSON object per line")
     s.add_argument("--words", action="store_true", help="per-word surprisal in bits, plain and corrected for word "
                    "boundaries (Pimentel & Meister 2024), from the same pass (a causal LM)")
-    _setting_arguments(s, SCORE_SETTINGS, AUTO)  # every setting: --start, --share, --quant, ... (method settings refused)
+    setting_options(s, list(TABLE), AUTO)  # every setting: --start, --share, --quant, ... (method settings refused)
     s.add_argument("--device-map", default="auto", help="accelerate placement: auto, balanced, sequential, none")
     s.add_argument("--max-memory", metavar="DEVICE=SIZE,...",
                    help="cap per device for the placement, e.g. 0=20GiB,1=20GiB,cpu=60GiB (disk=...: offload)")
@@ -261,8 +243,8 @@ def parser() -> argparse.ArgumentParser:
                    help="the seed of a drawn number of languages or paradigms (every notebook's default: 0)")
     g.add_argument("--drop-identical", "--drop_identical", dest="drop_identical", action="store_const", const=True,
                    default=None, help="leave out pairs whose two sentences are the same string")
-    _setting_arguments(w.add_argument_group("settings (the notebook parameters of the same names; default: the "
-                                            "notebooks' own, 'auto')"), SWEEP_SETTINGS, None)
+    setting_options(w.add_argument_group("settings (the notebook parameters of the same names; default: the "
+                                            "notebooks' own, 'auto')"), list(TABLE), None)
     r = w.add_argument_group("Slurm resources (over the profile's)")
     r.add_argument("--profile", help="a name in profiles/ or a YAML file (default: slurm-gpu, one GPU per task)")
     for name, kind in SLURM_FLAGS.items():
@@ -296,7 +278,7 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--card", action="store_true", help="record the table in the demo model's card")
     q.add_argument("--why-subset", default=None, help="with --limit and --card: why not every pair (in the card)")
     q.add_argument("--note", default=None, help="with --card: what these methods' rows show (in the card)")
-    _setting_arguments(q, PRECISION_SETTINGS, AUTO)  # as 02's precision section passes them
+    setting_options(q, PRECISION, AUTO)  # as 02's precision section passes them
     q.set_defaults(run=_cmd_precision)
     return p
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from ..parameters import check_injected
-from ..settings import AUTO, UNSTORED, Settings
+from ..settings import AUTO, Settings
+from ..settings.stored import UNSTORED
 
 
 def stored_choice(namespace: Mapping, refused: Mapping[str, str] | None = None) -> tuple[Settings, dict]:

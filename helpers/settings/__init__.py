@@ -21,29 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Mapping
 
-from .checks import (AUTO, _as_given, _corpus, _device_map, _fewshot, _max_memory, _outlines, _positive, _progress,
-                     _revision, _seed, _templates, parse_max_memory)
+from .checks import (AUTO, DTYPES, ORDER_AVERAGES, PASS_RULES, QUANTS, SHARE_MODES, START_CONVENTIONS, TOKEN, _as_given,
+                     _corpus, _count, _device_map, _fewshot, _instruct, _max_memory, _outlines, _positive, _progress,
+                     Recorded, _revision, _seed, _start, _templates, parse_max_memory)
 
 
-# The document-start conventions a scorer takes by name (``start=``), as score files record them.
-START_CONVENTIONS = {
-    "bos-else-eos": "one BOS token (else EOS) before every sequence, so the first word is scored (the default)",
-    "none": "no start token and no special tokens: the first token of a sequence is unscored "
-            "(Ide et al.'s released code for Qwen, which has no BOS)",
-    "minicons": "no start token added; the tokenizer adds its own special tokens, if any, and the first token "
-                "is unscored (minicons' IncrementalLMScorer, which Sinha et al. measured with)",
-}
-# How much of a run's input the engine runs once and reuses (helpers.engine.causal.CausalScorer).
-SHARE_MODES = ("none", "context", "prefix", "tree", AUTO)
-ORDER_AVERAGES = ("accuracy", "logprob")  # Hu & Levy's two answer orders (helpers.methods.hu_levy)
-PASS_RULES = {  # which SyntaxGym predictions decide an item (helpers.methods.syntaxgym_pass)
-    "directional": "every prediction with a direction (< or >) holds; null predictions (only =) are reported, "
-                   "not counted (Hu et al. 2020's released results)",
-    "strict": "every prediction holds",
-}
-TOKEN = "token:"  # start="token:<s>": a literal start token
-QUANTS = ("none", "4bit", "8bit")
-DTYPES = ("float32", "bfloat16", "float16")
 def _choice(name: str, value) -> str:
     """``value`` if it is "auto" or one of the setting's values, else a one-line error naming them."""
     if value is None:  # papermill's None: full precision for quant, the default elsewhere
@@ -59,40 +41,6 @@ def method_setting(name: str, value):
     check, which the methods' option of the same name calls), "auto" and None its default."""
     value = _CHECKS[name](name, value)
     return METHOD_SETTINGS[name] if value == AUTO else value
-
-
-def _instruct(name: str, value):
-    """True, False or "auto" (the strings "true" and "false" as a command line gives them)."""
-    if value is None or value == AUTO:
-        return AUTO
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ValueError(f"instruct={value!r} does not exist: use 'auto' ({TABLE['instruct'][1]}), true or false")
-
-
-def _start(name: str, value) -> str:
-    """A start convention, "auto", or ``"token:"`` and a literal start token of the model's vocabulary."""
-    if value is None:
-        return AUTO
-    if value == AUTO or value in START_CONVENTIONS or (isinstance(value, str) and len(value) > len(TOKEN)
-                                                       and value.startswith(TOKEN)):
-        return value
-    raise ValueError(f"start={value!r} does not exist: use one of {', '.join(map(repr, (AUTO, *START_CONVENTIONS)))} "
-                     f"('auto': {TABLE['start'][1]}), or {TOKEN!r} and a token of the model's vocabulary "
-                     "(e.g. 'token:<s>')")
-
-
-def _count(name: str, value):
-    if value in (None, AUTO):
-        return AUTO
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}={value!r} is not a number of {TABLE[name][0].split()[0]}: use 'auto' or a whole "
-                         f"number > 0 ({TABLE[name][0]})")
-    return value
 
 
 def setting(values: tuple | str, auto: str, recorded: str, check=_choice, method: bool = False,
@@ -245,7 +193,7 @@ class Settings:
         variant; each method setting under the key its methods' files record it by
         (:data:`RECORDED_AS`; files of methods that do not read it match any); instruct as the
         prompts' style, the templates, the few-shot k and the unigram corpus. A value may be a
-        test of the recorded value (a callable). The settings of :data:`UNSTORED` choose nothing."""
+        test of the recorded value (a callable). The settings of :data:`helpers.settings.stored.UNSTORED` choose nothing."""
         where = {RECORDED_AS[name]: method_setting(name, getattr(self, name)) for name in RECORDED_AS
                  if getattr(self, name) != AUTO}
         if self.quant != AUTO:
@@ -262,36 +210,17 @@ class Settings:
         if self.instruct != AUTO:
             where["prompt_style"] = "chat" if self.instruct else "base"
         if self.masked_variant != AUTO:
-            where["start_token"] = _Recorded(f"masked_variant={self.masked_variant}",
+            where["start_token"] = Recorded(f"masked_variant={self.masked_variant}",
                                              lambda v, prefix=f"masked:{self.masked_variant};": str(v).startswith(prefix))
         if self.templates != AUTO:
-            where["template_id"] = _Recorded(f"templates={list(self.templates)}",
+            where["template_id"] = Recorded(f"templates={list(self.templates)}",
                                              lambda v, ids={str(t) for t in self.templates}: str(v) in ids)
         if self.fewshot != AUTO:
             where["fewshot_k"] = getattr(self.fewshot, "k", self.fewshot) or None
         if self.unigram_corpus != AUTO:
-            where["unigram_source"] = _Recorded(f"unigram_corpus={self.unigram_corpus}",
+            where["unigram_source"] = Recorded(f"unigram_corpus={self.unigram_corpus}",
                                                 lambda v, name=str(self.unigram_corpus): name in str(v))
         return where
-
-
-class _Recorded:
-    """A test of a score file's recorded value (:meth:`Settings.score_filter`), named by the setting
-    it stands for; a file that records nothing under the key (a method that does not read it) passes."""
-
-    def __init__(self, said: str, test):
-        self.said, self.test = said, test
-
-    def __call__(self, recorded) -> bool:
-        return recorded is None or self.test(recorded)
-
-    def __repr__(self) -> str:
-        return self.said
-
-
-# the settings that change how scores are computed, never their values: stored scores are not told
-# apart by them (a rerun under another value reuses the files), so a reader chooses nothing by them
-UNSTORED = ("share", "token_budget", "batch_size")
 
 
 # name -> (its values besides "auto", or what a value is; what "auto" is; what the score files record)

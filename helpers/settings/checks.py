@@ -7,6 +7,25 @@ from pathlib import Path
 from .lists import parse_list
 
 AUTO = "auto"
+# The document-start conventions a scorer takes by name (``start=``), as score files record them.
+START_CONVENTIONS = {
+    "bos-else-eos": "one BOS token (else EOS) before every sequence, so the first word is scored (the default)",
+    "none": "no start token and no special tokens: the first token of a sequence is unscored "
+            "(Ide et al.'s released code for Qwen, which has no BOS)",
+    "minicons": "no start token added; the tokenizer adds its own special tokens, if any, and the first token "
+                "is unscored (minicons' IncrementalLMScorer, which Sinha et al. measured with)",
+}
+# How much of a run's input the engine runs once and reuses (helpers.engine.causal.CausalScorer).
+SHARE_MODES = ("none", "context", "prefix", "tree", AUTO)
+ORDER_AVERAGES = ("accuracy", "logprob")  # Hu & Levy's two answer orders (helpers.methods.hu_levy)
+PASS_RULES = {  # which SyntaxGym predictions decide an item (helpers.methods.syntaxgym_pass)
+    "directional": "every prediction with a direction (< or >) holds; null predictions (only =) are reported, "
+                   "not counted (Hu et al. 2020's released results)",
+    "strict": "every prediction holds",
+}
+TOKEN = "token:"  # start="token:<s>": a literal start token
+QUANTS = ("none", "4bit", "8bit")
+DTYPES = ("float32", "bfloat16", "float16")
 
 
 def _revision(name: str, value):
@@ -122,3 +141,53 @@ def _corpus(name: str, value):
         raise ValueError(f"unigram_corpus must be None (the mirror's corpora), a text file or a Hugging Face "
                          f"dataset name, got {value!r}")
     return value
+
+
+def _instruct(name: str, value):
+    """True, False or "auto" (the strings "true" and "false" as a command line gives them)."""
+    if value is None or value == AUTO:
+        return AUTO
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ValueError(f"instruct={value!r} does not exist: use 'auto' (the registry's entry; a model it does not list: "
+                     "what marks an instruct checkpoint), true or false")
+
+
+def _start(name: str, value) -> str:
+    """A start convention, "auto", or ``"token:"`` and a literal start token of the model's vocabulary."""
+    if value is None:
+        return AUTO
+    if value == AUTO or value in START_CONVENTIONS or (isinstance(value, str) and len(value) > len(TOKEN)
+                                                       and value.startswith(TOKEN)):
+        return value
+    raise ValueError(f"start={value!r} does not exist: use one of {', '.join(map(repr, (AUTO, *START_CONVENTIONS)))} "
+                     f"('auto': the model's registry entry), or {TOKEN!r} and a token of the model's vocabulary "
+                     "(e.g. 'token:<s>')")
+
+
+def _count(name: str, value):
+    """A whole number > 0 (of sequences for batch_size, else of tokens), or "auto"."""
+    if value in (None, AUTO):
+        return AUTO
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name}={value!r} is not a number of {'sequences' if name == 'batch_size' else 'tokens'}: "
+                         "use 'auto' or a whole number > 0 (python -m helpers settings says what it counts)")
+    return value
+
+
+class Recorded:
+    """A test of a score file's recorded value (:meth:`Settings.score_filter`), named by the setting
+    it stands for; a file that records nothing under the key (a method that does not read it) passes."""
+
+    def __init__(self, said: str, test):
+        self.said, self.test = said, test
+
+    def __call__(self, recorded) -> bool:
+        return recorded is None or self.test(recorded)
+
+    def __repr__(self) -> str:
+        return self.said

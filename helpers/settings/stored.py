@@ -44,3 +44,8 @@ def mixed_method_settings(model: str, dataset: str, method: str, template, found
             f"them: choose one with the reading notebook's setting of that name ({example}; 04, 05 and 08 take "
             "every setting by its name), or load_scores(where={" + where + "}), or move the files you do not "
             "want out of the store")
+
+
+# the settings that change how scores are computed, never their values: stored scores are not told
+# apart by them (a rerun under another value reuses the files), so a reader chooses nothing by them
+UNSTORED = ("share", "token_budget", "batch_size")
