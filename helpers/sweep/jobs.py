@@ -107,8 +107,9 @@ class Job:
         unknown = sorted(set(params) - declared)
         if unknown:
             hint = " (--shards needs a notebook with shard and shards parameters)" if "shards" in unknown else ""
-            raise ValueError(f"{self.notebook.name} has no parameter {', '.join(unknown)} "
-                             f"(its parameters: {', '.join(sorted(declared))}){hint}")
+            own = sorted(declared - set(NAMES))
+            raise ValueError(f"{self.notebook.name} has no parameter {', '.join(unknown)} (its parameters: "
+                             f"{', '.join(own)}{'; and every setting' if set(NAMES) <= declared else ''}){hint}")
         return params
 
     def run(self) -> Path:
