@@ -42,7 +42,8 @@ def test_a_parameter_the_notebook_lacks_is_an_error(tmp_path):
                                                            "language": "python"}})
     path = tmp_path / "09_old.ipynb"
     nbformat.write(nb, path)
-    with pytest.raises(ValueError, match=r"09_old.ipynb has no parameter dataset, model \(its parameters: models\)"):
+    with pytest.raises(ValueError, match=r"09_old.ipynb has no parameter dataset, model \(its parameters: models; and every "
+                                         r"setting\)"):
         sweep.Job(path, "llama3", "blimp").papermill_parameters()
 
 
