@@ -23,7 +23,7 @@ from helpers.models import tiny as tiny_models
 from helpers.runner import run_methods
 from helpers.store import ScoreStore, read_metadata
 from helpers.engine.kinds import check_models, scorer_for
-from helpers.settings import METHOD_SETTINGS, NAMES, STORED_AS, TABLE, Settings, method_setting
+from helpers.settings import METHOD_SETTINGS, NAMES, TABLE, Settings, method_setting
 
 SCORING = ("00", "02", "03", "06", "07")
 
