@@ -17,6 +17,7 @@ import json
 import os
 import time
 import warnings
+from functools import lru_cache
 from pathlib import Path
 
 import pyarrow as pa
@@ -38,7 +39,25 @@ def read_metadata(path: str | Path, verify: bool = False) -> dict:
     meta = (read_parquet(path, DAMAGED_FIX).schema if verify else read_schema(path, DAMAGED_FIX)).metadata or {}
     if META_KEY not in meta:
         raise ValueError(f"{path} is not a score file of this project (no '{META_KEY.decode()}' metadata)")
-    return upgraded(json.loads(meta[META_KEY]))
+    return as_today(json.loads(meta[META_KEY]))
+
+
+def as_today(meta: dict) -> dict:
+    """A score file's metadata as today's code reads it (:func:`helpers.store_format.upgraded`), given
+    its dataset's processed table's rows hash now."""
+    return upgraded(meta, rows_now(meta.get("dataset")))
+
+
+def rows_now(dataset) -> str | None:
+    """The rows hash the processed table of ``dataset`` records now (None: unknown)."""
+    if dataset not in DATASETS or not (path := processed_path(dataset)).is_file():
+        return None
+    return _recorded_rows(str(path), path.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _recorded_rows(path: str, modified: int) -> str | None:
+    return recorded(Path(path)).get("rows_sha256")
 
 
 def changed_data(meta: dict) -> str | None:
@@ -46,11 +65,10 @@ def changed_data(meta: dict) -> str | None:
     ``data_sha256`` differs from the table's rows hash), naming the dataset; None when they are,
     or either is unknown."""
     scored, dataset = meta.get("data_sha256"), meta.get("dataset")
-    if not scored or dataset not in DATASETS or not (path := processed_path(dataset)).is_file():
-        return None
-    now = recorded(path).get("rows_sha256")
+    now = rows_now(dataset) if scored else None
     if now is None or now == scored:
         return None
+    path = processed_path(dataset)
     return (f"the items of {dataset} changed since they were scored ({path} rows sha256 {now[:12]}, the file's "
             f"{scored[:12]}): rerun notebook 01's preparation and the scoring notebooks")
 

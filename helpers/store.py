@@ -29,10 +29,10 @@ from . import paths
 from .parquet_io import read_parquet, write_parquet
 from .provenance import git_commit, library_versions, numerics
 from .data.shards import Shard, group_runs, merge, run_key
-from .score_files import (DAMAGED_FIX, META_KEY, SET_ASIDE, finished_file, finished_run, is_stale, read_metadata,
-                          reuse_stale_default, stale_reason, writable_path)
+from .score_files import (DAMAGED_FIX, META_KEY, SET_ASIDE, as_today, finished_file, finished_run, is_stale,
+                          read_metadata, reuse_stale_default, stale_reason, writable_path)
 from .settings import RECORDED_AS
-from .store_format import STORE_FORMAT, config_hash, upgraded
+from .store_format import STORE_FORMAT, config_hash
 from .data.compared_pairs import selection_of, shared_pairs
 from .settings.stored import method_setting_values, mixed_method_settings, mixed_settings, stored_setting
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
@@ -131,7 +131,7 @@ def load_files(files, token_columns: bool = False) -> pd.DataFrame:
     frames, shard_sets = [], {}
     for path in files:
         table = read_parquet(path, DAMAGED_FIX)
-        meta, df = upgraded(json.loads((table.schema.metadata or {})[META_KEY])), table.to_pandas()
+        meta, df = as_today(json.loads((table.schema.metadata or {})[META_KEY])), table.to_pandas()
         if not token_columns:
             df = df[[c for c in df.columns if not c.startswith(("token_lp_", "token_ids_"))]]
         df.insert(0, "model", meta["model_name"])

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-
 from .settings import METHOD_SETTINGS, RECORDED_AS
 
 STORE_FORMAT = 2
@@ -28,6 +27,10 @@ STORE_FORMAT = 2
 # past (a format, once followed by another, never changes): a method setting added later that methods
 # already written read adds its entry here and the next format
 LACKS = {1: {"penlp_alpha": ("penlp", "intemplate_penlp"), "ab_orders": ("ab", "ab_logit")}}
+# methods_version -> the methods whose computation that version changed (helpers/methods/base.py says how):
+# a file of an earlier version of a method no later version changed reads as of the newest listed here
+METHODS_CHANGED = {"4": ("hl_word_prediction", "hl_word_comparison", "hl_sentence_judgment", "hl_sentence_comparison"),
+                   "5": ("hl_sentence_judgment", "hl_sentence_comparison")}
 # what store.write records beside a file's configuration (bookkeeping, the engine's record of how it ran)
 BESIDE = ("config_hash", "accuracy", "library_versions", "numerics", "git_commit", "time", "time_ns",
           "store_format", "share", "token_budget", "head_path", "unknown_tokens", "share_used", "shard")
@@ -43,22 +46,37 @@ def configuration(meta: dict) -> dict:
     return {key: value for key, value in meta.items() if key not in BESIDE}
 
 
-def _read_then(meta: dict) -> dict:
-    """The method settings a file of an earlier format lacks that its method reads, with the values
-    its code used (:data:`LACKS`)."""
+def _read_then(meta: dict, rows_now: str | None) -> dict:
+    """What a file of an earlier format lacks or names otherwise, as today's code reads it: the method
+    settings its method reads, with the values its code used (:data:`LACKS`); the methods version, where
+    no later version changed its method; its dataset's rows hash, where it recorded none."""
     written = meta.get("store_format", 1)
     lacking = {name: readers for format_, lacks in LACKS.items() if format_ >= written for name, readers in lacks.items()}
-    return {RECORDED_AS[name]: METHOD_SETTINGS[name] for name, readers in lacking.items()
-            if meta.get("method") in readers and RECORDED_AS[name] not in meta}
+    fixed = {RECORDED_AS[name]: METHOD_SETTINGS[name] for name, readers in lacking.items()
+             if meta.get("method") in readers and RECORDED_AS[name] not in meta}
+    rows = {"data_sha256": rows_now} if rows_now and meta.get("store_format", 1) == 1 and "data_sha256" not in meta \
+        else {}  # unknown to have changed, as staleness reads it (helpers.score_files.changed_data)
+    return {**fixed, **_methods_version(meta), **rows}
 
 
-def upgraded(meta: dict) -> dict:
+def _methods_version(meta: dict) -> dict:
+    """The newest methods version of :data:`METHODS_CHANGED`, for a file of version 3 or later whose
+    method no later version changed (its numbers are that version's); else nothing."""
+    version, newest = str(meta.get("methods_version", "")), max(METHODS_CHANGED, key=int)
+    if not version.isdigit() or int(version) < 3 or int(version) >= int(newest):
+        return {}
+    later = [v for v in METHODS_CHANGED if int(v) > int(version)]
+    return {} if any(meta.get("method") in METHODS_CHANGED[v] for v in later) else {"methods_version": newest}
+
+
+def upgraded(meta: dict, rows_now: str | None = None) -> dict:
     """``meta`` as today's code would have written the same scores: a file of an earlier format with
     the values its code used for what it does not record, and the configuration hash of that
-    configuration (``store_format`` says which format it was written in). A file whose
+    configuration (``store_format`` says which format it was written in); ``rows_now``: its dataset's
+    processed table's rows hash, for a file that recorded none. A file whose
     configuration cannot be recovered exactly (its hash disagrees) is returned as it is."""
     written = {"store_format": meta.get("store_format", 1)}
-    added = _read_then(meta)
+    added = _read_then(meta, rows_now)
     if not added:
         return {**meta, **written}
     then = configuration(meta)

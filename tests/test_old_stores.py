@@ -71,3 +71,32 @@ def test_04_and_05_read_an_old_store_and_04_chooses_by_a_setting_name(old_store,
     with pytest.raises(pm.PapermillExecutionError, match=r"MissingScoresError"):  # no chat-template prompts stored
         run_notebook("04_ensembles.ipynb", tmp_path / "04i.ipynb", model="demo-en", resamples=200, trials=4,
                      instruct=True)
+
+
+def test_a_wave_5_file_reads_as_of_todays_methods_version_and_rows_hash_where_nothing_changed(scratch):
+    """A file of methods version 3 (before Hu & Levy's prompt fixes 4 and 5) and without its dataset's
+    rows hash (written before files recorded it) reads as today's configuration when no later version
+    changed its method: version 5 and the processed table's rows hash; a Hu & Levy file, changed by 4 and
+    5, keeps its version (and is scored again); so does a file of version 2."""
+    from helpers.data.picking import choose
+    from helpers.data.table_version import recorded
+    from helpers.data import processed_path
+    from helpers.score_files import as_today as upgraded
+    from helpers.store_format import config_hash
+
+    choose("blimp", 1)  # the processed table, with its rows hash
+    rows = recorded(processed_path("blimp"))["rows_sha256"]
+
+    def written(method: str, version: str) -> dict:
+        config = {"dataset": "blimp", "method": method, "methods_version": version, "model_name": "m", "limit": 1,
+                  "n_pairs": 67}
+        return {**config, "config_hash": config_hash(config), "accuracy": 0.5}
+
+    lp = upgraded(written("lp", "3"))
+    assert (lp["methods_version"], lp["data_sha256"], lp["store_format"]) == ("5", rows, 1)
+    assert lp["config_hash"] == config_hash({k: lp[k] for k in ("dataset", "method", "methods_version", "model_name",
+                                                                 "limit", "n_pairs", "data_sha256")})
+    assert upgraded(written("hl_sentence_comparison", "3"))["methods_version"] == "3"
+    assert upgraded(written("lp", "2"))["methods_version"] == "2"
+    tampered = {**written("lp", "3"), "config_hash": "0123456789"}  # its configuration not recovered: as it is
+    assert upgraded(tampered)["config_hash"] == "0123456789" and "data_sha256" not in upgraded(tampered)
