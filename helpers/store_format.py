@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+
 from .settings import METHOD_SETTINGS, RECORDED_AS
 
 STORE_FORMAT = 2
@@ -29,8 +30,8 @@ STORE_FORMAT = 2
 LACKS = {1: {"penlp_alpha": ("penlp", "intemplate_penlp"), "ab_orders": ("ab", "ab_logit")}}
 # methods_version -> the methods whose computation that version changed (helpers/methods/base.py says how):
 # a file of an earlier version of a method no later version changed reads as of the newest listed here
-METHODS_CHANGED = {"4": ("hl_word_prediction", "hl_word_comparison", "hl_sentence_judgment", "hl_sentence_comparison"),
-                   "5": ("hl_sentence_judgment", "hl_sentence_comparison")}
+HU_LEVY = ("hl_word_prediction", "hl_word_comparison", "hl_sentence_judgment", "hl_sentence_comparison")
+METHODS_CHANGED = {"4": HU_LEVY, "5": HU_LEVY}  # 4: a prefix's trailing space; 5: metaQuestionComplex's prefix
 # what store.write records beside a file's configuration (bookkeeping, the engine's record of how it ran)
 BESIDE = ("config_hash", "accuracy", "library_versions", "numerics", "git_commit", "time", "time_ns",
           "store_format", "share", "token_budget", "head_path", "unknown_tokens", "share_used", "shard")
