@@ -330,8 +330,9 @@ def test_quickstart_and_readout_in_jupyterlab(lab, browser):
     page.type_into(".qs-model", "demo-en")
     page.type_into(".qs-good", "The dogs bark at night.")
     page.type_into(".qs-bad", "The dogs barks at night.")
-    page.wait("the new pair's figure", lambda: "The dogs barks at night." in page.text(".qs-output .qs-sums")
-              and page.figure() not in (None, first))
+    # the sums, the figure, then the decision table arrive as three outputs: wait for all three
+    page.wait("the new pair's figure and table", lambda: "The dogs barks at night." in page.text(".qs-output .qs-sums")
+              and page.figure() not in (None, first) and page.text(".qs-output table.qs-decisions"))
     new_table = page.text(".qs-output table.qs-decisions")
     assert new_table != table and "yesno" in new_table
     assert not page.all(".qs-output .qs-error")
