@@ -61,7 +61,7 @@ def file_groups(files) -> dict[tuple, tuple[list[Path], dict]]:
     return groups
 
 
-def unread_files(folder_files, read) -> list[str]:
+def unread_files(folder: str, folder_files, read) -> list[str]:
     """What the tables leave out of a folder, listed by kind (the files a notebook reads apart: primed,
     few-shot, explained, endings; the configurations load_scores did not choose), one note each."""
     read = {str(p) for p in read}
@@ -76,8 +76,7 @@ def unread_files(folder_files, read) -> list[str]:
                 "endings (02 with endings=True reads them)" if meta.get("endings") else
                 "another configuration or a partial run (the tables read one per method: the most pairs, newest)")
         kinds.setdefault(kind, []).append(Path(path).name)
-    return [f"{Path(next(iter(folder_files))).parent.parent.name}/{Path(next(iter(folder_files))).parent.name}: "
-            f"{len(names)} file(s) not in these tables: {kind}: {', '.join(sorted(names)[:6])}"
+    return [f"{folder}: {len(names)} file(s) not in these tables: {kind}: {', '.join(sorted(names)[:6])}"
             + (", ..." if len(names) > 6 else "") for kind, names in kinds.items()]
 
 
@@ -173,7 +172,8 @@ def build(root: str | Path | None = None, out: str | Path | None = None) -> Expl
                     notes.append(f"not shown: {dataset_folder}/{model_folder}: {refused}")
                     continue
             notes += [str(w.message) for w in caught]
-            notes += unread_files(ScoreStore(root).files(dataset_folder, model_folder), scores.attrs["score_files"])
+            notes += unread_files(f"{dataset_folder}/{model_folder}", ScoreStore(root).files(dataset_folder, model_folder),
+                                  scores.attrs["score_files"])
             pairs, single = pair_rows(scores)
             notes += single
             files += scores.attrs["score_files"]

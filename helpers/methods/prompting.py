@@ -138,8 +138,9 @@ class AB(PromptFamily):
                    "n_tokens_bad": _sentence_lengths(tok, [i["bad"] for i in items])}
         parts = [self._order_table([s[k] for s in states], [s[2 * k:2 * k + 2] for s in scored], pass_context)
                  for k in range(len(orders))]
-        if len(orders) == 1:  # one order: its columns unnamed (the seeded slot, as every file before)
-            return pd.concat([parts[0].iloc[:, :7], pd.DataFrame(lengths), parts[0].iloc[:, 7:]], axis=1)
+        if len(orders) == 1:  # one order: its columns unnamed (the seeded slot), in every earlier file's order
+            last = [c for c in ("answer_outlines", "ab_path") if c in parts[0]]
+            return pd.concat([parts[0].drop(columns=last), pd.DataFrame(lengths), parts[0][last]], axis=1)
         named = [part.rename(columns={c: f"{c}_{order}" for c in part.columns if c not in ("form_a", "form_b",
                                                                                           "ab_path")})
                  for order, part in zip(orders, parts)]
