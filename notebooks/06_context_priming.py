@@ -90,7 +90,7 @@ config = run.config(prefix_types=type_list, lengths=length_list, draws=draws, li
                     paradigms=selection.paradigms, seed=seed, phenomenon_sentences=phenomenon_sentences)
 tag = run.tag()  # tables of a shard: its pairs
 report = NotebookReport("06_context_priming", config, tag)
-print(f"{len(part):,} target pairs of {dataset}; {scorer.name} ({scorer.record()['max_positions']} positions); "
+print(f"{len(part):,} target pairs of {dataset}; {scorer.name} ({scorer.max_positions} positions); "
       f"methods: {', '.join(method_list)}")
 for row in run.not_applicable.itertuples():
     print(f"not applicable: {row.not_applicable}")
@@ -106,7 +106,7 @@ for row in run.not_applicable.itertuples():
 # %%
 prefixes = priming.build_prefixes(selection.frame, count, pool=data.load_processed(dataset),
                                   prefix_types=type_list, lengths=length_list, draws=draws, seed=seed,
-                                  max_positions=scorer.record()["max_positions"],
+                                  max_positions=scorer.max_positions,
                                   short_pool="stop" if dataset == "syntaxgym" else "error")
 summary = priming_tables.prefix_summary(prefixes)
 display(summary.round(1))
@@ -243,7 +243,7 @@ if phenomenon_sentences:
     pool = pool if group == "phenomenon" else pool.assign(phenomenon=pool.paradigm)
     targets = selection.frame if group == "phenomenon" else selection.frame.assign(phenomenon=selection.frame.paradigm)
     single = priming.single_phenomenon_prefixes(targets, count, pool=pool, n_sentences=phenomenon_sentences,
-                                                seed=seed, max_positions=scorer.record()["max_positions"])
+                                                seed=seed, max_positions=scorer.max_positions)
     single_part = DatasetSelection(dataset, targets, limit=limit).for_shards(shard, shards)  # as `part`
     single_scores = load_files(run.files(method_list[:1], *primed_input(single_part, single)))
     accuracy = prefix_similarity.accuracy_matrix(single_scores)
@@ -318,7 +318,7 @@ if len(models) > 1:
         """The prefix grid above, counted in ``other``'s tokens and capped at its positions."""
         return priming.build_prefixes(selection.frame, priming.token_counter(other.tokenizer), pool=prefix_pool,
                                       prefix_types=type_list, lengths=length_list, draws=draws, seed=seed,
-                                      max_positions=other.record()["max_positions"],
+                                      max_positions=other.max_positions,
                                       short_pool="stop" if dataset == "syntaxgym" else "error")
 
     other_files = run.files(method_registry.method_names(methods, method_registry.READOUT_METHODS

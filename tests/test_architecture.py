@@ -170,31 +170,46 @@ def contract_members() -> set[str]:
     return set(getattr(Scorer, "__annotations__", {})) | {n for n in vars(Scorer) if not n.startswith("_")}
 
 
+def reads_on_scorers(source: str) -> list[tuple[int, str, bool]]:
+    """(line, attribute, whether it is read on a scorer) of every attribute read in ``source``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute):
+            value = node.value
+            on_scorer = (isinstance(value, ast.Name) and value.id in SCORER_NAMES) or \
+                (isinstance(value, ast.Attribute) and value.attr == "scorer")
+            out.append((node.lineno, node.attr, on_scorer))
+    return out
+
+
 def scorer_reads(source: str) -> list[tuple[int, str]]:
     """(line, attribute) of every attribute read on a scorer in ``source`` that the contract lacks,
     and every read of an attribute named ``loaded``."""
-    members, out = contract_members(), []
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.Attribute):
-            continue
-        value = node.value
-        on_scorer = (isinstance(value, ast.Name) and value.id in SCORER_NAMES) or \
-            (isinstance(value, ast.Attribute) and value.attr == "scorer")
-        if node.attr == "loaded" or (on_scorer and node.attr not in members):
-            out.append((node.lineno, node.attr))
-    return sorted(out)
+    members = contract_members()
+    return sorted((line, attr) for line, attr, on_scorer in reads_on_scorers(source)
+                  if attr == "loaded" or (on_scorer and attr not in members))
+
+
+def outside_the_engine() -> list[Path]:
+    places = [p for p in PACKAGE.rglob("*.py") if p.relative_to(PACKAGE).parts[0] != "engine"]
+    return places + sorted((paths.ROOT / "notebooks").glob("*.py"))
 
 
 def test_nothing_outside_the_engine_reads_a_scorer_beyond_its_contract():
-    places = [p for p in PACKAGE.rglob("*.py") if p.relative_to(PACKAGE).parts[0] != "engine"]
-    places += sorted((paths.ROOT / "notebooks").glob("*.py"))
-    found = [(str(path.relative_to(paths.ROOT)), line, attr) for path in places
+    found = [(str(path.relative_to(paths.ROOT)), line, attr) for path in outside_the_engine()
              for line, attr in scorer_reads(path.read_text(encoding="utf-8"))]
     # a DataFrame named `other` (a cross-model frame) and a list named `current` are not scorers
     allowed = {("helpers/analysis/precision.py", "shape"), ("helpers/zoo/training_streams.py", "append")}
     wrong = [f"{path}:{line} .{attr}" for path, line, attr in found if (path, attr) not in allowed]
     assert not wrong, "reads of a scorer outside its contract (add the member to the contract, or use one):\n" + \
         "\n".join(wrong)
+
+
+def test_every_contract_member_has_a_reader_outside_the_engine_and_the_tests():
+    read = {attr for path in outside_the_engine()
+            for _, attr, on_scorer in reads_on_scorers(path.read_text(encoding="utf-8")) if on_scorer}
+    unread = sorted(contract_members() - read)
+    assert not unread, f"contract members no method, run or notebook reads on a scorer: {unread}"
 
 
 def test_the_contract_scan_sees_a_hatch():

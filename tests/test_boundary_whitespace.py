@@ -128,15 +128,15 @@ def test_separate_keeps_the_prompts_space_token(lm):
     loaded, m64, kind = lm
     scorer = CausalScorer(loaded, Settings(progress=False))
     prompt = "the answer: "
-    (readout,) = scorer.next_token([prompt], ["icing", "cake"], separate=True)
+    readout = dict(zip(("icing", "cake"), scorer.score([Request(prompt, o, separate=True) for o in ("icing", "cake")])))
     tok = loaded.tokenizer
     head = [scorer.start_id] + tok(prompt, add_special_tokens=False)["input_ids"]
     assert tok.convert_ids_to_tokens(head[-1]) == BARE[kind]  # the prompt's own trailing space token
     for option in ("icing", "cake"):
         option_ids = tok(option, add_special_tokens=False)["input_ids"]
         expected = reference(m64, head + option_ids)[len(head) - 1:].sum()
-        assert readout.logprobs[option] == pytest.approx(expected, abs=1e-5)
-        assert readout.forms[option] == tok.convert_ids_to_tokens(option_ids)
+        assert readout[option].total == pytest.approx(expected, abs=1e-5)
+        assert readout[option].tokens == tok.convert_ids_to_tokens(option_ids)
     assert target_start(Request(prompt, "icing", separate=True)) == len(prompt)
 
 

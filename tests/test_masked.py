@@ -187,7 +187,7 @@ def test_bad_settings_are_refused_with_what_to_do(bert):
         MaskedScorer(bert, Settings(start="minicons"))
     plain = MaskedScorer(bert, Settings(progress=False))  # the protocol's answers of a masked LM
     requests = [Request("Is it? ", "Yes")]
-    assert plain.shaped(requests, "prompt") is requests and plain.prompt_shape is None and not plain.marks_words
+    assert plain.shaped(requests, "prompt") is requests and plain.prompt_shape is None and "token_mass" not in plain.features
     assert plain.start_id is None
 
 

@@ -145,22 +145,29 @@ def test_parity_with_minicons(tiny, arch):
     np.testing.assert_allclose(got, expected, atol=1e-4)
 
 
+def option_scores(scorer, prompts, options, separate=False):
+    """Each prompt's {option: Scored}, each option scored after the prompt as the Yes/No and A/B methods
+    read their answers."""
+    scored = scorer.score([Request(p, o, separate) for p in prompts for o in options])
+    return [dict(zip(options, scored[i * len(options):(i + 1) * len(options)])) for i in range(len(prompts))]
+
+
 @pytest.mark.parametrize("arch", ARCHS)
-def test_next_token_readout_equals_reference(tiny, arch):
+def test_answer_readout_equals_reference(tiny, arch):
     lm = tiny(f"tiny-{arch}")
     scorer = CausalScorer(lm, Settings(progress=False))
     prompts = ["Is the following sentence grammatically acceptable? The cat sees a dog.\nAnswer: ",
                "A: The cat.\nB: The cats.\nAnswer:"]
-    readouts = scorer.next_token(prompts, ["Yes", "No", "A"])
+    readouts = option_scores(scorer, prompts, ["Yes", "No", "A"])
     for prompt, r in zip(prompts, readouts):
         for option in ("Yes", "No", "A"):
             enc = scorer.encode(Request(prompt, option))
             ref = reference_logprobs(lm.model, enc.ids, enc.first).sum()
-            assert abs(r.logprobs[option] - ref) < 1e-4
+            assert abs(r[option].total - ref) < 1e-4
     # after "Answer: " the trailing space merges into the option: " Yes" is the form scored;
     # after "Answer:" the text is "Answer:A", so the bare form is scored
-    assert readouts[0].forms["Yes"] == ["ĠYes"] and readouts[0].forms["No"] == ["ĠNo"]
-    assert readouts[1].forms["A"] == ["A"]
+    assert readouts[0]["Yes"].tokens == ["ĠYes"] and readouts[0]["No"].tokens == ["ĠNo"]
+    assert readouts[1]["A"].tokens == ["A"]
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -175,7 +182,7 @@ def test_option_readout_equals_float64_log_softmax_of_full_logits(tiny, arch):
                "A: The cat.\nB: The cats.\nAnswer:", "他把书看了。 Answer:"]
     options = ["Yes", "No", "A", " a careful doctor"]
     for order in (options, options[::-1]):
-        readouts = CausalScorer(lm, Settings(progress=False)).next_token(prompts, order, separate=True)
+        readouts = option_scores(CausalScorer(lm, Settings(progress=False)), prompts, order, separate=True)
         for prompt, readout in zip(prompts, readouts):
             prompt_ids = [start] + tok(prompt, add_special_tokens=False)["input_ids"]
             expected = {}
@@ -186,19 +193,19 @@ def test_option_readout_equals_float64_log_softmax_of_full_logits(tiny, arch):
                 logprobs = torch.log_softmax(logits, dim=-1)
                 answer_at = len(prompt_ids) - 1  # the position that predicts the option's first token
                 expected[option] = sum(logprobs[answer_at + j, t].item() for j, t in enumerate(option_ids))
-                assert readout.forms[option] == tok.convert_ids_to_tokens(option_ids)
-                assert readout.n_tokens[option] == len(option_ids)
-                assert readout.logprobs[option] == pytest.approx(expected[option], abs=1e-4)
-                assert readout.logits[option] == pytest.approx(logits[answer_at, option_ids[0]].item(), abs=1e-4)
+                assert readout[option].tokens == tok.convert_ids_to_tokens(option_ids)
+                assert readout[option].n_tokens == len(option_ids)
+                assert readout[option].total == pytest.approx(expected[option], abs=1e-4)
+                assert float(readout[option].logits[0]) == pytest.approx(logits[answer_at, option_ids[0]].item(), abs=1e-4)
             first, second = sorted(expected.values(), reverse=True)[:2]
-            assert first - second > 1e-3  # a clear winner: best() is decided by the numbers, not by ties
-            assert readout.best() == max(expected, key=expected.get)
+            assert first - second > 1e-3  # a clear winner: the choice is decided by the numbers, not by ties
+            assert max(order, key=lambda o: readout[o].total) == max(expected, key=expected.get)
 
 
 def test_single_token_options_need_no_extra_forward(tiny):
     lm = tiny("tiny-llama")
     scorer = CausalScorer(lm, Settings(progress=False))
-    scorer.next_token(["Is it acceptable? The cat sees a dog.\nAnswer:"], ["Yes", "No"])
+    option_scores(scorer, ["Is it acceptable? The cat sees a dog.\nAnswer:"], ["Yes", "No"])
     assert scorer.forward_calls == 1
 
 
@@ -217,10 +224,10 @@ def test_seconds_account_each_stage_of_a_run(tiny):
 def test_multi_token_option_is_a_continuation(tiny):
     lm = tiny("tiny-gpt2")
     scorer = CausalScorer(lm, Settings(progress=False))
-    r = scorer.next_token(["The cat sees"], [" a careful doctor"])[0]
-    assert r.n_tokens[" a careful doctor"] > 1
+    r = option_scores(scorer, ["The cat sees"], [" a careful doctor"])[0]
+    assert r[" a careful doctor"].n_tokens > 1
     enc = scorer.encode(Request("The cat sees", " a careful doctor"))
-    assert abs(r.logprobs[" a careful doctor"] - reference_logprobs(lm.model, enc.ids, enc.first).sum()) < 1e-4
+    assert abs(r[" a careful doctor"].total - reference_logprobs(lm.model, enc.ids, enc.first).sum()) < 1e-4
 
 
 @pytest.mark.parametrize("bad,error", [
@@ -232,15 +239,11 @@ def test_bad_requests_raise_clear_errors(tiny, bad, error):
         CausalScorer(lm, Settings(progress=False)).score([bad])
 
 
-def test_non_request_and_bad_options(tiny):
+def test_non_request_is_refused(tiny):
     lm = tiny("tiny-gpt2")
     scorer = CausalScorer(lm, Settings(progress=False))
     with pytest.raises(TypeError, match="Request"):
         scorer.score(["a plain string"])
-    with pytest.raises(ValueError, match="empty"):
-        scorer.next_token(["Answer:"], ["Yes", ""])
-    with pytest.raises(ValueError, match="at least one option"):
-        scorer.next_token(["Answer:"], [])
 
 
 def test_option_that_tokenizes_to_nothing(tiny):
@@ -256,7 +259,7 @@ def test_option_that_tokenizes_to_nothing(tiny):
     scorer = CausalScorer(LoadedModel.wrap(lm.model, bert_like, spec=lm.spec), Settings(progress=False))
     assert scorer.score([Request("answer:", " yes")])[0].tokens == ["yes"]
     with pytest.raises(ValueError, match="tokenizes to no tokens"):
-        scorer.next_token(["answer:"], ["yes", "   "])
+        scorer.score([Request("answer:", "   ")])
 
 
 def test_too_long_request_is_refused(tiny):

@@ -124,9 +124,9 @@ def test_answer_shape_equals_the_float64_reference(t5, ref64, scorer):
         ref = _lp64(ref64, tok(r.source)["input_ids"], labels)
         assert s.token_ids == labels
         np.testing.assert_allclose(s.logprobs, ref, atol=TOL, rtol=0)
-    # next_token reads the options in the prompt shape, from one batch whose sources run once
-    readout = scorer.next_token(prompts, ["Yes", "No"])
-    assert readout[1].logprobs["No"] == pytest.approx(got[5].total, abs=TOL)
+    # the prompt shape reads an answer after its prompt as the source: the same value, from one batch
+    shaped = scorer.score(scorer.shaped([Request(p, a) for p in prompts for a in ("Yes", "No")], "prompt"))
+    assert shaped[3].total == pytest.approx(got[5].total, abs=TOL)
     calls = scorer.forward_calls
     scorer.score(reqs)
     assert scorer.forward_calls == calls + 1  # 8 requests, 2 sources: one batch
@@ -187,7 +187,7 @@ def test_each_kind_shapes_requests_its_own_way(t5, tiny):
     assert s2s.shaped(reqs, "span") == [Seq2SeqRequest("span", f"The cat sees the {SENTINEL}", "dog"),
                                         Seq2SeqRequest("span", f"Answer: {SENTINEL}", "Yes")]
     assert s2s.shaped(reqs, "prompt")[1] == Seq2SeqRequest("answer", "Answer: ", "Yes")
-    assert s2s.prompt_shape == "answer" and not s2s.marks_words
+    assert s2s.prompt_shape == "answer" and "token_mass" not in s2s.features
     spans = Seq2SeqScorer(t5, Settings(progress=False), prompts="span")
     assert spans.shaped(reqs, "prompt")[1] == Seq2SeqRequest("span", f"Answer: {SENTINEL}", "Yes")
     with pytest.raises(ValueError, match="shape must be one of 'span', 'prompt'"):
@@ -264,7 +264,7 @@ def test_each_kind_of_model_gets_its_scorer_and_both_follow_the_protocol(t5, tin
     made = {lm.kind: scorer_for(lm, Settings(progress=False)) for lm in (causal, t5)}  # a LoadedModel, not loaded again
     assert isinstance(made["causal"], CausalScorer) and isinstance(made["seq2seq"], Seq2SeqScorer)
     for scorer in made.values():
-        assert isinstance(scorer, Scorer)  # loaded, tokenizer, start policy and convention, score, next_token ...
+        assert isinstance(scorer, Scorer)  # loaded, tokenizer, start policy and convention, score, shaped ...
         (s,) = scorer.score_texts(["The cat sees a dog."])
         assert s.n_tokens > 0 and np.isfinite(s.total)
     with pytest.raises(ValueError, match="quant apply to loading, but tiny-gpt2 is loaded already"):

@@ -94,6 +94,11 @@ def test_tokenizers_that_mark_no_word_beginnings_are_refused(gpt2):
     eow = PreTrainedTokenizerFast(tokenizer_object=bpe, unk_token="<unk>")
     with pytest.raises(ValueError, match="marks word ends \\('</w>'\\), not beginnings"):
         check_marks_words(eow, word_initial_mask(eow, len(eow)), "x")
+    # a capability is a feature: such a scorer offers no token mass (its kind does), and a method asks that
+    marks = CausalScorer(loaded, Settings(progress=False))
+    ends = CausalScorer(LoadedModel.wrap(loaded.model, eow, spec=loaded.spec), Settings(progress=False, start="none"))
+    assert "token_mass" in CausalScorer.features and "token_mass" in marks.features
+    assert "token_mass" not in ends.features and "outlines" in ends.features
 
 
 def test_boundary_mass_and_corrected_words_equal_a_float64_reference(gpt2):

@@ -18,7 +18,7 @@ They load on first use, so that importing :mod:`.interface` (as the methods do) 
 """
 from importlib import import_module
 
-_HOMES = {"SHARE_MODES": "interface", "OptionReadout": "interface", "Request": "interface", "Scored": "interface",
+_HOMES = {"SHARE_MODES": "interface", "Request": "interface", "Scored": "interface",
           "Scorer": "interface", "SCORER_KINDS": "kinds", "scorer_for": "kinds", "CausalScorer": "causal",
           "MaskedScorer": "masked", "Seq2SeqScorer": "seq2seq"}
 

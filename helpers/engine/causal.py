@@ -33,12 +33,12 @@ from .encoding import Encoded, Encoder, encoded_ids
 from .executor import Executor
 from .attention_layout import AttentionLayout
 from .constrained import Decoding
-from .interface import SCORER_FEATURES, OptionReadout, Request, Scored
-from .scorer_base import ScoresRequests, checked_answers, checked_settings, option_readouts
+from .interface import SCORER_FEATURES, Features, Request, Scored
+from .scorer_base import ScoresRequests, checked_settings
 from .logit_transform import LogitTransform
 from .projection import Projection
 from .plan import Node, build_tree
-from .word_initial import check_marks_words, marks_words, word_initial_mask
+from .word_initial import check_marks_words, end_of_word_suffix, marks_words, word_initial_mask
 from ..models import LoadedModel
 from ..progress import bar as progress_bar
 from ..settings import Settings
@@ -68,7 +68,8 @@ class CausalScorer(ScoresRequests):
     on CUDA; "auto" also weighs the dense mask). Results agree across modes within float32 rounding.
     """
 
-    features = frozenset(SCORER_FEATURES) - {"source"}  # outlines and token mass (word boundaries); no encoder
+    # outlines and token mass (word boundaries; not where the tokenizer marks no word beginnings); no encoder
+    features = Features(frozenset(SCORER_FEATURES) - {"source"}, lambda s: () if s.marks_words else ("token_mass",))
     _word_initial = _marks_words = _decoding = None  # made on first use (word_initial, marks_words, decode)
 
     def __init__(self, loaded: LoadedModel, settings: Settings | None = None, *, min_shared: int = 3,
@@ -197,7 +198,9 @@ class CausalScorer(ScoresRequests):
     def marks_words(self) -> bool:
         """Whether the tokenizer marks word beginnings (word-boundary requests can be corrected), found once."""
         if self._marks_words is None:
-            self._marks_words = marks_words(self.tokenizer, self.word_initial)
+            self._marks_words = (bool(self.word_initial.any()) and not end_of_word_suffix(self.tokenizer)
+                                 if self._word_initial is not None
+                                 else marks_words(self.tokenizer, self.executor.project.vocab))
         return self._marks_words
 
     # ---------------------------------------------------------------- scoring
@@ -228,16 +231,6 @@ class CausalScorer(ScoresRequests):
             boundary_logmass=boundary,
             word_initial=initial,
         )
-
-    def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
-                   desc: str = "readout") -> list[OptionReadout]:
-        """Log-prob of each option after each prompt, scored as the prompt text's continuation
-        ("Answer: " + "Yes" reads " Yes"); ``separate=True`` keeps the prompt's own tokens (a
-        trailing space stays a token), where a constrained decoder generates. Multi-token options
-        are summed; one-token options are read from the prompt's last position (no extra pass)."""
-        options = checked_answers(options)
-        requests = [Request(p, o, separate) for p in prompts for o in options]
-        return option_readouts(len(prompts), options, self.score(requests, desc=desc))
 
     @property
     def head_path(self) -> str:

@@ -1,8 +1,7 @@
 """What every scorer takes and returns, whatever the kind of model behind it.
 
 A :class:`Request` asks for the log-probs of a target given a context; a :class:`Scored` is
-its answer (one log-prob per target token, float64) and an :class:`OptionReadout` the answer
-of a next-token readout (each option's log-prob after one prompt). :class:`Scorer` is the
+its answer (one log-prob per target token, float64). :class:`Scorer` is the
 protocol the methods and the runner use; the causal scorer (:mod:`.causal`), the
 encoder-decoder scorer (:mod:`.seq2seq`) and the masked-LM scorer (:mod:`.masked`) implement
 it, and :mod:`.kinds` picks one for a model.
@@ -33,8 +32,9 @@ def checked_shape(shape) -> str:
         raise ValueError(f"shape must be one of {', '.join(map(repr, REQUEST_SHAPES))}, got {shape!r}")
     return shape
 
-# What a scorer may offer beyond score() and next_token(), which some methods need (a
-# method's ``needs``); each scorer class lists what it offers in ``features``.
+# What a scorer may offer beyond score(), which some methods need (a method's ``needs``); each scorer
+# class lists what its kind offers in ``features``, and a scorer reads there what it offers (a causal
+# LM whose tokenizer marks no word beginnings offers no token mass).
 SCORER_FEATURES = {
     "continuation": "the log-probs of a target continuing a context left to right (a prompt's answer, a prefix's "
                     "next word, a region after the ones before it: a causal LM or an encoder-decoder's decoder; a "
@@ -49,6 +49,19 @@ SCORER_FEATURES = {
 }
 
 
+
+class Features:
+    """A scorer class's ``features``: read on the class, what its kind offers of :data:`SCORER_FEATURES`;
+    on a scorer, those less what ``lacking(scorer)`` names (a capability its model or tokenizer lacks)."""
+
+    def __init__(self, offered: frozenset, lacking=None):
+        self.offered, self.lacking = frozenset(offered), lacking
+
+    def __get__(self, scorer, owner=None) -> frozenset:
+        if scorer is None or self.lacking is None:
+            return self.offered
+        return self.offered - set(self.lacking(scorer))
+
 # What Scorer.record() holds: score-file key -> what it is (a scorer attribute of the same meaning).
 RECORD_KEYS = {
     "start_token": "start_token",  # the start token as applied, e.g. "bos:<s>", "none", "decoder_start:<pad>;..."
@@ -58,7 +71,6 @@ RECORD_KEYS = {
     "token_budget": "token_budget",  # tokens per forward pass now
     "max_positions": "max_positions",  # the model's position limit (None: none known)
     "prompt_shape": "prompt_shape",  # seq2seq: "answer" (the prompt is the source) or "span"; else None
-    "marks_words": "marks_words",  # word-boundary requests can be corrected (a causal LM whose tokenizer marks words)
     "forward_calls": "forward_calls",  # forward passes run so far
     "tokens_run": "tokens_run",  # real (not padding) tokens fed to the model so far
     "weight_bytes": "weight_bytes",  # the loaded weights' memory footprint (None where the model cannot say)
@@ -124,19 +136,6 @@ class Scored:
         return float(np.sum(self.logprobs, dtype=np.float64))
 
 
-@dataclass
-class OptionReadout:
-    """Log-probs of each option after one prompt, and the token form that was scored."""
-
-    logprobs: dict[str, float]
-    forms: dict[str, list[str]]  # option -> the tokens scored (e.g. ["ĠYes"])
-    n_tokens: dict[str, int]
-    logits: dict[str, float]  # raw logit of each option's first token at the answer position
-
-    def best(self) -> str:
-        """The option with the highest log-prob (ties go to the first option)."""
-        return max(self.logprobs, key=self.logprobs.get)
-
 
 @runtime_checkable
 class Scorer(Protocol):
@@ -145,7 +144,8 @@ class Scorer(Protocol):
     the kinds answer differently, the comments say how."""
 
     settings: Settings  # the settings it was built under (progress bars among them)
-    features: frozenset  # what it offers of SCORER_FEATURES
+    features: frozenset  # what it offers of SCORER_FEATURES (on the class: what its kind may offer)
+    max_positions: int | None  # the longest input it reads, in tokens (None: no limit known)
     config: object  # the model's configuration (lm-eval reads its window length from it)
     tokenizer: object  # the model's tokenizer: what methods encode with (counts, chat templates, unigram tables)
     name: str  # the model's name (its registry name, Hugging Face id or folder)
@@ -187,6 +187,3 @@ class Scorer(Protocol):
         """Every request's :class:`Scored`, in input order (with ``only``, just those, computed
         as part of the whole list)."""
 
-    def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
-                   desc: str = "readout") -> list[OptionReadout]:
-        """Each option's log-prob after each prompt."""

@@ -28,8 +28,8 @@ import numpy as np
 import torch
 
 from .head import halving_on_oom, logprobs_at
-from .interface import OptionReadout, Request, Scored
-from .scorer_base import ScoresRequests, checked_answers, checked_settings, option_readouts
+from .interface import Request, Scored
+from .scorer_base import ScoresRequests, checked_settings
 from .masked_encoding import VARIANTS, MaskedEncoded, checked_variant, encode_many, masked_positions
 from ..models import LoadedModel
 from ..progress import bar as progress_bar
@@ -105,14 +105,6 @@ class MaskedScorer(ScoresRequests):
                       context_logprobs=lp[enc.scorable:enc.first] if with_context else None,
                       context_offsets=list(enc.offsets[enc.scorable:enc.first]) if with_context else None,
                       offsets=list(enc.offsets[enc.first:enc.end]), logits=raw[enc.first:enc.end])
-
-    def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
-                   desc: str = "readout") -> list[OptionReadout]:
-        """Each option's PLL after each prompt (the prompt visible, the option's tokens masked in
-        turn): not a next-token probability, which a masked LM does not define."""
-        options = checked_answers(options)
-        scored = self.score([Request(p, o) for p in prompts for o in options], desc=desc)
-        return option_readouts(len(prompts), options, scored)
 
     def token_logprobs(self, encoded: Sequence[MaskedEncoded], with_context: bool = False, desc: str = "scoring",
                        only: Sequence[int] | None = None) -> list[tuple[np.ndarray, np.ndarray] | None]:

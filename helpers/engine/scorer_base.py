@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 import torch
 
 from ..settings import SHARE_MODES, Settings
-from .interface import OptionReadout, RECORD_KEYS, Request, RequestShape, SCORER_FEATURES, Scored, checked_shape
+from .interface import RECORD_KEYS, Request, RequestShape, SCORER_FEATURES, Scored, checked_shape
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class ScoresRequests:
         requests = list(requests)
         if not requests:
             return []
-        if "token_mass" not in self.features and any(getattr(r, "word_boundary", False) for r in requests):
+        if "token_mass" not in type(self).features and any(getattr(r, "word_boundary", False) for r in requests):
             raise ValueError(f"word_boundary requests need {SCORER_FEATURES['token_mass']}; the "
                              f"{type(self).__name__} has none: score them with a causal LM")
         encoded = self.encode_many(requests)
@@ -124,7 +124,6 @@ class ScoresRequests:
         return self.share
 
     prompt_shape = None  # the text continues (seq2seq overrides)
-    marks_words = False  # no token mass (the causal scorer overrides)
 
     def record(self) -> dict:
         """:data:`RECORD_KEYS`, as this scorer now holds them."""
@@ -133,7 +132,7 @@ class ScoresRequests:
     def decode(self, prompts: Sequence[str], choices: Sequence[str], where: str = "always") -> list[str] | None:
         """Refused: constrained decoding continues a causal LM's prompt (the causal scorer overrides)."""
         raise ValueError(f"constrained decoding needs {SCORER_FEATURES['outlines']}; the {type(self).__name__} "
-                         "has none: decide by the choices' log-probs (next_token)")
+                         "has none: decide by the choices' log-probs")
 
     def shaped(self, requests: Sequence[Request], shape: RequestShape) -> list:
         """The requests as they are (a kind with another input shape overrides)."""
@@ -165,31 +164,6 @@ def checked_share(share) -> str:
     if share not in SHARE_MODES:
         raise ValueError(f"share must be one of {', '.join(map(repr, SHARE_MODES))}, got {share!r}")
     return share
-
-
-def checked_answers(options: Sequence[str]) -> list[str]:
-    """The answer options of a next-token readout, each a non-empty string."""
-    options = list(options)
-    if not options:
-        raise ValueError("give at least one option")
-    for o in options:
-        check_text(o, "option", allow_empty=False)
-    return options
-
-
-def option_readouts(n_prompts: int, options: list[str], scored: Sequence[Scored]) -> list[OptionReadout]:
-    """``scored`` (prompt-major: every option of prompt 0, then of prompt 1...) as one
-    :class:`OptionReadout` per prompt."""
-    out = []
-    for i in range(n_prompts):
-        chunk = scored[i * len(options):(i + 1) * len(options)]
-        out.append(OptionReadout(
-            logprobs={o: s.total for o, s in zip(options, chunk)},
-            forms={o: s.tokens for o, s in zip(options, chunk)},
-            n_tokens={o: s.n_tokens for o, s in zip(options, chunk)},
-            logits={o: float(s.logits[0]) for o, s in zip(options, chunk)},
-        ))
-    return out
 
 
 def checked_only(only: Sequence[int] | None, n: int) -> list[int] | None:

@@ -16,7 +16,7 @@ encoder-decoder scores a target given a source, and a request takes one of three
   read from the decoder's start.
 
 :class:`Seq2SeqScorer` offers what the runner and the methods use of
-:class:`helpers.engine.interface.Scorer` (``score``, ``score_texts``, ``next_token``, ``loaded``,
+:class:`helpers.engine.interface.Scorer` (``score``, ``score_texts``, ``shaped``, ``loaded``,
 ``tokenizer``, ``start_token``, ``progress``); Hu & Levy's tasks ask for their shapes with
 :func:`helpers.methods.hu_levy.adapt`, which leaves requests to a causal scorer unchanged. Batches are formed by a
 token budget; a source shared by several requests of a batch (a prompt and its two answers)
@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from .head import halving_on_oom, logprobs_at
-from .interface import OptionReadout, Request, RequestShape, Scored, checked_shape
-from .scorer_base import ScoresRequests, check_text, checked_answers, checked_settings, option_readouts
+from .interface import Request, RequestShape, Scored, checked_shape
+from .scorer_base import ScoresRequests, check_text, checked_settings
 from .seq2seq_encoding import (NEXT_SENTINEL, SENTINEL, SHAPES, Encoded2, Seq2SeqEncoder, Seq2SeqRequest, answer_request,
                                span_request)
 from ..models import LoadedModel
@@ -134,14 +134,6 @@ class Seq2SeqScorer(ScoresRequests):
             context_logprobs=(lp[:enc.first] if decoder else np.empty(0)) if with_context else None,
             context_offsets=(list(enc.offsets[:enc.first]) if decoder else []) if with_context else None,
             offsets=list(enc.offsets[enc.first:enc.end]), logits=raw[enc.first:enc.end])
-
-    def next_token(self, prompts: Sequence[str], options: Sequence[str], separate: bool = False,
-                   desc: str = "readout") -> list[OptionReadout]:
-        """Log-prob of each option after each prompt, the prompt read in the scorer's prompt
-        shape (``answer``: the prompt as source; ``span``: a sentinel after the prompt)."""
-        options = checked_answers(options)
-        scored = self.score(self.shaped([Request(p, o) for p in prompts for o in options], "prompt"), desc=desc)
-        return option_readouts(len(prompts), options, scored)
 
     def shaped(self, requests: Sequence[Request], shape: RequestShape) -> list[Seq2SeqRequest]:
         """Each (context, target) as a sentinel span after the context (``"span"``: Hu & Levy's

@@ -31,16 +31,22 @@ import numpy as np
 ANCHOR = "a"  # decoded before each token, so that decoders that drop a text's leading space keep it
 
 
-def word_initial_mask(tokenizer, vocab_size: int) -> np.ndarray:
+def word_initial_mask(tokenizer, vocab_size: int, stop_at_first: bool = False) -> np.ndarray:
     """[vocab_size] bool: the word-initial tokens of ``tokenizer`` (see the module's docstring),
-    for a head of ``vocab_size`` outputs."""
+    for a head of ``vocab_size`` outputs; with ``stop_at_first``, decoded in blocks up to the block
+    holding the first word-initial token (the rest left False)."""
     anchor = tokenizer(ANCHOR, add_special_tokens=False)["input_ids"][:1]
     base = len(tokenizer.decode(anchor, clean_up_tokenization_spaces=False))
     n = min(len(tokenizer), vocab_size)
-    texts = tokenizer.batch_decode([anchor + [i] for i in range(n)], clean_up_tokenization_spaces=False)
     mask = np.zeros(vocab_size, dtype=bool)
-    mask[:n] = [t[base:base + 1].isspace() for t in texts]
-    mask[[i for i in tokenizer.all_special_ids if i < vocab_size]] = False
+    special = {i for i in tokenizer.all_special_ids if i < vocab_size}
+    block = 2048 if stop_at_first else max(n, 1)
+    for start in range(0, n, block):
+        ids = range(start, min(start + block, n))
+        texts = tokenizer.batch_decode([anchor + [i] for i in ids], clean_up_tokenization_spaces=False)
+        mask[start:start + len(ids)] = [t[base:base + 1].isspace() and i not in special for i, t in zip(ids, texts)]
+        if stop_at_first and mask.any():
+            break
     return mask
 
 
@@ -52,9 +58,10 @@ def end_of_word_suffix(tokenizer) -> str | None:
     return json.loads(backend.to_str()).get("model", {}).get("end_of_word_suffix") or None
 
 
-def marks_words(tokenizer, mask: np.ndarray) -> bool:
-    """Whether ``tokenizer`` (with word-initial ``mask``) marks word beginnings (:func:`check_marks_words`)."""
-    return not end_of_word_suffix(tokenizer) and bool(mask.any())
+def marks_words(tokenizer, vocab_size: int) -> bool:
+    """Whether ``tokenizer`` marks word beginnings (:func:`check_marks_words`), decoded only as far as
+    its first word-initial token."""
+    return not end_of_word_suffix(tokenizer) and bool(word_initial_mask(tokenizer, vocab_size, True).any())
 
 
 def check_marks_words(tokenizer, mask: np.ndarray, name: str) -> None:

@@ -71,11 +71,10 @@ def check_sentence(text, what: str) -> str:
 
 
 def _check_length(scorer: Scorer, text: str, what: str) -> None:
-    record = scorer.record()
-    limit = record["max_positions"]
+    limit = scorer.max_positions
     if not limit:
         return
-    n = len(scorer.tokenizer(text, add_special_tokens=False)["input_ids"]) + adds_start_token(record)
+    n = len(scorer.tokenizer(text, add_special_tokens=False)["input_ids"]) + adds_start_token(scorer.record())
     if n > limit:
         raise ExplainError(f"The {what} sentence is {n:,} tokens long, but {scorer.name} reads at most "
                            f"{limit:,} tokens (its context). Shorten the sentence.")

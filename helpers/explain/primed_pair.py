@@ -61,7 +61,7 @@ def primed_pair(scorer: Scorer, dataset: str, paradigm: str, pair_id: int, prefi
     target = pd.DataFrame([row])
     prefixes = priming.build_prefixes(target, priming.token_counter(scorer.tokenizer),
                                       pool=data.load_processed(dataset), prefix_types=[prefix_type], lengths=[length],
-                                      seed=seed, max_positions=scorer.record()["max_positions"])
+                                      seed=seed, max_positions=scorer.max_positions)
     chosen = prefixes.iloc[0]
     language = data.DATASETS[dataset].language
     rows = []

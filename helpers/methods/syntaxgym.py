@@ -95,7 +95,7 @@ class SyntaxGymFamily(Family):
 
     def requests(self, item, template, context, pass_context, state):
         head = with_context(context, "", pass_context.language)
-        boundary = self.corrected and pass_context.scorer.record()["marks_words"]  # the tokenizer marks word beginnings
+        boundary = self.corrected and "token_mass" in pass_context.scorer.features  # its tokenizer marks word beginnings
         return [_request(head, join_regions([c for _, c in cond["regions"]])[0], boundary)
                 for cond in _item_conditions(item)]
 
