@@ -195,10 +195,10 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m helpers", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("models", help="list the model registry").set_defaults(run=_cmd_models)
+    sub.add_parser("models", help="list the model registry").set_defaults(handler=_cmd_models)
     sub.add_parser("settings", help="list every setting: its values, what 'auto' is, who reads it (every notebook "
                    "that scores or reads scores, the sweep and score take each by its name)").set_defaults(
-        run=_cmd_settings)
+        handler=_cmd_settings)
     s = sub.add_parser("score", help="token log-probs of each text")
     s.add_argument("--model", required=True, help="registry name, local folder or Hugging Face id")
     s.add_argument("--context", default="", help="text before each target (not scored)")
@@ -211,7 +211,7 @@ def parser() -> argparse.ArgumentParser:
                    help="cap per device for the placement, e.g. 0=20GiB,1=20GiB,cpu=60GiB (disk=...: offload)")
     s.add_argument("--offload-folder", help="folder for weights offloaded to the disk")
     s.add_argument("texts", nargs="+", help="the texts to score")
-    s.set_defaults(run=_cmd_score)
+    s.set_defaults(handler=_cmd_score)
     w = sub.add_parser("sweep", help="papermill over notebooks x models x datasets (skips finished runs)")
     w.add_argument("--notebooks", nargs="+", required=True, help="notebook number prefixes, e.g. 02 03")
     w.add_argument("--models", nargs="+", default=["none"], help="registry names ('none' for 01_data_prep)")
@@ -249,7 +249,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--profile", help="a name in profiles/ or a YAML file (default: slurm-gpu, one GPU per task)")
     for name, kind in SLURM_FLAGS.items():
         r.add_argument(f"--{name.replace('_', '-')}", dest=name, type=kind)
-    w.set_defaults(run=_cmd_sweep)
+    w.set_defaults(handler=_cmd_sweep)
     e = sub.add_parser("embed", help="sentence embeddings of whole datasets, once (07 reuses them for every model)")
     e.add_argument("--datasets", nargs="+", required=True, help="prepared datasets, e.g. blimp_hu2025 syntaxgym")
     e.add_argument("--model", default=None, help="embedding model (default: the paper's per language, or "
@@ -257,8 +257,8 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--batch-size", dest="batch_size", type=int, default=512, help="sentences per encoder call")
     e.add_argument("--threads", type=int, default=None, help="torch CPU threads while embedding (default: torch's; "
                    "1 is faster when other processes keep the cores busy)")
-    e.set_defaults(run=_cmd_embed)
-    sub.add_parser("demo", help="the main job on the offline default").set_defaults(run=_cmd_demo)
+    e.set_defaults(handler=_cmd_embed)
+    sub.add_parser("demo", help="the main job on the offline default").set_defaults(handler=_cmd_demo)
     add_explore_parser(sub)
     add_zoo_parsers(sub)
     add_fetch_parser(sub)
@@ -279,7 +279,7 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("--why-subset", default=None, help="with --limit and --card: why not every pair (in the card)")
     q.add_argument("--note", default=None, help="with --card: what these methods' rows show (in the card)")
     setting_options(q, PRECISION, AUTO)  # as 02's precision section passes them
-    q.set_defaults(run=_cmd_precision)
+    q.set_defaults(handler=_cmd_precision)
     return p
 
 
@@ -293,4 +293,4 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         return lm_eval_main(argv[1:])
     args = parser().parse_args(argv)
-    return args.run(args)
+    return args.handler(args)

@@ -46,9 +46,10 @@ def passes(chosen: list[Method], pass_context: PassContext, language: str) -> li
     it runs with, template), one per template the family runs for ``language`` under the settings."""
     out = []
     for family, group in by_family(chosen).items():
-        run = family.pass_context_for(group, pass_context)
-        for template in family.templates(language, "chat" if run.instruct else "base", list(run.templates)):
-            out.append((family, group, run, template))
+        family_context = family.pass_context_for(group, pass_context)
+        style = "chat" if family_context.instruct else "base"
+        for template in family.templates(language, style, list(family_context.templates)):
+            out.append((family, group, family_context, template))
     return out
 
 
@@ -68,11 +69,11 @@ def decide(scorer: Scorer, items: Sequence[Mapping], methods: Sequence[str], set
     contexts = list(contexts) if contexts is not None else [""] * len(items)
     info = pd.DataFrame({"item": range(len(items))})
     frames, scored_by_pass = [], {}
-    for family, group, run, template in passes(chosen, pass_context, language):
-        table, scored = family.score_pass(scorer, list(items), template, contexts, run)
+    for family, group, family_context, template in passes(chosen, pass_context, language):
+        table, scored = family.score_pass(scorer, list(items), template, contexts, family_context)
         scored_by_pass[(family.name, getattr(template, "id", None))] = scored
         for m in group:
-            frame = m.frame(info, table, pass_context.sides, run)
+            frame = m.frame(info, table, pass_context.sides, family_context)
             frames.append(frame.assign(method=m.name, template=getattr(template, "id", None)))
     return pd.concat(frames, ignore_index=True), scored_by_pass
 
@@ -143,9 +144,9 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     written: list[list[Path]] = []  # per family and template, in order: the files found, then those written
     missing: dict[str, list[int]] = {}  # a run read from its shards: the shards of each file not scored yet
     work = []  # what is left to score: (family, template, its pass_context, each method's configuration, methods, files)
-    for family, group, run, template in passes(chosen, pass_context, plan.language):
-        tconfig = family.template_config(template, run)
-        configs = {m.name: {**base, "method": m.name, **tconfig, **m.config(run, template)} for m in group}
+    for family, group, family_context, template in passes(chosen, pass_context, plan.language):
+        tconfig = family.template_config(template, family_context)
+        configs = {m.name: {**base, "method": m.name, **tconfig, **m.config(family_context, template)} for m in group}
         files, todo = [], []
         for m in group:  # a file, or a run's shard files; a run read from its shards' files: those missing
             stem, found, missing[stem] = store.finished(plan.name, model, m.name, tconfig["template_id"],
@@ -153,13 +154,13 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
             files.extend(found)
             todo += [] if found else [m]
         written.append(files)
-        work += [(family, template, run.for_methods(todo), configs, todo, files)] if todo and plan.scores else []
+        work += [(family, template, family_context.for_methods(todo), configs, todo, files)] if todo and plan.scores else []
     if missing := {stem: shards for stem, shards in missing.items() if shards}:
         raise MissingShardsError(missing_message(plan.name, model, plan.shard.count, missing))
-    for family, template, run, configs, todo, files in work:  # a run read from its shards' files scores nothing
-        table, _ = family.score_pass(scorer, plan.planned_items, template, plan.planned_contexts, run, plan.positions)
+    for family, template, family_context, configs, todo, files in work:  # a run read from its shards' files scores nothing
+        table, _ = family.score_pass(scorer, plan.planned_items, template, plan.planned_contexts, family_context, plan.positions)
         share_used = scorer.record()["share_used"]
-        files.extend(store.write(m.frame(plan.info, table, plan.sides, run), plan.name, model, m.name,
+        files.extend(store.write(m.frame(plan.info, table, plan.sides, family_context), plan.name, model, m.name,
                                  configs[m.name]["template_id"], configs[m.name], {**engine, "share_used": share_used},
                                  tag=tag, shard=plan.shard) for m in todo)
     return [path for files in written for path in files]

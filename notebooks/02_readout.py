@@ -138,10 +138,11 @@ if several_languages(scores):  # with a list of models, each model's (scored or 
     across = load_files(run.files(models=run.models)) if len(run.models) > 1 else scores
     by_language = language_results.by_language(across)
     display((100 * language_results.language_matrix(by_language)).round(1))
-    report.table(by_language, "readout_languages")
-    report.table(language_results.by_language(across, within="phenomenon"), "readout_languages_phenomena")
-    report.figure(plots_languages.language_ranges(by_language, f"{scorer.name} on {dataset}: accuracy by language"),
-                  "readout_languages")
+    every = run.tag(models=run.models)  # "a+b__<dataset>" with several models: never the first model's alone
+    report.table(by_language, "readout_languages", tag=every)
+    report.table(language_results.by_language(across, within="phenomenon"), "readout_languages_phenomena", tag=every)
+    report.figure(plots_languages.language_ranges(by_language, f"{' and '.join(run.models) if len(run.models) > 1 else scorer.name} "
+                                                  f"on {dataset}: accuracy by language"), "readout_languages", tag=every)
 else:
     print(f"one language ({selection.language}): the tables above are its results")
 

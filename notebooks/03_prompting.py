@@ -127,8 +127,7 @@ chat_prompts = scorer.is_instruct if settings.instruct == "auto" else settings.i
 config = run.config(limit=limit, hu_levy_sets=hl_sets,
                     hu_levy_prompts=hl_prompts, hu_levy_limit=hu_levy_limit, hu_levy_models=hl_models, fewshot_ks=k_list,
                     fewshot_methods=fewshot_list, fewshot_source=fewshot_source, fewshot_seed=fewshot_seed)
-report = NotebookReport("03_prompting", config, run.tag(None if len(models) == 1 else
-                                                        f"{cross_model.models_tag(models)}__{dataset}"))
+report = NotebookReport("03_prompting", config, run.tag(models=run.models))  # "a+b__<dataset>" for several
 print(f"{len(selection):,} pairs of {dataset}; {models[0]} is {'an instruct' if chat_prompts else 'a base'} model: "
       f"{'chat' if chat_prompts else 'base'} templates; methods: {', '.join(method_list)}"
       + (f"; then {', '.join(models[1:])}, each loaded in turn" if len(models) > 1 else ""))
@@ -308,8 +307,8 @@ if hl_files:
 intro_models = list(dict.fromkeys((models if len(models) > 1 else []) + (hl_models if len(hl_models) > 1 else [])))
 intro_files = (files + direct_files if len(models) > 1 else []) + (hl_files if len(hl_models) > 1 else [])
 if intro_files:
-    intro_tag = file_tag(cross_model.models_tag(intro_models) + (f"__{dataset}" if len(models) > 1 else ""),
-                         selection.shard)
+    intro_tag = (run.tag(models=intro_models) if len(models) > 1  # the dataset's pairs: its subset named too
+                 else file_tag(cross_model.models_tag(intro_models), selection.shard))
     intro_scores = load_files(intro_files)
     intro_items = introspection.disagreeing(introspection.item_measures(intro_scores), introspection_disagree)
     intro = introspection_comparison.with_relations(introspection.matrix(intro_items, seed=seed))

@@ -86,6 +86,6 @@ def test_a_notebooks_parameters_take_an_explanations_file(tiny, tmp_path, monkey
     run = Run.from_parameters({"model": "tiny-gpt2", "dataset": "blimp", "limit": 1, "methods": "lp",
                                "explanations": path, "progress": False}, methods=["lp", "meanlp"])
     files = run.files()
-    assert [f.name for f in files] == ["lp__explained.parquet"] and run.tag() == "tiny-gpt2__blimp__explained"
+    assert [f.name for f in files] == ["lp__explained.parquet"] and run.tag() == "tiny-gpt2__blimp__explained__limit-1"
     assert run.config(limit=1)["explanations"]["file"] == "all.json"
     assert len(load_files(files)) == len(paradigms)

@@ -287,10 +287,10 @@ def test_03_prints_the_first_few_shot_prompt_exactly_as_scored(tmp_path, monkeyp
     for name, column in (("yesno__t1__2shot", "prompt_good"), ("intemplate_lp__t1__2shot", "input_good")):
         scored = load_files([folder / f"{name}.parquet"]).iloc[0][column]
         assert repr(scored) in printed and scored.count(LP_1 if column == "input_good" else "\nAnswer: ") == 3
-    by_k = pd.read_csv(outputs / "tables" / f"03_fewshot__{model}__blimp.csv")
+    by_k = pd.read_csv(outputs / "tables" / f"03_fewshot__{model}__blimp__limit-1.csv")
     assert sorted(by_k.k.unique()) == [0, 2] and set(by_k.method) == {"intemplate_lp", "yesno"}
     assert (by_k.pairs == 67).all()
-    t3 = pd.read_csv(outputs / "tables" / f"03_prompting__{model}__blimp.csv").set_index("method")
+    t3 = pd.read_csv(outputs / "tables" / f"03_prompting__{model}__blimp__limit-1.csv").set_index("method")
     # k = 0 is Part 1's zero-shot file itself
     assert by_k.set_index(["method", "k"]).loc[("yesno", 0), "accuracy_mean"] == t3.loc["yesno", "accuracy_mean"]
-    assert (outputs / "figures" / f"03_fewshot__{model}__blimp.png").is_file()
+    assert (outputs / "figures" / f"03_fewshot__{model}__blimp__limit-1.png").is_file()

@@ -341,7 +341,7 @@ def test_03_runs_part_1_for_each_model_of_a_list_and_compares_them(scratch, tiny
                                         introspection_disagree=0.0),
                         cwd=str(paths.NOTEBOOKS), progress_bar=False, kernel_name="python3")
     tables, figures = scratch / "outputs" / "tables", scratch / "outputs" / "figures"
-    tag = "+".join(models) + "__syntaxgym"
+    tag = "+".join(models) + "__syntaxgym__limit-1"
     t3 = pd.read_csv(tables / f"03_prompting__{tag}.csv")
     assert sorted(t3.model.unique()) == sorted(models) and set(t3.method) == {"yesno", "ab_logit"}
     assert set(pd.read_csv(tables / f"03_fewshot__{tag}.csv").model) == set(models)

@@ -242,7 +242,7 @@ def test_notebook_02_runs_on_a_masked_model_and_lists_prompt_readouts_as_not_app
     assert first_output(nb).startswith("settings: templates=(1,), masked_variant='within_word_l2r'; the others 'auto'")
     lp = read_metadata(next((scratch / "outputs" / "scores" / "blimp").glob("*/lp.parquet")))
     assert lp["start_token"].startswith("masked:within_word_l2r;")
-    t02 = pd.read_csv(scratch / "outputs" / "tables" / f"02_readout__{name}__blimp.csv", keep_default_na=False,
+    t02 = pd.read_csv(scratch / "outputs" / "tables" / f"02_readout__{name}__blimp__limit-1.csv", keep_default_na=False,
                       na_values=[""]).set_index("method")
     assert list(t02.index) == registry.READOUT_METHODS
     ran = [m for m in registry.READOUT_METHODS if m in SENTENCE_METHODS]
@@ -258,7 +258,7 @@ def test_notebook_02_runs_on_a_masked_model_and_lists_prompt_readouts_as_not_app
 def test_notebook_03_runs_on_a_masked_model_and_lists_every_prompt_method_as_not_applicable(bert, scratch):
     folder = bert.model.config._name_or_path
     nb = run_notebook("03_prompting.ipynb", scratch / "03.ipynb", model=folder, limit=1)
-    t3 = pd.read_csv(scratch / "outputs" / "tables" / f"03_prompting__{bert.name}__blimp.csv", keep_default_na=False,
+    t3 = pd.read_csv(scratch / "outputs" / "tables" / f"03_prompting__{bert.name}__blimp__limit-1.csv", keep_default_na=False,
                      na_values=[""]).set_index("method")
     assert list(t3.index) == registry.PROMPT_METHODS and t3.accuracy_mean.isna().all()
     assert t3.not_applicable.str.contains("continuing a context left to right").all()

@@ -59,14 +59,14 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
         df = pd.read_parquet(f)
         assert set(SCORE_COLUMNS) <= set(df.columns) and len(df) == df.paradigm.nunique()
         assert read_metadata(f)["model_name"] == model
-    table = pd.read_csv(outputs / "tables" / f"02_readout__{model}__{dataset}.csv")
+    table = pd.read_csv(outputs / "tables" / f"02_readout__{model}__{dataset}__limit-1.csv")
     assert set(table.method) == set(methods.split(",")) and (table.pairs == len(df)).all()
-    assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}.png").is_file()
-    assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}.png.json").is_file()
+    assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}__limit-1.png").is_file()
+    assert (outputs / "figures" / f"02_readout_phenomena__{model}__{dataset}__limit-1.png.json").is_file()
     assert "accuracy (%)" in json.dumps(nb)
     shown = json.dumps([cell.get("outputs", []) for cell in nb["cells"]])
     assert "PosixPath" not in shown  # a save shows nothing; the reader sees tables and figures
-    sidecar = json.loads((outputs / "tables" / f"02_readout__{model}__{dataset}.csv.json").read_text())
+    sidecar = json.loads((outputs / "tables" / f"02_readout__{model}__{dataset}__limit-1.csv.json").read_text())
     assert sidecar["config"]["notebook"] == "02_readout" and sidecar["config"]["model"] == model
     assert sidecar["score_files"] and all(Path(f).is_file() for f in sidecar["score_files"])
 
@@ -78,7 +78,7 @@ def test_02_scores_the_languages_asked_and_shows_them_by_language(scratch):
     run_notebook("02_readout.ipynb", scratch / "02.ipynb", model=["tiny-gpt2", "tiny-llama"],
                  dataset="multiblimp_word_order", methods="lp", languages="eng,nld", limit=2)
     tables = scratch / "outputs" / "tables"
-    table = pd.read_csv(tables / "02_readout_languages__tiny-gpt2__multiblimp_word_order__en-nl.csv")
+    table = pd.read_csv(tables / "02_readout_languages__tiny-gpt2+tiny-llama__multiblimp_word_order__en-nl__limit-2.csv")
     assert sorted(zip(table.model, table.language)) == [("tiny-gpt2", "en"), ("tiny-gpt2", "nl"),
                                                         ("tiny-llama", "en"), ("tiny-llama", "nl")]
     assert table.pairs.tolist() == [6, 6, 6, 6]
@@ -88,9 +88,9 @@ def test_02_scores_the_languages_asked_and_shows_them_by_language(scratch):
         rows = scores[scores.language == row.language]
         assert row.accuracy == pytest.approx(rows.correct.mean())
         assert row.expected_accuracy == pytest.approx(rows.correct.mean() + rows.tie.mean() / 2)
-    sidecar = json.loads((tables / "02_readout__tiny-gpt2__multiblimp_word_order__en-nl.csv.json").read_text())
+    sidecar = json.loads((tables / "02_readout__tiny-gpt2__multiblimp_word_order__en-nl__limit-2.csv.json").read_text())
     assert sidecar["config"]["languages"] == "eng,nld"
-    assert (scratch / "outputs" / "figures" / "02_readout_languages__tiny-gpt2__multiblimp_word_order__en-nl.png").is_file()
+    assert (scratch / "outputs" / "figures" / "02_readout_languages__tiny-gpt2+tiny-llama__multiblimp_word_order__en-nl__limit-2.png").is_file()
 
 
 def test_notebooks_are_committed_without_outputs():
@@ -139,12 +139,12 @@ def test_03_prompting_runs_on_base_and_instruct(scratch, model):
              hu_levy_sets="hl_blimp,hl_dtfit", hu_levy_limit=2, fewshot_ks=[0, 2])
     outputs = scratch / "outputs"
     tables = outputs / "tables"
-    t3 = pd.read_csv(tables / f"03_prompting__{model}__blimp.csv")
+    t3 = pd.read_csv(tables / f"03_prompting__{model}__blimp__limit-1.csv")
     assert set(t3.method) == {"yesno", "yesno_released", "ab", "ab_logit"} and (t3.pairs == 67).all()
-    agree = pd.read_csv(tables / f"03_ab_agreement__{model}__blimp.csv")
+    agree = pd.read_csv(tables / f"03_ab_agreement__{model}__blimp__limit-1.csv")
     assert agree.pairs.iloc[0] == 67 and agree.agreement.iloc[0] >= 0.98
-    assert json.loads((tables / f"03_ab_agreement__{model}__blimp.csv.json").read_text())["score_files"]
-    decoded = pd.read_csv(tables / f"03_ab_outlines_sample__{model}__blimp.csv")  # outlines itself, 20 prompts
+    assert json.loads((tables / f"03_ab_agreement__{model}__blimp__limit-1.csv.json").read_text())["score_files"]
+    decoded = pd.read_csv(tables / f"03_ab_outlines_sample__{model}__blimp__limit-1.csv")  # outlines itself, 20 prompts
     assert decoded.prompts.tolist() == [20] and decoded.ab_agrees_with_outlines.tolist() == [1.0]
     hl = pd.read_csv(tables / f"03_hu_levy__{model}.csv")
     assert set(hl.task) == {"sentence_judgment", "sentence_comparison", "word_comparison"}
@@ -365,15 +365,15 @@ def test_06_context_priming_runs_on_a_small_grid(scratch):
     run_notebook("06_context_priming.ipynb", scratch / "06.ipynb", model="tiny-gpt2", dataset="blimp", limit=1,
         paradigms=None, lengths=[0, 25, 50], phenomenon_sentences=2)
     tables = scratch / "outputs" / "tables"
-    fig2 = pd.read_csv(tables / "06_figure2__tiny-gpt2__blimp.csv")
+    fig2 = pd.read_csv(tables / "06_figure2__tiny-gpt2__blimp__limit-1.csv")
     assert set(fig2.prefix_type) == {"in_acceptable", "in_unacceptable", "out_acceptable", "out_unacceptable",
                                      "wikitext"}
     assert set(fig2.target_length) == {25, 50} and (fig2["items"] == 67).all()
     np.testing.assert_allclose(fig2.delta, fig2.accuracy - fig2.baseline, atol=1e-12)
-    fits = pd.read_csv(tables / "06_regressions__tiny-gpt2__blimp.csv")
+    fits = pd.read_csv(tables / "06_regressions__tiny-gpt2__blimp__limit-1.csv")
     assert set(fits.regression) == {"length x domain x acceptability", "length x source"}
     assert "log_length:domain[in]:acceptability[acceptable]" in set(fits.term)
-    separable = pd.read_csv(tables / "06_separability__tiny-gpt2__blimp.csv")
+    separable = pd.read_csv(tables / "06_separability__tiny-gpt2__blimp__limit-1.csv")
     assert list(zip(separable.prefix_type, separable.target_length))[:3] == [("none", 0), ("in_acceptable", 25),
                                                                             ("in_acceptable", 50)]
     assert len(separable) == 1 + 5 * 2 and (separable.pairs == 67).all()
@@ -382,17 +382,17 @@ def test_06_context_priming_runs_on_a_small_grid(scratch):
                                primed_accuracy.reindex(separable.set_index(["prefix_type", "target_length"])
                                                        .index.drop(("none", 0))), atol=1e-12)
     assert (separable.auc.between(separable.auc_ci_low, separable.auc_ci_high)).all()
-    assert (scratch / "outputs" / "figures" / "06_separability__tiny-gpt2__blimp.png").is_file()
+    assert (scratch / "outputs" / "figures" / "06_separability__tiny-gpt2__blimp__limit-1.png").is_file()
     files = sorted((scratch / "outputs" / "scores" / "blimp" / "tiny-gpt2").glob("*.parquet"))
     assert [f.name for f in files] == ["lp__primed_grid.parquet", "lp__primed_single.parquet"]
     primed = pd.read_parquet(files[0])
     assert len(primed) == 67 * (1 + 5 * 2) and primed.prefix.str.len().gt(0).sum() == 67 * 10
-    pmi = pd.read_csv(tables / "06_pmi__tiny-gpt2__blimp.csv").set_index(["prefix_type", "target_length"])
+    pmi = pd.read_csv(tables / "06_pmi__tiny-gpt2__blimp__limit-1.csv").set_index(["prefix_type", "target_length"])
     alone = primed[primed.prefix_type == "none"].set_index(["paradigm", "pair_id"])
     under = primed[(primed.prefix_type == "wikitext") & (primed.target_length == 50)].set_index(["paradigm", "pair_id"])
     by_hand = ((under.score_good - alone.score_good) > (under.score_bad - alone.score_bad)).mean()  # LP after - alone
     assert pmi.loc[("wikitext", 50), "accuracy_pmi"] == pytest.approx(by_hand) and pmi.loc[("wikitext", 50), "rows"] == 67
-    assert (scratch / "outputs" / "figures" / "06_figure8__tiny-gpt2__blimp.png").is_file()
+    assert (scratch / "outputs" / "figures" / "06_figure8__tiny-gpt2__blimp__limit-1.png").is_file()
 
 
 @pytest.mark.slow

@@ -26,8 +26,8 @@ def test_06_across_two_models(scratch):
     run_notebook("06_context_priming.ipynb", scratch / "06.ipynb", model=MODELS, dataset="blimp", limit=1,
                  paradigms=None, lengths=[0, 25, 50], phenomenon_sentences=0, parser="none")
     out = scratch / "outputs"
-    curves = pd.read_csv(out / "tables" / f"06_curves__{BOTH}__blimp.csv")
-    first = pd.read_csv(out / "tables" / "06_figure2__tiny-gpt2__blimp.csv")
+    curves = pd.read_csv(out / "tables" / f"06_curves__{BOTH}__blimp__limit-1.csv")
+    first = pd.read_csv(out / "tables" / "06_figure2__tiny-gpt2__blimp__limit-1.csv")
     assert list(dict.fromkeys(curves.model)) == MODELS and len(curves) == 2 * 5 * 2 and (curves["items"] == 67).all()
     pd.testing.assert_frame_equal(curves[curves.model == "tiny-gpt2"].reset_index(drop=True), first)
     files = [out / "scores" / "blimp" / m / "lp__primed_grid.parquet" for m in MODELS]
@@ -35,18 +35,18 @@ def test_06_across_two_models(scratch):
     assert len(llama) == 67 * (1 + 5 * 2)
     pd.testing.assert_frame_equal(curves[curves.model == "tiny-llama"].reset_index(drop=True),
                                   priming_effects.figure2(llama), check_dtype=False, atol=1e-12)
-    longest = pd.read_csv(out / "tables" / f"06_longest_effects__{BOTH}__blimp.csv")
+    longest = pd.read_csv(out / "tables" / f"06_longest_effects__{BOTH}__blimp__limit-1.csv")
     assert len(longest) == 2 * 5 and (longest.target_length == 50).all()
     at_50 = curves[curves.target_length == 50].set_index(["model", "prefix_type"]).delta
     np.testing.assert_allclose(longest.set_index(["model", "prefix_type"]).delta, at_50.reindex(
         longest.set_index(["model", "prefix_type"]).index), atol=1e-12)
-    slopes = pd.read_csv(out / "tables" / f"06_length_slopes__{BOTH}__blimp.csv").set_index(["model", "prefix_type"])
+    slopes = pd.read_csv(out / "tables" / f"06_length_slopes__{BOTH}__blimp__limit-1.csv").set_index(["model", "prefix_type"])
     wide = curves.pivot_table(index=["model", "prefix_type"], columns="target_length", values="delta")
     np.testing.assert_allclose(slopes.slope_per_doubling, (wide[50] - wide[25]).reindex(slopes.index), atol=1e-12)
-    terms = pd.read_csv(out / "tables" / f"06_length_terms__{BOTH}__blimp.csv")
+    terms = pd.read_csv(out / "tables" / f"06_length_terms__{BOTH}__blimp__limit-1.csv")
     assert list(terms.model) == ["tiny-gpt2"] * 6 + ["tiny-llama"] * 6
     assert terms.term.str.startswith("log_length").all()
-    figure = out / "figures" / f"06_curves__{BOTH}__blimp.png"
+    figure = out / "figures" / f"06_curves__{BOTH}__blimp__limit-1.png"
     assert figure.is_file() and _config(figure)["model"] == MODELS
 
 

@@ -17,7 +17,7 @@ def test_languages_pick_the_word_order_pairs_by_any_code_and_are_recorded():
     assert eng.config()["languages"] == ["en"] and pick_tag(eng) == "__en"
     assert len(choose("multiblimp_word_order", languages=["en"])) == 500  # ISO 639-1 too
     two = choose("multiblimp_word_order", 2, languages="eng,nld")
-    assert len(two) == 12 and two.config()["languages"] == ["en", "nl"] and pick_tag(two) == "__en-nl"
+    assert len(two) == 12 and two.config()["languages"] == ["en", "nl"] and pick_tag(two) == "__en-nl__limit-2"
     drawn = choose("multiblimp_word_order", 5, languages=3, seed=1)  # a sorted draw with the seed
     assert drawn.config()["languages"] == ["jv", "kpv", "sa"] and drawn.config()["draw_seed"] == 1
     assert choose("multiblimp_word_order", 5, languages=3, seed=1).frame.equals(drawn.frame)
@@ -35,6 +35,10 @@ def test_paradigms_and_drop_identical():
     assert choose("blimp", drop_identical=True).name == "blimp_hu2025"  # its registered variant, under its name
     assert len(choose("turblimp", drop_identical=True)) == 15_980
     assert choose("turblimp", drop_identical=True).options == {"drop_identical": True}
+    # the subset in table names, so a smaller run never overwrites a larger one's
+    assert pick_tag(picked) == "__2paradigms-" + __import__("hashlib").sha256(b"binding,passives").hexdigest()[:6] + "__limit-2"
+    assert pick_tag(choose("turblimp", 3, drop_identical=True)) == "__limit-3__drop-identical"
+    assert pick_tag(choose("blimp", drop_identical=True)) == ""  # blimp_hu2025: the dataset's name says it
     with pytest.raises(ValueError, match="climp has no drop_identical option: the datasets with identical pairs are "
                                          "blimp, sling, multiblimp_word_order, blimp_nl, turblimp, qfrblimp"):
         choose("climp", drop_identical=True)

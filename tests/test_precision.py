@@ -235,7 +235,7 @@ def test_02_readout_shows_the_precision_table_the_cli_reproduces(scratch, tiny_d
     tmp_path = scratch
     run_notebook("02_readout.ipynb", tmp_path / "02.ipynb", model="tiny-llama", dataset="blimp", methods="lp",
                  templates=[2], limit=1, precision_check=True, precision_limit=1, precision_methods="lp,yesno")
-    shown = pd.read_csv(tmp_path / "outputs" / "tables" / "02_readout_precision__tiny-llama__blimp.csv")
+    shown = pd.read_csv(tmp_path / "outputs" / "tables" / "02_readout_precision__tiny-llama__blimp__limit-1.csv")
     assert shown[["method", "template"]].drop_duplicates().values.tolist() == [["lp", "none"], ["yesno", "2"]]
     assert shown.precision.tolist() == ["float32", "bfloat16", "nf4", "int8"] * 2
     folder = tmp_path / "outputs" / "precision" / "blimp" / "tiny-llama"
@@ -246,7 +246,7 @@ def test_02_readout_shows_the_precision_table_the_cli_reproduces(scratch, tiny_d
     assert {p: meta_of(p)["time_ns"] for p in sorted(folder.glob("*.parquet"))} == written
     again = pd.read_csv(folder / "precision__limit1__lp+yesno.csv")  # named with its methods: not the default
     pd.testing.assert_frame_equal(shown, again)
-    sidecar = json.loads((tmp_path / "outputs" / "tables" / "02_readout_precision__tiny-llama__blimp.csv.json")
+    sidecar = json.loads((tmp_path / "outputs" / "tables" / "02_readout_precision__tiny-llama__blimp__limit-1.csv.json")
                          .read_text())
     assert sorted(sidecar["score_files"]) == sorted(map(str, written))
     # the command line takes the settings 02's precision section passes (all but quant and dtype, which the

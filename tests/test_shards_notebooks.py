@@ -250,11 +250,11 @@ def test_notebook_06_sharded_then_read_as_one_run(scratch):
     whole = Run.of(scorer, options).files(["lp"], *primed_input(selection, prefixes), store=ScoreStore(scratch / "whole"))
     run_notebook("06_context_priming.ipynb", scratch / "all.ipynb", shards=2, **params)
     tables = scratch / "outputs" / "tables"
-    assert (tables / "06_figure2__tiny-gpt2__blimp__shard2of2.csv").is_file()  # a shard's tables: its pairs
-    sources = json.loads((tables / "06_figure2__tiny-gpt2__blimp.csv.json").read_text())["score_files"]
+    assert (tables / "06_figure2__tiny-gpt2__blimp__limit-1__shard2of2.csv").is_file()  # a shard's tables: its pairs
+    sources = json.loads((tables / "06_figure2__tiny-gpt2__blimp__limit-1.csv.json").read_text())["score_files"]
     assert [p.rsplit("/", 1)[1] for p in sources] == [f"lp__primed_grid__shard{i}of2.parquet" for i in (1, 2)]
     assert_same_run(load_files(sources, token_columns=True), load_files(whole, token_columns=True))
-    figure2 = pd.read_csv(tables / "06_figure2__tiny-gpt2__blimp.csv")  # the whole run's, from the two shards
+    figure2 = pd.read_csv(tables / "06_figure2__tiny-gpt2__blimp__limit-1.csv")  # the whole run's, from the two shards
     expected = priming_effects.figure2(load_files(whole)).reset_index(drop=True)
     pd.testing.assert_frame_equal(figure2, expected, check_dtype=False, rtol=1e-12)
     assert (figure2["items"] == 67).all()

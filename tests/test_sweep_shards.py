@@ -121,10 +121,10 @@ def test_notebook_02_sharded_three_ways_gives_the_unsharded_scores(tiny_dir, tmp
     gather = sweep.run(sweep.plan(["02"], ["tiny-gpt2"], ["blimp"], params))  # unsharded, in the sharded store
     text = json.dumps(json.loads(gather[0].read_text()))
     assert re.search(r"9 score files; forward passes this run: 0", text)
-    table = "02_readout__tiny-gpt2__blimp.csv"
+    table = "02_readout__tiny-gpt2__blimp__limit-2.csv"
     assert (pd.read_csv(tmp_path / "sharded" / "tables" / table)
             .equals(pd.read_csv(tmp_path / "whole" / "tables" / table)))
-    assert (tmp_path / "sharded" / "tables" / "02_readout__tiny-gpt2__blimp__shard2of3.csv").is_file()
+    assert (tmp_path / "sharded" / "tables" / "02_readout__tiny-gpt2__blimp__limit-2__shard2of3.csv").is_file()
 
 
 def test_few_shot_shards_draw_the_whole_runs_examples(tiny, tmp_path):

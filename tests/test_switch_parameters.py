@@ -259,7 +259,7 @@ def test_every_switch_reaches_the_score_files_from_the_notebook_parameters(hub_c
         ordered = f.name == "hl_sentence_comparison__tmetaQuestionSimple.parquet"
         assert meta["order_average"] == ("logprob" if ordered else None), f.name
     tables = hub_cache / "outputs" / "tables"  # a Hub id's "/" is "_" in file names; a revision is <model>@<revision>
-    sidecar = json.loads((tables / "03_prompting__lab_tiny-llama@v1__blimp.csv.json").read_text())
+    sidecar = json.loads((tables / "03_prompting__lab_tiny-llama@v1__blimp__limit-1.csv.json").read_text())
     assert {k: sidecar["config"][k] for k in switches} == switches
     # a revision that is not here: a one-line error before anything is scored; nothing written is lost
     written = {f: f.stat().st_mtime_ns for f in files}

@@ -138,11 +138,15 @@ def choose_each(datasets: list[str], limit: int | None = None, *, languages=ALL,
 
 def pick_tag(selection: DatasetSelection) -> str:
     """What a run's table and figure names add for a selection of some languages ("__en-nl", or
-    "__12languages-1a2b3c") and of some paradigms ("__10paradigms-4d5e6f"), so that they never
-    overwrite the whole dataset's ("" for all); the sidecar records the names."""
+    "__12languages-1a2b3c"), of some paradigms ("__10paradigms-4d5e6f"), of its first pairs per
+    paradigm ("__limit-20") and without its identical pairs ("__drop-identical", where no variant of
+    the dataset names that), so that a smaller run never overwrites a larger one's ("" for the whole
+    dataset); the sidecar records the names."""
     def short(names: list[str], what: str, listed: int) -> str:
         return "-".join(names) if len(names) <= listed else \
             f"{len(names)}{what}-{hashlib.sha256(','.join(names).encode()).hexdigest()[:6]}"
     parts = [short(list(selection.kept_languages), "languages", 3)] if selection.kept_languages is not None else []
     parts += [short(sorted(selection.paradigms), "paradigms", 0)] if selection.paradigms is not None else []
+    parts += [f"limit-{selection.limit}"] if selection.limit is not None else []
+    parts += ["drop-identical"] if selection.options.get("drop_identical") else []
     return "".join(f"__{part}" for part in parts)

@@ -114,14 +114,14 @@ def _by_positions(project, vocab: int, hidden: torch.Tensor, which: np.ndarray, 
     return tuple(out)
 
 
-def halving_on_oom(batch: Sequence[T], run: Callable[[Sequence[T]], None], *, shrink: Callable[[], None],
+def halving_on_oom(batch: Sequence[T], process: Callable[[Sequence[T]], None], *, shrink: Callable[[], None],
                    partial: bool, budget: Callable[[], int]) -> None:
-    """``run(batch)``; on CUDA out-of-memory, ``shrink()`` (halve the token budget for good) and
+    """``process(batch)``; on CUDA out-of-memory, ``shrink()`` (halve the token budget for good) and
     run each half the same way. A batch of one that does not fit is the error itself; a partial
     run (only some requests, e.g. a shard's) refuses, since smaller batches would no longer be
     the whole run's, nor its numbers. ``budget()`` is the token budget now, named in that refusal."""
     try:
-        run(batch)
+        process(batch)
     except torch.cuda.OutOfMemoryError:
         if len(batch) == 1:
             raise
@@ -134,4 +134,4 @@ def halving_on_oom(batch: Sequence[T], run: Callable[[Sequence[T]], None], *, sh
         shrink()
         half = len(batch) // 2
         for part in (batch[:half], batch[half:]):
-            halving_on_oom(part, run, shrink=shrink, partial=partial, budget=budget)
+            halving_on_oom(part, process, shrink=shrink, partial=partial, budget=budget)

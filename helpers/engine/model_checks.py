@@ -106,16 +106,16 @@ _STEM, _LEFT, _RIGHT = [5, 6], [7, 8], [9, 10]
 
 
 @torch.no_grad()
-def packed_like_alone(body, first_id: int, device, run) -> bool:
-    """Whether ``run(ids, positions)`` (one row [1, 7]: the start token and a 2-token stem, then
+def packed_like_alone(body, first_id: int, device, forward) -> bool:
+    """Whether ``forward(ids, positions)`` (one row [1, 7]: the start token and a 2-token stem, then
     two 2-token branches packed after it; hidden states [1, 7, hidden]) gives each branch the
-    hidden states it has alone. False where ``run`` raises (an attention that rejects the
+    hidden states it has alone. False where ``forward`` raises (an attention that rejects the
     mask or the arguments)."""
     stem, left, right = [first_id, *_STEM], _LEFT, _RIGHT
     ids = torch.tensor([stem + left + right], device=device)  # [1, 7]
     positions = torch.tensor([[0, 1, 2, 3, 4, 3, 4]], device=device)
     try:
-        packed = run(ids, positions).float()[0]
+        packed = forward(ids, positions).float()[0]
     except Exception:  # noqa: BLE001 - an attention that rejects the mask or the arguments: not this way
         return False
     alone_l = body(input_ids=torch.tensor([stem + left], device=device)).last_hidden_state.float()[0]
@@ -142,8 +142,8 @@ def tree_mask_kind(body, first_id: int, device) -> str | None:
     if kind == "additive":
         dtype = body.get_input_embeddings().weight.dtype
         mask = torch.zeros(mask.shape, dtype=dtype, device=device).masked_fill_(~mask, torch.finfo(dtype).min)
-    run = lambda ids, pos: body(input_ids=ids, attention_mask=mask, position_ids=pos).last_hidden_state  # noqa: E731
-    return kind if packed_like_alone(body, first_id, device, run) else None
+    forward = lambda ids, pos: body(input_ids=ids, attention_mask=mask, position_ids=pos).last_hidden_state  # noqa: E731
+    return kind if packed_like_alone(body, first_id, device, forward) else None
 
 
 def segments_work(body, first_id: int, device) -> bool:
@@ -156,12 +156,12 @@ def segments_work(body, first_id: int, device) -> bool:
         return False
     blocks = sa.row_blocks(0, 0, 0, PROBE_SEGMENTS, chunk=4)  # a chunk spans both branches
 
-    def run(ids, positions):
+    def forward(ids, positions):
         with sa.switched(body.config):
             return body(input_ids=ids, attention_mask=torch.ones((1, 1, 7, 7), dtype=torch.bool, device=device),
                         position_ids=positions, segments=sa.Segments(blocks, 1, 7, 0)).last_hidden_state
 
-    return packed_like_alone(body, first_id, device, run)
+    return packed_like_alone(body, first_id, device, forward)
 
 
 def flex_works(body, first_id: int, device) -> bool:
@@ -173,10 +173,10 @@ def flex_works(body, first_id: int, device) -> bool:
     if getattr(body.config, "_attn_implementation", None) not in ("sdpa", "eager"):
         return False
 
-    def run(ids, positions):
+    def forward(ids, positions):
         with sa.switched(body.config, flex_rows.NAME):
             return body(input_ids=ids, attention_mask=torch.ones((1, 1, 7, 7), dtype=torch.bool, device=device),
                         position_ids=positions, tree_rows=flex_rows.TreeRows.of([(0, PROBE_SEGMENTS)], 0, 7)
                         ).last_hidden_state
 
-    return packed_like_alone(body, first_id, device, run)
+    return packed_like_alone(body, first_id, device, forward)

@@ -96,29 +96,29 @@ def _lcp(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
-def _runs(items: list[Node], min_shared: int) -> list[list[Node]]:
+def _streaks(items: list[Node], min_shared: int) -> list[list[Node]]:
     """Consecutive items (sorted by ids) sharing a long enough token prefix.
 
-    A run stops when adding the next item would shrink the shared prefix below
-    ``min_shared`` or below half of what the run shares so far, so that the two
+    A streak stops when adding the next item would shrink the shared prefix below
+    ``min_shared`` or below half of what the streak shares so far, so that the two
     sentences of a pair are not merged with a crowd that shares only "The".
     """
     items = sorted(items, key=lambda n: n.ids)
-    runs: list[list[Node]] = []
-    run: list[Node] = []
+    streaks: list[list[Node]] = []
+    streak: list[Node] = []
     shared = 0
     for item in items:
-        if run:
-            common = min(shared, _lcp(run[-1].ids, item.ids)) if len(run) > 1 else _lcp(run[-1].ids, item.ids)
-            if common >= min_shared and (len(run) == 1 or 2 * common >= shared):
-                run.append(item)
+        if streak:
+            common = min(shared, _lcp(streak[-1].ids, item.ids)) if len(streak) > 1 else _lcp(streak[-1].ids, item.ids)
+            if common >= min_shared and (len(streak) == 1 or 2 * common >= shared):
+                streak.append(item)
                 shared = common
                 continue
-            runs.append(run)
-        run, shared = [item], 0
-    if run:
-        runs.append(run)
-    return runs
+            streaks.append(streak)
+        streak, shared = [item], 0
+    if streak:
+        streaks.append(streak)
+    return streaks
 
 
 # A shared prefix shorter than this share of its members' length saves too little to pay for
@@ -136,16 +136,16 @@ def _trim(item: Node, k: int) -> Node:
 
 
 def _share_prefixes(items: list[Node], min_shared: int) -> list[Node]:
-    """Put a parent node over each run of items that share a token prefix."""
+    """Put a parent node over each streak of items that share a token prefix."""
     out = []
-    for run in _runs(items, min_shared):
-        k = min(_lcp(run[0].ids, item.ids) for item in run)
-        shortest = min(len(item.ids) for item in run)
+    for streak in _streaks(items, min_shared):
+        k = min(_lcp(streak[0].ids, item.ids) for item in streak)
+        shortest = min(len(item.ids) for item in streak)
         k = min(k, shortest - 1)
-        if len(run) < 2 or k < min_shared or k < MIN_SHARED_FRACTION * shortest:
-            out.extend(run)
+        if len(streak) < 2 or k < min_shared or k < MIN_SHARED_FRACTION * shortest:
+            out.extend(streak)
             continue
-        out.append(Node(run[0].ids[:k], run[0].offset).adopt([_trim(item, k) for item in run]))
+        out.append(Node(streak[0].ids[:k], streak[0].offset).adopt([_trim(item, k) for item in streak]))
     return out
 
 

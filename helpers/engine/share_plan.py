@@ -173,11 +173,11 @@ class AutoShare:
                                      dict(self.executor.seconds))
         state = (ex.pack, ex.pack_min_stem, ex.row_attention, ex.pack_waste)
 
-        def run(probe: Probe) -> float:
+        def timed_probe(probe: Probe) -> float:
             return cost_model.timed(lambda: ex.run(probe.roots, _requests(probe.roots)))
 
         try:
-            return cost_model.calibrate(run, self.probes(), ex)
+            return cost_model.calibrate(timed_probe, self.probes(), ex)
         finally:  # the timing runs count in no statistic of the scorer
             ex.forward_calls, ex.tokens_run, ex.seconds = before
             ex.pack, ex.pack_min_stem, ex.row_attention, ex.pack_waste = state

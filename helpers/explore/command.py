@@ -17,7 +17,7 @@ def add_parser(sub) -> None:
     x.add_argument("--port", type=int, default=8000, help="with --serve (default 8000)")
     x.add_argument("--host", default="127.0.0.1", help="with --serve: the address to bind (default 127.0.0.1, "
                    "this machine only; 0.0.0.0 for every interface)")
-    x.set_defaults(run=run)
+    x.set_defaults(handler=run)
 
 
 def run(args) -> int:

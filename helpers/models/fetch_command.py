@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
                    "(one registry NAME)")
     f.add_argument("--wheels", default=None, help="take an embedding model's pieces from the wheels in this folder "
                    "(one embedding model NAME)")
-    f.set_defaults(run=run)
+    f.set_defaults(handler=run)
 
 
 def run(args) -> int:

@@ -226,17 +226,17 @@ def measure(rows: pd.DataFrame, name: str) -> float:
     raise ValueError(f"unknown measure {name!r}")
 
 
-def _note(value: PaperValue, model: str, run: float) -> str:
+def _note(value: PaperValue, model: str, measured: float) -> str:
     extra = f"; {value.comment}" if value.comment else ""
     if value.measure == "none":
         return f"not measured by this run: {value.comment}"
-    if np.isnan(run):
+    if np.isnan(measured):
         needs = [f"{k}={v}" for k, v in value.select.items()]
         if value.measure.startswith("ensemble:"):
             needs.append("5 templates each of yesno and intemplate_lp")
         return f"not computed by this run (needs {', '.join(needs)}){extra}"
     if value.measure == "pairs":
-        return "same count" if run == value.value else "this run scored a selection (limit), not the whole set"
+        return "same count" if measured == value.value else "this run scored a selection (limit), not the whole set"
     if model in value.same_models:
         return "the paper's model: should agree" + extra
     return f"different model ({model} vs the paper's {value.paper_model}): the values are not expected to agree{extra}"

@@ -29,6 +29,7 @@ from typing import Callable, Mapping, Sequence
 import pandas as pd
 
 from .. import methods as registry
+from ..analysis.cross_model import models_tag
 from ..data.picking import PICKS, choose, pick_tag, picks
 from ..data.selection import DatasetSelection
 from ..data.shards import file_tag
@@ -157,11 +158,13 @@ class Run:
         """The first model's name (its registry name, or the loaded model's)."""
         return self.scorer.name
 
-    def tag(self, name: str | None = None, shard=None) -> str:
-        """The name the run's tables and figures carry: ``name`` (default: the first model and the
-        dataset), and the part of a run that scores a shard (default: the selection's shard)."""
-        dataset = self.parameters.get("dataset")
-        base = name or (f"{self.model}__{dataset}" if dataset else self.model)
+    def tag(self, name: str | None = None, shard=None, *, models=None) -> str:
+        """The name the run's tables and figures carry: ``name`` (default: the first model, or every
+        model of ``models`` as "a+b", and the dataset), and the part of a run that scores a shard
+        (default: the selection's shard)."""
+        dataset = self.selection.name if isinstance(self.selection, DatasetSelection) else self.parameters.get("dataset")
+        model = models_tag(models) if models is not None and len(models) > 1 else self.model
+        base = name or (f"{model}__{dataset}" if dataset else model)  # a variant chosen (blimp_hu2025): its name
         if self.setup is not None and self.setup.tag and name is None:  # e.g. explained runs' tables apart
             base = f"{base}__{self.setup.tag}"
         if self.selection is not None and name is None:  # a run of some languages or paradigms: its tables apart

@@ -22,12 +22,12 @@ def add_parsers(sub) -> None:
                            help=FLAGS[f.name])
         elif f.name not in ("language", "corpora"):
             t.add_argument(f"--{f.name.replace('_', '-')}", dest=f.name, type={"int": int, "float": float}.get(f.type, str))
-    t.set_defaults(run=train_demo)
+    t.set_defaults(handler=train_demo)
     c = sub.add_parser("model-card", help="write a demo model's card from training.json and the stored LP scores")
     c.add_argument("--model", required=True)
     c.add_argument("--dataset", required=True)
     c.add_argument("--priming", action="store_true", help="also record 06's Figure 2 of the model (run 06 first)")
-    c.set_defaults(run=model_card)
+    c.set_defaults(handler=model_card)
 
 
 def train_demo(args) -> int:

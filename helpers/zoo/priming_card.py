@@ -8,7 +8,9 @@ rendered into README.md, the figure copied beside it as ``priming.png``.
 """
 from __future__ import annotations
 
+import glob
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -29,7 +31,7 @@ def record_priming(folder: Path, model: str, dataset: str = "blimp", outputs: Pa
 
     outputs = Path(outputs) if outputs else paths.outputs()
     teaching = choose(dataset, paradigms=paradigm_choice(dataset, "auto"))  # 06's default paradigms, named so
-    stem = f"06_figure2__{model}__{dataset}{pick_tag(teaching)}"
+    stem = _largest_run(outputs / "tables", f"06_figure2__{model}__{dataset}{pick_tag(teaching)}")
     table_path, figure_path = outputs / "tables" / f"{stem}.csv", outputs / "figures" / f"{stem}.png"
     if not table_path.is_file() or not figure_path.is_file():
         raise FileNotFoundError(f"no {table_path} and {figure_path}: run notebooks/06_context_priming.ipynb with "
@@ -40,6 +42,14 @@ def record_priming(folder: Path, model: str, dataset: str = "blimp", outputs: Pa
     return {"dataset": dataset, "method": "lp",
             "grid": {k: config.get(k) for k in ("limit", "paradigms", "lengths", "draws", "seed")},
             "rows": table[[c for c in _COLUMNS if c in table]].round(4).to_dict("records")}
+
+
+def _largest_run(tables: Path, stem: str) -> str:
+    """``stem``'s name of the run of the most pairs stored in ``tables``: every pair, else the largest
+    ``limit`` (06 runs 20 per paradigm by default: ``__limit-20``); ``stem`` itself where none is."""
+    limits = [int(m.group(1)) for p in tables.glob(f"{glob.escape(stem)}__limit-*.csv")
+              if (m := re.fullmatch(re.escape(stem) + r"__limit-(\d+)\.csv", p.name))]
+    return stem if (tables / f"{stem}.csv").is_file() or not limits else f"{stem}__limit-{max(limits)}"
 
 
 def priming_text(record: dict) -> str:
