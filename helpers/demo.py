@@ -6,8 +6,8 @@ import time
 
 from . import paths
 from . import sweep
-from .analysis import accuracy
 from .data import linking
+from .reporting import headline
 from .store import load_scores
 
 DEMO_MODEL = "demo-en"
@@ -21,9 +21,9 @@ def main() -> int:
             sweep.Job(sweep.find_notebook("02"), DEMO_MODEL, DEMO_DATASET, {"limit": DEMO_LIMIT})]
     sweep.run(jobs)
     scores = load_scores(DEMO_DATASET, DEMO_MODEL, where={"limit": DEMO_LIMIT})
-    shown = accuracy.format_table3(accuracy.table3(scores)).drop(columns="model")  # 02's table, as 02 shows it
-    print(f"\nAccuracy on BLiMP ({DEMO_LIMIT} pairs per paradigm) with {DEMO_MODEL}, "
-          f"mean ± sd over templates (%):\n{shown.to_string(index=False)}\n{linking.describe(DEMO_DATASET)}")
+    head = headline.of(scores, "02_readout", DEMO_DATASET)
+    print(f"\nAccuracy on BLiMP ({DEMO_LIMIT} pairs per paradigm) with {DEMO_MODEL} (02's headline):\n"
+          f"{head.text()}\n{linking.describe(DEMO_DATASET)}")
     print(f"\nexecuted notebooks: {paths.outputs() / 'notebooks'}\nscores: {paths.scores()}\n"
           f"tables: {paths.outputs() / 'tables'}\nwall time {time.time() - start:.0f} s")
     return 0

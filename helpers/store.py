@@ -34,7 +34,8 @@ from .score_files import (DAMAGED_FIX, META_KEY, SET_ASIDE, as_today, finished_f
 from .settings import RECORDED_AS
 from .store_format import STORE_FORMAT, config_hash
 from .data.compared_pairs import selection_of, shared_pairs
-from .settings.stored import method_setting_values, mixed_method_settings, mixed_settings, stored_setting
+from .settings.stored import (StoreConflictError, method_setting_values, mixed_method_settings, mixed_settings,
+                              stored_setting)
 # Columns of every score file of minimal pairs (the tidy frame of load_scores has these).
 SCORE_COLUMNS = ["dataset", "paradigm", "phenomenon", "pair_id", "score_good", "score_bad", "correct", "tie",
                  "n_tokens_good", "n_tokens_bad"]
@@ -217,12 +218,16 @@ def load_scores(dataset: str | None = None, model: str | None = None, methods=No
         rank = (meta.get("n_pairs", 0), _written(meta))
         if key not in chosen or rank > chosen[key][0]:
             chosen[key] = (rank, path, meta)
-    for (ds, name), found in settings.items():
-        if len(found) > 1:
-            raise ValueError(mixed_settings(name, ds, found))
+    problems = [mixed_settings(name, ds, found) for (ds, name), found in settings.items() if len(found) > 1]
+    mixed: dict[tuple, list] = {}  # (dataset, model, method, the values found) -> its templates: one line each
     for (ds, name, method, template), found in configurations.items():
         if len(found) > 1:
-            raise ValueError(mixed_method_settings(name, ds, method, template, list(found.values())))
+            mixed.setdefault((ds, name, method, tuple(sorted(found))), []).append(template)
+    problems += [mixed_method_settings(name, ds, method, templates,
+                                       list(configurations[(ds, name, method, templates[0])].values()))
+                 for (ds, name, method, _), templates in mixed.items()]
+    if problems:  # every conflict at once, with what the store holds (a reader adds what is missing)
+        raise StoreConflictError(problems, {(name, method) for (_, name, method, _) in configurations})
     selections: dict[tuple, dict[tuple, set]] = {}  # (dataset, model) -> the chosen files' selection -> methods
     for (ds, name, method, _), (_, _, meta) in chosen.items():
         selections.setdefault((ds, name), {}).setdefault(selection_of(meta), set()).add(method)

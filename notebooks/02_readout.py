@@ -62,6 +62,7 @@ from helpers.analysis import accuracy
 from helpers.analysis import languages as language_results
 from helpers.analysis.languages import several_languages
 from helpers.plots import languages as plots_languages
+from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
 from helpers.data import linking
 from helpers.engine.unknown_tokens import selection_texts, unknown_share
@@ -88,6 +89,19 @@ print(f"characters the tokenizer makes unknown ({unknown.unk_token or 'it has no
 files = run.files()
 scores = report.sources = load_files(files)
 print(f"{len(files)} score files; forward passes this run: {scorer.record()['forward_calls']}")
+
+# %% [markdown]
+# ## The answer: accuracy per method, with its 95% interval
+#
+# Percent of pairs where the method prefers the grammatical sentence (a tie counted wrong), its 95%
+# interval and n, the difference from the best method on the same pairs with a paired test, and the
+# paper's number where one exists; under it, what changes how to read them. The tables below break it
+# down (Table 3: over templates; by phenomenon; by language).
+
+# %%
+head = headline.of(scores, "02_readout", dataset)
+report.table(head.table, "headline", note=head.note)
+head
 
 # %% [markdown]
 # ## Table 3: accuracy per method (mean ± sd over templates), best template, ties
@@ -122,7 +136,7 @@ phenomena = accuracy.by_phenomenon(scores)
 matrix = accuracy.phenomenon_matrix(phenomena)
 display((100 * accuracy.phenomenon_matrix(phenomena, humans=True)).round(1))
 report.table(phenomena, "readout_phenomena")
-fig = plots.phenomenon_heatmap(matrix, f"{scorer.name} on {dataset}: accuracy by phenomenon")
+fig = plots.phenomenon_heatmap(matrix, head.title(f"{scorer.name} on {dataset}: accuracy by phenomenon"))
 report.figure(fig, "readout_phenomena")
 
 # %% [markdown]

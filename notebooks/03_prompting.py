@@ -96,6 +96,7 @@ from helpers.plots import fewshot as plots_fewshot
 from helpers.runs.hu_levy import hu_levy_jobs
 from helpers.plots import cross_model as plots_cross_model, introspection as plots_introspection
 from helpers.analysis import accuracy, fewshot as fewshot_tables, hu_levy, prompting as prompting_tables
+from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
 from helpers.analysis import cross_model, introspection, introspection_comparison
 from helpers.data.shards import file_tag
@@ -157,6 +158,18 @@ if len(scores):
 else:  # e.g. a masked LM: no prompt is continued left to right
     print(f"no prompting method applies to {scorer.name if len(models) == 1 else ', '.join(models)}; "
           "Table 3 lists each with the reason")
+
+# %% [markdown]
+# ## The answer: accuracy per method, with its 95% interval
+#
+# Percent of pairs where the method prefers the grammatical sentence (a tie counted wrong), its 95%
+# interval and n, the difference from the best method on the same pairs with a paired test, and the
+# paper's number where one exists; under it, what changes how to read them.
+
+# %%
+head = headline.of(scores, "03_prompting", dataset)
+report.table(head.table, "headline", note=head.note)
+head
 
 # %% [markdown]
 # Table 3 rows: accuracy (mean ± sd over templates), the best template and ties; a method the

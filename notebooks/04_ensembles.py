@@ -66,6 +66,7 @@ from helpers.plots import cross_model as plots_cross_model
 from helpers.plots import disagreement as plots_disagreement
 from helpers.analysis import comparisons, cross_model, ensembles, paradigms, prompting, significance
 from helpers.analysis import disagreement, precision_columns, split_half
+from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
 from helpers.runs.reading import stored_choice
@@ -80,6 +81,18 @@ scores = required_scores(model, dataset, core + ([ab_method] if ab_method else [
                          {ab_method: "ab_method"}, where=chosen)  # an error naming what to run, or what to set instead
 report = NotebookReport("04_ensembles", config, dataset, sources=scores)
 print(f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")
+
+# %% [markdown]
+# ## The answer: accuracy per method, with its 95% interval
+#
+# Percent of pairs where the method prefers the grammatical sentence (a tie counted wrong), its 95%
+# interval and n, the difference from the best method on the same pairs with a paired test, and the
+# paper's number where one exists; under it, what changes how to read them.
+
+# %%
+head = headline.of(scores, "04_ensembles", dataset)
+report.table(head.table, "headline", note=head.note)
+head
 
 # %% [markdown]
 # ## Accuracy per method and template, with bootstrap 95% CIs

@@ -52,6 +52,7 @@ from IPython.display import display
 
 from helpers.plots import accuracy as plots
 from helpers.analysis import accuracy, cross_model, length_bias
+from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
 from helpers.runs.reading import stored_choice
@@ -66,6 +67,18 @@ config |= settings.given_values()
 scores = required_scores(model, dataset, list(dict.fromkeys(method_list + gap_pair + linking_list)), where=chosen)  # an error naming what to run when missing
 report = NotebookReport("05_length_bias", config, dataset, sources=scores)
 print(f"{len(scores):,} stored decisions of {', '.join(scores.model.unique())} on {dataset}")
+
+# %% [markdown]
+# ## The answer: accuracy per method, with its 95% interval
+#
+# Percent of pairs where the method prefers the grammatical sentence (a tie counted wrong), its 95%
+# interval and n, the difference from the best method on the same pairs with a paired test, and the
+# paper's number where one exists; under it, what changes how to read them.
+
+# %%
+head = headline.of(scores, "05_length_bias", dataset)
+report.table(head.table, "headline", note=head.note)
+head
 
 # %% [markdown]
 # ## Figure 2: accuracy against the token-length difference

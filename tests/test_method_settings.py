@@ -13,6 +13,7 @@ from helpers.engine import CausalScorer
 from helpers.reporting.outputs import required_scores
 from helpers.runner import run_methods
 from helpers.settings import Settings
+from helpers.settings.stored import StoreConflictError
 from helpers.store import ScoreStore, load_scores, read_metadata
 
 
@@ -79,6 +80,18 @@ def test_two_ab_seeds_stop_the_reading_notebooks_and_leave_lp_files_alone(tiny, 
         required_scores(scorer.loaded.name, "blimp", ["lp", "ab"], where=Settings().score_filter())
     chosen = required_scores(scorer.loaded.name, "blimp", ["lp", "ab"], where=Settings().but(ab_seed=7).score_filter())
     assert set(chosen.attrs["score_files"]) == {str(first["lp"]), str(second["ab"])}
+
+    # everything the store lacks or mixes, said at once: two A/B seeds, two PenLP alphas, a method never scored
+    for alpha in (0.8, 1.5):
+        run_methods(scorer, selection, ["penlp"], {"penlp_alpha": alpha}, store=store)
+    with pytest.raises(StoreConflictError) as err:
+        required_scores(scorer.loaded.name, "blimp", ["lp", "ab", "penlp", "yesno"], where=Settings().score_filter())
+    problems = err.value.problems
+    assert len(problems) == 3 and "differ in ab_seed" in problems[0] and "differ in penlp_alpha" in problems[1]
+    assert problems[2] == (f"no scores of yesno for {scorer.loaded.name}: run notebooks/03_prompting.ipynb with "
+                           f"model={scorer.loaded.name!r}, dataset='blimp'")
+    assert err.value._render_traceback_() == ["StoreConflictError: the store cannot be read as asked:",
+                                              "\n".join(f"- {p}" for p in problems)]  # no traceback frames
 
 
 def test_a_setting_a_model_kind_does_not_read_is_refused(tiny):

@@ -58,7 +58,7 @@ def test_a_table_never_mixes_settings_and_the_analyses_choose_as_02_scored(store
     with pytest.raises(ValueError) as err:
         report.stored_scores("m1", "blimp", ["lp", "yesno"])
     assert str(err.value).startswith(
-        "m1 on blimp has scores under 2 settings (quant=4bit, dtype=bfloat16, start=None, revision=None (lp); "
+        "- m1 on blimp has scores under 2 settings (quant=4bit, dtype=bfloat16, start=None, revision=None (lp); "
         "quant=None, dtype=None, start=None, revision=None (lp, yesno)), and a table never mixes them: choose one")
     chosen, _ = report.stored_scores("m1", "blimp", ["lp"], where=Settings(quant="4bit").score_filter())
     assert set(chosen.score_good) == {0.25}  # the 4-bit file only

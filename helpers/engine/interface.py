@@ -150,7 +150,7 @@ class Scorer(Protocol):
     tokenizer: object  # the model's tokenizer: what methods encode with (counts, chat templates, unigram tables)
     name: str  # the model's name (its registry name, Hugging Face id or folder)
     is_instruct: bool  # whether the model is an instruct (chat) checkpoint: its prompts' default
-    languages: tuple  # the languages it was trained on (its registry entry's)
+    languages: tuple  # the languages it was trained on (its registry entry's; () where unknown: not registered)
 
     def provenance(self) -> dict:
         """What identifies the weights scored (model id, revision, weights' hash, quantization,

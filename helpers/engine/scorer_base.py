@@ -32,7 +32,11 @@ class ScoresRequests:
 
     @property
     def languages(self) -> tuple:
-        return tuple(self.loaded.spec.languages)
+        """Its registry entry's languages; () for a model the registry does not list (unknown)."""
+        from ..models import REGISTRY
+
+        spec = self.loaded.spec
+        return tuple(spec.languages) if REGISTRY.get(spec.name) == spec else ()
 
     def provenance(self) -> dict:
         return self.loaded.provenance()

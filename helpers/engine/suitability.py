@@ -7,21 +7,19 @@ import warnings
 
 from .unknown_tokens import UnknownShare, warn_unknown_tokens
 from ..data.selection import DatasetSelection
-from ..models import REGISTRY
 
 
 def warn_language(scorer, selection: DatasetSelection) -> None:
     """A warning when the model's registry entry names languages and not all of the selection's
     (a MultiBLiMP selection holds several): the scores are computed (a test may want them) but
     are no judgement of the model's grammar in those languages."""
-    spec = getattr(scorer.loaded, "spec", None)
-    registered = spec is not None and REGISTRY.get(spec.name) == spec  # an unregistered model's languages are unknown
-    missing = ", ".join(repr(lang) for lang in selection.languages if lang not in spec.languages) if registered else ""
+    known = scorer.languages  # () where unknown: a model the registry does not list
+    missing = ", ".join(repr(lang) for lang in selection.languages if lang not in known) if known else ""
     if missing:
-        warnings.warn(f"{spec.name} is registered for {', '.join(spec.languages)} text, not {missing} "
-                      f"({selection.name}): its scores there say nothing about the language; choose a model "
-                      f"trained on {missing} text (a registry name, folder or Hugging Face id)",
-                      stacklevel=4)
+        warnings.warn(f"{scorer.name} is registered for {', '.join(known)} text, not {missing} ({selection.name}): "
+                      "its accuracy there is no judgement of its grammar in that language, though it can be far "
+                      "from 50% (sentence length and shared words decide many pairs); choose a model trained on "
+                      f"{missing} text (a registry name, folder or Hugging Face id)", stacklevel=4)
 
 
 def warn_unsuited(scorer, selection: DatasetSelection) -> UnknownShare | None:

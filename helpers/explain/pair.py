@@ -174,7 +174,7 @@ def explain_pair(scorer: Scorer, good, bad, methods=DECISION_METHODS, template: 
                           "word_lp": float(w.corrected_logprob.sum(min_count=len(w)))}
                          for side, text, t, w in (("good", good, tg, wg), ("bad", bad, tb, wb))])
     notes = [why_not] if why_not else []
-    if language_of(good + bad) not in scorer.languages:
+    if scorer.languages and language_of(good + bad) not in scorer.languages:
         notes.append(f"{scorer.name} was trained on {', '.join(scorer.languages)} text; these sentences look "
                      f"{'Chinese' if language_of(good + bad) == 'zh' else 'English'}.")
     return PairExplanation(good, bad, scorer.name, template, pd.concat([tg, tb], ignore_index=True),

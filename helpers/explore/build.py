@@ -169,7 +169,8 @@ def build(root: str | Path | None = None, out: str | Path | None = None) -> Expl
                 try:
                     scores = load_scores(dataset_folder, model_folder, root=root)
                 except ValueError as refused:  # what the readers refuse is shown, with why
-                    notes.append(f"not shown: {dataset_folder}/{model_folder}: {refused}")
+                    why = "; ".join(getattr(refused, "problems", None) or [str(refused)])
+                    notes.append(f"not shown: {dataset_folder}/{model_folder}: {why}")
                     continue
             notes += [str(w.message) for w in caught]
             notes += unread_files(f"{dataset_folder}/{model_folder}", ScoreStore(root).files(dataset_folder, model_folder),

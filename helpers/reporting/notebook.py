@@ -49,10 +49,11 @@ class NotebookReport:
                              "loaded from the store, or pass sources=[] for an output computed without scores")
         return sources
 
-    def table(self, table: pd.DataFrame, what: str, *, sources=None, tag: str | None = None) -> None:
-        """Write ``table`` as CSV and Markdown with its sidecar."""
+    def table(self, table: pd.DataFrame, what: str, *, sources=None, tag: str | None = None,
+              note: str | None = None) -> None:
+        """Write ``table`` as CSV and Markdown with its sidecar (``note`` under the Markdown table)."""
         self.written += outputs.save_table(table, self.name(what, tag), config=self.config,
-                                           sources=self._sources(sources), root=self.root)
+                                           sources=self._sources(sources), root=self.root, note=note)
 
     def figure(self, fig, what: str, *, sources=None, tag: str | None = None) -> None:
         """Write ``fig`` as PNG and PDF with its sidecar."""

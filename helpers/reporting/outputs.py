@@ -11,6 +11,7 @@ import pandas as pd
 from .. import paths
 from ..files import atomic_path, write_text
 from ..provenance import git_commit, library_versions
+from ..settings.stored import StoreConflictError
 from ..store import load_scores
 from ..settings.lists import parse_list
 
@@ -57,19 +58,31 @@ def stored_scores(model, dataset: str, methods, parameters: dict[str, str] | Non
     choice is an error naming them. ``attrs["score_files"]`` lists every score file used."""
     models = parse_list(model, what="model")
     methods = list(dict.fromkeys(parse_list(methods, what="method")))
-    frames = [load_scores(dataset=dataset, model=m, methods=methods, where=where) for m in models]
-    scores = pd.concat(frames, ignore_index=True)
+    frames, problems, have = [], [], set()
+    for m in models:  # every model read, so that one message says everything the store lacks or mixes
+        try:
+            frames.append(load_scores(dataset=dataset, model=m, methods=methods, where=where))
+        except StoreConflictError as conflict:
+            problems += conflict.problems
+            have |= conflict.present
+    scores = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["model", "method"])
     scores.attrs["score_files"] = [f for frame in frames for f in frame.attrs.get("score_files", [])]
-    have = set(zip(scores["model"], scores["method"]))
-    missing = [f"- {method} for {m}: " + (unscorable(m, method, (parameters or {}).get(method)) or
-                                          f"run notebooks/{producer(method)}.ipynb with model={m!r}, dataset={dataset!r}")
+    have |= set(zip(scores["model"], scores["method"]))
+    missing = [f"{method} for {m}: " + (unscorable(m, method, (parameters or {}).get(method)) or
+                                        f"run notebooks/{producer(method)}.ipynb with model={m!r}, dataset={dataset!r}")
                for m in models for method in methods if (m, method) not in have]
-    message = ("The results store has no scores for:\n" + "\n".join(missing)) if missing else ""
+    if problems:
+        raise StoreConflictError(problems + [f"no scores of {line}" for line in missing])
+    message = ("The results store has no scores for:\n" + "\n".join(f"- {line}" for line in missing)) if missing else ""
     return scores, message
 
 
 class MissingScoresError(RuntimeError):
-    """An analysis asked for stored scores that no scoring notebook has written yet."""
+    """An analysis asked for stored scores that no scoring notebook has written yet (shown without
+    traceback frames: the message says what to run)."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 def required_scores(model, dataset: str, methods, parameters: dict[str, str] | None = None,
@@ -106,16 +119,18 @@ def write_sidecar(target: Path, written: list[Path], config: dict, sources) -> P
     return sidecar
 
 
-def save_table(table: pd.DataFrame, name: str, *, config: dict, sources, root: Path | None = None) -> list[Path]:
+def save_table(table: pd.DataFrame, name: str, *, config: dict, sources, root: Path | None = None,
+               note: str | None = None) -> list[Path]:
     """Write ``table`` as ``tables/<name>.csv`` and ``.md`` under the outputs folder (or ``root``),
-    with the sidecar ``<name>.csv.json``; returns the three paths."""
+    with the sidecar ``<name>.csv.json``; ``note`` (its caveats, how it was computed) goes under the
+    Markdown table and into the sidecar's configuration. Returns the three paths."""
     folder = Path(root or paths.outputs()) / "tables"
     csv, md = folder / f"{name}.csv", folder / f"{name}.md"
     files = score_files(sources)  # fail before writing anything when the sources are unknown
     with atomic_path(csv) as tmp:
         table.to_csv(tmp, index=False)
-    write_text(md, table.to_markdown(index=False, floatfmt=".3f") + "\n")
-    return [csv, md, write_sidecar(csv, [csv, md], config, files)]
+    write_text(md, table.to_markdown(index=False, floatfmt=".3f") + "\n" + (f"\n{note}\n" if note else ""))
+    return [csv, md, write_sidecar(csv, [csv, md], config | ({"note": note} if note else {}), files)]
 
 
 def save_figure(fig, name: str, *, config: dict, sources, root: Path | None = None) -> list[Path]:
