@@ -8,11 +8,14 @@ history (IPython's ``In``): :func:`check_injected` compares the injected names w
 parameters and the settings, and stops on any other with the nearest known name. A setting needs
 no line in the parameters cell (a cell may show some; it never gates one): the table decides which
 settings exist. A notebook run by hand (JupyterLab) has no injected cell: nothing to check.
+Every notebook passes here first, so here too a notebook's warnings become plain notes
+(:func:`warnings_as_notes`).
 """
 from __future__ import annotations
 
 import ast
 import difflib
+import warnings
 from typing import Mapping
 
 from .settings import NAMES, TABLE
@@ -48,6 +51,7 @@ def check_injected(namespace: Mapping, settings: bool = True) -> None:
     """A clear error where papermill injected a name that is neither a parameter the notebook's
     parameters cell declares nor, where ``settings`` (a notebook that scores or reads scores), a
     setting (``namespace``: the notebook's ``globals()``, whose ``In`` is the input history)."""
+    warnings_as_notes(namespace)
     given, declared = injected(namespace)
     known = [*declared, *(name for name in NAMES if settings and name not in declared)]
     unknown = [name for name in given if name not in known]
@@ -58,3 +62,14 @@ def check_injected(namespace: Mapping, settings: bool = True) -> None:
                          f"{'it' if len(unknown) == 1 else 'them'}{'; ' + hint if hint else ''}): its parameters are "
                          f"{', '.join(declared)}" + (f"; and every setting: {', '.join(n for n in TABLE if n not in declared)}"
                                                       if settings else " (it takes no setting)"))
+
+
+def _as_note(message, category, filename, lineno, line=None) -> str:
+    return f"note: {message}\n"
+
+
+def warnings_as_notes(namespace: Mapping) -> None:
+    """In a notebook (``namespace`` holds IPython's input history), each warning prints as one plain
+    line, "note: <message>", without the source path and line of code that raised it."""
+    if "In" in namespace:
+        warnings.formatwarning = _as_note

@@ -4,9 +4,11 @@
   widget bar (``tqdm.notebook``).
 - In a terminal: tqdm's usual bar, redrawn in place.
 - Anywhere else (a headless papermill run, a log file, a Slurm job): whole lines, one when a
-  loop ends (``scoring: 100%|##########| 134/134 [00:02<00:00, 57.3seq/s]``) and, while a loop
-  runs longer than ``LINE_INTERVAL`` seconds, one every ``LINE_INTERVAL`` seconds with the rate
-  and the time left; never one per update.
+  loop ends (``scoring: 100%|##########| 134/134 [00:02<00:00, 57.3seq/s]``) and, outside a
+  notebook, while a loop runs longer than ``LINE_INTERVAL`` seconds, one every ``LINE_INTERVAL``
+  seconds with the rate and the time left; never one per update. A notebook run headless saves
+  only the finished loops' lines (no stale ticks), and no bar of the model libraries (loading
+  weights): those are drawn only where a person watches (a widget, a terminal).
 
 ``HELPERS_PROGRESS`` (widget, terminal, lines, off) overrides the choice.
 """
@@ -105,18 +107,26 @@ def bar(iterable=None, *, desc: str | None = None, total: int | None = None, uni
 
         return widget_tqdm(iterable, leave=leave, **common)
     if kind == "lines":
-        file = sys.stdout if in_kernel() else sys.stderr  # a kernel's stdout: plain text in the notebook
-        return LineBar(iterable, file=common.pop("file", file), **common)
+        kernel = in_kernel()  # a kernel's stdout: plain text saved in the notebook, its last line only
+        return LineBar(iterable, file=common.pop("file", sys.stdout if kernel else sys.stderr),
+                       interval=float("inf") if kernel else LINE_INTERVAL, **common)
     return std.tqdm(iterable, leave=leave, **common)
 
 
+def library_bar(*args, **kwargs):
+    """A model library's bar (transformers' loading weights, a GGUF file's dequantization): :func:`bar`,
+    but off in a notebook run headless, whose saved outputs keep what the notebook computed."""
+    kwargs["disable"] = kwargs.get("disable", False) or (mode() == "lines" and in_kernel())
+    return bar(*args, **kwargs)
+
+
 def _library_bar(factory, args, kwargs):
-    """transformers' bars (loading weights, ...) made by :func:`bar`, so that they fit too."""
+    """transformers' bars (loading weights, ...) made by :func:`library_bar`, so that they fit too."""
     from tqdm import auto
 
     if factory is not auto.tqdm or len(args) > 1:  # progress bars switched off, or an unusual call
         return factory(*args, **kwargs)
-    return bar(*args, **kwargs)
+    return library_bar(*args, **kwargs)
 
 
 def route_library_bars() -> None:

@@ -27,6 +27,8 @@ def test_table3_mean_sd_best_and_ties():
     assert accuracy.at_best_template(s, ["yesno"]).template.unique().tolist() == ["4"]
     shown = accuracy.format_table3(accuracy.table3(s)).iloc[0]  # the planted tie: 1 of 5 x 4 decisions, counted wrong
     assert shown["ties"] == 1 and shown[accuracy.TIE_SHARE] == 5.0 and shown["accuracy (%)"] == "50.0 ± 39.5"
+    untied = accuracy.format_table3(accuracy.table3(s[s.template != "5"]))  # no ties: no tie columns
+    assert "ties" not in untied and accuracy.EXPECTED_SHOWN not in untied and "best (%)" in untied
     per_template = accuracy.by_template(s).set_index("template")[accuracy.TIE_SHARE_COLUMN]
     assert per_template.to_dict() == {"1": 0.0, "2": 0.0, "3": 0.0, "4": 0.0, "5": 0.25}  # 1 of template 5's 4 pairs
     phenomena = accuracy.by_phenomenon(s, best_only=False).iloc[0]

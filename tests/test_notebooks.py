@@ -66,6 +66,7 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
     assert "accuracy (%)" in json.dumps(nb)
     shown = json.dumps([cell.get("outputs", []) for cell in nb["cells"]])
     assert "PosixPath" not in shown  # a save shows nothing; the reader sees tables and figures
+    assert "Loading weights" not in shown and "95% CI" in shown  # the headline, no library bar
     sidecar = json.loads((outputs / "tables" / f"02_readout__{model}__{dataset}__limit-1.csv.json").read_text())
     assert sidecar["config"]["notebook"] == "02_readout" and sidecar["config"]["model"] == model
     assert sidecar["score_files"] and all(Path(f).is_file() for f in sidecar["score_files"])
@@ -75,8 +76,12 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
 def test_02_scores_the_languages_asked_and_shows_them_by_language(scratch):
     """-p languages eng,nld of the 159 languages of the word-order pairs: 12 pairs at limit 2, per language,
     for each of two models side by side."""
-    run_notebook("02_readout.ipynb", scratch / "02.ipynb", model=["tiny-gpt2", "tiny-llama"],
-                 dataset="multiblimp_word_order", methods="lp", languages="eng,nld", limit=2)
+    nb = run_notebook("02_readout.ipynb", scratch / "02.ipynb", model=["tiny-gpt2", "tiny-llama"],
+                      dataset="multiblimp_word_order", methods="lp", languages="eng,nld", limit=2)
+    shown = json.dumps([cell.get("outputs", []) for cell in nb["cells"]])
+    # the English tiny model on Dutch pairs: a plain note while it scores, and a caveat in the headline
+    assert "note: tiny-gpt2 is registered for en, zh text, not 'nl'" in shown and "UserWarning" not in shown
+    assert "tiny-gpt2 is not trained on nl" in shown
     tables = scratch / "outputs" / "tables"
     table = pd.read_csv(tables / "02_readout_languages__tiny-gpt2+tiny-llama__multiblimp_word_order__en-nl__limit-2.csv")
     assert sorted(zip(table.model, table.language)) == [("tiny-gpt2", "en"), ("tiny-gpt2", "nl"),

@@ -65,3 +65,16 @@ def test_transformers_bars_are_made_here(monkeypatch):
     assert isinstance(bar, progress.LineBar)
     list(bar)
     assert out.getvalue().count("\n") == 1 and out.getvalue().startswith("Loading weights: 100%")
+
+
+def test_a_notebook_run_headless_saves_no_library_bar_and_no_stale_tick(monkeypatch):
+    from transformers.utils import logging as hf_logging
+
+    monkeypatch.setenv(progress.MODE_ENV, "lines")
+    monkeypatch.setattr(progress, "in_kernel", lambda: True)  # papermill's kernel: what it prints is saved
+    out = io.StringIO()
+    assert hf_logging.tqdm(range(5), desc="Loading weights", file=out).disable  # transformers' bar: off
+    ours = progress.bar(range(3), desc="scoring", file=out)
+    assert ours.mininterval == float("inf")  # no line while it runs, however long
+    list(ours)
+    assert out.getvalue().count("\n") == 1 and out.getvalue().startswith("scoring: 100%")

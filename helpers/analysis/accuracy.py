@@ -145,8 +145,8 @@ def phenomenon_matrix(phenomena: pd.DataFrame, humans: bool = False) -> pd.DataF
 
 def format_table3(t: pd.DataFrame) -> pd.DataFrame:
     """Table 3 as text: "mean ± sd" in percent, best template, ties and their share of the
-    decisions (a tie counts as an error, as in every paper this repository reproduces; and why a
-    method did not run, after :func:`with_not_applicable`)."""
+    decisions (a tie counts as an error, as in every paper this repository reproduces; the tie
+    columns only where there are ties) and why a method did not run, after :func:`with_not_applicable`."""
     def cell(r):
         if pd.isna(r.accuracy_mean):
             return "not applicable"
@@ -162,6 +162,8 @@ def format_table3(t: pd.DataFrame) -> pd.DataFrame:
                         "pairs": t["pairs"]})
     if "not_applicable" in t and t["not_applicable"].astype(bool).any():  # the reason a method did not run
         out["why not applicable"] = t["not_applicable"]
+    if not (t["ties"].fillna(0) > 0).any():  # tie columns only where there are ties
+        out = out.drop(columns=["ties", TIE_SHARE, EXPECTED_SHOWN, RANGE_SHOWN])
     return out
 
 

@@ -155,15 +155,15 @@ def as_plain_weights(model) -> None:
 
 @contextmanager
 def routed_progress():
-    """While a GGUF file loads, its dequantization bar drawn by :func:`helpers.progress.bar` (a line
+    """While a GGUF file loads, its dequantization bar drawn by :func:`helpers.progress.library_bar` (a line
     headless, a widget in JupyterLab): transformers' GGUF loader calls ``tqdm.auto`` directly, past
     the hook through which :mod:`helpers.progress` draws transformers' other bars."""
     from transformers import modeling_gguf_pytorch_utils as loader
 
-    from ..progress import bar
+    from ..progress import library_bar
 
     original = loader.tqdm
-    loader.tqdm = bar
+    loader.tqdm = library_bar
     try:
         yield
     finally:

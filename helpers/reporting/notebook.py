@@ -67,6 +67,12 @@ class NotebookReport:
         if show:
             from IPython.display import display
 
-            display(self.checked)
+            ran = set(scores["dataset"].astype(str)) if scores is not None and "dataset" in scores else set()
+            mine = self.checked["dataset"].isna() | self.checked["dataset"].isin(ran)
+            display(self.checked[mine].drop(columns="dataset").reset_index(drop=True))
+            others = sorted(set(self.checked.loc[~mine, "dataset"]))
+            if others:  # the other datasets' published numbers: one line, the saved table holds them
+                print(f"{int((~mine).sum())} published numbers of other datasets ({', '.join(others)}) are in "
+                      f"{self.name('paper_check')}.csv, not shown")
             print(paper_check.summary(self.notebook, self.checked))
         self.table(self.checked, "paper_check", sources=scores if scores is not None else [])

@@ -28,7 +28,8 @@ BLIMP_RESULTS = "blimp/raw_results/summary/models_summary.jsonl"
 SG_RESULTS = "syntaxgym/cpllab-syntactic-generalization/data/raw/sg_results/syntaxgym_results_{}.csv"
 HL_ZH = "hu-levy-2023/results_zh"
 HL_PROMPTS = ("direct", "metaQuestionSimple", "metaInstruct", "metaQuestionComplex")
-COLUMNS = ["paper", "quantity", "paper_model", "paper_value", "model", "this_run", "difference", "note", "source"]
+COLUMNS = ["paper", "quantity", "paper_model", "paper_value", "model", "this_run", "difference", "note", "source",
+           "dataset"]
 
 
 def _blimp(source: DataSource | None) -> list[PaperValue]:
@@ -257,7 +258,7 @@ def check(notebook: str, scores: pd.DataFrame | None, source: DataSource | None 
     rows = [{"paper": v.paper, "quantity": v.quantity, "paper_model": v.paper_model, "paper_value": v.value,
              "model": model, "this_run": runs[i, model],
              "difference": runs[i, model] - v.value if not np.isnan(runs[i, model]) else float("nan"),
-             "note": _note(v, model, runs[i, model]), "source": v.source}
+             "note": _note(v, model, runs[i, model]), "source": v.source, "dataset": v.select.get("dataset")}
             for i, v in enumerate(values) for model in models]
     return pd.DataFrame(rows, columns=COLUMNS)
 
