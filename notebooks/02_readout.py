@@ -46,6 +46,7 @@ draw_seed = 0  # seed of a drawn number of languages or paradigms (the same in e
 drop_identical = False  # True: leave out pairs whose two sentences are the same string (blimp, sling, multiblimp_word_order, turblimp, blimp_nl, qfrblimp)
 explanations = None  # grammar prompting (Scheinberg et al. 2025): a file of each paradigm's explanation (JSON/YAML paradigm -> text, or CSV/TSV paradigm,explanation), placed before every judgment; None: none
 endings = False  # True: judge each pair by its two endings after its context, as BHS's own code does (a dataset with context, ending_good, ending_bad columns: bhs); with meanlp that is BHS's score
+length_matched = False  # True: the phenomenon table and figure read only the pairs whose two sentences have as many tokens (05's length analysis)
 shards = 1  # split the pairs into this many shards (by paradigm, then position) scored by separate runs
 shard = None  # with shards > 1: the shard (1 to shards) this run scores; the store reads complete shards as one run
 precision_check = False  # True: the last section scores the model in float32, bfloat16, NF4 and int8 and compares
@@ -58,7 +59,7 @@ from IPython.display import display
 
 from helpers import methods as method_registry
 from helpers.plots import accuracy as plots
-from helpers.analysis import accuracy
+from helpers.analysis import accuracy, length_bias
 from helpers.analysis import languages as language_results
 from helpers.analysis.languages import several_languages
 from helpers.plots import languages as plots_languages
@@ -129,15 +130,20 @@ if len(t3_target):
 # ## Accuracy by phenomenon (best template of each method)
 #
 # Where the data has human judgments (BLiMP's validation per paradigm, QFrBLiMP's 12 annotators
-# per pair), the last column is the humans' agreement with the labels.
+# per pair), the last column is the humans' agreement with the labels. Each cell of the figure shows
+# its n and a ° where its 95% interval covers 50%; `length_matched=True` draws them on the pairs
+# whose two sentences have as many tokens, so that length cannot decide (notebook 05 analyses it).
 
 # %%
-phenomena = accuracy.by_phenomenon(scores)
+read, matched = length_bias.length_matched(scores) if length_matched else (scores, "")
+phenomena = accuracy.by_phenomenon(read)
 matrix = accuracy.phenomenon_matrix(phenomena)
 display((100 * accuracy.phenomenon_matrix(phenomena, humans=True)).round(1))
-report.table(phenomena, "readout_phenomena")
-fig = plots.phenomenon_heatmap(matrix, head.title(f"{scorer.name} on {dataset}: accuracy by phenomenon"))
-report.figure(fig, "readout_phenomena")
+name = "readout_phenomena" + ("_length_matched" if length_matched else "")
+report.table(phenomena, name)
+fig = plots.phenomenon_heatmap(matrix, head.title(f"{scorer.name} on {dataset}: accuracy by phenomenon{matched}"),
+                               counts=accuracy.phenomenon_matrix(phenomena, value="pairs"))
+report.figure(fig, name)
 
 # %% [markdown]
 # ## Accuracy by language

@@ -295,3 +295,10 @@ def test_ab_answers_use_the_method_asked_for():
     assert both.method.tolist() == ["ab", "ab_logit"] and both.share_A.tolist() == [0.75, 0.75]
     with pytest.raises(ValueError, match="no scores of 'ab_x'"):
         prompting.ab_answers(scores, "ab,ab_x")
+
+
+def test_length_matched_keeps_the_pairs_of_equal_token_counts():
+    s = pd.concat([_scores("lp", "none", [1, 0, 1, 1], n_good=[3, 4, 5, 6], n_bad=[3, 5, 5, 2]),
+                   _scores("meanlp", "none", [0, 0, 1, 1], n_good=[3, 4, 5, 6], n_bad=[3, 5, 5, 2])])
+    kept, words = length_bias.length_matched(s)
+    assert sorted(kept.pair_id.unique()) == [0, 2] and len(kept) == 4 and words == " (length-matched: 2 of 4 pairs)"

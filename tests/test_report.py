@@ -174,6 +174,12 @@ def test_phenomenon_heatmap_annotates_percentages():
                                                                   "phenomenon")
     assert [t.get_text() for t in ax.texts] == ["50", "100", "76", "25"]
     plt.close(fig)
+    counts = pd.DataFrame({"lp": [10, 200], "yesno": [4, 8]}, index=["X", "Y"])
+    fig = plots.phenomenon_heatmap(matrix, "demo-en on blimp", counts=counts)  # each cell's n; ° where it covers 50%
+    # Wilson: 4 of 4 is 51.0-100 (not chance), 2 of 8 is 7.1-59.1 (covers 50)
+    assert [t.get_text() for t in fig.axes[0].texts] == ["50°\nn=10", "100\nn=4", "76\nn=200", "25°\nn=8"]
+    assert "° its 95% interval covers 50%" in fig.axes[0].get_xlabel()
+    plt.close(fig)
 
 
 def test_figure_numbers_follow_ide_et_al():

@@ -133,10 +133,10 @@ def human_by_phenomenon(scores: pd.DataFrame) -> pd.Series | None:
     return pairs.groupby(["phenomenon", "paradigm"])["human_agreement"].mean().groupby("phenomenon").mean()
 
 
-def phenomenon_matrix(phenomena: pd.DataFrame, humans: bool = False) -> pd.DataFrame:
-    """Phenomena x methods accuracy of a :func:`by_phenomenon` table, for display; ``humans``
-    adds its humans' agreement as a last column "humans" where it has one."""
-    matrix = phenomena.pivot_table(index="phenomenon", columns="method", values="accuracy", sort=False)
+def phenomenon_matrix(phenomena: pd.DataFrame, humans: bool = False, value: str = "accuracy") -> pd.DataFrame:
+    """Phenomena x methods ``value`` (accuracy, or pairs) of a :func:`by_phenomenon` table, for display;
+    ``humans`` adds its humans' agreement as a last column "humans" where it has one."""
+    matrix = phenomena.pivot_table(index="phenomenon", columns="method", values=value, sort=False)
     if not humans or "human" not in phenomena:
         return matrix
     return matrix.assign(humans=matrix.index.map(phenomena.drop_duplicates("phenomenon").set_index("phenomenon")

@@ -15,6 +15,16 @@ def with_length_difference(scores: pd.DataFrame) -> pd.DataFrame:
     return scores.assign(length_diff=scores["n_tokens_good"].astype(int) - scores["n_tokens_bad"].astype(int))
 
 
+def length_matched(scores: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The rows of the pairs whose two sentences have as many tokens (the model's own), and a title's
+    words saying how many of how many pairs that is."""
+    keys = ["model", "paradigm", "pair_id"]
+    pairs = scores.drop_duplicates(keys)
+    same = pairs[pairs["n_tokens_good"].astype(int) == pairs["n_tokens_bad"].astype(int)][keys]
+    kept = scores.merge(same, on=keys)
+    return kept, f" (length-matched: {len(same):,} of {len(pairs):,} pairs)"
+
+
 def point_biserial(correct, length_diff) -> tuple[float, float]:
     """Point-biserial r (and p) between success and the length difference."""
     c, d = np.asarray(correct, float), np.asarray(length_diff, float)

@@ -2,15 +2,34 @@
 and against humans, attractors, word shuffling, accuracy against token-length difference."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+
+from ..analysis.length_bias import wilson
 
 from .style import CHANCE, accuracy_axis, heatmap_figure, model_panels, plt, sns
 
 
-def phenomenon_heatmap(matrix: pd.DataFrame, title: str):
-    """Accuracy (%) of each method (columns) per phenomenon (rows), chance at 50."""
-    return heatmap_figure(100 * matrix, title, "method (best template)", "phenomenon", (1.1, 0.45), fmt=".0f",
-                          cmap="RdBu", center=50, vmin=0, vmax=100, cbar_kws={"label": "accuracy (%)"})
+def phenomenon_heatmap(matrix: pd.DataFrame, title: str, counts: pd.DataFrame | None = None):
+    """Accuracy (%) of each method (columns) per phenomenon (rows), chance at 50; with ``counts``
+    (pairs per cell, the same shape) each cell shows its n, and "°" where its 95% Wilson interval
+    covers 50% (the cell cannot be told from chance)."""
+    style = dict(cmap="RdBu", center=50, vmin=0, vmax=100, cbar_kws={"label": "accuracy (%)"})
+    if counts is None:
+        return heatmap_figure(100 * matrix, title, "method (best template)", "phenomenon", (1.1, 0.45), fmt=".0f",
+                              **style)
+    counts = counts.reindex(index=matrix.index, columns=matrix.columns)
+    text = [[_cell(a, n) for a, n in zip(accuracies, ns)] for accuracies, ns in zip(matrix.to_numpy(), counts.to_numpy())]
+    return heatmap_figure(100 * matrix, title, "method (best template): accuracy %, n pairs; ° its 95% interval "
+                          "covers 50%", "phenomenon", (1.1, 0.6), annot=np.array(text, dtype=object), fmt="",
+                          annot_kws={"fontsize": 8}, **style)
+
+
+def _cell(accuracy: float, n: float) -> str:
+    if pd.isna(accuracy) or pd.isna(n) or not n:
+        return ""
+    low, high = wilson(int(round(accuracy * n)), int(n))
+    return f"{100 * accuracy:.0f}{'°' if low <= 0.5 <= high else ''}\nn={int(n)}"
 
 
 def phenomena_vs_humans(table: pd.DataFrame, title: str):

@@ -61,7 +61,7 @@ def heatmap_figure(matrix: pd.DataFrame, title: str, xlabel: str, ylabel: str, c
     """One annotated heat map of ``matrix`` sized by its cells (``cell``: inches per column, per
     row); ``style`` goes to seaborn's heatmap (colours, format, colour bar)."""
     fig, ax = plt.subplots(figsize=(cell[0] * len(matrix.columns) + 3, cell[1] * len(matrix) + 1.5))
-    sns.heatmap(matrix, annot=True, ax=ax, **style)
+    sns.heatmap(matrix, ax=ax, **{"annot": True, **style})
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
