@@ -7,6 +7,7 @@ PACKAGES=(
   chromium chromium-driver  # `browser` test (tests/test_browser.py): JupyterLab in headless Chromium via selenium
   slurm-wlm munge           # `slurm` and `faults` tests (tests/slurm/, tests/test_faults.py): single-node Slurm clusters started by tests/slurm/cluster.sh
   fonts-wqy-microhei        # every figure: Chinese characters and Japanese kana (helpers/plots/style.py; tests/test_fonts.py)
+  fonts-noto-core           # every figure: the other scripts (Devanagari, Arabic, Hebrew, Armenian, Georgian, Indic, ...; helpers/plots/fonts.py)
 )
 missing=()
 for pkg in "${PACKAGES[@]}"; do

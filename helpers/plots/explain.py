@@ -6,19 +6,19 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from .style import FONTS
+from .fonts import INSTALL, undrawable
 
 
 GOOD, BAD, HIGHLIGHT = "#3b75af", "#e1812c", "#fff2b3"
-CJK_LANGUAGES = ("zh", "ja")
 
 
-def _labels(texts: list[str], cjk: bool) -> tuple[list[str], str | None]:
-    """Tick labels, and a note when Chinese or Japanese cannot be drawn (no CJK font among the
-    figures' fonts, :data:`helpers.plots.style.FONTS`): then labels are positions."""
-    if cjk and len(FONTS) == 1:
-        return [f"#{i + 1}" for i in range(len(texts))], "no CJK font installed (Debian: fonts-wqy-microhei, " \
-                                                         "`make system-deps`): ticks show positions"
+def _labels(texts: list[str]) -> tuple[list[str], str | None]:
+    """Tick labels, and a note when some of their characters cannot be drawn with the figures'
+    fonts (:func:`helpers.plots.fonts.undrawable`): then labels are positions."""
+    missing = undrawable("".join(texts))
+    if missing:
+        return [f"#{i + 1}" for i in range(len(texts))], (f"no installed font draws {''.join(missing[:5])!r} "
+                                                          f"(install {INSTALL}): ticks show positions")
     return texts, None
 
 
@@ -27,7 +27,6 @@ def pair_figure(ex, headline: str = "lp") -> Figure:
     surprisal of both sentences on aligned columns (differing words shaded), then per-token
     surprisal of the acceptable and of the unacceptable sentence. A matplotlib Figure, not
     registered with pyplot (``display(fig)`` or ``fig.savefig`` shows it)."""
-    chinese = ex.language in CJK_LANGUAGES
     cols = ex.columns
     good_tokens = ex.tokens[ex.tokens.side == "good"]
     bad_tokens = ex.tokens[ex.tokens.side == "bad"]
@@ -52,7 +51,7 @@ def pair_figure(ex, headline: str = "lp") -> Figure:
         ax.scatter(np.r_[x - 0.2, x + 0.2], np.r_[cols.good_surprisal, cols.bad_surprisal], marker="_", s=150,
                    color="black", zorder=3, label="sum of its tokens")
     texts = [g if not d else f"{g or '–'}\n{b or '–'}" for g, b, d in zip(cols.good_text, cols.bad_text, cols.differs)]
-    labels, note = _labels(texts, chinese)
+    labels, note = _labels(texts)
     notes += [note] if note else []
     ax.set_xticks(x, labels)
     for tick, differs in zip(ax.get_xticklabels(), cols.differs):
@@ -68,7 +67,7 @@ def pair_figure(ex, headline: str = "lp") -> Figure:
             if differs:
                 ax.axvspan(i - 0.5, i + 0.5, color=HIGHLIGHT, zorder=0)
         ax.bar(x, tokens.surprisal, 0.7, color=color)
-        labels, _ = _labels([t.strip() or "␣" for t in tokens.text], chinese)  # a token of spaces: ␣
+        labels, _ = _labels([t.strip() or "␣" for t in tokens.text])  # a token of spaces: ␣
         ax.set_xticks(x, labels, rotation=45 if len(tokens) > 12 else 0, ha="right" if len(tokens) > 12 else "center")
         total = tokens.surprisal.sum()
         ax.set_title(f"per token, {side}: {total:.1f} bits in {len(tokens)} tokens (LP {tokens.logprob.sum():.2f})",

@@ -5,8 +5,6 @@ under a figure's title. Each figure module
 job (:class:`helpers.reporting.notebook.NotebookReport`)."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import matplotlib
 
 if not matplotlib.get_backend().lower().startswith(("module://", "nbagg", "ipympl")):
@@ -14,37 +12,11 @@ if not matplotlib.get_backend().lower().startswith(("module://", "nbagg", "ipymp
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
-from matplotlib import font_manager  # noqa: E402
+
+from .fonts import BASE_FONT, CJK_FONTS, SCRIPT_FONTS, script_fonts, undrawable, use_script_fonts  # noqa: E402
 
 CHANCE = dict(color="grey", linestyle="--", linewidth=1)
-# Text glyphs by fallback, in order: DejaVu Sans (matplotlib's own: Latin, Cyrillic, Greek), then a
-# CJK font for Chinese characters and Japanese kana: WenQuanYi Micro Hei (Debian fonts-wqy-microhei,
-# installed by `make system-deps`) or a Noto CJK font where one is installed instead.
-BASE_FONT = "DejaVu Sans"
-CJK_FONTS = ("WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Sans CJK JP", "Droid Sans Fallback")
-CJK_FONT_FILES = ("wqy-microhei.ttc", "NotoSansCJK-Regular.ttc", "DroidSansFallbackFull.ttf")
-
-
-def script_fonts() -> list[str]:
-    """The font families every figure uses, in fallback order: the base font, then the first CJK
-    font installed. A CJK font installed after matplotlib built its font cache is added here."""
-    known = {f.name for f in font_manager.fontManager.ttflist}
-    if not known.intersection(CJK_FONTS):
-        for path in font_manager.findSystemFonts():
-            if Path(path).name in CJK_FONT_FILES:
-                font_manager.fontManager.addfont(path)
-        known = {f.name for f in font_manager.fontManager.ttflist}
-    return [BASE_FONT, *[name for name in CJK_FONTS if name in known][:1]]
-
-
-def use_script_fonts() -> list[str]:
-    """Set matplotlib's font family to :func:`script_fonts` (the figures of every notebook)."""
-    fonts = script_fonts()
-    matplotlib.rcParams["font.family"] = fonts
-    return fonts
-
-
-FONTS = use_script_fonts()
+FONTS = use_script_fonts()  # every script the datasets hold (helpers.plots.fonts)
 
 
 def model_panels(table: pd.DataFrame, title: str, width: float, height: float):
@@ -77,4 +49,5 @@ def accuracy_axis(ax, model: str) -> None:
     ax.set_title(model)
 
 
-__all__ = ["CHANCE", "FONTS", "accuracy_axis", "heatmap_figure", "model_panels", "plt", "sns", "use_script_fonts"]  # the figure modules take plt and sns from here, after the backend
+__all__ = ["BASE_FONT", "CHANCE", "CJK_FONTS", "FONTS", "SCRIPT_FONTS", "accuracy_axis", "heatmap_figure", "model_panels",
+           "plt", "script_fonts", "sns", "undrawable", "use_script_fonts"]  # the figure modules take plt and sns from here, after the backend

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -133,11 +134,26 @@ def save_table(table: pd.DataFrame, name: str, *, config: dict, sources, root: P
     return [csv, md, write_sidecar(csv, [csv, md], config | ({"note": note} if note else {}), files)]
 
 
+def say_undrawable(fig) -> None:
+    """Where no installed font draws some characters of ``fig``'s texts (empty boxes), the figure
+    says so under itself, and a warning names them and what to install."""
+    from matplotlib.text import Text
+
+    from ..plots.fonts import INSTALL, undrawable
+
+    missing = undrawable("".join(t.get_text() for t in fig.findobj(Text)))
+    if missing:
+        note = f"no installed font draws {''.join(missing[:8])!r}: shown as boxes (install {INSTALL})"
+        fig.text(0.01, 0.0, note, fontsize=7, color="dimgrey", va="top")
+        warnings.warn(f"a figure holds characters no installed font draws: {note}")
+
+
 def save_figure(fig, name: str, *, config: dict, sources, root: Path | None = None) -> list[Path]:
     """Write ``fig`` as ``figures/<name>.png`` and ``.pdf`` under the outputs folder (or ``root``),
     with the sidecar ``<name>.png.json``; returns the three paths."""
     folder = Path(root or paths.outputs()) / "figures"
     files = score_files(sources)
+    say_undrawable(fig)
     written = []
     for fmt in FIGURE_FORMATS:
         target = folder / f"{name}.{fmt}"
