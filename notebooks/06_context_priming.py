@@ -61,6 +61,7 @@ from helpers.plots import priming as plots_priming
 from helpers.plots import similarity as plots_similarity
 from helpers.data import priming
 from helpers.analysis import prefix_similarity, primed_separability, priming_effects, priming_tables
+from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.picking import choose
 from helpers.data.selection import DatasetSelection
@@ -124,6 +125,17 @@ print("example:", repr(prefixes[prefixes.target_length == prefixes.target_length
 files = run.files(method_list, *primed_input(part, prefixes))
 scores = report.sources = load_files(files)
 print(f"{len(scores):,} judgments in {len(files)} score files; {scorer.record()['tokens_run']:,} tokens run this session")
+
+# %% [markdown]
+# ## The answer without a prefix: accuracy per method, with its 95% interval
+#
+# The baseline every priming effect below is measured against: each method's accuracy on the target pairs
+# alone, its 95% interval and n, and what changes how to read it.
+
+# %%
+head = headline.of(scores[scores["prefix_type"] == "none"], "06_context_priming", dataset)
+report.table(head.table, "headline", note=head.note)
+head
 
 # %% [markdown]
 # ## Figure 2: baselined accuracy by prefix type and length

@@ -48,6 +48,7 @@ from IPython.display import display
 
 from helpers.analysis import learning_curves as curves
 from helpers.plots import learning_curves as plots
+from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
 from helpers.reporting.outputs import required_scores
 from helpers.runs.reading import stored_choice
@@ -63,6 +64,14 @@ scores = required_scores(list(points.model), dataset, method_list, where=chosen)
 report = NotebookReport("08_learning_curves", config, f"{model}__{dataset}", sources=scores)
 display(points)
 print(f"{len(scores):,} stored decisions of {len(points)} revisions of {model} on {dataset}")
+
+# %% [markdown]
+# ## The answer per revision: accuracy per method, with its 95% interval
+
+# %%
+head = headline.of(scores, "08_learning_curves", dataset)
+report.table(head.table, "headline", note=head.note)
+head
 
 # %% [markdown]
 # ## Accuracy per method, phenomenon and step

@@ -77,9 +77,11 @@ def test_ab_auto_gives_outlines_answer_on_every_prompt_mixtral_and_nemo(kind, tm
     lm = tiny_model(kind, tmp_path / kind)
     scorer = CausalScorer(lm, Settings(progress=False))
     allowed = outlines_tokens_for(lm.tokenizer, ["A", "B"])
-    selection = select("blimp", 3)  # 201 pairs: 201 prompts per template, 5 templates
+    # mixtral: 201 pairs x 5 templates, where the letters' logits disagree with outlines on some prompts; nemo:
+    # 67 x 5, each answered by its letter logits exactly as outlines answers it
+    selection = select("blimp", 3 if kind == "mixtral" else 1)
     decoded = answers(scorer, selection, True, tmp_path / "outlines")
-    assert len(decoded) == 5 * 201 and (decoded.ab_path == "outlines").all()
+    assert len(decoded) == 5 * len(selection) and (decoded.ab_path == "outlines").all()
     if kind == "mixtral":
         assert allowed == {"A": {28741, 68}, "B": {28760, 69}}  # "A" and "<0x41>"; the engine scores "▁A" (330)
         # "auto" decodes with outlines here: the same pass as above

@@ -7,7 +7,6 @@ import json
 import shutil
 from pathlib import Path
 
-import papermill as pm
 import pyarrow.parquet as pq
 import pytest
 
@@ -64,13 +63,16 @@ def test_todays_run_finds_the_old_files_and_scores_nothing(old_store):
 def test_04_and_05_read_an_old_store_and_04_chooses_by_a_setting_name(old_store, tmp_path):
     from notebook_run import first_output, run_notebook
 
+    from helpers.reporting.outputs import MissingScoresError, required_scores
+    from helpers.settings import Settings
+
     run_notebook("05_length_bias.ipynb", tmp_path / "05.ipynb", model="demo-en", resamples=200)
     done = run_notebook("04_ensembles.ipynb", tmp_path / "04.ipynb", model="demo-en", resamples=200, trials=4,
                         penlp_alpha=0.8)
     assert first_output(done).startswith("reads the scores stored under settings: penlp_alpha=0.8; the others 'auto'")
-    with pytest.raises(pm.PapermillExecutionError, match=r"MissingScoresError"):  # no chat-template prompts stored
-        run_notebook("04_ensembles.ipynb", tmp_path / "04i.ipynb", model="demo-en", resamples=200, trials=4,
-                     instruct=True)
+    # -p instruct true: 04's read (stored_choice's filter into required_scores) finds no chat-template prompts
+    with pytest.raises(MissingScoresError, match=r"- yesno for demo-en: run notebooks/03_prompting.ipynb"):
+        required_scores("demo-en", "blimp", ["lp", "intemplate_lp", "yesno"], where=Settings(instruct=True).score_filter())
 
 
 def test_a_wave_5_file_reads_as_of_todays_methods_version_and_rows_hash_where_nothing_changed(scratch):

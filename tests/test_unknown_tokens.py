@@ -96,7 +96,7 @@ def unknown_warnings(caught) -> list[str]:
 
 @pytest.mark.parametrize("name", ["rublimp", "jblimp"])
 def test_the_english_wordpiece_makes_russian_and_japanese_unknown_exactly_as_its_words_say(bert, frames, name):
-    texts = selection_texts(frames[name])
+    texts = selection_texts(frames[name])[::7]  # every 7th sentence: counted word by word below, in pure Python
     measured = unknown_share(bert.tokenizer, texts, limit=None)
     unknown, characters, words = wordpiece_count(bert.tokenizer, texts)
     assert (measured.unknown, measured.characters, measured.texts) == (unknown, characters, len(texts))
