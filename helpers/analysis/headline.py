@@ -57,8 +57,9 @@ def _paired_difference(a: np.ndarray, b: np.ndarray, seed: int, n_resamples: int
     diff = a - b
     if not diff.any():
         return 0.0, 0.0, 1.0
-    rng = np.random.default_rng(seed)
-    means = diff[rng.integers(0, len(diff), size=(n_resamples, len(diff)))].mean(axis=1)
+    rng, batch = np.random.default_rng(seed), max(1, 2_000_000 // len(diff))  # resamples drawn in batches of ~16 MB
+    means = np.concatenate([diff[rng.integers(0, len(diff), size=(min(batch, n_resamples - start), len(diff)))]
+                            .mean(axis=1) for start in range(0, n_resamples, batch)])
     low, high = np.quantile(means, [0.025, 0.975])
     p = min(1.0, 2 * min(np.mean(means <= 0), np.mean(means >= 0)))
     return float(low), float(high), float(p)
