@@ -349,7 +349,9 @@ def test_03_runs_part_1_for_each_model_of_a_list_and_compares_them(scratch, tiny
     assert set(zip(matrix.measure, matrix.stimuli)) == {
         ("yesno", "syntaxgym"), ("ab_logit", "syntaxgym"), ("hl_sentence_judgment", "hl_syntaxgym"),
         ("hl_sentence_comparison", "hl_syntaxgym")}
-    files = json.loads((tables / f"03_introspection__{tag}.csv.json").read_text())["score_files"]
+    from helpers.reporting.outputs import sidecar_score_files
+
+    files = sidecar_score_files(tables / f"03_introspection__{tag}.csv.json")
     want = intro.matrix(intro.item_measures(load_files(files)), seed=42)
     got = matrix.set_index(["measure", "meta_model", "direct_model", "prompt"]).sort_index()
     want = want.set_index(["measure", "meta_model", "direct_model", "prompt"]).sort_index()

@@ -17,6 +17,7 @@ from notebook_run import run_notebook
 
 from helpers import paths
 from helpers.analysis import comparisons, ensembles, length_bias
+from helpers.reporting.outputs import sidecar_score_files
 from helpers.store import load_scores
 
 
@@ -69,7 +70,9 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
     assert "Loading weights" not in shown and "95% CI" in shown  # the headline, no library bar
     sidecar = json.loads((outputs / "tables" / f"02_readout__{model}__{dataset}__limit-1.csv.json").read_text())
     assert sidecar["config"]["notebook"] == "02_readout" and sidecar["config"]["model"] == model
-    assert sidecar["score_files"] and all(Path(f).is_file() for f in sidecar["score_files"])
+    recorded = sidecar_score_files(outputs / "tables" / f"02_readout__{model}__{dataset}__limit-1.csv.json")
+    assert recorded and all(f.is_file() for f in recorded)  # recorded relative to the outputs folder
+    assert all(f.startswith(f"scores/{dataset}/{model}/") for f in sidecar["score_files"])
 
 
 @pytest.mark.slow
@@ -213,7 +216,7 @@ def test_04_writes_every_table_and_figure_from_the_store(stored, scratch):
         assert (out / "figures" / f"{stem}__blimp.pdf").is_file()
         side = _sidecar(out / "figures" / f"{stem}__blimp.png")
         assert side["config"]["model"] == "m1" and side["config"]["ab_method"] == "ab_logit"
-        assert sorted(side["score_files"]) == used
+        assert sorted(map(str, sidecar_score_files(out / "figures" / f"{stem}__blimp.png.json"))) == used
     assert _sidecar(out / "tables" / "04_ensembles__blimp.csv")["config"]["trials"] == 4
     assert (out / "tables" / "04_attractors__blimp.md").is_file()
     _check_04_disagreement(out, scores, nf4)
@@ -306,7 +309,7 @@ def _check_04_disagreement(out, scores, nf4):
     assert len(read["reliability"]) == 5 + 17 and read["reliability"].reliability.notna().all()
     for stem in ("04_agreement", "04_reliability"):
         assert (out / "figures" / f"{stem}__blimp.pdf").is_file()
-        assert str(nf4) in _sidecar(out / "figures" / f"{stem}__blimp.png")["score_files"]
+        assert nf4 in sidecar_score_files(out / "figures" / f"{stem}__blimp.png.json")
 
 
 @pytest.mark.slow

@@ -246,9 +246,10 @@ def test_02_readout_shows_the_precision_table_the_cli_reproduces(scratch, tiny_d
     assert {p: meta_of(p)["time_ns"] for p in sorted(folder.glob("*.parquet"))} == written
     again = pd.read_csv(folder / "precision__limit1__lp+yesno.csv")  # named with its methods: not the default
     pd.testing.assert_frame_equal(shown, again)
-    sidecar = json.loads((tmp_path / "outputs" / "tables" / "02_readout_precision__tiny-llama__blimp__limit-1.csv.json")
-                         .read_text())
-    assert sorted(sidecar["score_files"]) == sorted(map(str, written))
+    from helpers.reporting.outputs import sidecar_score_files
+
+    sidecar = tmp_path / "outputs" / "tables" / "02_readout_precision__tiny-llama__blimp__limit-1.csv.json"
+    assert sorted(sidecar_score_files(sidecar)) == sorted(written)
     # the command line takes the settings 02's precision section passes (all but quant and dtype, which the
     # precisions set): another start convention is another configuration, scored and recorded as such
     assert main(["precision", "--model", "tiny-llama", "--dataset", "blimp", "--methods", "lp", "--limit", "1",

@@ -79,7 +79,8 @@ def test_save_table_writes_csv_markdown_and_sidecar(store, tmp_path):
         "| lp       |      0.812 |      24 |", "| yesno    |      0.500 |      24 |"]
     sidecar = json.loads(written[2].read_text())
     assert sidecar["config"] == config and sidecar["files"] == ["t1__blimp.csv", "t1__blimp.md"]
-    assert sidecar["score_files"] == [str(tmp_path / "scores" / "blimp" / "m1" / "lp.parquet")]
+    assert sidecar["score_files"] == ["scores/blimp/m1/lp.parquet"]  # relative to the outputs folder it sits in
+    assert report.sidecar_score_files(written[2]) == [tmp_path / "scores" / "blimp" / "m1" / "lp.parquet"]
     assert sidecar["git_commit"] == provenance.git_commit()
     assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in written)  # no temporary files left
 
@@ -123,6 +124,11 @@ def test_phenomena_vs_humans_one_panel_per_model():
     humans = ax.collections[-1].get_offsets()
     assert np.asarray(humans).tolist() == [[0, 0.9], [1, 0.8]]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["lp", "yesno", "humans"]
+    plt.close(fig)
+    # with each cell's n, every bar says it, and ° where its Wilson interval covers 50% (4 of 4 right does not)
+    fig = plots.phenomena_vs_humans(table.assign(pairs=[8, 4, 8, 4] * 2), "accuracy by phenomenon on blimp")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts[:4] == ["°8", "°4", "°8", "4"] and texts[-1] == "bar labels: n pairs; ° 95% interval covers 50%"
     plt.close(fig)
 
 

@@ -14,6 +14,7 @@ from helpers.analysis import priming_effects, separability as sep
 from helpers.data import priming
 from helpers.data.selection import DatasetSelection, first_per_paradigm, select
 from helpers.data.shards import MissingShardsError
+from helpers.reporting.outputs import sidecar_score_files
 from helpers.data.unigram_corpus import resolve_unigram_corpus
 from helpers.engine import CausalScorer
 from helpers.engine.kinds import scorer_for
@@ -251,8 +252,8 @@ def test_notebook_06_sharded_then_read_as_one_run(scratch):
     run_notebook("06_context_priming.ipynb", scratch / "all.ipynb", shards=2, **params)
     tables = scratch / "outputs" / "tables"
     assert (tables / "06_figure2__tiny-gpt2__blimp__limit-1__shard2of2.csv").is_file()  # a shard's tables: its pairs
-    sources = json.loads((tables / "06_figure2__tiny-gpt2__blimp__limit-1.csv.json").read_text())["score_files"]
-    assert [p.rsplit("/", 1)[1] for p in sources] == [f"lp__primed_grid__shard{i}of2.parquet" for i in (1, 2)]
+    sources = sidecar_score_files(tables / "06_figure2__tiny-gpt2__blimp__limit-1.csv.json")
+    assert [p.name for p in sources] == [f"lp__primed_grid__shard{i}of2.parquet" for i in (1, 2)]
     assert_same_run(load_files(sources, token_columns=True), load_files(whole, token_columns=True))
     figure2 = pd.read_csv(tables / "06_figure2__tiny-gpt2__blimp__limit-1.csv")  # the whole run's, from the two shards
     expected = priming_effects.figure2(load_files(whole)).reset_index(drop=True)

@@ -28,15 +28,39 @@ def phenomenon_heatmap(matrix: pd.DataFrame, title: str, counts: pd.DataFrame | 
 def _cell(accuracy: float, n: float) -> str:
     if pd.isna(accuracy) or pd.isna(n) or not n:
         return ""
+    return f"{100 * accuracy:.0f}{'°' if _covers_chance(accuracy, n) else ''}\nn={int(n)}"
+
+
+def _covers_chance(accuracy: float, n: float) -> bool:
     low, high = wilson(int(round(accuracy * n)), int(n))
-    return f"{100 * accuracy:.0f}{'°' if low <= 0.5 <= high else ''}\nn={int(n)}"
+    return low <= 0.5 <= high
+
+
+def label_bars(ax, rows: pd.DataFrame, x: str, hue: str) -> None:
+    """Each bar of a seaborn bar plot of ``rows`` (``x`` by ``hue``, accuracy) labelled with its n
+    (``pairs``), and "°" where its 95% Wilson interval covers 50%; nothing where ``rows`` has no n."""
+    if "pairs" not in rows:
+        return
+    xs, levels = list(dict.fromkeys(rows[x])), list(dict.fromkeys(rows[hue]))
+    cells = {(h, v): (a, n) for h, v, a, n in zip(rows[hue], rows[x], rows["accuracy"], rows["pairs"])}
+    for level, container in zip(levels, ax.containers):
+        labels = []
+        for bar in container:
+            at = int(round(bar.get_x() + bar.get_width() / 2))
+            accuracy, n = cells.get((level, xs[at] if 0 <= at < len(xs) else None), (np.nan, 0))
+            labels.append("" if not n or pd.isna(accuracy) else f"{'°' if _covers_chance(accuracy, n) else ''}{int(n)}")
+        ax.bar_label(container, labels=labels, fontsize=6, rotation=90, padding=2)
+    ax.text(1.0, 1.01, "bar labels: n pairs; ° 95% interval covers 50%", transform=ax.transAxes, ha="right",
+            fontsize=7, color="dimgrey")
 
 
 def phenomena_vs_humans(table: pd.DataFrame, title: str):
-    """Accuracy by phenomenon for each method (best template) beside human agreement (Ide et al. Fig. 3)."""
+    """Accuracy by phenomenon for each method (best template) beside human agreement (Ide et al. Fig. 3),
+    each bar labelled with its n (:func:`label_bars`)."""
     fig, panels = model_panels(table, title, 10, 4.5)
     for ax, model, rows in panels:
         sns.barplot(data=rows, x="phenomenon", y="accuracy", hue="method", ax=ax)
+        label_bars(ax, rows, "phenomenon", "method")
         if "human" in rows:
             humans = rows.drop_duplicates("phenomenon")
             ax.scatter(range(len(humans)), humans["human"], marker="D", color="black", zorder=5, label="humans")
@@ -49,10 +73,11 @@ def phenomena_vs_humans(table: pd.DataFrame, title: str):
 
 
 def attractor_bars(table: pd.DataFrame, title: str):
-    """Subject-verb agreement accuracy by attractor type (Ide et al. Fig. 4)."""
+    """Subject-verb agreement accuracy by attractor type (Ide et al. Fig. 4), each bar labelled with its n."""
     fig, panels = model_panels(table, title, 7, 4)
     for ax, model, rows in panels:
         sns.barplot(data=rows, x="method", y="accuracy", hue="attractor", ax=ax)
+        label_bars(ax, rows, "method", "attractor")
         accuracy_axis(ax, model)
     fig.tight_layout()
     return fig

@@ -3,6 +3,7 @@ provenance sidecar (configuration, score files used, git commit)."""
 from __future__ import annotations
 
 import json
+import os
 import time
 import warnings
 from pathlib import Path
@@ -110,10 +111,28 @@ def score_files(sources) -> list[str]:
     return [str(f) for f in files]
 
 
+def _recorded(path: str, root: Path) -> str:
+    """``path`` as a sidecar records it: relative to the outputs folder ``root`` the sidecar sits in
+    (``scores/blimp/demo-en/lp.parquet``) where the file is under it, else as given."""
+    resolved = Path(path).resolve()
+    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else str(path)
+
+
+def sidecar_score_files(sidecar: str | os.PathLike) -> list[Path]:
+    """The score files a sidecar (``<table>.csv.json`` or ``<figure>.png.json``) lists, as paths: one
+    recorded relative to its outputs folder is read from there, wherever that folder has moved."""
+    sidecar = Path(sidecar)
+    root = sidecar.parent.parent  # outputs/tables/<name>.json -> outputs
+    return [p if p.is_absolute() else root / p for p in map(Path, json.loads(sidecar.read_text())["score_files"])]
+
+
 def write_sidecar(target: Path, written: list[Path], config: dict, sources) -> Path:
-    """``<target>.json``: what was written, from which configuration, score files and commit."""
+    """``<target>.json``: what was written, from which configuration, score files (relative to the outputs
+    folder: :func:`sidecar_score_files` reads them back) and commit."""
     sidecar = target.with_name(target.name + ".json")
-    record = {"files": [p.name for p in written], "config": config, "score_files": score_files(sources),
+    root = target.parent.parent.resolve()
+    record = {"files": [p.name for p in written], "config": config,
+              "score_files": [_recorded(f, root) for f in score_files(sources)],
               "git_commit": git_commit(), "library_versions": library_versions(),
               "time": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     write_text(sidecar, json.dumps(record, indent=2, default=str) + "\n")

@@ -79,8 +79,7 @@ def test_analyses_wait_for_their_scoring_tasks(slurm_cluster, tmp_path, monkeypa
     # 05 on BLiMP started once 02 on BLiMP had ended, and read its scores
     assert scontrol(first[read_blimp.output])["StartTime"] >= scontrol(f"{array}_0")["EndTime"]
     sidecar = json.loads((tmp_path / "outputs" / "tables" / "05_point_biserial__blimp.csv.json").read_text())
-    scores = tmp_path / "outputs" / "scores" / "blimp" / MODEL
-    assert sidecar["score_files"] == [str(scores / "lp.parquet"), str(scores / "meanlp.parquet")]
+    assert sidecar["score_files"] == [f"scores/blimp/{MODEL}/lp.parquet", f"scores/blimp/{MODEL}/meanlp.parquet"]
     rows = sweep_status.status(jobs)
     assert [r.state for r in rows] == ["done", "failed", "done", "cancelled"]
     assert rows[1].error.startswith("Slurm: FAILED (NonZeroExitCode); cell In [")
