@@ -64,7 +64,7 @@ from IPython.display import display
 from helpers.plots import accuracy as plots
 from helpers.plots import cross_model as plots_cross_model
 from helpers.plots import disagreement as plots_disagreement
-from helpers.analysis import comparisons, cross_model, ensembles, paradigms, prompting, significance
+from helpers.analysis import accuracy, comparisons, cross_model, ensembles, paradigms, prompting, significance
 from helpers.analysis import disagreement, precision_columns, split_half
 from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
@@ -99,7 +99,7 @@ head
 
 # %%
 per_template = significance.by_template_with_ci(scores, resamples, seed)
-display(per_template.round(3))
+display(accuracy.in_percent(per_template))
 report.table(per_template, "accuracy_ci")
 
 # %% [markdown]
@@ -107,7 +107,7 @@ report.table(per_template, "accuracy_ci")
 
 # %%
 ensemble = ensembles.ensembles_by_model(scores, p_method, l_method, trials, seed, resamples, ties)
-display(ensemble.drop(columns="draws").round(3))
+display(accuracy.in_percent(ensemble.drop(columns="draws")))
 report.table(ensemble, "ensembles")
 
 # %% [markdown]
@@ -118,9 +118,9 @@ report.table(ensemble, "ensembles")
 # repeats the test without them (a tie is no preference). Each side's tie range is beside it.
 
 # %%
-headline = comparisons.headline(scores, ensemble, baseline, l_method, p_method, trials, seed, ties)
-display(headline.round(4))
-report.table(headline, "mcnemar")
+mcnemar_table = comparisons.headline(scores, ensemble, baseline, l_method, p_method, trials, seed, ties)
+display(mcnemar_table.round(4))
+report.table(mcnemar_table, "mcnemar")
 
 # %% [markdown]
 # ## Figure 3: accuracy by phenomenon beside human agreement
@@ -137,7 +137,7 @@ report.figure(fig, "phenomena")
 # %%
 if "attractor" in scores:
     sv = paradigms.attractors(scores, core)
-    display(sv.round(3))
+    display(accuracy.in_percent(sv))
     report.table(sv, "attractors")
     fig = plots.attractor_bars(sv, "subject-verb agreement by attractor")
     report.figure(fig, "attractors")
@@ -149,7 +149,7 @@ if "attractor" in scores:
 if "word_shuffle" in scores:
     shuffle = paradigms.word_shuffle_paradigms(scores, core)
     shuffle_means = paradigms.word_shuffle_means(shuffle)
-    display(shuffle_means.round(3))
+    display(accuracy.in_percent(shuffle_means))
     report.table(shuffle_means, "word_shuffle")
     fig = plots.word_shuffle_dots(shuffle, "word-shuffling paradigms")
     report.figure(fig, "word_shuffle")
@@ -160,7 +160,7 @@ if "word_shuffle" in scores:
 # %%
 if ab_method:
     shares = prompting.ab_answers(scores, ab_method)
-    display(shares.round(3))
+    display(accuracy.in_percent(shares))
     report.table(shares, "ab_share")
 
 # %% [markdown]
@@ -173,7 +173,7 @@ if ab_method:
 
 # %%
 ensemble_mean = cross_model.ensembles_mean(ensemble)
-display(ensemble_mean.round(3))
+display(accuracy.in_percent(ensemble_mean))
 report.table(ensemble_mean, "ensembles_mean")
 wins = cross_model.phenomenon_wins(scores, l_method, p_method, margin, k_models)
 display(wins.round(3))
@@ -245,7 +245,7 @@ fig = plots_disagreement.reliability_dots(reliability, f"split-half reliability 
                                                        f"on {dataset}")
 report.figure(fig, "reliability", sources=judged)
 by_phenomenon = split_half.split_half(judged, splits, seed, "method", within="phenomenon")
-display(by_phenomenon.round(3))
+display(accuracy.in_percent(by_phenomenon))
 report.table(by_phenomenon, "reliability_phenomena", sources=judged)
 
 # %% [markdown]

@@ -60,7 +60,7 @@ from helpers import data, methods as method_registry
 from helpers.plots import priming as plots_priming
 from helpers.plots import similarity as plots_similarity
 from helpers.data import priming
-from helpers.analysis import prefix_similarity, primed_separability, priming_effects, priming_tables
+from helpers.analysis import accuracy, prefix_similarity, primed_separability, priming_effects, priming_tables
 from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.picking import choose
@@ -146,7 +146,7 @@ head
 
 # %%
 fig2 = priming_effects.figure2(scores)
-display(fig2.round(3))
+display(accuracy.in_percent(fig2))
 report.table(fig2, "figure2")
 report.figure(plots_priming.baselined_accuracy(fig2, f"{scorer.name} on {dataset}: prefix types"), "figure2")
 
@@ -258,18 +258,18 @@ if phenomenon_sentences:
                                                 seed=seed, max_positions=scorer.max_positions)
     single_part = DatasetSelection(dataset, targets, limit=limit).for_shards(shard, shards)  # as `part`
     single_scores = load_files(run.files(method_list[:1], *primed_input(single_part, single)))
-    accuracy = prefix_similarity.accuracy_matrix(single_scores)
+    accuracy_matrix = prefix_similarity.accuracy_matrix(single_scores)
     overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.tokenizer))}
     if labels is not None:
         overlaps["dependency"] = prefix_similarity.overlap_matrix(pool, labels)
-    rho = prefix_similarity.matrix_correlations(accuracy, overlaps)
+    rho = prefix_similarity.matrix_correlations(accuracy_matrix, overlaps)
     display(rho.round(3))
     report.table(rho, "overlap_spearman", sources=single_scores)
-    report.figure(plots_similarity.matrices_figure(accuracy, overlaps, f"{scorer.name}: {group} x {group}"),
+    report.figure(plots_similarity.matrices_figure(accuracy_matrix, overlaps, f"{scorer.name}: {group} x {group}"),
                   "figures6_7", sources=single_scores)
     base = scores[(scores.prefix_type == priming.NO_PREFIX) & (scores.method == method_list[0])]
     base = base.assign(phenomenon=base.paradigm if group == "paradigm" else base.phenomenon)
-    gains = priming_tables.gain_matrix(accuracy, base.groupby("phenomenon")["correct"].mean())
+    gains = priming_tables.gain_matrix(accuracy_matrix, base.groupby("phenomenon")["correct"].mean())
     report.table(gains.reset_index(), "figure8_gains", sources=single_scores)
     report.figure(plots_similarity.matrix_heatmap(gains, "accuracy gain after 10 sentences of one group",
                                                   label="gain", cmap="RdBu", center=0.0), "figure8", sources=single_scores)

@@ -302,3 +302,12 @@ def test_length_matched_keeps_the_pairs_of_equal_token_counts():
                    _scores("meanlp", "none", [0, 0, 1, 1], n_good=[3, 4, 5, 6], n_bad=[3, 5, 5, 2])])
     kept, words = length_bias.length_matched(s)
     assert sorted(kept.pair_id.unique()) == [0, 2] and len(kept) == 4 and words == " (length-matched: 2 of 4 pairs)"
+
+
+def test_in_percent_shows_shares_of_pairs_in_percent_and_keeps_the_rest():
+    table = pd.DataFrame({"method": ["lp"], "accuracy": [0.8234], "ci_low": [0.7], "pairs": [10],
+                          accuracy.EXPECTED: [0.85], "r": [0.12345]})
+    shown = accuracy.in_percent(table)
+    assert list(shown.columns) == ["method", "accuracy (%)", "ci_low (%)", "pairs", f"{accuracy.EXPECTED} (%)", "r"]
+    assert shown.iloc[0].tolist() == ["lp", 82.3, 70.0, 10, 85.0, 0.123]
+    assert table["accuracy"].iloc[0] == 0.8234  # the table itself (what files keep) is unchanged

@@ -168,6 +168,20 @@ def format_table3(t: pd.DataFrame) -> pd.DataFrame:
 
 
 EXPECTED_SHOWN = "expected (%, ties half)"
+# the columns that hold a share of pairs (accuracies, their intervals and tie ranges, baselines, effects)
+SHARE_PREFIXES = ("accuracy", "best_accuracy", "ci_low", "ci_high", EXPECTED, TIES_RIGHT, TIE_SHARE_COLUMN, "baseline",
+                  "delta", "share_A", "expected")
+
+
+def in_percent(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` as a person reads it: every column holding a share of pairs (:data:`SHARE_PREFIXES`)
+    in percent with one decimal, named "<column> (%)"; the other numbers rounded to 3 decimals. Files
+    keep the fractions."""
+    shares = [c for c in table.columns if isinstance(c, str) and c.startswith(SHARE_PREFIXES)
+              and pd.api.types.is_numeric_dtype(table[c])]
+    shown = table.round(3)
+    shown[shares] = (100 * table[shares]).round(1)
+    return shown.rename(columns={c: f"{c} (%)" for c in shares})
 RANGE_SHOWN = "range (%, ties wrong to right)"
 
 
