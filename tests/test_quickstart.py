@@ -197,8 +197,8 @@ def test_quickstart_runs_headlessly_and_matches_the_score_command(scratch):
     assert answers.question.tolist() == ["LP (log-prob, nats)", "Yes/No: P(Yes)", "A/B: P(its letter)"]
     assert answers["prefers the acceptable one"].tolist() == ["yes", "no", "no"]  # SmolLM2: LP right; Yes/No and A/B not
     streams = "".join("".join(o["text"]) for o in outputs if o["output_type"] == "stream")
-    loading = [ln for ln in streams.splitlines() if ln.startswith("Loading weights")]
-    assert len(loading) == 3 and all("100%" in ln and "it/s]" in ln for ln in loading)  # a line per model loaded
+    # a notebook run headless saves no bar of the model library (loading weights, a GGUF's tensors), nor stale ticks
+    assert "Loading weights" not in streams and "GGUF" not in streams
     assert "\r" not in streams and "IProgress" not in streams
 
 

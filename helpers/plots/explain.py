@@ -7,6 +7,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .fonts import INSTALL, undrawable
+from .style import FONTS
 
 
 GOOD, BAD, HIGHLIGHT = "#3b75af", "#e1812c", "#fff2b3"
@@ -15,7 +16,7 @@ GOOD, BAD, HIGHLIGHT = "#3b75af", "#e1812c", "#fff2b3"
 def _labels(texts: list[str]) -> tuple[list[str], str | None]:
     """Tick labels, and a note when some of their characters cannot be drawn with the figures'
     fonts (:func:`helpers.plots.fonts.undrawable`): then labels are positions."""
-    missing = undrawable("".join(texts))
+    missing = undrawable("".join(texts), FONTS)
     if missing:
         return [f"#{i + 1}" for i in range(len(texts))], (f"no installed font draws {''.join(missing[:5])!r} "
                                                           f"(install {INSTALL}): ticks show positions")

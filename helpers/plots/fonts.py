@@ -86,11 +86,12 @@ _COVERAGE: dict[str, FT2Font] = {}
 
 def undrawable(text: str, fonts: list[str] | None = None) -> list[str]:
     """The characters of ``text`` (spaces and controls aside) that none of ``fonts`` (default: the
-    figures' fonts) has a glyph for: drawn as empty boxes."""
-    families = fonts or list(matplotlib.rcParams["font.family"])
+    figures' fonts, :func:`script_fonts`) has a glyph for: drawn as empty boxes."""
+    families = fonts or script_fonts()
     for family in families:
         if family not in _COVERAGE:
-            _COVERAGE[family] = FT2Font(font_manager.findfont(family, fallback_to_default=False))
+            found = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
+            _COVERAGE[family] = FT2Font(found)
     missing = []
     for ch in dict.fromkeys(text):
         if ch.isspace() or not ch.isprintable():
