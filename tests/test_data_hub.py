@@ -10,7 +10,6 @@ import hashlib
 import json
 import warnings
 from pathlib import Path
-from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -25,7 +24,6 @@ from helpers.data.hub_status import hub_status, prepare_plan
 from helpers.data.multiblimp_languages import LANGUAGES, language_codes, language_tag
 from helpers.data.selection import DatasetSelection
 from helpers.data.sources import ChecksumError, DataNotFoundError, DataSource
-from helpers.models import REGISTRY
 from helpers.engine.suitability import warn_language
 
 PINNED = "de923efa8d2483d6b13364ee68e65308e990a991"
@@ -326,16 +324,22 @@ def test_the_language_of_a_selection_and_the_warning(raw):
     english = DatasetSelection("multiblimp", frame[frame.lang == "eng"].reset_index(drop=True), {"languages": "eng"})
     assert (both.language, both.languages, english.language, english.languages) == ("mul", ("en", "ru"), "en", ("en",))
 
+    from helpers.engine import scorer_for
+    from helpers.settings import Settings
+
+    demo = scorer_for("demo-en", Settings(progress=False))
+
     def warned(selection):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            warn_language(SimpleNamespace(loaded=SimpleNamespace(spec=REGISTRY["demo-en"])), selection)
+            warn_language(demo, selection)
         return [str(w.message) for w in caught]
 
     assert warned(english) == []
-    assert warned(both) == ["demo-en is registered for en text, not 'ru' (multiblimp): its scores there say nothing "
-                            "about the language; choose a model trained on 'ru' text (a registry name, folder or "
-                            "Hugging Face id)"]
+    assert warned(both) == ["demo-en is registered for en text, not 'ru' (multiblimp): its accuracy there is no "
+                            "judgement of its grammar in that language, though it can be far from 50% (sentence "
+                            "length and shared words decide many pairs); choose a model trained on 'ru' text (a "
+                            "registry name, folder or Hugging Face id)"]
 
 
 def test_every_hub_reader_returns_the_canonical_schema(raw):
