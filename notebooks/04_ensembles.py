@@ -128,7 +128,7 @@ report.table(mcnemar_table, "mcnemar")
 # %%
 phenomena = paradigms.phenomena_with_humans(scores, core)
 report.table(phenomena, "phenomena")
-fig = plots.phenomena_vs_humans(phenomena, f"accuracy by phenomenon on {dataset}")
+fig = plots.phenomena_vs_humans(phenomena, head.title(f"accuracy by phenomenon on {dataset}"))
 report.figure(fig, "phenomena")
 
 # %% [markdown]
@@ -139,7 +139,7 @@ if "attractor" in scores:
     sv = paradigms.attractors(scores, core)
     display(accuracy.in_percent(sv))
     report.table(sv, "attractors")
-    fig = plots.attractor_bars(sv, "subject-verb agreement by attractor")
+    fig = plots.attractor_bars(sv, head.title("subject-verb agreement by attractor"))
     report.figure(fig, "attractors")
 
 # %% [markdown]

@@ -87,7 +87,7 @@ head
 best = accuracy.at_best_template(scores, method_list)
 by_length = length_bias.accuracy_by_length(best, clip)
 report.table(by_length, "accuracy_by_length")
-fig = plots.accuracy_by_length(by_length, f"accuracy by length difference on {dataset}")
+fig = plots.accuracy_by_length(by_length, head.title(f"accuracy by length difference on {dataset}"))
 report.figure(fig, "accuracy_by_length")
 
 # %% [markdown]
