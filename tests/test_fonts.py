@@ -41,9 +41,14 @@ LABELS = {
 
 
 def test_the_figures_use_the_base_font_a_font_per_script_and_a_cjk_font():
-    assert style.FONTS[0] == "DejaVu Sans" and style.FONTS[-1] in style.CJK_FONTS
-    assert {family for family, _ in fonts.SCRIPT_FONTS.values()} <= set(style.FONTS)  # make system-deps installs them
+    assert style.FONTS == ["DejaVu Sans", style.FONTS[-1]] and style.FONTS[-1] in style.CJK_FONTS  # every figure
+    every = fonts.script_fonts()  # make system-deps installs them all
+    assert {family for family, _ in fonts.SCRIPT_FONTS.values()} <= set(every) and every[-1] == style.FONTS[-1]
     assert list(style.matplotlib.rcParams["font.family"]) == style.FONTS
+    # a text gets the script fonts it needs, and only those
+    assert fonts.fonts_for("Hello") == style.FONTS
+    assert fonts.fonts_for(LABELS["Deva"] + LABELS["Taml"]) == ["DejaVu Sans", "Noto Sans Devanagari",
+                                                                "Noto Sans Tamil", style.FONTS[-1]]
 
 
 @pytest.mark.parametrize("script", list(LABELS))
@@ -54,6 +59,7 @@ def test_a_label_in_each_script_draws_every_glyph(script, tmp_path):
     ax.set_title(text)
     ax.set_xlabel(text)
     ax.bar([text[:6], text[6:12]], [1, 2])
+    assert fonts.fit_fonts(fig) == []  # as a saved figure is fitted (helpers.reporting.outputs.save_figure)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a missing glyph is a UserWarning from the Agg renderer
         fig.savefig(tmp_path / f"{script}.png")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
-from .fonts import INSTALL, undrawable
-from .style import FONTS
+from .fonts import INSTALL, fit_fonts, undrawable
+from .style import FONTS  # noqa: F401 - the figures' fonts set up (helpers.plots.style)
 
 
 GOOD, BAD, HIGHLIGHT = "#3b75af", "#e1812c", "#fff2b3"
@@ -16,7 +16,7 @@ GOOD, BAD, HIGHLIGHT = "#3b75af", "#e1812c", "#fff2b3"
 def _labels(texts: list[str]) -> tuple[list[str], str | None]:
     """Tick labels, and a note when some of their characters cannot be drawn with the figures'
     fonts (:func:`helpers.plots.fonts.undrawable`): then labels are positions."""
-    missing = undrawable("".join(texts), FONTS)
+    missing = undrawable("".join(texts))  # by every installed font: fit_fonts gives each label its own
     if missing:
         return [f"#{i + 1}" for i in range(len(texts))], (f"no installed font draws {''.join(missing[:5])!r} "
                                                           f"(install {INSTALL}): ticks show positions")
@@ -87,4 +87,5 @@ def pair_figure(ex, headline: str = "lp") -> Figure:
     if notes:
         fig.text(0.01, 0.005, "; ".join(notes), fontsize=8, color="0.4")
     fig.tight_layout()
+    fit_fonts(fig)  # a sentence in a script the base fonts lack: its font
     return fig

@@ -71,8 +71,8 @@ class Headline:
 def _versus(row) -> str:
     if row.method == row.versus or np.isnan(row.p_value):
         return "best" if row.method == row.versus else ""
-    return (f"{100 * row.difference:+.1f} [{100 * row.diff_low:+.1f}, {100 * row.diff_high:+.1f}], "
-            f"p={row.p_value:.2g} ({row.test})")
+    p = "p<0.001" if row.p_value < 0.001 else f"p={row.p_value:.2g}"  # a bootstrap's 2,000 resamples resolve no less
+    return f"{100 * row.difference:+.1f} [{100 * row.diff_low:+.1f}, {100 * row.diff_high:+.1f}], {p} ({row.test})"
 
 
 def _paper_numbers(notebook: str, dataset: str, table: pd.DataFrame) -> list[str | None]:

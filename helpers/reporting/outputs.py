@@ -154,13 +154,12 @@ def save_table(table: pd.DataFrame, name: str, *, config: dict, sources, root: P
 
 
 def say_undrawable(fig) -> None:
-    """Where no installed font draws some characters of ``fig``'s texts (empty boxes), the figure
-    says so under itself, and a warning names them and what to install."""
-    from matplotlib.text import Text
+    """Each text of ``fig`` drawn with the script fonts it needs (:func:`helpers.plots.fonts.fit_fonts`);
+    where no installed font draws some characters (empty boxes), the figure says so under itself, and a
+    warning names them and what to install."""
+    from ..plots.fonts import INSTALL, fit_fonts
 
-    from ..plots.fonts import INSTALL, undrawable
-
-    missing = undrawable("".join(t.get_text() for t in fig.findobj(Text)))
+    missing = fit_fonts(fig)
     if missing:
         note = f"no installed font draws {''.join(missing[:8])!r}: shown as boxes (install {INSTALL})"
         fig.text(0.01, 0.0, note, fontsize=7, color="dimgrey", va="top")
