@@ -168,6 +168,7 @@ def format_table3(t: pd.DataFrame) -> pd.DataFrame:
 
 
 EXPECTED_SHOWN = "expected (%, ties half)"
+RANGE_SHOWN = "range (%, ties wrong to right)"
 # the columns that hold a share of pairs (accuracies, their intervals and tie ranges, baselines, effects)
 SHARE_PREFIXES = ("accuracy", "best_accuracy", "ci_low", "ci_high", EXPECTED, TIES_RIGHT, TIE_SHARE_COLUMN, "baseline",
                   "delta", "share_A", "expected")
@@ -182,7 +183,6 @@ def in_percent(table: pd.DataFrame) -> pd.DataFrame:
     shown = table.round(3)
     shown[shares] = (100 * table[shares]).round(1)
     return shown.rename(columns={c: f"{c} (%)" for c in shares})
-RANGE_SHOWN = "range (%, ties wrong to right)"
 
 
 def tie_range_text(low, high) -> str:

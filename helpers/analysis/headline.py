@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .length_bias import wilson
-from .significance import bootstrap_ci, mcnemar
+from .significance import bootstrap_ci, bootstrap_mean, mcnemar
 
 PAIR_KEYS = ["paradigm", "pair_id"]
 WILSON, BOOTSTRAP = "Wilson (binomial)", "bootstrap over pairs"
@@ -51,18 +51,16 @@ def _interval(part: pd.DataFrame, seed: int) -> tuple[float, float, str]:
     return (*bootstrap_ci(values, seed=seed), BOOTSTRAP)
 
 
-def _paired_difference(a: np.ndarray, b: np.ndarray, seed: int, n_resamples: int = 2000) -> tuple[float, float, float]:
-    """(low, high) of the 95% paired bootstrap interval of mean(a - b), and its two-sided p: the
-    share of resampled differences on the other side of 0, doubled."""
+def _paired_difference(a: np.ndarray, b: np.ndarray, seed: int) -> tuple[float, float, float]:
+    """(low, high) of the 95% paired bootstrap interval of mean(a - b) (:func:`bootstrap_mean`), and its
+    two-sided p: the share of resampled differences on the other side of 0, doubled."""
     diff = a - b
-    if not diff.any():
-        return 0.0, 0.0, 1.0
-    rng, batch = np.random.default_rng(seed), max(1, 2_000_000 // len(diff))  # resamples drawn in batches of ~16 MB
-    means = np.concatenate([diff[rng.integers(0, len(diff), size=(min(batch, n_resamples - start), len(diff)))]
-                            .mean(axis=1) for start in range(0, n_resamples, batch)])
-    low, high = np.quantile(means, [0.025, 0.975])
+    result = bootstrap_mean(diff, seed=seed) if diff.any() else None
+    if result is None:
+        return float(diff.mean()), float(diff.mean()), 1.0
+    means = result.bootstrap_distribution
     p = min(1.0, 2 * min(np.mean(means <= 0), np.mean(means >= 0)))
-    return float(low), float(high), float(p)
+    return float(result.confidence_interval.low), float(result.confidence_interval.high), float(p)
 
 
 def accuracy_table(scores: pd.DataFrame, seed: int = 0) -> pd.DataFrame:

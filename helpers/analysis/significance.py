@@ -9,17 +9,26 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from .accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, by_template, tie_range
 
 
-def bootstrap_ci(correct, n_resamples: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of an accuracy, resampling pairs with replacement (scipy, seeded).
-    A single pair gives the degenerate interval (its value twice)."""
-    x = np.asarray(correct, dtype=float)
+def bootstrap_mean(values, n_resamples: int = 2000, level: float = 0.95, seed: int = 0):
+    """scipy's percentile bootstrap of the mean of ``values`` (pairs resampled with replacement,
+    seeded): its result (``confidence_interval``, ``bootstrap_distribution``), or None for one value."""
+    x = np.asarray(values, dtype=float)
     if x.size == 0:
         raise ValueError("no pairs to bootstrap")
     if x.size == 1:
-        return float(x[0]), float(x[0])
-    ci = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, batch=256, vectorized=True, confidence_level=level,
-                         method="percentile", rng=np.random.default_rng(seed)).confidence_interval
-    return float(ci.low), float(ci.high)
+        return None
+    return stats.bootstrap((x,), np.mean, n_resamples=n_resamples, batch=256, vectorized=True, confidence_level=level,
+                           method="percentile", rng=np.random.default_rng(seed))
+
+
+def bootstrap_ci(correct, n_resamples: int = 2000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap CI of an accuracy (:func:`bootstrap_mean`). A single pair gives the
+    degenerate interval (its value twice)."""
+    result = bootstrap_mean(correct, n_resamples, level, seed)
+    if result is None:
+        value = float(np.asarray(correct, dtype=float)[0])
+        return value, value
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def with_ci(table: pd.DataFrame, scores: pd.DataFrame, keys: list[str], n_resamples: int = 2000,

@@ -14,6 +14,7 @@ its font cache is added here. :func:`undrawable` names the characters no font he
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from pathlib import Path
 
@@ -71,11 +72,16 @@ def _register_missing() -> None:
 
 def script_fonts() -> list[str]:
     """Every font family a figure may use, in fallback order: the base font, each installed script
-    font, then the first CJK font installed."""
+    font, then the first CJK font installed (found once per process)."""
+    return list(_installed_fonts())
+
+
+@functools.cache
+def _installed_fonts() -> tuple[str, ...]:
     _register_missing()
     known = {f.name for f in font_manager.fontManager.ttflist}
     scripts = [family for family, _ in SCRIPT_FONTS.values() if family in known]
-    return [BASE_FONT, *dict.fromkeys(scripts), *[name for name in CJK_FONTS if name in known][:1]]
+    return (BASE_FONT, *dict.fromkeys(scripts), *[name for name in CJK_FONTS if name in known][:1])
 
 
 def base_fonts() -> list[str]:
@@ -114,12 +120,12 @@ def fit_fonts(fig) -> list[str]:
     with warnings.catch_warnings():  # a layout pass with the base fonts: their missing glyphs are what is fitted
         warnings.filterwarnings("ignore", message="Glyph .* missing from font")
         fig.draw_without_rendering()  # every tick label made, as the figure will draw it
-    lost = []
+    lost, base = [], base_fonts()
     for text in fig.findobj(Text):
         content = text.get_text()
         if content and not content.isascii():
             fonts = fonts_for(content)
-            if len(fonts) > len(base_fonts()):
+            if fonts != base:
                 text.set_fontfamily(fonts)
             lost += undrawable(content, fonts)
     return list(dict.fromkeys(lost))
