@@ -87,3 +87,36 @@ def test_the_caveats_say_what_changes_the_reading():
     # an English model on English pairs: no language caveat; the paper's number where the dataset's paper has one
     english = headline.of(_rows("lp", [True] * 20 + [False] * 10), "02_readout", "blimp")
     assert english.caveats == [] and english.table["paper"][0].startswith("83.0 (GPT-2")
+
+
+def test_07s_headline_reads_each_datasets_pair_decisions_of_the_metrics():
+    """07 scores sentences: its headline is each pair dataset's, from the metrics table's two sides
+    (a tie counted wrong), with the length caveat read from the sentences' own token counts."""
+    from helpers.analysis import separability as sep
+
+    rng = np.random.default_rng(5)
+    n = 30
+    lp_good, lp_bad = np.round(rng.normal(-20, 3, n)), np.round(rng.normal(-21, 3, n))
+    lengths_good, lengths_bad = np.full(n, 6), np.r_[np.full(20, 7), np.full(10, 6)]  # shorter in 20 of 30
+    sides = []
+    for dataset in ("blimp_hu2025", "zhoblimp"):
+        for side, lp, length in (("good", lp_good, lengths_good), ("bad", lp_bad, lengths_bad)):
+            sides.append(pd.DataFrame({"model": "demo-en", "dataset": dataset, "paradigm": "p", "item": range(n),
+                                       "side": side, "grammatical": int(side == "good"), "n_tokens": length,
+                                       "lp": lp, "meanlp": lp / length}))
+    table = pd.concat(sides, ignore_index=True)
+    decisions = sep.pair_decisions(table, ["lp", "meanlp"])
+    assert len(decisions) == 2 * 2 * n and set(decisions.columns) >= {"pair_id", "n_tokens_good", "n_tokens_bad"}
+    heads = headline.of_each(decisions, "07_separability")
+    assert list(heads.each) == ["blimp_hu2025", "zhoblimp"]
+    lp = heads.table.set_index(["dataset", "method"]).loc[("zhoblimp", "lp")]
+    right, ties = int(np.sum(lp_good > lp_bad)), int(np.sum(lp_good == lp_bad))
+    assert (lp.pairs, lp.accuracy, lp.ties) == (n, right / n, ties)
+    assert (lp.ci_low, lp.ci_high) == pytest.approx(_wilson(right, n), abs=1e-12)
+    assert lp.expected == pytest.approx((right + ties / 2) / n)
+    zh = heads.each["zhoblimp"]
+    assert any(c.startswith("demo-en is not trained on zh") for c in zh.caveats)
+    assert any("fewer tokens in 67%" in c for c in zh.caveats)
+    assert not any("not trained" in c for c in heads.each["blimp_hu2025"].caveats)
+    assert heads.title("AUC").count("length confound") == 1 and "zhoblimp:" in heads.note
+    assert sep.pair_accuracy(table, ["lp"]).set_index("dataset").loc["zhoblimp", "accuracy"] == right / n

@@ -429,6 +429,12 @@ def test_07_separability_runs_and_a_rerun_scores_nothing(scratch):
     assert {"lp", "meanlp", "slln_lp", "lp_per_char", "lp_per_byte", "slor", "bf_uniform", "bf_unigram", "intemplate_lp",
             "yesno"} <= set(auc.method)
     assert ((auc.auc >= auc.ci_low) & (auc.auc <= auc.ci_high)).all()
+    head = pd.read_csv(outputs / "tables" / "07_headline__tiny-gpt2.csv")  # the answer: pair datasets, every metric
+    accuracy = pd.read_csv(outputs / "tables" / "07_pair_accuracy__tiny-gpt2.csv")
+    assert set(head.dataset) == {"blimp_hu2025", "syntaxgym"} and (head.interval == "Wilson (binomial)").all()
+    joined = head.merge(accuracy, on=["dataset", "method"], suffixes=("", "_table"))
+    assert len(joined) == 2 * 8 and (joined.accuracy == joined.accuracy_table).all() and (joined.pairs == joined.pairs_table).all()
+    assert ((head.ci_low <= head.accuracy) & (head.accuracy <= head.ci_high)).all()
     mcc = pd.read_csv(outputs / "tables" / "07_cola_mcc__tiny-gpt2.csv")
     assert set(mcc.method) == {"lp", "meanlp", "slln_lp", "lp_per_char", "lp_per_byte", "slor", "bf_uniform", "bf_unigram",
                                "penlp", "intemplate_lp", "yesno"}

@@ -147,6 +147,14 @@ def test_hu_levys_released_results_through_this_projects_scores_reproduce_their_
     direct = checked[checked.quantity.str.startswith("text (Figure 11): accuracy_approx, Direct")].iloc[0]
     assert direct.paper_value == 0.6 and direct.note.startswith("the paper's model: should agree")
     assert direct.this_run == pytest.approx(0.611215, abs=5e-7)
+    # shown in one unit per row: the accuracies in percent, the word prediction's mean log-prob as it is
+    assert dict(zip(table.quantity.str.split(",").str[0], table.unit)) == {
+        "word prediction": "log-prob", "sentence judgment": "%", "sentence comparison": "%"}
+    shown = paper_check.shown(checked).set_index("quantity")
+    for row in table.itertuples():
+        factor = 100 if row.unit == "%" else 1
+        assert shown.loc[row.quantity, "this_run"] == round(factor * row.this_run, 1 if factor == 100 else 3)
+    assert shown.loc[direct.quantity, "paper_value"] == 60.0 and direct.unit == "%"
 
 
 def _ide(notebook, table):

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from helpers.analysis import pair_correlation as pc
-from helpers.analysis import separability as sep
+from helpers.analysis import separability as sep, significance
 from helpers.analysis.primed_separability import COLUMNS, primed_separability
 from helpers.plots import priming as plots_priming
 
@@ -62,7 +62,7 @@ def test_intervals_are_those_of_auc_table_and_pair_correlation(frame):
     t = primed_separability(frame, n_resamples=400, level=0.9, seed=3)
     row = t[(t.method == "lp") & (t.prefix_type == "none")].iloc[0]
     good, bad = -10 - I, -11 - I
-    assert (row.auc_ci_low, row.auc_ci_high) == sep.auc_ci(good, bad, 400, 0.9, seed=3)
+    assert (row.auc_ci_low, row.auc_ci_high) == significance.auc_ci(good, bad, 400, 0.9, seed=3)
     long = pd.DataFrame({"model": "m", "dataset": "d", "method": "lp", "template": "none",
                          "grammatical": [1] * N + [0] * N, "score": np.r_[good, bad]})
     assert row.auc == sep.auc_table(long, n_resamples=0).auc.iloc[0]

@@ -18,7 +18,7 @@ from helpers.plots import separability as figs
 from helpers.analysis import isolated, teaching
 from helpers.runs.teaching import score_teaching
 from helpers.analysis import pair_correlation as pc
-from helpers.analysis import separability as sep
+from helpers.analysis import separability as sep, significance
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
 from helpers.store import ScoreStore, load_files
@@ -166,7 +166,7 @@ def test_auc_interval_is_scipy_bootstrap_of_the_resampled_auc():
     Mann-Whitney AUC on the resampled scores (same generator, same draws)."""
     rng = np.random.default_rng(2)
     pos, neg = np.round(rng.normal(0.5, 1, 23), 1), np.round(rng.normal(0, 1, 31), 1)
-    stat = sep._auc_statistic(pos, neg)
+    stat = significance._auc_statistic(pos, neg)
     draws = rng.integers(0, 23, (7, 23)), rng.integers(0, 31, (7, 31))
     assert np.allclose(stat(*draws), [mann_whitney_auc(pos[a], neg[b]) for a, b in zip(*draws)], atol=1e-12)
 
@@ -176,7 +176,7 @@ def test_auc_interval_is_scipy_bootstrap_of_the_resampled_auc():
 
     ref = stats.bootstrap((pos, neg), plain, vectorized=True, n_resamples=400, method="percentile",
                           batch=max(1, int(2e7 // (pos.size + neg.size))), rng=np.random.default_rng(9))
-    assert sep.auc_ci(pos, neg, 400, 0.95, seed=9) == pytest.approx(
+    assert significance.auc_ci(pos, neg, 400, 0.95, seed=9) == pytest.approx(
         (ref.confidence_interval.low, ref.confidence_interval.high), abs=1e-12)
 
 

@@ -20,7 +20,8 @@ from sklearn.metrics import roc_auc_score
 from .pair_correlation import correlation
 from .priming_effects import ITEM, NO_PREFIX, PREFIX_TYPES, check_frame
 from .. import methods as registry
-from .separability import SENTENCE_FAMILIES, auc_ci
+from .separability import SENTENCE_FAMILIES
+from .significance import auc_ci
 
 CELL = ["model", "dataset", "method", "template", "prefix_type", "target_length"]
 COLUMNS = CELL + ["scores_alone", "pairs", "accuracy", "auc", "auc_ci_low", "auc_ci_high", "r", "r_p", "r_ci_low",

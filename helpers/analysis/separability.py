@@ -16,13 +16,13 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from sklearn.metrics import roc_auc_score, roc_curve
 
 from ..methods import measures
 from .. import methods as registry
 from ..store import read_metadata
 from .accuracy import summarise
+from .significance import auc_ci
 
 METRICS = ("lp", "meanlp", "slln_lp", "lp_per_char", "lp_per_byte", "slor", "bf_uniform", "bf_unigram")
 TEXT_METRICS = {"lp_per_char": "n_chars", "lp_per_byte": "n_bytes"}  # per unit of the sentence's text
@@ -187,39 +187,6 @@ def sentence_scores(scores: pd.DataFrame, methods=None, target: bool = False) ->
     return pd.concat(frames, ignore_index=True)[GROUP + ["paradigm", "item", "side", "grammatical", "score"]]
 
 
-def _auc_statistic(pos: np.ndarray, neg: np.ndarray):
-    """A vectorized AUC of resampled indices into ``pos`` and ``neg`` (for scipy's bootstrap):
-    each resample weighs every distinct score by how often it was drawn, and the AUC is
-    P(pos > neg) + P(pos == neg) / 2 over those weights."""
-    values, key = np.unique(np.concatenate([pos, neg]), return_inverse=True)
-    pos_key, neg_key, k = key[:pos.size], key[pos.size:], values.size
-
-    def statistic(i_pos, i_neg, axis=-1):
-        i_pos, i_neg = np.asarray(i_pos), np.asarray(i_neg)
-        rows_pos, rows_neg = i_pos.reshape(-1, pos.size), i_neg.reshape(-1, neg.size)
-        out = np.empty(rows_pos.shape[0])
-        for r in range(out.size):  # one row at a time: the counts stay in cache
-            w = np.bincount(pos_key[rows_pos[r]], minlength=k).astype(np.float64)
-            v = np.bincount(neg_key[rows_neg[r]], minlength=k).astype(np.float64)
-            out[r] = np.dot(w, np.cumsum(v) - 0.5 * v) / (pos.size * neg.size)  # below + ties / 2
-        return out.reshape(i_pos.shape[:-1])
-
-    return statistic
-
-
-def auc_ci(pos, neg, n_resamples: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of the AUC, grammatical (``pos``) and ungrammatical
-    (``neg``) scores resampled apart (scipy.stats.bootstrap, stratified)."""
-    pos, neg = np.asarray(pos, dtype=np.float64), np.asarray(neg, dtype=np.float64)
-    if n_resamples < 1:
-        return float("nan"), float("nan")
-    batch = max(1, int(2e7 // (pos.size + neg.size)))
-    res = stats.bootstrap((np.arange(pos.size), np.arange(neg.size)), _auc_statistic(pos, neg), vectorized=True,
-                          paired=False, n_resamples=n_resamples, confidence_level=level, method="percentile",
-                          batch=batch, rng=np.random.default_rng(seed))
-    return float(res.confidence_interval.low), float(res.confidence_interval.high)
-
-
 def _check(long: pd.DataFrame) -> None:
     missing = [c for c in GROUP + ["grammatical", "score"] if c not in long]
     if missing:
@@ -264,19 +231,31 @@ def roc_table(long: pd.DataFrame, pooled: bool = True) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def pair_accuracy(table: pd.DataFrame, metrics=None) -> pd.DataFrame:
-    """Minimal-pair accuracy of each metric per (model, dataset), the grammatical sentence scoring strictly
-    higher (a tie an error), with the ties, their share and the accuracy's range over them (:func:`summarise`)."""
+def pair_decisions(table: pd.DataFrame, metrics=None) -> pd.DataFrame:
+    """Per (model, dataset, metric, pair) of a :func:`metrics_table`: whether the grammatical sentence
+    scores strictly higher (``correct``), whether the two tie (``tie``), and where the table has them
+    both sentences' token counts (``n_tokens_good``/``n_tokens_bad``), the metric as ``method``: the
+    rows the headline (:mod:`helpers.reporting.headline`) and :func:`pair_accuracy` read."""
     metrics = [m for m in (metrics or METRICS) if m in table]
     pairs = table[table["side"].isin(["good", "bad"])]
     if pairs.empty:
         raise ValueError("no minimal pairs in this table (single sentences have no pair accuracy)")
-    wide = pairs.pivot_table(index=["model", "dataset", "paradigm", "item"], columns="side", values=metrics,
+    counts = ["n_tokens"] if "n_tokens" in pairs else []
+    wide = pairs.pivot_table(index=["model", "dataset", "paradigm", "item"], columns="side", values=metrics + counts,
                              aggfunc="first", sort=False)
-    rows = [pd.DataFrame({"model": model, "dataset": dataset, "method": m, "correct": g[(m, "good")] > g[(m, "bad")],
-                          "tie": g[(m, "good")] == g[(m, "bad")]})
-            for (model, dataset), g in wide.groupby(level=["model", "dataset"], sort=False) for m in metrics]
-    return summarise(pd.concat(rows, ignore_index=True), ["model", "dataset", "method"])
+    rows = []
+    for _, g in wide.groupby(level=["model", "dataset"], sort=False):
+        keys = g.index.to_frame(index=False).rename(columns={"item": "pair_id"})
+        lengths = {f"n_tokens_{side}": g[("n_tokens", side)].to_numpy(int) for side in ("good", "bad") if counts}
+        rows += [keys.assign(method=m, correct=(g[(m, "good")] > g[(m, "bad")]).to_numpy(),
+                             tie=(g[(m, "good")] == g[(m, "bad")]).to_numpy(), **lengths) for m in metrics]
+    return pd.concat(rows, ignore_index=True)
+
+
+def pair_accuracy(table: pd.DataFrame, metrics=None) -> pd.DataFrame:
+    """Minimal-pair accuracy of each metric per (model, dataset), the grammatical sentence scoring strictly
+    higher (a tie an error), with the ties, their share and the accuracy's range over them (:func:`summarise`)."""
+    return summarise(pair_decisions(table, metrics), ["model", "dataset", "method"])
 
 
 def pairs_wide(table: pd.DataFrame, metric: str = "lp") -> pd.DataFrame:

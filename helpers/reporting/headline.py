@@ -145,3 +145,38 @@ def of(scores: pd.DataFrame, notebook: str, dataset: str, *, languages: dict | N
 
 WHICH = "Wilson's binomial interval where each pair is one decision; a bootstrap over pairs where a method " \
         "averages templates or A/B orders"
+
+
+@dataclass
+class Headlines:
+    """One :class:`Headline` per dataset (07 reads several), shown one after another; ``table`` and
+    ``note`` are theirs together, the table with a ``dataset`` column."""
+
+    each: dict[str, Headline]
+
+    @property
+    def table(self) -> pd.DataFrame:
+        frames = [h.table.assign(dataset=name) for name, h in self.each.items() if not h.table.empty]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    @property
+    def note(self) -> str:
+        return "\n".join(f"{name}:\n{h.note}" for name, h in self.each.items())
+
+    def title(self, text: str) -> str:
+        """``text`` with every dataset's caveats' short forms, each once."""
+        short = dict.fromkeys(c.split(":")[0] for h in self.each.values() for c in h.caveats)
+        return text if not short else f"{text}\n({'; '.join(short)})"
+
+    def text(self) -> str:
+        return "\n\n".join(f"{name}\n{h.text()}" for name, h in self.each.items())
+
+    def _repr_markdown_(self) -> str:
+        return "\n\n".join(f"**{name}**\n\n{h._repr_markdown_()}" for name, h in self.each.items())
+
+
+def of_each(scores: pd.DataFrame, notebook: str, *, seed: int = 0) -> Headlines:
+    """The headline of each dataset of ``scores`` (pair decisions of one or more models), in the
+    order the datasets come (:func:`of` each)."""
+    return Headlines({str(name): of(part, notebook, str(name), seed=seed)
+                      for name, part in scores.groupby("dataset", sort=False, observed=True)})

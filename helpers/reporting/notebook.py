@@ -69,7 +69,7 @@ class NotebookReport:
 
             ran = set(scores["dataset"].astype(str)) if scores is not None and "dataset" in scores else set()
             mine = self.checked["dataset"].isna() | self.checked["dataset"].isin(ran)
-            display(self.checked[mine].drop(columns="dataset").reset_index(drop=True))
+            display(paper_check.shown(self.checked[mine]).drop(columns="dataset").reset_index(drop=True))
             others = sorted(set(self.checked.loc[~mine, "dataset"]))
             if others:  # the other datasets' published numbers: one line, the saved table holds them
                 print(f"{int((~mine).sum())} published numbers of other datasets ({', '.join(others)}) are in "

@@ -29,7 +29,8 @@ SG_RESULTS = "syntaxgym/cpllab-syntactic-generalization/data/raw/sg_results/synt
 HL_ZH = "hu-levy-2023/results_zh"
 HL_PROMPTS = ("direct", "metaQuestionSimple", "metaInstruct", "metaQuestionComplex")
 COLUMNS = ["paper", "quantity", "paper_model", "paper_value", "model", "this_run", "difference", "note", "source",
-           "dataset"]
+           "dataset", "unit"]
+SHARE_MEASURES = ("accuracy", "template_mean", "template_max", "pass_rate", "share_A")  # and ensemble:<setting>
 
 
 def _blimp(source: DataSource | None) -> list[PaperValue]:
@@ -227,6 +228,27 @@ def measure(rows: pd.DataFrame, name: str) -> float:
     raise ValueError(f"unknown measure {name!r}")
 
 
+def unit(value: PaperValue) -> str:
+    """What ``value`` counts: "%" for a share of pairs or items (kept as a fraction in files), "r" for a
+    correlation, "log-prob", "count", or "" where no run computes it."""
+    if value.measure in SHARE_MEASURES or value.measure.startswith("ensemble:"):
+        return "%"
+    if value.measure == "hu_levy":
+        return "log-prob" if value.select.get("method") == "hl_word_prediction" else "%"
+    return {"point_biserial": "r", "pairs": "count"}.get(value.measure, "")
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The check as a person reads it: values in percent (one decimal) where ``unit`` is "%", the
+    others to 3 decimals; the files keep fractions."""
+    percent = table["unit"].eq("%").to_numpy()
+    out = table.copy()
+    for column in ("paper_value", "this_run", "difference"):
+        values = table[column].astype(float)
+        out[column] = np.where(percent, (100 * values).round(1), values.round(3))
+    return out
+
+
 def _note(value: PaperValue, model: str, measured: float) -> str:
     extra = f"; {value.comment}" if value.comment else ""
     if value.measure == "none":
@@ -258,7 +280,8 @@ def check(notebook: str, scores: pd.DataFrame | None, source: DataSource | None 
     rows = [{"paper": v.paper, "quantity": v.quantity, "paper_model": v.paper_model, "paper_value": v.value,
              "model": model, "this_run": runs[i, model],
              "difference": runs[i, model] - v.value if not np.isnan(runs[i, model]) else float("nan"),
-             "note": _note(v, model, runs[i, model]), "source": v.source, "dataset": v.select.get("dataset")}
+             "note": _note(v, model, runs[i, model]), "source": v.source, "dataset": v.select.get("dataset"),
+             "unit": unit(v)}
             for i, v in enumerate(values) for model in models]
     return pd.DataFrame(rows, columns=COLUMNS)
 
