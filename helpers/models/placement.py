@@ -87,3 +87,22 @@ def too_large(name: str, sizes: dict[str, int], precision: str, gpu_bytes: int) 
             f"({gpu_bytes / gib:.1f} GiB, of which {WEIGHTS_SHARE:.0%} for weights; {listed}): {advice}, or ask "
             "for offloading to the CPU and disk explicitly (max_memory={0: '70GiB', 'cpu': '200GiB'} and "
             "offload_folder=...; slow)")
+
+
+def refuse_if_too_large(loadable, dtype: torch.dtype) -> None:
+    """Before loading on CUDA with the default placement: a model whose weights would not fit the
+    GPUs is refused (:func:`too_large_refusal`), not offloaded to the CPU without a word."""
+    gpus = sum(torch.cuda.get_device_properties(i).total_memory for i in range(torch.cuda.device_count()))
+    if refusal := too_large_refusal(loadable, dtype, gpus):
+        raise MemoryError(refusal)
+
+
+def too_large_refusal(loadable, dtype: torch.dtype, gpu_bytes: int) -> str | None:
+    """The refusal of ``loadable`` (a Hub model, a registry entry with its quantization, a local
+    folder or a GGUF file, dequantized to ``dtype`` on loading) whose weights in its precision
+    would not fit ``gpu_bytes`` (:func:`~helpers.models.placement.too_large`); None when they fit."""
+    count = weight_count(loadable.config, loadable.kind)
+    sizes = {str(dtype).removeprefix("torch."): weight_bytes(count, dtype, None),
+             **{q: weight_bytes(count, dtype, q) for q in ("8bit", "4bit")}}
+    precision = loadable.quant or str(dtype).removeprefix("torch.")
+    return too_large(loadable.spec.name, sizes, precision, gpu_bytes)

@@ -33,7 +33,8 @@ from ..analysis.cross_model import models_tag
 from ..data.picking import PICKS, choose, pick_tag, picks
 from ..data.selection import DatasetSelection
 from ..data.shards import file_tag
-from ..engine.kinds import check_models, scorer_for
+from ..engine.deferred import deferred_scorer
+from ..engine.kinds import check_models
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..methods.setting_readers import refuse_unread, template_ids
 from ..parameters import check_injected
@@ -81,8 +82,8 @@ def model_major(parts: Sequence[ScoreFiles]) -> list[Path]:
 
 @dataclass
 class Run:
-    """A run: its parameters, settings, models, the first model's scorer (loaded when first
-    needed), selection, methods (and those not applicable) and its report tag."""
+    """A run: its parameters, settings, models, the first model's scorer (its model loaded when
+    first asked to compute), selection, methods (and those not applicable) and its report tag."""
 
     parameters: dict
     settings: Settings
@@ -124,8 +125,6 @@ class Run:
         run = cls(dict(parameters), settings, names, selection, checked=checked, setup=setup)
         if asked:
             run.methods, run.not_applicable = registry.applicable(asked, run.scorer)
-        else:
-            run.scorer  # noqa: B018: the first model loads here, as the notebooks expect
         return run
 
     @classmethod
@@ -143,9 +142,10 @@ class Run:
 
     @property
     def scorer(self):
-        """The first model's scorer, loaded on first use."""
+        """The first model's scorer, its model loaded when first asked to compute
+        (:class:`helpers.engine.deferred.DeferredScorer`: a run whose files are stored loads none)."""
         if self.built is None:
-            self.built = scorer_for(self.checked[0] if self.checked else self.models[0], self.settings)
+            self.built = deferred_scorer(self.checked[0] if self.checked else self.models[0], self.settings)
         return self.built
 
     @property

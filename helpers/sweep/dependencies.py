@@ -23,6 +23,7 @@ import papermill as pm
 from ..reporting.outputs import PROMPTING, producer
 from ..settings.lists import parse_list
 from .jobs import ANALYSES, Job
+from .model_kernel import group_key
 from .revisions import analysed_models
 
 EVERY_PRODUCER = frozenset(producer(m) for m in ("lp", *PROMPTING))  # "all" methods: every scoring notebook
@@ -81,15 +82,25 @@ def waits_on(jobs: list[Job]) -> dict[Path, list[Job]]:
     return out
 
 
+def by_model(jobs: list[Job]) -> list[Job]:
+    """``jobs`` with those that share a model's kernel (:func:`.model_kernel.group_key`) one after
+    another, each group where its first job was, otherwise in their order."""
+    keys = [group_key(j) for j in jobs]
+    first = {k: i for i, k in reversed(list(enumerate(keys)))}
+    return [j for _, _, j in sorted(((first[k] if k is not None else i, i, j) for i, (j, k) in enumerate(zip(jobs, keys))),
+                                    key=lambda t: t[:2])]
+
+
 def in_order(jobs: list[Job], waits: dict[Path, list[Job]]) -> list[Job]:
-    """``jobs`` with each one after the jobs of the list it waits on, otherwise in their order."""
+    """``jobs`` with each one after the jobs of the list it waits on, otherwise in their order, the
+    jobs of one model's kernel together (:func:`by_model`)."""
     placed, order, left = set(), [], list(jobs)
     outputs = {j.output for j in jobs}
     while left:
         ready = [j for j in left if all(d.output in placed or d.output not in outputs for d in waits.get(j.output, []))]
         if not ready:
             raise ValueError(f"jobs that wait on each other: {', '.join(j.label for j in left)}")
-        order += ready
+        order += by_model(ready)
         placed |= {j.output for j in ready}
         left = [j for j in left if j.output not in placed]
     return order

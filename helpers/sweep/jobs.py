@@ -112,11 +112,14 @@ class Job:
                              f"{', '.join(own)}{'; and every setting' if set(NAMES) <= declared else ''}){hint}")
         return params
 
-    def run(self) -> Path:
+    def run(self, km=None) -> Path:
+        """Execute the notebook: in a kernel of its own, or in ``km``'s (a started kernel kept after it:
+        :mod:`.model_kernel`)."""
         params = self.papermill_parameters()
         self.output.parent.mkdir(parents=True, exist_ok=True)
+        kernel = {"km": km} if km is not None else {}
         pm.execute_notebook(str(self.notebook), str(self.partial), parameters=params, cwd=str(self.notebook.parent),
-                            progress_bar=False, extra_arguments=KERNEL_ARGUMENTS)
+                            progress_bar=False, extra_arguments=KERNEL_ARGUMENTS, **kernel)
         self.partial.replace(self.output)
         return self.output
 

@@ -9,6 +9,7 @@ from .. import paths
 from . import slurm as sweep_slurm
 from .dependencies import in_order, waits_on
 from .jobs import Job, clean_partials, finished
+from .model_kernel import ModelKernels
 
 
 class SweepFailed(RuntimeError):
@@ -47,6 +48,10 @@ def run(jobs: list[Job], executor: str = "local", resources: dict | None = None,
                               waits=waits)
 
 
+def _how(failure) -> str:
+    return failure if isinstance(failure, str) else "failed"
+
+
 def _reason(err: Exception) -> str:
     """One line: a notebook cell's error (papermill's ename and evalue), else the exception."""
     if hasattr(err, "ename"):
@@ -58,17 +63,28 @@ def run_local(jobs: list[Job], waits: dict[Path, list[Job]]) -> list[Path]:
     """Run ``jobs`` in their order; a job that waits on one that failed or was not run in this
     run is not run ("waiting for <job> which failed")."""
     root = paths.outputs()
-    done, failed, lines, first = [], {}, [], None
+    done, failed, lines = [], {}, []
+    with ModelKernels() as kernels:  # one model's scoring notebooks in one kernel, the model loaded once
+        _run_each(jobs, waits, kernels, root, done, failed, lines)
+    if failed:
+        first = next((e for e in failed.values() if isinstance(e, BaseException)), None)
+        raise SweepFailed(f"{len(failed)} of {len(jobs)} job(s) did not finish (the other {len(done)} did and are "
+                          "kept; running the sweep again runs only these):\n" + "\n".join(lines), done) from first
+    return done
+
+
+def _run_each(jobs, waits, kernels, root, done, failed, lines) -> None:
     for job in jobs:
         blocked = [d for d in waits.get(job.output, []) if d.output in failed]
         if blocked:
-            why = f"waiting for {blocked[0].label} which {failed[blocked[0].output]}"
+            why = f"waiting for {blocked[0].label} which {_how(failed[blocked[0].output])}"
             print(f"not run: {job.label}: {why}")
-            failed[job.output], lines = "was not run", lines + [f"not run: {job.label}: {why}"]
+            failed[job.output] = "was not run"
+            lines.append(f"not run: {job.label}: {why}")
             continue
         print(f"run: {job.label} -> {job.output.relative_to(root.parent)}")
         try:
-            done.append(job.run())
+            done.append(kernels.run(job))
         except KeyboardInterrupt:
             clean_partials()
             # papermill's cell task dies with the kernel; asyncio would print its traceback at exit, after this error
@@ -78,11 +94,7 @@ def run_local(jobs: list[Job], waits: dict[Path, list[Job]]) -> list[Path]:
                 f"score files it finished are kept; its notebook ({job.partial.name}) is never taken as finished. "
                 "Run the same sweep again to run only what is missing.", done) from None
         except Exception as err:  # noqa: BLE001 -- reported below and raised at the end; the others still run
-            first = first or err
             print(f"failed: {job.label}: {_reason(err)}")
-            failed[job.output], lines = "failed", lines + [f"failed: {job.label}: {_reason(err)}"]
+            failed[job.output] = err
+            lines.append(f"failed: {job.label}: {_reason(err)}")
         clean_partials()
-    if failed:
-        raise SweepFailed(f"{len(failed)} of {len(jobs)} job(s) did not finish (the other {len(done)} did and are "
-                          "kept; running the sweep again runs only these):\n" + "\n".join(lines), done) from first
-    return done

@@ -3,8 +3,8 @@ and job states read from Slurm itself.
 
 Resources come from a small YAML profile (``profiles/<name>.yaml`` or a path; the default,
 ``slurm-gpu``, asks for one GPU per task) with command-line values over it. A submission
-is one job array whose tasks are the unfinished (notebook, model, dataset, shard) jobs that
-wait on nothing, then, for the analyses that read their scores, one job array per set of
+is one job array whose tasks are the unfinished jobs that wait on nothing, one task per model
+(and shard) running its notebooks with the model loaded once (:mod:`.model_kernel`), then, for the analyses that read their scores, one job array per set of
 scoring tasks they wait on (``--dependency=afterok:<array>_<task>...`` and
 ``--kill-on-invalid-dep=yes``: a failed scoring task cancels them;
 :mod:`helpers.sweep.dependencies`). The job id of each task, and those it waits on, are
@@ -30,7 +30,7 @@ import yaml
 from .. import paths
 from ..files import write_text
 from .dependencies import submit_in_waves
-from .jobs import run_job
+from .model_kernel import group_key, run_group
 
 PROFILES = paths.ROOT / "profiles"
 DEFAULT_PROFILE = "slurm-gpu"
@@ -215,6 +215,16 @@ def final_state(job_id: str) -> str | None:
     return match.group(1) + (f" ({reason})" if reason and reason != "None" else "")
 
 
+def model_tasks(jobs: list) -> list[list]:
+    """``jobs`` as Slurm tasks: the jobs of one model's kernel (:func:`.model_kernel.group_key`) one task,
+    in their order; every other job a task of its own."""
+    tasks: dict = {}
+    for i, job in enumerate(jobs):
+        key = group_key(job)
+        tasks.setdefault(i if key is None else key, []).append(job)
+    return list(tasks.values())
+
+
 def submit(jobs: list, res: dict, wait: bool = False, waits: dict | None = None) -> list:
     """Submit the jobs that are not queued or running already: those that wait on nothing as
     one job array, then those that wait on scoring jobs (``waits``: job output -> the jobs it
@@ -246,15 +256,19 @@ def submit(jobs: list, res: dict, wait: bool = False, waits: dict | None = None)
     def array(group: list, after: dict) -> list[str]:  # one job array, after the jobs ``after`` names
         extra = {"dependency": "afterok:" + ":".join(after), "kill_on_invalid_dep": "yes"} if after else None
         ex.update_parameters(**params, slurm_additional_parameters=extra)
+        tasks = model_tasks(group)  # one task per model (and shard): its notebooks share one load
         with ex.batch():
-            submitted = [ex.submit(run_job, job) for job in group]
-        for job, handle in zip(group, submitted):
-            _write_record(job, handle, res, after)
-            print(f"submitted: {job.label} (job {handle.job_id})")
+            submitted = [ex.submit(run_group, jobs) for jobs in tasks]
+        ids = {}
+        for jobs, handle in zip(tasks, submitted):
+            for job in jobs:
+                _write_record(job, handle, res, after)
+                print(f"submitted: {job.label} (job {handle.job_id})")
+                ids[job.output] = str(handle.job_id)
         then = f", to start after {', '.join(after)} (afterok)" if after else ""
-        print(f"submitted {len(group)} task(s) as Slurm job {str(submitted[0].job_id).split('_')[0]}{then}")
+        print(f"submitted {len(tasks)} task(s) as Slurm job {str(submitted[0].job_id).split('_')[0]}{then}")
         handles.extend(submitted)
-        return [str(h.job_id) for h in submitted]
+        return [ids[job.output] for job in group]
 
     submit_in_waves(todo, waits or {}, queued, array)
     print(f"logs in {paths.outputs() / 'slurm'}")
