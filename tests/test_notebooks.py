@@ -73,6 +73,15 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
     recorded = sidecar_score_files(outputs / "tables" / f"02_readout__{model}__{dataset}__limit-1.csv.json")
     assert recorded and all(f.is_file() for f in recorded)  # recorded relative to the outputs folder
     assert all(f.startswith(f"scores/{dataset}/{model}/") for f in sidecar["score_files"])
+    assert f"loaded {model} (float32)" in shown
+    if model == "tiny-llama":  # run again: every file is stored, so no model loads, and the same tables and figures
+        written = {p: p.read_bytes() for p in sorted((outputs / "tables").glob("*.csv"))
+                   + sorted((outputs / "figures").glob("*.png"))}
+        again = run_notebook("02_readout.ipynb", scratch / "02b.ipynb", model=model, dataset=dataset, methods=methods,
+                             templates=[1, 2], limit=1, unigram_corpus=str(corpus))
+        shown = json.dumps([cell.get("outputs", []) for cell in again["cells"]])
+        assert f"loaded {model}" not in shown and f"{model} (float32, start token" in shown  # printed from its card
+        assert {p: p.read_bytes() for p in written} == written
 
 
 @pytest.mark.slow

@@ -206,3 +206,41 @@ def test_status_of_a_local_sweep(tmp_path, monkeypatch, capsys):
     text = sweep_status.format_status(rows)
     assert re.search(r"09_fails\s+tiny-gpt2\s+blimp\s+failed\s+0\s+cell In \[3\]: ValueError: no pairs in blimp", text)
     assert text.endswith("2 jobs: 1 failed, 1 not run")
+
+
+@pytest.mark.slow
+def test_a_sweep_loads_each_model_once_for_all_its_notebooks_with_the_tables_of_a_notebook_run_alone(scratch):
+    """02 and 03 over two models: each model's notebooks run in one kernel that loads it once (the
+    second notebook is handed the built scorer), no variable reaches the next notebook, and the tables
+    equal those of the notebook run alone in a kernel of its own."""
+    from helpers.sweep.dependencies import in_order, waits_on
+    from helpers.sweep.model_kernel import ModelKernels
+
+    params = {"limit": 1, "02:methods": "lp,meanlp", "03:methods": "yesno", "03:hu_levy_sets": "none",
+              "03:fewshot_ks": [], "03:outlines_sample": 0}
+    jobs = sweep.plan(["02", "03"], ["tiny-gpt2", "tiny-llama"], ["blimp"], params, settings={"templates": [1]})
+    order = in_order(jobs, waits_on(jobs))
+    assert [(j.notebook.stem[:2], j.model) for j in order] == [("02", "tiny-gpt2"), ("03", "tiny-gpt2"),
+                                                                ("02", "tiny-llama"), ("03", "tiny-llama")]
+    with ModelKernels() as kernels:
+        done = [kernels.run(job) for job in order]
+    assert kernels.started == 2  # one kernel per model
+    said = {p.name[:2] + " " + m: [line for line in _stream_text(p).splitlines() if m in line and "loaded" in line]
+            for p in done for m in ("tiny-gpt2", "tiny-llama") if m in p.name}
+    assert said == {"02 tiny-gpt2": ["loaded tiny-gpt2 (float32) in " + said["02 tiny-gpt2"][0].split(" in ")[1]],
+                    "03 tiny-gpt2": ["tiny-gpt2 is loaded already (kept by this kernel)"],
+                    "02 tiny-llama": ["loaded tiny-llama (float32) in " + said["02 tiny-llama"][0].split(" in ")[1]],
+                    "03 tiny-llama": ["tiny-llama is loaded already (kept by this kernel)"]}
+    tables = scratch / "outputs" / "tables"
+    shared = {p.name: p.read_bytes() for p in sorted(tables.glob("03_*tiny-llama*.csv"))}
+    alone = scratch / "alone"
+    os.environ["HELPERS_OUTPUTS_DIR"] = str(alone)  # the scratch fixture restores it
+    order[3].run()  # 03 on tiny-llama in a kernel of its own: it scores everything again
+    assert {p.name: p.read_bytes() for p in sorted((alone / "tables").glob("03_*tiny-llama*.csv"))} == shared
+    assert len(shared) >= 3
+
+
+def _stream_text(path) -> str:
+    cells = json.loads(path.read_text())["cells"]
+    texts = [o.get("text", "") for c in cells for o in c.get("outputs", []) if o.get("output_type") == "stream"]
+    return "".join("".join(t) if isinstance(t, list) else t for t in texts)

@@ -37,8 +37,9 @@ class ModelKernels:
     job of another key comes): ``with ModelKernels() as kernels: kernels.run(job)``. ``started``
     counts the kernels started."""
 
+
     def __init__(self):
-        self.key, self.km, self.kc, self.started = None, None, None, 0
+        self.key, self.km, self.started = None, None, 0
 
     def __enter__(self) -> "ModelKernels":
         return self
@@ -48,14 +49,20 @@ class ModelKernels:
 
     def close(self) -> None:
         """Shut the current kernel down (its process ends: memory released)."""
-        if self.kc is not None:
-            self.kc.stop_channels()
         if self.km is not None and self.km.has_kernel:
             self.km.shutdown_kernel(now=True)
-        self.key, self.km, self.kc = None, None, None
+        self.key, self.km = None, None
 
     def _execute(self, code: str) -> None:
-        reply = self.kc.execute_interactive(code, timeout=120, store_history=False, output_hook=lambda msg: None)
+        """Run ``code`` in the kernel through a client of its own (one that papermill used before
+        stops answering once papermill's run ends)."""
+        client = self.km.client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=120)
+            reply = client.execute_interactive(code, timeout=120, store_history=False, output_hook=lambda msg: None)
+        finally:
+            client.stop_channels()
         if reply["content"]["status"] != "ok":
             content = reply["content"]
             raise RuntimeError(f"the sweep's kernel could not run {code.splitlines()[0]!r}: "
@@ -67,9 +74,6 @@ class ModelKernels:
         if self.km is None:
             self.km = KernelManager(kernel_name="python3")
             self.km.start_kernel(cwd=str(paths.NOTEBOOKS), extra_arguments=KERNEL_ARGUMENTS)
-            self.kc = self.km.client()
-            self.kc.start_channels()
-            self.kc.wait_for_ready(timeout=120)
             self._execute(KEEP)
             self.key, self.started = key, self.started + 1
         else:
