@@ -1,4 +1,4 @@
-"""A run whose score files are all stored loads no model (helpers.engine.deferred): what the run
+"""A run whose score files are all stored loads no model (helpers.runs.deferred): what the run
 reads before it scores comes from the model's card, which equals what the built scorer answers,
 for each kind of model; a card that disagrees with the built scorer stops the run before anything
 is written; a kernel that keeps its models hands the built scorer to the next run."""
@@ -9,8 +9,8 @@ import json
 import pytest
 
 from helpers import methods as registry
-from helpers.engine import deferred
-from helpers.engine.deferred import CardMismatchError, DeferredScorer, card_of
+from helpers.runs import deferred
+from helpers.runs.deferred import CardMismatchError, DeferredScorer, card_of
 from helpers.models.tiny_masked import build as build_masked
 from helpers.runs.run import Run
 

@@ -14,6 +14,7 @@ from helpers.cli import main
 from helpers.sweep import slurm as sweep_slurm
 from helpers.sweep import status as sweep_status
 from helpers.sweep.dependencies import in_order, producers, submit_in_waves, waits_on
+from helpers.sweep.model_kernel import ModelKernels
 from helpers.sweep.jobs import ANALYSES
 
 
@@ -77,13 +78,14 @@ def test_a_local_sweep_skips_the_analysis_whose_scoring_failed(tmp_path, monkeyp
     monkeypatch.setenv("HELPERS_OUTPUTS_DIR", str(tmp_path / "outputs"))
     ran = []
 
-    def fake_run(job):  # the notebook: 02 on climp raises as a failing cell does
+    def fake_run(job, km=None):  # the notebook: 02 on climp raises as a failing cell does
         ran.append(short(job))
         if short(job) == "02 m1 climp":
             raise ValueError("no pairs in climp")
         return finish(job)
 
     monkeypatch.setattr(sweep.Job, "run", fake_run)
+    monkeypatch.setattr(ModelKernels, "_kernel", lambda kernels, key: None)  # no kernel for the fake notebooks
     jobs = sweep.plan(["05", "02"], ["m1"], ["blimp", "climp"])
     with pytest.raises(sweep.SweepFailed) as failed:
         sweep.run(jobs)
@@ -103,7 +105,7 @@ def test_a_local_sweep_skips_the_analysis_whose_scoring_failed(tmp_path, monkeyp
     assert main(["sweep", "--notebooks", "05", "02", "--models", "m1", "--datasets", "blimp", "climp"]) == 1
     assert ran == ["02 m1 climp"]
     assert "error: 2 of 2 job(s) did not finish" in capsys.readouterr().err
-    monkeypatch.setattr(sweep.Job, "run", lambda job: ran.append(short(job)) or finish(job))  # fixed
+    monkeypatch.setattr(sweep.Job, "run", lambda job, km=None: ran.append(short(job)) or finish(job))  # fixed
     ran.clear()
     assert main(["sweep", "--notebooks", "05", "02", "--models", "m1", "--datasets", "blimp", "climp"]) == 0
     assert ran == ["02 m1 climp", "05 m1 climp"]

@@ -69,26 +69,19 @@ class LoadedModel:
     def dtype(self) -> str:
         return str(self.model.dtype).removeprefix("torch.")
 
-    def instruct_decided(self) -> tuple[bool, str | None]:
-        """Whether prompts use the chat template by default (the registry entry's kind, else what marks
-        an instruct checkpoint: :func:`.instruct.instruct_decision`) and, where that was a choice (the
-        tokenizer ships a chat template), the one line that says why and how to override it."""
+    @property
+    def is_instruct(self) -> bool:
+        """Whether prompts use the chat template by default: the registry entry's kind, else what marks
+        an instruct checkpoint (:func:`.instruct.instruct_decision`), said once; ``instruct=`` overrides."""
         if self.spec.kind != "auto":
-            return self.spec.is_instruct, None
+            return self.spec.is_instruct
         if "instruct" not in self._decided:
             found, line = instruct_decision(self.spec.hf_id if not self.spec.local else self.spec.name, self.model,
                                             self.tokenizer)
-            self._decided["instruct"] = (found, line if getattr(self.tokenizer, "chat_template", None) else None)
+            self._decided["instruct"] = found
+            if getattr(self.tokenizer, "chat_template", None):  # a real choice: say it, with how to override it
+                warnings.warn(line, stacklevel=2)
         return self._decided["instruct"]
-
-    @property
-    def is_instruct(self) -> bool:
-        """:meth:`instruct_decided`, its line said once; ``instruct=`` overrides."""
-        found, line = self.instruct_decided()
-        if line and not self._decided.get("said"):
-            self._decided["said"] = True
-            warnings.warn(line, stacklevel=2)
-        return found
 
     @property
     def kind(self) -> str:

@@ -8,7 +8,7 @@ from typing import Callable
 
 import torch
 
-from ..engine.deferred import deferred_scorer
+from .deferred import deferred_scorer
 from ..settings.lists import parse_list
 from ..settings import Settings
 
@@ -16,7 +16,7 @@ from ..settings import Settings
 def each_model(models, work: Callable, *, scorer=None, settings: Settings | None = None) -> list:
     """``work(scorer)`` for every model of ``models`` (a name, a list or "a,b"), one at a time:
     each is loaded under ``settings`` when first asked to compute
-    (:func:`helpers.engine.deferred.deferred_scorer`: not at all where its files are stored) and released
+    (:func:`helpers.runs.deferred.deferred_scorer`: not at all where its files are stored) and released
     before the next is loaded (``work`` must keep no reference to it); ``scorer``, an already
     loaded scorer, serves its own model and is kept. Returns what ``work`` returned, per model."""
     out = []

@@ -33,7 +33,7 @@ from ..analysis.cross_model import models_tag
 from ..data.picking import PICKS, choose, pick_tag, picks
 from ..data.selection import DatasetSelection
 from ..data.shards import file_tag
-from ..engine.deferred import deferred_scorer
+from .deferred import deferred_scorer
 from ..engine.kinds import check_models
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..methods.setting_readers import refuse_unread, template_ids
@@ -143,7 +143,7 @@ class Run:
     @property
     def scorer(self):
         """The first model's scorer, its model loaded when first asked to compute
-        (:class:`helpers.engine.deferred.DeferredScorer`: a run whose files are stored loads none)."""
+        (:class:`helpers.runs.deferred.DeferredScorer`: a run whose files are stored loads none)."""
         if self.built is None:
             self.built = deferred_scorer(self.checked[0] if self.checked else self.models[0], self.settings)
         return self.built

@@ -122,7 +122,8 @@ def submit_in_waves(todo: list[Job], waits: dict[Path, list[Job]], queued: dict[
         groups: dict[tuple, tuple[dict, list[Job]]] = {}
         for job in ready:
             after = {ids[d.output]: d for d in waits.get(job.output, []) if d.output in ids}
-            groups.setdefault(tuple(after), (after, []))[1].append(job)
+            # one call per set of (task, job read): jobs that read other jobs of one task record their own
+            groups.setdefault(tuple((i, d.output) for i, d in after.items()), (after, []))[1].append(job)
         for after, group in groups.values():
             ids.update(zip([j.output for j in group], submit(group, after)))
         done = {j.output for j in ready}

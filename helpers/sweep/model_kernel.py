@@ -3,7 +3,7 @@ one shard) run one after another in one Jupyter kernel that keeps the model load
 
 Why a kernel per model: the notebooks stay the one door to scoring (each decides its own jobs, as
 a user running it by hand), each keeps its own executed output and status, and the model, which
-for a 70B checkpoint in NF4 takes minutes to load, loads once (:func:`helpers.engine.deferred.keep_loaded`:
+for a 70B checkpoint in NF4 takes minutes to load, loads once (:func:`helpers.runs.deferred.keep_loaded`:
 the kernel's deferred scorers hand each other the built scorer of the same card). Between two
 notebooks the kernel's namespace is emptied (``%reset -f``, figures closed, warnings shown again),
 so no variable of one reaches the next; the kept scorer lives in the helpers' module, not in the
@@ -15,11 +15,11 @@ from __future__ import annotations
 from jupyter_client.manager import KernelManager
 
 from .. import paths
-from ..engine.deferred import SCORER_SETTINGS
+from ..runs.deferred import SCORER_SETTINGS
 from .jobs import ANALYSES, NO_MODEL, Job, clean_partials
 from .kernel import KERNEL_ARGUMENTS
 
-KEEP = "from helpers.engine.deferred import keep_loaded\nkeep_loaded()"
+KEEP = "from helpers.runs.deferred import keep_loaded\nkeep_loaded()"
 RESET = ("%reset -f\nimport gc as _gc, warnings as _warnings\nimport matplotlib.pyplot as _plt\n_plt.close('all')\n"
          "_warnings._filters_mutated()\ndel _plt, _warnings\n_gc.collect(); del _gc")
 

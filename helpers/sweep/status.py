@@ -128,7 +128,7 @@ def status(jobs: list[sweep.Job]) -> list[JobStatus]:
             row.state = "failed"
             row.error = failure(job, rec)
             if "DependencyNeverSatisfied" in row.error:  # Slurm cancelled it: a job it ran after failed
-                row.state, row.error = "cancelled", scoring_failed(rec)
+                row.state, row.error = "cancelled", scoring_failed(rec, jobs)
         rows[job.output] = row
     for row in rows.values():
         if row.state == "not run":
@@ -166,11 +166,16 @@ def blocked_by(scoring: list[JobStatus]) -> str | None:
     return None
 
 
-def scoring_failed(rec: sweep_slurm.Record) -> str:
-    """Why Slurm cancelled a job: which of the jobs it ran after (afterok) did not complete."""
+def scoring_failed(rec: sweep_slurm.Record, jobs: list[sweep.Job]) -> str:
+    """Why Slurm cancelled a job: which of the tasks it ran after (afterok) did not complete, each
+    named by the notebooks of that task that did not finish (a model's task runs several)."""
     ended = {jid: sweep_slurm.final_state(jid) for jid in rec.waits_on}
-    failed = [f"{stem} (job {jid}: {ended[jid]})" for jid, stem in rec.waits_on.items()
-              if ended[jid] and not ended[jid].startswith("COMPLETED")]
+    failed = []
+    for jid, stem in rec.waits_on.items():
+        if ended[jid] and not ended[jid].startswith("COMPLETED"):
+            ran = [j.output.stem for j in jobs if not sweep.finished(j.output)
+                   and (record := sweep_slurm.read_record(j)) is not None and record.job_id == jid]
+            failed.append(f"{', '.join(ran) or stem} (job {jid}: {ended[jid]})")
     return "its scoring job failed: " + (", ".join(failed) or "Slurm: DependencyNeverSatisfied")
 
 

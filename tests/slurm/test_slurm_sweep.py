@@ -1,5 +1,6 @@
-"""A sweep on a real single-node Slurm cluster (tests/slurm/cluster.sh): one job array, a task
-cancelled while it runs, --status, and a resubmission that runs only that task."""
+"""A sweep on a real single-node Slurm cluster (tests/slurm/cluster.sh): one job array of one task
+per model (its notebooks in one kernel, the model loaded once), a task cancelled while it runs,
+--status, and a resubmission that runs only that task's notebooks."""
 from __future__ import annotations
 
 import json
@@ -52,22 +53,23 @@ def test_sweep_array_cancel_status_resubmit(slurm_cluster, tmp_path, monkeypatch
                                                        "03:methods": "yesno", "03:hu_levy_sets": "none",
                                                        "03:fewshot_ks": []})
     assert len(jobs) == 8
-    victim = jobs[2]  # 02 on tiny-llama, blimp: array task 2 starts in the second wave
+    victim = jobs[2]  # 02 on tiny-llama, blimp: the first notebook of tiny-llama's task
     assert (victim.notebook.stem, victim.model, victim.dataset) == ("02_readout", "tiny-llama", "blimp")
     victim_scores = tmp_path / "outputs" / "scores" / "blimp" / "tiny-llama"
+    llama = [j for j in jobs if j.model == "tiny-llama"]
 
-    # one submission = one job array of the 8 jobs, at most 2 running at once
+    # one submission = one job array of one task per model, both running at once
     assert main(SUBMIT) == 0
     out = capsys.readouterr().out
-    assert "submitted 8 task(s) as Slurm job" in out
+    assert "submitted 2 task(s) as Slurm job" in out
     ids = [sweep_slurm.read_record(j).job_id for j in jobs]
     array = ids[0].split("_")[0]
-    assert ids == [f"{array}_{i}" for i in range(8)]
+    assert ids == [f"{array}_{0 if j.model == 'tiny-gpt2' else 1}" for j in jobs]
     first = sweep_status.status(jobs)
     assert {r.state for r in first} <= {"pending", "running", "done"}
-    assert sum(r.state == "running" for r in first) <= 2
 
-    # cancel the victim while it runs: title, parameters and injected cells done, its scores not written yet
+    # cancel tiny-llama's task while it runs its first notebook: title, parameters and injected cells done,
+    # its scores not written yet
     deadline = time.monotonic() + 150
     while not (squeue().get(ids[2]) == "RUNNING" and cells_done(victim.partial) >= 3
                and not (victim_scores / "lp.parquet").exists()):
@@ -86,32 +88,44 @@ def test_sweep_array_cancel_status_resubmit(slurm_cluster, tmp_path, monkeypatch
     # slurmstepd names an array task by its own job number
     assert re.search(r"\*\*\* JOB \d+ ON \S+ CANCELLED AT", Path(failed.log).read_text())
     assert re.search(r"; slurmstepd\S*: error: \*\*\* (JOB|STEP) [\d.]+ ON \S+ CANCELLED AT", failed.error)
-    assert [k for k, r in rows.items() if r.state != "done"] == [("02", "tiny-llama", "blimp")]
+    assert [k for k, r in rows.items() if r.state != "done"] == [(j.notebook.stem[:2], j.model, j.dataset) for j in llama]
     assert main([*SWEEP, "--status"]) == 0
     table = capsys.readouterr().out
     assert re.search(r"02_readout\s+tiny-llama\s+blimp\s+failed\s+" + re.escape(ids[2]), table)
-    assert "8 jobs: 7 done, 1 failed" in table
+    assert "8 jobs: 4 done, 4 failed" in table
+    gpt2 = [j for j in jobs if j.model == "tiny-gpt2"]  # its task: one load, the others handed the built scorer
+    assert [_said(j.output, "tiny-gpt2") for j in gpt2] == ["loaded", "kept", "kept", "kept"]
 
-    # resubmit: only the cancelled job runs again
+    # resubmit: only the cancelled task's notebooks run again, in one task
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "outputs").rglob("*")
-              if p.is_file() and ("scores" in p.parts or p.suffix == ".ipynb")}
+              if p.is_file() and ("scores" in p.parts or p.suffix == ".ipynb") and ".scorers" not in p.parts}
     resubmitted = time.time_ns()
     assert main(SUBMIT) == 0
     out = capsys.readouterr().out
-    assert "submitted 1 task(s)" in out and out.count("skip (finished)") == 7
+    assert "submitted 1 task(s)" in out and out.count("skip (finished)") == 4
     again = sweep_slurm.read_record(victim)
     assert again.earlier == [ids[2]] and again.job_id != ids[2]
+    assert {sweep_slurm.read_record(j).job_id for j in llama} == {again.job_id}
     sweep_slurm.wait_for([again.job_id], poll_s=2, timeout_s=200)
 
     assert [r.state for r in sweep_status.status(jobs)] == ["done"] * 8
     assert main([*SWEEP, "--status"]) == 0
     assert "8 jobs: 8 done" in capsys.readouterr().out
+    assert [_said(j.output, "tiny-llama") for j in llama] == ["loaded", "kept", "kept", "kept"]
     after = {p: p.stat().st_mtime_ns for p in (tmp_path / "outputs").rglob("*")
-             if p.is_file() and ("scores" in p.parts or p.suffix == ".ipynb")}
+             if p.is_file() and ("scores" in p.parts or p.suffix == ".ipynb") and ".scorers" not in p.parts}
     changed = sorted(str(p.relative_to(tmp_path / "outputs")) for p in after if before.get(p) != after[p])
-    assert changed == [f"notebooks/{victim.output.name}", "scores/blimp/tiny-llama/lp.parquet"]
+    assert changed == sorted([*(f"notebooks/{j.output.name}" for j in llama), "scores/blimp/tiny-llama/lp.parquet",
+                              "scores/blimp/tiny-llama/yesno__t1.parquet", "scores/climp/tiny-llama/lp.parquet",
+                              "scores/climp/tiny-llama/yesno__t1.parquet"])
     assert (victim_scores / "lp.parquet").stat().st_mtime_ns > resubmitted
     forward = re.search(r"forward passes this run: (\d+)", json.dumps(json.loads(victim.output.read_text())))
     assert int(forward.group(1)) > 0  # computed once more
     # nothing half-written or unfinished is left
     assert not list((tmp_path / "outputs").rglob("*.tmp")) and not list((tmp_path / "outputs").rglob("*.running.ipynb"))
+
+
+def _said(notebook: Path, model: str) -> str:
+    """Whether the notebook loaded ``model`` ("loaded") or was handed it by its kernel ("kept")."""
+    text = json.dumps(json.loads(notebook.read_text()))
+    return "loaded" if f"loaded {model} (" in text else "kept" if f"{model} is loaded already" in text else "neither"

@@ -31,7 +31,7 @@ from ..models.loading import fingerprint, load_tokenizer
 from ..provenance import library_versions
 from ..settings import METHOD_SETTINGS, TABLE, Settings
 from ..store import safe_name
-from .kinds import SCORER_KINDS, check_models, scorer_for
+from ..engine.kinds import SCORER_KINDS, check_models, scorer_for
 
 CARD_VERSION = 1
 # the settings a scorer is built under: every one but the methods' (read per pass, not by the scorer)
@@ -74,10 +74,14 @@ def card_key(checked: Loadable, settings: Settings) -> str:
 
 
 def card_of(scorer) -> dict:
-    """What a freshly built scorer answers (its record before it ran anything)."""
-    found, line = scorer.loaded.instruct_decided()
+    """What a freshly built scorer answers (its record before it ran anything), with the line its
+    instruct decision says where that was a choice (said again when a run reads it from the card)."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        found = scorer.is_instruct
+    lines = [str(w.message) for w in said if "instruct=" in str(w.message)]
     return {"name": scorer.name, "provenance": scorer.provenance(), "record": scorer.record(),
-            "features": sorted(scorer.features), "is_instruct": bool(found), "instruct_line": line}
+            "features": sorted(scorer.features), "is_instruct": bool(found), "instruct_line": lines[0] if lines else None}
 
 
 def read_card(path: Path) -> dict | None:
