@@ -300,7 +300,7 @@ def wait_until(condition, what: str, timeout_s: float = 120, poll_s: float = 0.0
         time.sleep(poll_s)
 
 
-SLURM_SWEEP = ["sweep", "--notebooks", "02", "--models", "tiny-gpt2", "--datasets", "climp", "blimp",
+SLURM_SWEEP = ["sweep", "--notebooks", "02", "--models", "tiny-gpt2", "tiny-llama", "--datasets", "climp",
                "-p", "limit=1", "-p", "templates=[1,2,3,4,5]", "-p", "02:methods=lp,yesno"]
 SUBMIT = [*SLURM_SWEEP, "--executor", "slurm", "--profile", "slurm-local"]  # 20 minutes per task
 
@@ -313,11 +313,12 @@ def test_abc_sigkill_slurmd_restart_and_time_limit_on_slurm(own_slurm, tmp_path,
     from helpers.sweep import status as sweep_status
 
     monkeypatch.setenv(paths.OUTPUTS_ENV, str(tmp_path / "outputs"))
-    ensure("tiny-gpt2")
-    jobs = sweep.plan(["02"], ["tiny-gpt2"], ["climp", "blimp"], {"limit": 1, "templates": [1, 2, 3, 4, 5],
-                                                                 "02:methods": "lp,yesno"})
+    ensure("tiny-gpt2"), ensure("tiny-llama")
+    # two models: two tasks (a model's notebooks share one task)
+    jobs = sweep.plan(["02"], ["tiny-gpt2", "tiny-llama"], ["climp"], {"limit": 1, "templates": [1, 2, 3, 4, 5],
+                                                                      "02:methods": "lp,yesno"})
     killed, other = jobs
-    store = {j: tmp_path / "outputs" / "scores" / j.dataset / "tiny-gpt2" for j in jobs}
+    store = {j: tmp_path / "outputs" / "scores" / j.dataset / j.model for j in jobs}
     complete = ["lp.parquet"] + [f"yesno__t{t}.parquet" for t in range(1, 6)]
     assert main(SUBMIT) == 0
     ids = {j: sweep_slurm.read_record(j).job_id for j in jobs}

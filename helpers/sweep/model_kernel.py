@@ -13,6 +13,8 @@ with it. A notebook that fails leaves the kernel to the next one (a new kernel i
 from __future__ import annotations
 
 from jupyter_client.manager import KernelManager
+from nbclient.exceptions import DeadKernelError
+from papermill.exceptions import PapermillExecutionError
 
 from .. import paths
 from ..runs.deferred import SCORER_SETTINGS
@@ -44,13 +46,20 @@ class ModelKernels:
     def __enter__(self) -> "ModelKernels":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, kind, *exc) -> None:
+        self.close(interrupted=kind is not None)
 
-    def close(self) -> None:
-        """Shut the current kernel down (its process ends: memory released)."""
+    def close(self, interrupted: bool = False) -> None:
+        """Shut the current kernel down (its process ends: memory released); ``interrupted`` (an
+        error or Ctrl-C mid-notebook, papermill's reply tasks still pending on the event loop):
+        its process is killed without running that loop again."""
         if self.km is not None and self.km.has_kernel:
-            self.km.shutdown_kernel(now=True)
+            process = getattr(getattr(self.km, "provisioner", None), "process", None)
+            if interrupted and process is not None:
+                process.kill()
+                process.wait(timeout=30)
+            else:
+                self.km.shutdown_kernel(now=True)
         self.key, self.km = None, None
 
     def _execute(self, code: str) -> None:
@@ -91,14 +100,15 @@ class ModelKernels:
 
 def run_group(jobs: list[Job]) -> list[str]:
     """One model's jobs, as a Slurm task runs them: each notebook in the kernel that keeps the model
-    loaded (:class:`.model_kernel.ModelKernels`), one that fails not stopping the others; the task
-    fails at the end, naming them, if any did (so that the analyses waiting on it do not run)."""
+    loaded (:class:`ModelKernels`), one that fails (a cell's error, a kernel that died) not stopping
+    the others; the task fails at the end, naming them, if any did (so that the analyses waiting on
+    it do not run). Anything else (the task stopped at its time limit) stops the task at once."""
     done, failed = [], []
     with ModelKernels() as kernels:
         for job in jobs:
             try:
                 done.append(str(kernels.run(job)))
-            except Exception as err:  # noqa: BLE001 -- the others still run; raised at the end
+            except (PapermillExecutionError, DeadKernelError) as err:  # a notebook's failure: the others still run
                 failed.append(f"{job.label}: {getattr(err, 'ename', type(err).__name__)}: "
                               f"{getattr(err, 'evalue', err)}")
             clean_partials()
