@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from contextlib import contextmanager
@@ -72,8 +73,10 @@ def _fsync(path: Path) -> None:
 def atomic_path(target: str | os.PathLike, directory: bool = False,
                 needs: int | Callable[[], int] | None = None) -> Iterator[Path]:
     """Yield a temporary path next to ``target`` (a file, or a folder with ``directory``);
-    when the block finishes without error it is flushed to the disk and replaces ``target``,
-    else it is removed. A full disk raises :class:`NoSpaceError` (``needs``: the bytes the file
+    when the block finishes without error it is flushed to the disk and replaces ``target`` (a
+    folder there is renamed aside first and removed after, so that a reader never sees a half-built
+    one), else it is removed. A cache that several processes may build at once is built through
+    :func:`built_once`. A full disk raises :class:`NoSpaceError` (``needs``: the bytes the file
     takes, or a function counting them, for its message)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -87,10 +90,14 @@ def atomic_path(target: str | os.PathLike, directory: bool = False,
         yield tmp
         for path in sorted(tmp.rglob("*")) if directory else [tmp]:
             _fsync(path)
-        if directory and target.is_dir():
-            shutil.rmtree(target)
+        aside = None
+        if directory and target.is_dir():  # renamed aside, not removed: a reader's open files stay whole
+            aside = target.with_name(f".{target.name}-old-{uuid.uuid4().hex[:8]}")
+            os.replace(target, aside)
         os.replace(tmp, target)
         _fsync(target.parent)
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
     except BaseException as err:
         if tmp.is_dir():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -113,3 +120,27 @@ def write_text(target: str | os.PathLike, text: str) -> Path:
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(target)
+
+
+def built_once(target: str | os.PathLike, build: Callable[[Path], None], broken: Callable[[Path], str | None],
+               what: str) -> Path:
+    """The folder ``target``, built by ``build(folder)`` once, whatever the number of processes
+    asking at once: under a file lock beside it (``.<name>.lock``), into a temporary folder renamed
+    into place (:func:`atomic_path`), so that no reader sees a half-built one. ``broken(folder)``
+    says what is wrong with a folder there (None: it is whole); one whose marker says built but
+    whose files are missing or unreadable is rebuilt, with one line saying so."""
+    from filelock import FileLock
+
+    target = Path(target)
+    if target.is_dir() and broken(target) is None:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target.with_name(f".{target.name}.lock"))):
+        if target.exists():
+            problem = broken(target)
+            if problem is None:
+                return target  # another process built it while this one waited
+            print(f"{what} {target} is broken ({problem}): building it again", file=sys.stderr)
+        with atomic_path(target, directory=True) as tmp:
+            build(tmp)
+    return target

@@ -33,7 +33,7 @@ from transformers import (
 )
 
 from .. import paths
-from ..files import atomic_path
+from ..files import built_once
 from .tokenizer import for_transformers, train_bpe
 
 BUILD_VERSION = "3"  # bump when the recipe changes, so cached builds are rebuilt
@@ -161,25 +161,33 @@ def tiny_dir() -> Path:
     return Path(os.environ.get(TINY_DIR_ENV) or paths.CACHE / "tiny")
 
 
-def _is_built(folder: Path) -> bool:
-    stamp = folder / "BUILD"
-    return stamp.is_file() and json.loads(stamp.read_text()).get("version") == BUILD_VERSION
+def broken(folder: Path) -> str | None:
+    """What is wrong with a tiny model's folder: its BUILD marker missing, unreadable or of another
+    version, or a file it needs missing or unreadable (None: it is whole)."""
+    try:
+        version = json.loads((folder / "BUILD").read_text()).get("version")
+    except (OSError, ValueError):
+        return "no readable BUILD marker"
+    if version != BUILD_VERSION:
+        return f"built by version {version} of the tiny models, not {BUILD_VERSION}"
+    missing = [n for n in ("config.json", "tokenizer.json", "model.safetensors") if not (folder / n).is_file()]
+    if missing:
+        return f"its marker says built, but {', '.join(missing)} is missing"
+    try:
+        json.loads((folder / "config.json").read_text())["model_type"]
+    except (OSError, ValueError, KeyError):
+        return "its config.json is unreadable or names no model_type"
+    return None
 
 
 def ensure(name: str) -> Path:
-    """The folder of tiny model ``name`` (e.g. "tiny-llama-instruct"), built once if missing."""
+    """The folder of tiny model ``name`` (e.g. "tiny-llama-instruct"), built once if missing or
+    broken, whatever the number of processes asking at once (:func:`helpers.files.built_once`)."""
     if name not in NAMES:
         raise ValueError(f"{name!r} is not a tiny model; choose from {', '.join(NAMES)}")
-    target = tiny_dir() / name
-    if _is_built(target):
-        return target
-    try:
-        with atomic_path(target, directory=True) as tmp:
-            build(name.removeprefix("tiny-").removesuffix("-instruct"), tmp, instruct=name.endswith("-instruct"))
-    except OSError:
-        if not _is_built(target):  # not another process that finished first
-            raise
-    return target
+    return built_once(tiny_dir() / name, lambda folder: build(name.removeprefix("tiny-").removesuffix("-instruct"), folder,
+                                                              instruct=name.endswith("-instruct")),
+                      broken, "the tiny model folder")
 
 
 def save_scaled(model, tokenizer, out_dir: str | Path, scale: float, build: dict) -> Path:

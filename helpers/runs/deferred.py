@@ -142,14 +142,14 @@ class DeferredScorer:
         arguments = {k: v for k, v in self.settings.load_arguments().items() if k not in ("quant", "revision")}
         loaded = load(self.checked, tokenizer=self._tokenizer, **arguments)  # quant and revision checked with it
         built = SCORER_KINDS[loaded.kind](loaded, self.settings)
-        fresh = card_of(built)
+        fresh = json.loads(json.dumps(card_of(built), default=str))  # as a card holds it
         if self.card is not None and (differ := _differences(self.card, fresh)):
             raise CardMismatchError(f"{self.name} built under these settings answers differently from its card "
                                     f"{self.path} ({'; '.join(differ)}): nothing was written; delete the card and "
                                     "run again (the score files it found may name the same difference)")
         if self.card is None:
-            write_text(self.path, json.dumps(fresh, indent=1, default=str))
-            self.card = json.loads(json.dumps(fresh, default=str))
+            write_text(self.path, json.dumps(fresh, indent=1))
+            self.card = fresh
         self.built, self.loads = built, self.loads + 1
         if _KEEPING[0]:
             KEPT[self.path] = built
