@@ -16,6 +16,8 @@ import itertools
 import json
 import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import torch
@@ -38,6 +40,7 @@ from .tokenizer import for_transformers, train_bpe
 
 BUILD_VERSION = "3"  # bump when the recipe changes, so cached builds are rebuilt
 TINY_DIR_ENV = "HELPERS_TINY_DIR"  # tests point this at a fresh folder per session
+DISTRIBUTED_ENV = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_", "ACCELERATE_", "TORCHELASTIC_")  # a rank's own
 ARCHS = ("llama", "qwen2", "mixtral", "gpt2", "t5")
 CAUSAL = ARCHS[:4]
 NAMES = tuple(f"tiny-{arch}{suffix}" for arch, suffix in itertools.product(CAUSAL, ("", "-instruct"))) + ("tiny-t5",)
@@ -185,9 +188,21 @@ def ensure(name: str) -> Path:
     broken, whatever the number of processes asking at once (:func:`helpers.files.built_once`)."""
     if name not in NAMES:
         raise ValueError(f"{name!r} is not a tiny model; choose from {', '.join(NAMES)}")
-    return built_once(tiny_dir() / name, lambda folder: build(name.removeprefix("tiny-").removesuffix("-instruct"), folder,
-                                                              instruct=name.endswith("-instruct")),
-                      broken, "the tiny model folder")
+    return built_once(tiny_dir() / name, lambda folder: _build_named(name, folder), broken, "the tiny model folder")
+
+
+def _build_named(name: str, folder: Path) -> None:
+    """:func:`build` of tiny model ``name`` into ``folder``; under torch.distributed (accelerate's
+    ranks) in a process of its own, since transformers writes a model's configuration and weights on
+    rank 0 only (transformers/distributed/mixin.py, ``should_save_on_this_rank``): built by another
+    rank, the folder would hold its tokenizer and marker but no model."""
+    arch, instruct = name.removeprefix("tiny-").removesuffix("-instruct"), name.endswith("-instruct")
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        code = "import sys; from helpers.models.tiny import build; build(sys.argv[1], sys.argv[2], sys.argv[3] == 'True')"
+        subprocess.run([sys.executable, "-c", code, arch, str(folder), str(instruct)], check=True,
+                       cwd=paths.ROOT, env={k: v for k, v in os.environ.items() if not k.startswith(DISTRIBUTED_ENV)})
+        return
+    build(arch, folder, instruct=instruct)
 
 
 def save_scaled(model, tokenizer, out_dir: str | Path, scale: float, build: dict) -> Path:
