@@ -12,7 +12,8 @@ import pytest
 from helpers.data import load
 from helpers.data.selection import DatasetSelection, first_per_paradigm
 from helpers.engine import CausalScorer, Request
-from helpers.runs.explanations import explained_input, read_explanations
+from helpers import paths
+from helpers.runs.explanations import explained_input, explanations_file, read_explanations
 from helpers.runs.run import Run
 from helpers.settings import Settings
 from helpers.store import ScoreStore, load_files, read_metadata
@@ -62,7 +63,7 @@ def test_each_pair_is_scored_after_its_paradigms_explanation(tiny, tmp_path):
     assert again[0] != files[0] and read_metadata(again[0])["explanations"]["sha256"] != meta["explanations"]["sha256"]
 
 
-def test_a_paradigm_without_an_explanation_and_bad_files_are_clear_errors(tmp_path):
+def test_a_paradigm_without_an_explanation_and_bad_files_are_clear_errors(tmp_path, monkeypatch):
     chosen = selection()
     first, second = chosen.frame.paradigm.unique()
     with pytest.raises(ValueError, match=rf"explain.json explains no paradigm {second} of blimp: add an explanation"):
@@ -74,6 +75,13 @@ def test_a_paradigm_without_an_explanation_and_bad_files_are_clear_errors(tmp_pa
         read_explanations(tmp_path / "e.yaml")
     with pytest.raises(FileNotFoundError, match="no explanations file"):
         read_explanations(tmp_path / "none.json")
+    # a relative path: from the folder the command runs in (a notebook's: notebooks/), then the project's
+    monkeypatch.chdir(paths.NOTEBOOKS)
+    with pytest.raises(FileNotFoundError, match=rf"looked for {paths.NOTEBOOKS / 'mine.json'} and "
+                                                rf"{paths.ROOT / 'mine.json'}; a relative path is read from"):
+        read_explanations("mine.json")
+    monkeypatch.setattr(paths, "ROOT", tmp_path)  # a project whose folder holds e.tsv: found from notebooks/
+    assert explanations_file("e.tsv") == tmp_path / "e.tsv" and read_explanations("e.tsv")[first] == "Agreement."
     (tmp_path / "x.txt").write_text(f"{first}: Agreement.")
     with pytest.raises(ValueError, match=r"give the explanations as \.json, \.yaml, \.csv or \.tsv"):
         read_explanations(tmp_path / "x.txt")

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from .. import paths
 from ..data.selection import DatasetSelection
 from ..runner import RunSetup
 
@@ -26,12 +27,24 @@ TAG = "explained"
 COLUMN = "explanation"  # the score rows' column of each item's explanation
 
 
+def explanations_file(path: str | Path) -> Path:
+    """The explanations file ``path`` names: as given, else (a relative path) under the project's
+    folder, where a command starts (a notebook runs in notebooks/); an error naming every place looked."""
+    given = Path(path).expanduser()
+    places = [given] if given.is_absolute() else [Path.cwd() / given, paths.ROOT / given]
+    found = next((p for p in places if p.is_file()), None)
+    if found is None:
+        raise FileNotFoundError(f"no explanations file {path} (looked for {' and '.join(map(str, dict.fromkeys(places)))}"
+                                "; a relative path is read from the folder the notebook runs in, then the project's): "
+                                "give its absolute path, or write one with each paradigm's explanation (JSON or YAML: "
+                                "paradigm -> text; CSV/TSV: columns paradigm, explanation)")
+    return found
+
+
 def read_explanations(path: str | Path) -> dict[str, str]:
-    """paradigm -> explanation from a JSON, YAML, CSV or TSV file; a clear error for anything else."""
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"no explanations file {path}: write one with each paradigm's explanation "
-                                "(JSON or YAML: paradigm -> text; CSV/TSV: columns paradigm, explanation)")
+    """paradigm -> explanation from a JSON, YAML, CSV or TSV file (:func:`explanations_file`); a clear
+    error for anything else."""
+    path = explanations_file(path)
     if path.suffix.lower() in (".csv", ".tsv"):
         table = pd.read_csv(path, sep="\t" if path.suffix.lower() == ".tsv" else ",", dtype=str, keep_default_na=False)
         if not {"paradigm", COLUMN} <= set(table.columns):
@@ -58,7 +71,7 @@ def explained_input(selection: DatasetSelection, path: str | Path) -> tuple[Data
     paradigm's explanation from the file at ``path``: the selection and its setup. A paradigm the
     file does not explain is an error naming them; a shard plans over its whole run's explanations
     (its scores are the unsharded run's, bit for bit)."""
-    path = Path(path).expanduser()
+    path = explanations_file(path)
     texts = read_explanations(path)
     frames = [selection.frame] + ([selection.shard.whole] if selection.shard and selection.shard.whole is not None
                                   else [])
