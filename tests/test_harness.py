@@ -20,6 +20,7 @@ from lm_eval.models.huggingface import HFLM
 from lm_eval.tasks import TaskManager
 
 import helpers.harness as harness
+from helpers.models import tiny
 from helpers.harness.command import lm_eval_argv, with_offline_tasks
 from helpers.harness.model import EngineLM
 
@@ -175,17 +176,20 @@ def test_accelerate_launch_gives_each_process_its_share_and_gathers_one_processs
             [*launcher, "-m", "helpers", "lm-eval", "--model", "engine", "--model_args", "pretrained=tiny-gpt2",
              "--tasks", "blimp_offline", "--limit", "8", "--output_path", str(out), "--log_samples", "--device", "cpu"],
             cwd=ROOT, capture_output=True, text=True,
-            env=os.environ | {"PYTHONPATH": str(ROOT), "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1"})
+            env=os.environ | {"PYTHONPATH": str(ROOT), "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1",
+                              "HELPERS_TINY_DIR": str(tmp_path / "tiny")})
         assert done.returncode == 0, done.stderr[-3000:]
         (results,) = out.rglob("results_*.json")
         (samples,) = out.rglob("samples_blimp_offline_*.jsonl")
         logged = sorted((json.loads(line) for line in samples.read_text().splitlines()), key=lambda s: s["doc_id"])
         return json.loads(results.read_text()), [[float(r[0][0]) for r in s["resps"]] for s in logged]
 
-    one, one_answers = run(tmp_path / "one", sys.executable)
     accelerate = Path(sys.executable).parent / "accelerate"
+    # the two ranks meet tiny-gpt2's first use (an empty folder): one builds it, whole, the other waits
     two, two_answers = run(tmp_path / "two", str(accelerate), "launch", "--multi_gpu", "--num_processes", "2",
                            "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no")
+    assert tiny.broken(tmp_path / "tiny" / "tiny-gpt2") is None
+    one, one_answers = run(tmp_path / "one", sys.executable)
     assert (one["config"]["engine_processes"], two["config"]["engine_processes"]) == (1, 2)
     assert (one["config"]["engine_requests_scored"], two["config"]["engine_requests_scored"]) == (16, 8)
     assert len(two_answers) == 8  # every document, each answer one process's (another batch: float32 rounding)
