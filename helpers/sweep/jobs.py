@@ -226,13 +226,6 @@ def plan(notebooks: list[str], models: list[str], datasets: list[str], parameter
     return jobs
 
 
-def run_job(job: Job) -> str:
-    """One job, as a Slurm task runs it: the notebook, then the store's leftovers cleaned."""
-    out = job.run()
-    clean_partials()
-    return str(out)
-
-
 def clean_partials(root: str | Path | None = None) -> list[Path]:
     """Remove the temporary files that killed writers left in the score store (``root``, default
     outputs/scores): those whose target file exists, i.e. was finished by a later run. A
