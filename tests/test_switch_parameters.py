@@ -307,6 +307,11 @@ def test_instruct_auto_is_the_registry_entry_else_what_marks_an_instruct_checkpo
     assert instruct_decision("Qwen/Qwen2.5-0.5B-Instruct", plain_ending, tokenizer)[0] is True
     assert instruct_decision("google/gemma-2-2b-it", plain_ending, tokenizer)[0] is True
     assert instruct_decision("org/chat-base", ended, tokenizer)[0] is True  # the instruct mark first
+    # Gemma's pretrained checkpoints end in -pt; their generation configs may list the turn's end too
+    assert instruct_decision("google/gemma-3-1b-pt", ended, tokenizer) == (False, (
+        "google/gemma-3-1b-pt: prompts without the chat template (instruct='auto': its name 'google/gemma-3-1b-pt' "
+        "marks a base checkpoint); pass instruct=true if it is an instruct checkpoint"))
+    assert instruct_decision("google/gemma-3-1b-it", ended, tokenizer)[0] is True
     assert load("tiny-llama").is_instruct is False and load("tiny-llama-instruct").is_instruct is True  # registered
     for given, expected in (("auto", True), ("false", False), ("true", True)):
         pass_context = PassContext(CausalScorer(chat_lm, Settings(progress=False)), "en", Settings(instruct=given))

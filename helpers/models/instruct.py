@@ -1,7 +1,7 @@
 """Whether a model the registry does not list is an instruct (chat) checkpoint, decided as a
 researcher would: from what marks one. A chat template alone does not decide it, since base
 checkpoints ship one too (Qwen2.5's base models do); its name (``-Instruct``, ``-chat``, ``-it``,
-``-sft``; ``-base``) and whether its generation stops at a chat turn's end token (its
+``-sft``; ``-base``, Gemma's ``-pt``) and whether its generation stops at a chat turn's end token (its
 generation configuration's or tokenizer's end-of-sequence token is ``<|im_end|>``,
 ``<|eot_id|>``, ``<end_of_turn>``...) do. The decision is said in one line, with how to override
 it (``instruct=true`` or ``false``)."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 INSTRUCT_NAME = re.compile(r"(instruct|chat|assistant|(^|[-_./])(it|sft|dpo|rlhf|orpo)($|[-_./]))", re.IGNORECASE)
-BASE_NAME = re.compile(r"(^|[-_./])base($|[-_./])", re.IGNORECASE)
+BASE_NAME = re.compile(r"(^|[-_./])(base|pt)($|[-_./])", re.IGNORECASE)  # "-pt": Gemma's pretrained (base) checkpoints
 TURN_ENDS = {"<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>", "<|end_of_turn|>", "<|eom_id|>",
              "<|endofturn|>", "[/INST]", "<|assistant_end|>"}
 
