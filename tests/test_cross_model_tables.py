@@ -148,6 +148,6 @@ def test_each_model_releases_a_model_before_loading_the_next(monkeypatch):
         made.append(weakref.ref(obj := Loaded(name)))
         return obj
 
-    monkeypatch.setattr(model_list, "scorer_for", load)
+    monkeypatch.setattr(model_list, "deferred_scorer", load)
     assert model_list.each_model("a,b,c", lambda s: s.name) == ["a", "b", "c"]
     assert len(made) == 3
