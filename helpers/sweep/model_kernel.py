@@ -39,7 +39,6 @@ class ModelKernels:
     job of another key comes): ``with ModelKernels() as kernels: kernels.run(job)``. ``started``
     counts the kernels started."""
 
-
     def __init__(self):
         self.key, self.km, self.started = None, None, 0
 
