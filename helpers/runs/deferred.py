@@ -29,13 +29,11 @@ from ..files import write_text
 from ..models import Loadable, LoadedModel, default_dtype, load
 from ..models.loading import fingerprint, load_tokenizer
 from ..provenance import library_versions
-from ..settings import METHOD_SETTINGS, TABLE, Settings
+from ..settings import SCORER_SETTINGS, Settings
 from ..store import safe_name
 from ..engine.kinds import SCORER_KINDS, check_models, scorer_for
 
 CARD_VERSION = 1
-# the settings a scorer is built under: every one but the methods' (read per pass, not by the scorer)
-SCORER_SETTINGS = [n for n in TABLE if n not in METHOD_SETTINGS] + ["device_map", "max_memory", "offload_folder"]
 LIBRARIES = ("torch", "transformers", "tokenizers", "accelerate", "bitsandbytes", "gguf")
 COUNTERS = ("forward_calls", "tokens_run")  # what a scorer has run: counted per run, a kept scorer's from its hand-over
 RUNNING = ("share_used", *COUNTERS)  # the record's keys of what the scorer ran (the others fixed when it is built)

@@ -233,6 +233,8 @@ KINDS = {f.name: f.metadata["kinds"] for f in fields(Settings) if f.metadata.get
 # the settings given to the methods, with the value "auto" stands for; the others load and score
 METHOD_SETTINGS: dict[str, object] = {f.name: f.metadata["method_default"] for f in fields(Settings)
                                       if f.metadata.get("method")}
+# the settings a scorer is built under (loading, placement, engine): every one but the methods' and progress
+SCORER_SETTINGS = tuple(n for n in NAMES if n not in METHOD_SETTINGS and n != "progress")
 _CHECKS = {f.name: f.metadata["check"] for f in fields(Settings)}
 
 

@@ -17,7 +17,7 @@ from nbclient.exceptions import DeadKernelError
 from papermill.exceptions import PapermillExecutionError
 
 from .. import paths
-from ..runs.deferred import SCORER_SETTINGS
+from ..settings import SCORER_SETTINGS
 from .jobs import ANALYSES, NO_MODEL, Job, clean_partials
 from .kernel import KERNEL_ARGUMENTS
 
