@@ -269,3 +269,21 @@ def test_the_explorer_shows_what_the_readers_refuse_and_lists_the_files_its_tabl
     assert "blimp/m1: 1 file(s) not in these tables: primed (06 reads them): lp__primed.parquet" in notes
     assert "blimp/m1: 1 file(s) not in these tables: 2-shot (03's few-shot section reads them): lp__2shot.parquet" \
         in notes
+
+
+def test_builds_started_together_each_leave_a_whole_page(synthetic, tmp_path):
+    """Three `explore` builds of one store into one folder at once (a sweep's jobs, a user's command):
+    each succeeds, one after another under the folder's lock, and the page is whole, as one build
+    alone writes it."""
+    import subprocess
+    import sys
+
+    alone = read_data(build(synthetic, tmp_path / "alone").index)
+    out = tmp_path / "explore"
+    code = "import sys; from helpers.explore import build; build(sys.argv[1], sys.argv[2])"
+    started = [subprocess.Popen([sys.executable, "-c", code, str(synthetic), str(out)], stderr=subprocess.PIPE, text=True)
+               for _ in range(3)]
+    assert [p.wait(timeout=300) for p in started] == [0, 0, 0], [p.stderr.read()[-2000:] for p in started]
+    together = read_data(out / "index.html")
+    assert together["overview"] == alone["overview"] and together["paradigms"] == alone["paradigms"]
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".explore-")]  # no folder left aside

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from filelock import FileLock
 
 from .. import methods as registry, paths
 from ..files import atomic_path
@@ -147,9 +148,14 @@ def build(root: str | Path | None = None, out: str | Path | None = None) -> Expl
     """The explorer of the store at ``root`` (default outputs/scores) in ``out`` (default
     outputs/explore); an :class:`ExploreError` when there is nothing to show. The store is read
     one (dataset, model) folder at a time, so memory follows the largest run, not the store."""
-    started = time.perf_counter()
-    root = Path(root) if root else paths.scores()
     out = Path(out) if out else paths.outputs() / "explore"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(out.with_name(f".{out.name}.lock"))):  # two builds at once: one after the other, each whole
+        return _build(Path(root) if root else paths.scores(), out)
+
+
+def _build(root: Path, out: Path) -> Explorer:
+    started = time.perf_counter()
     check_out(out)
     if not root.is_dir():
         raise ExploreError(f"no score store at {root}: run a scoring notebook (02_readout, 03_prompting) or "
