@@ -3,7 +3,6 @@ three steps, what the contract asks beyond them) and the checks of what callers 
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from typing import Iterable, Sequence
 
 import torch
@@ -33,19 +32,13 @@ class ScoresRequests:
     @property
     def languages(self) -> tuple:
         """Its registry entry's languages; () for a model the registry does not list (unknown)."""
-        from ..models import REGISTRY
-
-        spec = self.loaded.spec
-        return tuple(spec.languages) if REGISTRY.get(spec.name) == spec else ()
+        return self.loaded.spec.known_languages
 
     def provenance(self) -> dict:
         return self.loaded.provenance()
 
     def serves(self, model) -> bool:
-        spec = self.loaded.spec
-        if model in (self.loaded.name, spec.hf_id):
-            return True
-        return bool(spec.local) and Path(str(model)).expanduser().resolve() == Path(spec.hf_id).expanduser().resolve()
+        return self.loaded.spec.names(model)
 
     @property
     def head_path(self) -> str:

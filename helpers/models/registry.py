@@ -55,6 +55,17 @@ class ModelSpec:
         """Instruction-tuned by the registry's entry (a model it does not list: see LoadedModel.is_instruct)."""
         return self.kind == "instruct"
 
+    def names(self, model) -> bool:
+        """Whether ``model`` (a registry name, Hugging Face id or folder) names this model."""
+        if model in (self.name, self.hf_id):
+            return True
+        return bool(self.local) and Path(str(model)).expanduser().resolve() == Path(self.hf_id).expanduser().resolve()
+
+    @property
+    def known_languages(self) -> tuple:
+        """Its languages where the registry lists this entry; () for a model it does not list (unknown)."""
+        return tuple(self.languages) if REGISTRY.get(self.name) == self else ()
+
 
 def _spec(name, hf_id, kind="base", languages=("en",), billions=0.0, **kw) -> ModelSpec:
     return ModelSpec(name=name, hf_id=hf_id, kind=kind, languages=tuple(languages), billions=billions, **kw)

@@ -168,9 +168,6 @@ class Headlines:
         short = dict.fromkeys(c.split(":")[0] for h in self.each.values() for c in h.caveats)
         return text if not short else f"{text}\n({'; '.join(short)})"
 
-    def text(self) -> str:
-        return "\n\n".join(f"{name}\n{h.text()}" for name, h in self.each.items())
-
     def _repr_markdown_(self) -> str:
         return "\n\n".join(f"**{name}**\n\n{h._repr_markdown_()}" for name, h in self.each.items())
 

@@ -118,10 +118,6 @@ class DeferredScorer:
     def name(self) -> str:
         return self.spec.name
 
-    @property
-    def kind(self) -> str:
-        return self.checked.kind
-
     def _card(self) -> dict:
         if self.card is None:
             self.load()  # no card yet: what the run reads comes from the model itself
@@ -183,9 +179,7 @@ class DeferredScorer:
 
     @property
     def languages(self) -> tuple:
-        from ..models import REGISTRY
-
-        return tuple(self.spec.languages) if REGISTRY.get(self.spec.name) == self.spec else ()
+        return self.spec.known_languages
 
     @property
     def tokenizer(self):
@@ -200,10 +194,7 @@ class DeferredScorer:
         return self.built.config if self.built is not None else self.checked.config
 
     def serves(self, model) -> bool:
-        spec = self.spec
-        if model in (spec.name, spec.hf_id):
-            return True
-        return bool(spec.local) and Path(str(model)).expanduser().resolve() == Path(spec.hf_id).expanduser().resolve()
+        return self.spec.names(model)
 
     # ---- what computes: the model loads first
     def score(self, *args, **kwargs):
