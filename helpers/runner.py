@@ -88,6 +88,20 @@ class RunSetup:
     extra_columns: Sequence[str] = ()  # more columns of the selection's frame kept in the score rows
     tag: str | None = None  # names the files of a kind of run apart: lp__primed.parquet
     whole_context: Sequence[str] | None = None  # a shard's whole run's per-item contexts (planned over, recorded)
+    serves: Sequence[str] | None = None  # the method families it can serve (None: every one); others are refused
+    serves_why: str = ""  # why the others cannot be served (the refusal says it)
+
+
+def refuse_unserved(setup: RunSetup, methods: Sequence[str]) -> None:
+    """An error naming the methods of ``methods`` that ``setup`` cannot serve, and those it can."""
+    if setup.serves is None:
+        return
+    chosen = [registry.get(m) for m in registry.method_names(methods)]
+    refused = [m.name for m in chosen if m.family.name not in setup.serves]
+    if refused:
+        served = [name for name, m in registry.METHODS.items() if m.family.name in setup.serves]
+        raise ValueError(f"{', '.join(refused)} cannot run on {setup.tag} ({setup.serves_why}): choose among "
+                         f"{', '.join(served)} (methods=\"{','.join(served[:2])}\")")
 
 
 def run_settings(scorer, settings: Settings | Mapping | None) -> Settings:
@@ -125,6 +139,7 @@ def run_methods(scorer: Scorer, selection: DatasetSelection, methods: Sequence[s
     """
     store, setup = store or ScoreStore(), setup or RunSetup()
     chosen = [registry.get(m) for m in registry.method_names(methods)]
+    refuse_unserved(setup, methods)
     settings = run_settings(scorer, settings)
     refuse_unread(settings, chosen, registry.METHODS.values())
     registry.refuse_not_applicable(chosen, scorer)  # a method needing what this scorer lacks: before any work

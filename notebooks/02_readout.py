@@ -129,7 +129,7 @@ if len(t3_target):
 # %% [markdown]
 # ## Accuracy by phenomenon (best template of each method)
 #
-# Where the data has human judgments (BLiMP's validation per paradigm, QFrBLiMP's 12 annotators
+# Where the data has human judgments (BLiMP's validation per paradigm, QFrBLiMP's 13 annotators
 # per pair), the last column is the humans' agreement with the labels. Each cell of the figure shows
 # its n and a ° where its 95% interval covers 50%; `length_matched=True` draws them on the pairs
 # whose two sentences have as many tokens, so that length cannot decide (notebook 05 analyses it).

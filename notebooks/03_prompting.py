@@ -73,6 +73,7 @@ paradigms = "all"  # paradigms to score: "all", names (a list or "a,b"), or a nu
 draw_seed = 0  # seed of a drawn number of languages or paradigms (the same in every notebook and the sweep)
 drop_identical = False  # True: leave out pairs whose two sentences are the same string (blimp, sling, multiblimp_word_order, turblimp, blimp_nl, qfrblimp)
 explanations = None  # grammar prompting (Scheinberg et al. 2025): a file of each paradigm's explanation (JSON/YAML paradigm -> text, or CSV/TSV paradigm,explanation), placed before every judgment; None: none
+control_explanations = None  # with explanations: a control file (an irrelevant explanation per paradigm, same format) for the grammar prompting study; None: plain vs explained only
 seed = 42  # seed of the bootstrap intervals (Hu & Levy figures, introspection) and of the prompts the outlines check samples; the A/B slot is the setting ab_seed
 # every setting of the table is a parameter too, by its name (-p quant 4bit, -p penlp_alpha 1.0, -p masked_variant within_word_l2r): python -m helpers settings lists them
 outlines_sample = 20  # A/B prompts per template that outlines decodes to check 'ab' and 'ab_logit' against it (0: none)
@@ -92,10 +93,11 @@ shard = None  # with shards > 1: the shard (1 to shards) this run scores; None: 
 from IPython.display import display
 
 from helpers import methods as method_registry
-from helpers.plots import fewshot as plots_fewshot
+from helpers.plots import fewshot as plots_fewshot, grammar_prompting as plots_grammar
 from helpers.runs.hu_levy import hu_levy_jobs
 from helpers.plots import cross_model as plots_cross_model, introspection as plots_introspection
-from helpers.analysis import accuracy, fewshot as fewshot_tables, hu_levy, prompting as prompting_tables
+from helpers.analysis import accuracy, fewshot as fewshot_tables, grammar_prompting, hu_levy, prompting as prompting_tables
+from helpers.runs.grammar_study import files_by_condition, study_jobs
 from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
 from helpers.analysis import cross_model, introspection, introspection_comparison
@@ -147,14 +149,16 @@ jobs += [Job(fewshot_asked, changes={"use_outlines": False, "fewshot": FewShot(k
          for k in shot_ks]
 if len(models) > 1:  # the Direct measure of the same pairs, for the introspection section
     jobs.append(Job(["lp"]))
-done = run.files_each(jobs, models=models)  # each model loaded once, its jobs scored (or found), released
+# grammar prompting as a study: the same pairs plain, explained and (given a file) after a control
+study = study_jobs(selection, explanations, control_explanations) if explanations else {}
+study_list = [job for part in study.values() for job in part]
+scored = run.files_each(jobs + study_list, models=models)  # each model loaded once, its jobs scored (or found), released
+done, study_done = scored[:len(jobs)], scored[len(jobs):]
 (files, not_applicable), shot_files = (done[0], done[0].not_applicable), [f for part in done[1:1 + len(shot_ks)] for f in part]
 direct_files = done[-1] if len(models) > 1 else []
 scores = report.sources = load_files(files)
 if len(scores):
-    first = scores.iloc[0]
-    print("rendered prompt of the first item (exactly as scored):\n"
-          + repr(first.get("prompt_good", first.get("prompt"))))
+    print(f"rendered prompt of the first item (exactly as scored):\n{prompting_tables.first_prompt(scores)!r}")
 else:  # e.g. a masked LM: no prompt is continued left to right
     print(f"no prompting method applies to {scorer.name if len(models) == 1 else ', '.join(models)}; "
           "Table 3 lists each with the reason")
@@ -214,6 +218,33 @@ if outlines_sample and len(first_ab) and "outlines" in scorer.features:
     paths = prompting_tables.path_agreement(decoded)
     display(paths.round(3))
     report.table(paths, "ab_outlines_sample")
+
+# %% [markdown]
+# ## Grammar prompting: explained against plain, and against a control
+#
+# With `explanations` (Scheinberg et al., Findings of ACL 2025), the same pairs are also judged by A/B
+# prompting in the paper's three orders (the acceptable sentence as A, as B, and in the seeded slot;
+# its accuracy is the mean over the three), Yes/No and in-template LP, each plain, after the paradigm's
+# explanation, and, with `control_explanations`, after an irrelevant text of about the same length.
+# Per paradigm and overall: the gain in accuracy of explained over plain (and of control over plain,
+# explained over control) with its 95% bootstrap interval over pairs, the gain with ties counted
+# right, and McNemar's paired test on the same decisions, with ties counted wrong and right. A gain over
+# the control, not over the plain prompt alone, credits the explanation's content. The project ships a
+# small pair of files for six BLiMP paradigms: `explanations="data/explanations/blimp_grammar.yaml"`,
+# `control_explanations="data/explanations/blimp_control.yaml"`, with `paradigms` set to those six. (The
+# plain A/B files in three orders sit beside the seeded ones in the store: 04 then asks which `ab_orders`.)
+
+# %%
+if study:
+    study_files = files_by_condition(study, study_done)
+    gains = grammar_prompting.gains(grammar_prompting.decisions(study_files), seed=seed)
+    study_sources = [f for files_of in study_files.values() for f in files_of]
+    display(accuracy.in_percent(grammar_prompting.overall(gains)))
+    report.table(gains, "grammar_prompting", sources=study_sources,
+                 note="gain: accuracy of condition minus baseline on the same decisions (ties wrong), 95% percentile "
+                      "bootstrap interval over pairs; p: McNemar, ties wrong and right; A/B: three orders averaged")
+    fig = plots_grammar.gains_by_paradigm(gains, f"grammar prompting on {dataset}: gain per paradigm (95% CI)")
+    report.figure(fig, "grammar_prompting", sources=study_sources)
 
 # %% [markdown]
 # ## Few-shot in-template LP and Yes/No: accuracy against k

@@ -258,20 +258,22 @@ if phenomenon_sentences:
                                                 seed=seed, max_positions=scorer.max_positions)
     single_part = DatasetSelection(dataset, targets, limit=limit).for_shards(shard, shards)  # as `part`
     single_scores = load_files(run.files(method_list[:1], *primed_input(single_part, single)))
-    accuracy_matrix = prefix_similarity.accuracy_matrix(single_scores)
+    accuracy_matrix = prefix_similarity.accuracy_matrix(single_scores)  # a tie counted wrong; the range below
+    tie_note = f"; {int(single_scores.tie.sum())} ties counted wrong (range: Figure 8's table)" if single_scores.tie.any() else ""
     overlaps = {"token": prefix_similarity.overlap_matrix(pool, prefix_similarity.token_features(scorer.tokenizer))}
     if labels is not None:
         overlaps["dependency"] = prefix_similarity.overlap_matrix(pool, labels)
-    rho = prefix_similarity.matrix_correlations(accuracy_matrix, overlaps)
+    rho = priming_tables.correlations_with_tie_range(single_scores, overlaps)  # ties wrong, and right
     display(rho.round(3))
     report.table(rho, "overlap_spearman", sources=single_scores)
-    report.figure(plots_similarity.matrices_figure(accuracy_matrix, overlaps, f"{scorer.name}: {group} x {group}"),
+    report.figure(plots_similarity.matrices_figure(accuracy_matrix, overlaps, f"{scorer.name}: {group} x {group}{tie_note}"),
                   "figures6_7", sources=single_scores)
     base = scores[(scores.prefix_type == priming.NO_PREFIX) & (scores.method == method_list[0])]
     base = base.assign(phenomenon=base.paradigm if group == "paradigm" else base.phenomenon)
     gains = priming_tables.gain_matrix(accuracy_matrix, base.groupby("phenomenon")["correct"].mean())
-    report.table(gains.reset_index(), "figure8_gains", sources=single_scores)
-    report.figure(plots_similarity.matrix_heatmap(gains, "accuracy gain after 10 sentences of one group",
+    report.table(priming_tables.gains_with_tie_range(single_scores, base, "phenomenon"), "figure8_gains",
+                 sources=single_scores)  # each gain with ties wrong, half and right, and the cell's ties
+    report.figure(plots_similarity.matrix_heatmap(gains, f"accuracy gain after 10 sentences of one group{tie_note}",
                                                   label="gain", cmap="RdBu", center=0.0), "figure8", sources=single_scores)
 
 # %% [markdown]

@@ -15,6 +15,7 @@ from helpers.models import load
 from helpers.runner import run_methods
 from helpers.settings import Settings
 from helpers.store import ScoreStore
+from minicons_reference import minicons_logprobs
 
 
 def test_the_word_order_pairs_as_the_mirror_holds_them():
@@ -37,11 +38,11 @@ def test_word_order_pairs_are_scored_with_multiblimps_rule(tmp_path):
     english = df[df.lang == "eng"]
     picked = pd.concat([english[~english.identical].groupby("paradigm").head(4), english[english.identical].head(2)])
     selection = DatasetSelection("multiblimp_word_order", picked.reset_index(drop=True))
-    scorer = CausalScorer(load("demo-en"), Settings(progress=False))
+    lm = load("demo-en")
+    scorer = CausalScorer(lm, Settings(progress=False, start="minicons"))  # minicons' convention, its sums below
     (path,) = run_methods(scorer, selection, ["lp"], store=ScoreStore(tmp_path))
     frame = pd.read_parquet(path)
-    totals = {s: r.total for s, r in zip(list(picked.good) + list(picked.bad),
-                                         scorer.score_texts(list(picked.good) + list(picked.bad)))}
+    totals = {s: lp.sum() for s, lp in minicons_logprobs(lm, list(picked.good) + list(picked.bad)).items()}
     by_rule = np.array([-totals[g] < -totals[b] for g, b in zip(picked.good, picked.bad)])  # sen_nll < wrong_nll
     assert np.array_equal(frame.correct.to_numpy(bool), by_rule)
     assert frame.tie.to_numpy(bool)[-2:].all() and not by_rule[-2:].any()  # one sentence twice: a tie, wrong

@@ -287,3 +287,40 @@ def test_builds_started_together_each_leave_a_whole_page(synthetic, tmp_path):
     together = read_data(out / "index.html")
     assert together["overview"] == alone["overview"] and together["paradigms"] == alone["paradigms"]
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".explore-")]  # no folder left aside
+
+
+def test_hu_levy_order_averaged_ties_are_summarised_as_the_notebooks_count_them(tmp_path):
+    """A Hu & Levy comparison decided in each answer order apart (correct 0, 0.5 or 1): a tie in one
+    order is half a tie, in the explorer's overview as in 03's summary (helpers.analysis.hu_levy)."""
+    from helpers.analysis import hu_levy
+    from helpers.explore.build import order_averaged
+    from helpers.explore.tables import overview, pair_rows
+    from helpers.store import ScoreStore, load_scores
+
+    # per item, (good, bad) log-probs in the good-first order and in the bad-first order
+    orders = [((-1.0, -2.0), (-1.0, -2.0)),  # right twice: 1
+              ((-1.0, -1.0), (-1.0, -2.0)),  # a tie, then right: 0.5, half a tie
+              ((-2.0, -2.0), (-3.0, -3.0)),  # two ties: 0, a whole tie
+              ((-3.0, -1.0), (-1.0, -2.0))]  # wrong, then right: 0.5
+    frame = pd.DataFrame({"dataset": "hl_blimp", "paradigm": "p", "pair_id": range(4),
+                          "lp_good_first_good": [o[0][0] for o in orders], "lp_good_first_bad": [o[0][1] for o in orders],
+                          "lp_bad_first_good": [o[1][0] for o in orders], "lp_bad_first_bad": [o[1][1] for o in orders]})
+    credit = sum((frame[f"lp_{o}_good"] > frame[f"lp_{o}_bad"]).astype(float) for o in ("good_first", "bad_first")) / 2
+    good = (frame.lp_good_first_good + frame.lp_bad_first_good) / 2
+    bad = (frame.lp_good_first_bad + frame.lp_bad_first_bad) / 2
+    frame = frame.assign(score_good=good, score_bad=bad, correct=credit, tie=good == bad)
+    store = ScoreStore(tmp_path)
+    files = [store.write(frame, "hl_blimp", "m1", "hl_word_comparison", prompt,
+                         {"model_name": "m1", "method": "hl_word_comparison", "template_id": prompt,
+                          "dataset": "hl_blimp", "weights": "w", "order_average": "accuracy"})
+             for prompt in ("direct", "metaQuestionSimple")]
+    scores = load_scores("hl_blimp", "m1", root=tmp_path)
+    summary = hu_levy.summarize(scores).set_index("prompt").loc["direct"]
+    assert (summary.accuracy, summary.tie_share, summary.expected_accuracy) == (0.5, 0.375, 0.6875)
+    pairs, _ = pair_rows(scores, order_averaged(files))
+    row = overview(pairs).iloc[0]
+    assert (row.pairs, row.ties, row.accuracy_mean) == (4, 3.0, 0.5)  # 1.5 ties in each of the two prompts
+    assert (row.expected_accuracy_mean, row.accuracy_ties_right_mean) == (summary.expected_accuracy,
+                                                                         summary.accuracy_ties_right)
+    whole, _ = pair_rows(scores)  # read as whole ties (the stored tie of the averaged log-probs): 1 of 4
+    assert overview(whole).iloc[0].expected_accuracy_mean == 0.625

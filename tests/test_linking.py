@@ -1,7 +1,7 @@
 """Each benchmark's linking function as its own reference code decides a pair: the rule of that
-code (helpers.data.linking cites the file and line), written out here on the engine's per-token
-log-probs, decides a handful of pairs as the readout recorded for the dataset does, and its tie
-rule is the one recorded."""
+code (helpers.data.linking cites the file and line), written out here on minicons' own per-token
+log-probs of the same sentences (an implementation apart from the engine), decides a handful of
+pairs as the readout recorded for the dataset does, and its tie rule is the one recorded."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,11 +10,12 @@ import pytest
 
 from helpers.data import linking
 from helpers.data.selection import select
-from helpers.engine import CausalScorer, Request
+from helpers.engine import CausalScorer
 from helpers.models import load
 from helpers.runner import run_methods
 from helpers.settings import Settings
 from helpers.store import ScoreStore
+from minicons_reference import minicons_logprobs
 
 # per-token log-probs of the acceptable and the unacceptable sentence -> counted right?
 RULES = {
@@ -37,12 +38,12 @@ def test_the_recorded_readout_decides_as_the_reference_code(dataset, tmp_path):
     assert recorded.from_code and recorded.method in ("lp", "meanlp", "slln_lp")
     model, pairs_from = DATA[dataset]
     selection = select(pairs_from, 1)
-    scorer = CausalScorer(load(model), Settings(progress=False, share="none"))
+    lm = load(model)
+    scorer = CausalScorer(lm, Settings(progress=False, share="none", start="minicons"))  # minicons' convention
     (path,) = run_methods(scorer, selection, [recorded.method], store=ScoreStore(tmp_path))
     frame = pd.read_parquet(path)
     pairs = selection.frame
-    tokens = {t: s.logprobs for t, s in zip(list(pairs.good) + list(pairs.bad),
-                                            scorer.score([Request("", t) for t in list(pairs.good) + list(pairs.bad)]))}
+    tokens = minicons_logprobs(lm, list(pairs.good) + list(pairs.bad))
     by_rule = np.array([RULES[dataset](tokens[g], tokens[b]) for g, b in zip(pairs.good, pairs.bad)])
     ours = frame.correct.to_numpy(bool) | (frame.tie.to_numpy(bool) & (recorded.tie == "right"))
     assert len(by_rule) == len(frame) >= 20 and 0 < by_rule.mean() < 1

@@ -175,6 +175,30 @@ def test_03_prompting_runs_on_base_and_instruct(scratch, model):
     assert ("<|start_header_id|>" in json.dumps(nb)) == model.endswith("instruct")
 
 
+@pytest.mark.slow
+def test_03_grammar_prompting_study_from_the_shipped_files(scratch):
+    """03 with the shipped explanations and control files (relative paths, found from notebooks/ under the
+    project): its gain table is the one computed again from the score files its sidecar names."""
+    from helpers.analysis import grammar_prompting as gp
+
+    run_notebook("03_prompting.ipynb", scratch / "03.ipynb", model="tiny-gpt2", dataset="blimp", limit=3,
+                 templates=[1], paradigms="anaphor_number_agreement,determiner_noun_agreement_1", methods="yesno",
+                 explanations="data/explanations/blimp_grammar.yaml", outlines_sample=0, hu_levy_sets="none",
+                 control_explanations="data/explanations/blimp_control.yaml", fewshot_ks=[])
+    (table_file,) = (scratch / "outputs" / "tables").glob("03_grammar_prompting__*.csv")
+    table = pd.read_csv(table_file)
+    assert len(table) == 3 * 3 * 3  # (ab, yesno, intemplate_lp) x (two paradigms, all) x three comparisons
+    files = sidecar_score_files(table_file.with_name(table_file.name + ".json"))
+    by_condition = {c: [f for f in files if (f.stem.endswith(f"__{c}") if c != "plain" else
+                                             not f.stem.endswith(("__explained", "__control")))]
+                    for c in gp.CONDITIONS}
+    assert [len(v) for v in by_condition.values()] == [3, 3, 3]
+    again = gp.gains(gp.decisions(by_condition), seed=42)
+    pd.testing.assert_frame_equal(table, again, check_dtype=False)
+    ab = table[(table.method == "ab") & (table.paradigm == gp.ALL)]
+    assert (ab.decisions == 3 * 6).all() and (ab.pairs == 6).all()  # three orders of each of the 6 pairs
+
+
 def test_04_headings_follow_ide_et_al_figure_numbers():
     """Figure 3 phenomena, Figure 4 attractors, Figure 5 word shuffling: each heading sits
     above the cell that computes it."""
@@ -410,6 +434,16 @@ def test_06_context_priming_runs_on_a_small_grid(scratch):
     by_hand = ((under.score_good - alone.score_good) > (under.score_bad - alone.score_bad)).mean()  # LP after - alone
     assert pmi.loc[("wikitext", 50), "accuracy_pmi"] == pytest.approx(by_hand) and pmi.loc[("wikitext", 50), "rows"] == 67
     assert (scratch / "outputs" / "figures" / "06_figure8__tiny-gpt2__blimp__limit-1.png").is_file()
+    # Figure 8's gains with the tie range, a cell by hand from the score files
+    single, gains = pd.read_parquet(files[1]), pd.read_csv(tables / "06_figure8_gains__tiny-gpt2__blimp__limit-1.csv")
+    for row in gains.head(3).itertuples():
+        cell = single[(single.source_phenomenon == row.source) & (single.target_phenomenon == row.target)]
+        base = primed[(primed.prefix_type == "none") & (primed.phenomenon == row.target)]
+        assert row.gain == pytest.approx(cell.correct.mean() - base.correct.mean(), abs=1e-12)
+        assert row.gain_ties_right == pytest.approx((cell.correct | cell.tie).mean() - (base.correct | base.tie).mean(),
+                                                    abs=1e-12) and row.ties == cell.tie.sum()
+    rho = pd.read_csv(tables / "06_overlap_spearman__tiny-gpt2__blimp__limit-1.csv")
+    assert sorted(rho.ties.unique()) == ["right", "wrong"]
 
 
 @pytest.mark.slow

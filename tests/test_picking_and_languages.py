@@ -87,6 +87,10 @@ def test_bhs_endings_are_scored_after_their_context_as_its_evaluate_py(tiny, scr
     assert scores.correct.tolist() == (scores.score_good > scores.score_bad).tolist()  # good - bad > 0
     with pytest.raises(ValueError, match="blimp has no context, ending_good, ending_bad column"):
         endings_input(choose("blimp", 1))
+    # a template, a prompt or both sentences side by side would hold the ending without its context: refused, named
+    with pytest.raises(ValueError, match=r"^intemplate_lp, comparative_lp, yesno cannot run on endings \(each ending is "
+                                         r"scored by its own log-probs.*choose among lp, meanlp, penlp"):
+        Run.of(scorer).files(["meanlp", "intemplate_lp", "comparative_lp", "yesno"], selection, setup)
 
 
 def test_a_reader_never_compares_methods_scored_on_different_languages(scratch):

@@ -188,6 +188,10 @@ def test_a_hand_made_comparison_and_other_items_refused():
     assert row["mean_abs_score_change"] == pytest.approx((0.5 + 0.5 + 0.75 + 0.5) / 8)
     assert row["max_abs_score_change"] == 0.75
     assert compare_frames(ref, ref)["ties"] == 1 and compare_frames(ref, ref)["flips"] == 0
+    # the reference's tie (an error) is half right in the expected accuracy and right in the upper end
+    assert (compare_frames(ref, ref)["accuracy"], compare_frames(ref, ref)["expected_accuracy"],
+            compare_frames(ref, ref)["accuracy_ties_right"]) == (50, 62.5, 75)
+    assert (row["expected_accuracy"], row["accuracy_ties_right"]) == (50, 50)  # no tie: the range is the accuracy
     with pytest.raises(ValueError, match="same selection"):
         compare_frames(ref, low.assign(pair_id=[1, 0, 2, 3]))
 

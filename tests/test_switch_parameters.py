@@ -299,8 +299,10 @@ def test_instruct_auto_is_the_registry_entry_else_what_marks_an_instruct_checkpo
     assert (plain_lm.spec.kind, plain_lm.is_instruct, base_lm.is_instruct) == ("auto", False, False)  # said once
     tokenizer = SimpleNamespace(chat_template="{{ m }}", eos_token="<|endoftext|>",
                                 convert_ids_to_tokens=lambda i: {7: "<|im_end|>", 8: "<|endoftext|>"}[i])
-    ended = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=[7, 8]))
+    ended = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=[7]))
     assert instruct_decision("org/my-model", ended, tokenizer)[0] is True  # generation stops at the turn's end
+    beside = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=[8, 7]))  # as Gemma 3's base: no mark
+    assert instruct_decision("org/my-model", beside, tokenizer)[0] is False
     assert "chat turn's end (<|im_end|>)" in instruct_decision("org/my-model", ended, tokenizer)[1]
     plain_ending = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=8))
     assert instruct_decision("Qwen/Qwen2.5-0.5B", plain_ending, tokenizer)[0] is False

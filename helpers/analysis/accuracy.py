@@ -48,10 +48,18 @@ def by_template(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie"
     return summarise(scores, KEYS + ["template"], correct, tie)
 
 
+def tie_values(tie: pd.Series) -> pd.Series:
+    """Each decision's tie: True/False, or the share of a decision's parts that tied (Hu & Levy's
+    two answer orders decided apart: 0, 0.5 or 1), which sums and averages as a share of a tie."""
+    if pd.api.types.is_float_dtype(tie):
+        return tie.fillna(0.0)
+    return tie.eq(True)
+
+
 def summarise(scores: pd.DataFrame, keys: list[str], correct: str = "correct", tie: str = "tie") -> pd.DataFrame:
     """Per group of ``keys``: accuracy (a tie counted wrong), pairs, ties, the ties' share
     (:data:`TIE_SHARE_COLUMN`), the expected accuracy and the accuracy with every tie right."""
-    g = scores.assign(**{tie: scores[tie].eq(True)}).groupby(keys, sort=False)
+    g = scores.assign(**{tie: tie_values(scores[tie])}).groupby(keys, sort=False)
     return with_tie_range(g.agg(accuracy=(correct, "mean"), pairs=(correct, "size"), ties=(tie, "sum"),
                                 **{TIE_SHARE_COLUMN: (tie, "mean")}).reset_index())
 
@@ -68,9 +76,14 @@ def table3(scores: pd.DataFrame, correct: str = "correct", tie: str = "tie") -> 
                      "accuracy_mean": g["accuracy"].mean(),
                      "accuracy_sd": g["accuracy"].std(ddof=1) if len(g) > 1 else float("nan"),
                      "best_template": best["template"], "best_accuracy": best["accuracy"],
-                     "pairs": int(g["pairs"].iloc[0]), "ties": int(g["ties"].sum()),
+                     "pairs": int(g["pairs"].iloc[0]), "ties": _count(g["ties"].sum()),
                      EXPECTED + "_mean": g[EXPECTED].mean(), TIES_RIGHT + "_mean": g[TIES_RIGHT].mean()})
     return pd.DataFrame(rows)
+
+
+def _count(ties) -> int | float:
+    """A number of ties: whole, or with halves where a decision's orders tied apart."""
+    return int(ties) if float(ties).is_integer() else float(ties)
 
 
 def empty_table3() -> pd.DataFrame:
@@ -171,7 +184,7 @@ EXPECTED_SHOWN = "expected (%, ties half)"
 RANGE_SHOWN = "range (%, ties wrong to right)"
 # the columns that hold a share of pairs (accuracies, their intervals and tie ranges, baselines, effects)
 SHARE_PREFIXES = ("accuracy", "best_accuracy", "ci_low", "ci_high", EXPECTED, TIES_RIGHT, TIE_SHARE_COLUMN, "baseline",
-                  "delta", "share_A", "expected")
+                  "delta", "gain", "share_A", "expected")
 
 
 def in_percent(table: pd.DataFrame) -> pd.DataFrame:

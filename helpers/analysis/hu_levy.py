@@ -29,13 +29,22 @@ ORDER_COLUMNS = {"hl_word_comparison": (("lp_good_first_good", "lp_good_first_ba
                                             ("lp_2_bad_first", "lp_1_bad_first"))}
 
 
+def order_tie_share(s: pd.DataFrame, task: str) -> pd.Series | None:
+    """Per item of a comparison task, the share of its two answer orders that tied (0, 0.5 or 1);
+    None for a task without orders or rows without their columns."""
+    orders = ORDER_COLUMNS.get("hl_" + task.removeprefix("hl_"))
+    if not orders or not all(c in s for pair in orders for c in pair):
+        return None
+    return sum((s[a] == s[b]).astype(float) for a, b in orders) / len(orders)
+
+
 def pair_ties(s: pd.DataFrame, task: str) -> pd.Series:
     """Per item, the share of its decisions that tied: of the two answer orders where each order
     is decided apart (the paper's accuracy, ``order_average="accuracy"``: ``correct`` holds 0, 0.5
     or 1), else the stored ``tie`` (Direct, or log-probs averaged over the orders; 0 without one)."""
-    orders = ORDER_COLUMNS.get("hl_" + task.removeprefix("hl_"))
-    if orders and all(c in s for pair in orders for c in pair) and s["correct"].dtype != bool:
-        return sum((s[a] == s[b]).astype(float) for a, b in orders) / len(orders)
+    shares = order_tie_share(s, task)
+    if shares is not None and s["correct"].dtype != bool:
+        return shares
     return s["tie"].eq(True).astype(float) if "tie" in s else pd.Series(0.0, index=s.index)
 
 

@@ -19,11 +19,12 @@ import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar
 
 from ..store import load_files, read_metadata
+from .accuracy import EXPECTED, TIES_RIGHT, tie_range
 
 REFERENCE = "float32"
 KEY_COLUMNS = ("dataset", "paradigm", "pair_id", "item_id", "suite", "item", "condition")  # what lines items up
 COLUMNS = ["method", "template", "precision", "quant", "dtype", "items", "limit", "ties", "accuracy",
-           "accuracy_change", "flips", "flip_share", "to_wrong", "to_right", "mcnemar_p",
+           EXPECTED, TIES_RIGHT, "accuracy_change", "flips", "flip_share", "to_wrong", "to_right", "mcnemar_p",
            "mean_abs_score_change", "max_abs_score_change", "weight_bytes"]
 
 
@@ -54,7 +55,7 @@ def _scores(frame: pd.DataFrame) -> np.ndarray:
 
 def compare_frames(reference: pd.DataFrame, other: pd.DataFrame) -> dict:
     """``other``'s items against ``reference``'s (the same items in the same order): accuracy
-    (percent), its change (points), flips (count and percent of the items), the 2 x 2 counts,
+    (percent, a tie wrong) with its tie range (a tie half, every tie right), its change (points), flips (count and percent of the items), the 2 x 2 counts,
     McNemar's exact p, and the mean and largest absolute change of a score; decision entries
     are NaN for methods without a decision."""
     keys = [c for c in KEY_COLUMNS if c in reference and c in other]
@@ -66,12 +67,14 @@ def compare_frames(reference: pd.DataFrame, other: pd.DataFrame) -> dict:
     out = {"items": len(other), "mean_abs_score_change": float(np.mean(delta)),
            "max_abs_score_change": float(np.max(delta))}
     if "correct" not in reference:
-        return {**out, **dict.fromkeys(["ties", "accuracy", "accuracy_change", "flips", "flip_share", "to_wrong",
+        return {**out, **dict.fromkeys(["ties", "accuracy", EXPECTED, TIES_RIGHT, "accuracy_change", "flips", "flip_share", "to_wrong",
                                         "to_right", "mcnemar_p"], np.nan)}
     ref, low = reference["correct"].to_numpy(float), other["correct"].to_numpy(float)
     table = mcnemar_table(ref, low)
     flips = int(table[0, 1] + table[1, 0])
+    expected, right = tie_range(float(low.mean()), float(other["tie"].mean()))
     return {**out, "ties": int(other["tie"].sum()), "accuracy": 100 * float(low.mean()),
+            EXPECTED: 100 * expected, TIES_RIGHT: 100 * right,
             "accuracy_change": 100 * float(low.mean() - ref.mean()), "flips": flips,
             "flip_share": 100 * flips / len(other), "to_wrong": int(table[0, 1]), "to_right": int(table[1, 0]),
             "mcnemar_p": mcnemar_p(table)}

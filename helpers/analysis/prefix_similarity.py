@@ -264,9 +264,12 @@ def overlap_matrix(frame: pd.DataFrame, features: Features, *, group: str = "phe
 
 
 def accuracy_matrix(scores: pd.DataFrame, *, source: str = "source_phenomenon", target: str = "target_phenomenon",
-                    correct: str = "correct") -> pd.DataFrame:
-    """Mean correctness per (prefix source group, target group): rows source, columns target."""
+                    correct: str = "correct", ties: str = "wrong") -> pd.DataFrame:
+    """Mean correctness per (prefix source group, target group): rows source, columns target; a
+    tie counted ``ties`` ("wrong", "half" or "right": :func:`helpers.analysis.accuracy.tie_credits`)."""
     _require(scores, source, target, correct)
+    if "tie" in scores:
+        scores = scores.assign(**{correct: tie_credits(scores[correct].astype(float), scores["tie"].astype(float))[ties]})
     return scores.pivot_table(index=source, columns=target, values=correct, aggfunc="mean", sort=False)
 
 

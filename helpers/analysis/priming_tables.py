@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .accuracy import tie_credits
+from .prefix_similarity import accuracy_matrix, matrix_correlations
+
 KEY = ["paradigm", "pair_id"]
 
 
@@ -64,3 +67,29 @@ def gain_matrix(accuracy: pd.DataFrame, baseline: pd.Series) -> pd.DataFrame:
     if missing:
         raise KeyError(f"no baseline accuracy for target groups {missing[:5]}")
     return accuracy - baseline.reindex(accuracy.columns).to_numpy()[None, :]
+
+
+def gains_with_tie_range(primed: pd.DataFrame, unprimed: pd.DataFrame, group: str) -> pd.DataFrame:
+    """Figure 8's gains in long form, per (source, target) group: the gain with ties counted wrong
+    (the figure's), half and right, each against the unprimed accuracy under the same rule, and
+    the primed ties of the cell (``primed``: single-group prefix scores; ``unprimed``: the targets'
+    scores without a prefix, with a ``group`` column)."""
+    out = None
+    for rule in ("wrong", "half", "right"):
+        base = unprimed.assign(credit=tie_credits(unprimed["correct"].astype(float),
+                                                  unprimed["tie"].astype(float))[rule])
+        gains = gain_matrix(accuracy_matrix(primed, ties=rule), base.groupby(group)["credit"].mean())
+        column = gains.rename_axis(index="source", columns="target").stack().rename(
+            "gain" if rule == "wrong" else f"gain_ties_{rule}")
+        out = column.to_frame() if out is None else out.join(column)
+    ties = primed.pivot_table(index="source_phenomenon", columns="target_phenomenon", values="tie", aggfunc="sum",
+                              sort=False).rename_axis(index="source", columns="target").stack().rename("ties")
+    return out.join(ties.astype(int)).reset_index()
+
+
+def correlations_with_tie_range(primed: pd.DataFrame, overlaps) -> pd.DataFrame:
+    """Figures 6-7's Spearman rho of the accuracy matrix against each overlap matrix, with ties
+    counted wrong and right (column ``ties``): where the two differ, the ties decide the rho."""
+    return pd.concat([matrix_correlations(accuracy_matrix(primed, ties=rule), overlaps).assign(ties=rule)
+                      for rule in ("wrong", "right")], ignore_index=True)
+

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..methods.prompting import AB_ORDERS
 from ..settings.lists import parse_list
 from .accuracy import TIE_SHARE_COLUMN, with_tie_range
 
@@ -89,3 +90,12 @@ def path_agreement(sample: pd.DataFrame) -> pd.DataFrame:
                          ab_logit=sample["answer_ab_logit"] == sample["answer_outlines"]).groupby(
         KEYS, sort=False).agg(prompts=("ab", "size"), ab_agrees_with_outlines=("ab", "mean"),
                               ab_logit_agrees_with_outlines=("ab_logit", "mean")).reset_index()
+
+
+def first_prompt(scores: pd.DataFrame) -> str:
+    """The first row's prompt exactly as scored (its acceptable sentence's, or the first A/B order's)."""
+    row = scores.iloc[0]
+    for column in ("prompt_good", "prompt", *(f"prompt_{order}" for order in AB_ORDERS["three"])):
+        if column in row and isinstance(row[column], str):
+            return row[column]
+    raise ValueError("these scores hold no prompt (a sentence readout scores the sentence itself)")

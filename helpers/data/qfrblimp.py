@@ -54,7 +54,7 @@ def annotator_agreement(raw: pd.DataFrame, where: str) -> pd.Series:
     if not columns:
         warnings.warn(f"{where} has no annotator_<n> columns: QFrBLiMP's human column (human_agreement) is empty. "
                       "The GitHub release (davebulaval/QFrBLiMP, datastore/QFrBLiMP/human_llm_annotations.tsv) "
-                      "holds the 12 annotators' choices", stacklevel=3)
+                      "holds the 13 annotators' choices", stacklevel=3)
         return pd.Series(float("nan"), index=raw.index)
     votes = raw[columns].apply(pd.to_numeric, errors="coerce")
     invalid = (votes.notna() & ~votes.isin([0, 1])) | (votes.isna() & raw[columns].notna())

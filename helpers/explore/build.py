@@ -62,6 +62,13 @@ def file_groups(files) -> dict[tuple, tuple[list[Path], dict]]:
     return groups
 
 
+def order_averaged(files) -> frozenset:
+    """The configuration hashes of the files that decided Hu & Levy's two answer orders apart
+    (``order_average="accuracy"``): their rows' ties are shares of the orders."""
+    return frozenset(meta["config_hash"] for meta in map(read_metadata, files)
+                     if meta.get("order_average") == "accuracy")
+
+
 def unread_files(folder: str, folder_files, read) -> list[str]:
     """What the tables leave out of a folder, listed by kind (the files a notebook reads apart: primed,
     few-shot, explained, endings; the configurations load_scores did not choose), one note each."""
@@ -181,7 +188,7 @@ def _build(root: Path, out: Path) -> Explorer:
             notes += [str(w.message) for w in caught]
             notes += unread_files(f"{dataset_folder}/{model_folder}", ScoreStore(root).files(dataset_folder, model_folder),
                                   scores.attrs["score_files"])
-            pairs, single = pair_rows(scores)
+            pairs, single = pair_rows(scores, order_averaged(scores.attrs["score_files"]))
             notes += single
             files += scores.attrs["score_files"]
             if pairs.empty:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.accuracy import EXPECTED, TIE_SHARE_COLUMN, TIES_RIGHT, summarise, table3
+from ..analysis.hu_levy import order_tie_share
 
 OVERVIEW_COLUMNS = ["dataset", "model", "method", "templates", "accuracy_mean", "accuracy_sd", "best_template",
                     "best_accuracy", "pairs", "ties", EXPECTED + "_mean", TIES_RIGHT + "_mean"]
@@ -20,9 +21,12 @@ PARADIGM_COLUMNS = ["dataset", "paradigm", "phenomenon", "model", "method", "pai
                     TIES_RIGHT + "_best"]
 
 
-def pair_rows(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+def pair_rows(scores: pd.DataFrame, order_averaged: frozenset = frozenset()) -> tuple[pd.DataFrame, list[str]]:
     """The rows of minimal pairs (a ``correct`` decision), ``correct`` and ``tie`` as floats and
-    booleans, and a note per (dataset, model, method) of single items left out."""
+    booleans, and a note per (dataset, model, method) of single items left out. Rows of the files
+    whose ``config_hash`` is in ``order_averaged`` (Hu & Levy comparisons decided in each answer
+    order apart, ``correct`` 0, 0.5 or 1) hold as ``tie`` the share of their orders that tied, as
+    the notebooks count them (:func:`helpers.analysis.hu_levy.pair_ties`)."""
     if "correct" not in scores:
         scores = scores.assign(correct=float("nan"), tie=False)
     single = scores["correct"].isna()
@@ -32,6 +36,13 @@ def pair_rows(scores: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     pairs = scores.loc[~single].copy()
     pairs["correct"] = pairs["correct"].astype(float)
     pairs["tie"] = pairs["tie"].fillna(False).astype(bool)
+    averaged = pairs["config_hash"].isin(order_averaged) if "config_hash" in pairs else pd.Series(False, pairs.index)
+    if averaged.any():
+        pairs["tie"] = pairs["tie"].astype(float)
+        for method, rows in pairs[averaged].groupby("method", sort=False):
+            shares = order_tie_share(rows, method)
+            if shares is not None:
+                pairs.loc[rows.index, "tie"] = shares
     for column in ("paradigm", "phenomenon"):
         pairs[column] = pairs[column].fillna("").astype(str) if column in pairs else ""
     pairs["template"] = pairs["template"].astype(str)

@@ -238,6 +238,21 @@ def _orders_credit(side_score):
     return credit
 
 
+AB_SIDE_SCORES = {"ab": _answered, "ab_logit": _letter_logprob}  # each A/B method's score of a side in one order
+
+
+def order_outcomes(t: pd.DataFrame, method: str) -> pd.DataFrame:
+    """Each row of an A/B method's file once per order it was prompted in (its rows repeated):
+    ``order`` ("seeded" for a file of one order), ``correct`` (the acceptable sentence's score the
+    higher in that order) and ``tie``; the mean of ``correct`` over a pair's orders is its decision."""
+    side_score = AB_SIDE_SCORES[method]
+    parts = []
+    for order in _orders(t):
+        good, bad = side_score(t, "good", order).to_numpy(float), side_score(t, "bad", order).to_numpy(float)
+        parts.append(t.assign(order=order.removeprefix("_") or "seeded", correct=good > bad, tie=good == bad))
+    return pd.concat(parts, ignore_index=True)
+
+
 PROMPTS = [
     Method("yesno", YESNO_FAMILY, "P(Yes) / (P(Yes) + P(No)) at the answer position (softmax probabilities)",
            _yes_probability, needs=("continuation",)),

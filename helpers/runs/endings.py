@@ -38,4 +38,7 @@ def endings_input(selection: DatasetSelection) -> tuple[DatasetSelection, RunSet
     return ended, RunSetup(context=list(ended.frame["context"]), context_column="context", tag=TAG,
                            extra_columns=["sentence_good", "sentence_bad"],
                            configuration={"endings": "each ending after its context (BHS's evaluate.py)"},
-                           whole_context=list(whole["context"]) if whole is not None else None)
+                           whole_context=list(whole["context"]) if whole is not None else None,
+                           serves=("sentence",), serves_why="each ending is scored by its own log-probs after its "
+                           "context; a template, a prompt or the two sentences side by side would hold the ending "
+                           "without its context")

@@ -24,6 +24,7 @@ from ..data.selection import DatasetSelection
 from ..runner import RunSetup
 
 TAG = "explained"
+CONTROL_TAG = "control"  # a control file's runs (an irrelevant explanation per paradigm), apart from the explained ones
 COLUMN = "explanation"  # the score rows' column of each item's explanation
 
 
@@ -66,9 +67,10 @@ def read_explanations(path: str | Path) -> dict[str, str]:
     return {str(p): text for p, text in found.items()}
 
 
-def explained_input(selection: DatasetSelection, path: str | Path) -> tuple[DatasetSelection, RunSetup]:
+def explained_input(selection: DatasetSelection, path: str | Path, tag: str = TAG) -> tuple[DatasetSelection, RunSetup]:
     """What :meth:`helpers.runs.run.Run.files` scores to put each pair of ``selection`` after its
-    paradigm's explanation from the file at ``path``: the selection and its setup. A paradigm the
+    paradigm's explanation from the file at ``path``: the selection and its setup (its files tagged
+    ``tag``: :data:`CONTROL_TAG` for a control file's). A paradigm the
     file does not explain is an error naming them; a shard plans over its whole run's explanations
     (its scores are the unsharded run's, bit for bit)."""
     path = explanations_file(path)
@@ -83,5 +85,5 @@ def explained_input(selection: DatasetSelection, path: str | Path) -> tuple[Data
     whole = [texts[str(p)] for p in frames[1].paradigm] if len(frames) > 1 else None
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     return selection, RunSetup(context=[texts[str(p)] for p in selection.frame.paradigm], context_column=COLUMN,
-                               configuration={"explanations": {"file": path.name, "sha256": digest}}, tag=TAG,
+                               configuration={"explanations": {"file": path.name, "sha256": digest}}, tag=tag,
                                whole_context=whole)

@@ -38,7 +38,7 @@ from ..engine.kinds import check_models
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..methods.setting_readers import refuse_unread, template_ids
 from ..parameters import check_injected
-from ..runner import RunSetup, run_methods
+from ..runner import RunSetup, refuse_unserved, run_methods
 from ..settings import METHOD_SETTINGS, Settings
 from ..settings.lists import parse_list
 from ..store import ScoreStore, load_files
@@ -122,6 +122,8 @@ class Run:
             selection, setup = explained_input(selection, parameters["explanations"])
         if parameters.get("endings") and selection is not None:  # BHS: each ending after its context
             selection, setup = endings_input(selection)
+        if setup is not None and asked:
+            refuse_unserved(setup, asked)  # before anything loads
         run = cls(dict(parameters), settings, names, selection, checked=checked, setup=setup)
         if asked:
             run.methods, run.not_applicable = registry.applicable(asked, run.scorer)

@@ -80,8 +80,9 @@ class Settings:
     syntaxgym_pass: str = setting(tuple(PASS_RULES), "directional (predictions with < or > decide, as the released "
                                   "results)", "syntaxgym_pass (SyntaxGym methods)", method=True,
                                   method_default="directional", record_as="syntaxgym_pass")
-    instruct: str | bool = setting(("true", "false"), "the registry's entry; a model it does not list: whether its "
-                                   "tokenizer (or GGUF file) has a chat template", "instruct (prompts in the chat "
+    instruct: str | bool = setting(("true", "false"), "the registry's entry; a model it does not list: its name "
+                                   "(-Instruct, -it, -chat: instruct; -base, -pt: base), else whether its tokenizer "
+                                   "ends a sequence at a chat turn's end (a chat template alone: base)", "instruct (prompts in the chat "
                                    "template)", _instruct, method=True)
     templates: tuple | str = setting("template ids (Ide et al.'s 1 to 5) and Hu & Levy prompt types", "every "
                                      "template of each family", "template_id, template_text (a file per template)",
