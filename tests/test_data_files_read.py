@@ -2,10 +2,10 @@
 data/sources.yaml with its sha256: the files opened by ``make data`` (notebook 01 over every
 dataset, through the sweep) and by the notebooks' runs are recorded with an audit hook
 (tests/open_audit.py), in the test process, the sweep and the notebook kernels, and each is checked
-against the manifest with a sha256 computed here."""
+against the manifest with a sha256 computed here (tests/file_audit.py; the notebooks' own tests
+watch their runs: tests/test_notebooks.py)."""
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import subprocess
@@ -16,39 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 import open_audit
-from notebook_run import run_notebook
+from file_audit import check, problems, roots, watch
 
 from helpers import paths
 from helpers.data import sources
-
-
-def roots() -> dict[str, Path]:
-    """The folders whose files must be listed (data/raw/hub/ has its own locks: helpers.data.hub_lock)."""
-    return {"mirror": paths.mirror().resolve(), "papers": paths.papers().resolve(), "raw": paths.RAW.resolve()}
-
-
-def problems(opened: set[Path], manifest: dict, folders: dict[str, Path]) -> list[str]:
-    """What is wrong with the files ``opened``: one line per file that the manifest does not list
-    or whose sha256 (computed here, with hashlib) differs."""
-    out = []
-    for path in sorted(opened):
-        for kind, folder in folders.items():
-            if path.is_relative_to(folder):
-                relative = path.relative_to(folder).as_posix()
-                break
-        else:
-            continue
-        if kind == "raw" and relative.startswith("hub/"):
-            continue
-        listed = manifest["papers"]["files"] if kind == "papers" else manifest["files"]
-        if relative not in listed:
-            out.append(f"{kind}: {relative} is not listed")
-        elif hashlib.sha256(path.read_bytes()).hexdigest() != listed[relative]["sha256"]:
-            out.append(f"{kind}: {relative} differs from its sha256")
-    return out
 
 
 def test_the_recorder_sees_every_kind_of_read(tmp_path):
@@ -96,38 +69,12 @@ def _make_data_command() -> list[str]:
     return [sys.executable, *recipe.replace("$(SWEEP_ARGS)", "").split()[1:]]
 
 
-# (notebook, its parameters as the notebook tests run them, small; files each run must open)
-RUNS = {
-    "make data": (None, {}, ["blimp/data/adjunct_island.jsonl", "hu-levy-2023/datasets/exp1/news_zh/corpus.csv",
-                             "ide2024-templates/templates_ll/template_climp_single_2.txt"]),
-    "02": ("02_readout.ipynb", dict(model="tiny-llama", dataset="blimp", methods="lp,intemplate_lp", templates=[1],
-                                    limit=1),
-           ["blimp/raw_results/summary/models_summary.jsonl", "papers:ide2024_table3.csv"]),
-    "03": ("03_prompting.ipynb", dict(model="tiny-gpt2", dataset="blimp", limit=1, templates=[1],
-                                      hu_levy_sets="hl_blimp,hl_dtfit", hu_levy_limit=2, fewshot_ks=[0]),
-           ["hu-levy-2023/PROMPTS_transcribed.md",
-            "hu-levy-2023/results_zh/exp3a_sentence-judgment/mandarin_text-davinci-003_direct.json"]),
-    "06": ("06_context_priming.ipynb", dict(model="tiny-gpt2", dataset="blimp", limit=1, lengths=[0, 25],
-                                            phenomenon_sentences=2),
-           ["wikitext103-test/wikitext-raw_test.raw", "papers:sinha2023_text_numbers.csv",
-            "syntaxgym/cpllab-syntactic-generalization/data/raw/sg_results/syntaxgym_results_gpt-2-pretrained_.csv"]),
-}
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("run", list(RUNS))
-def test_every_file_opened_is_listed_with_its_sha256(run, scratch, monkeypatch):
-    notebook, parameters, expected = RUNS[run]
-    log, folders = scratch / "opened.log", roots()
-    for name, value in open_audit.child_environment(scratch / "site", log, list(folders.values())).items():
-        monkeypatch.setenv(name, value)
-    if notebook is None:
-        subprocess.run(_make_data_command(), cwd=paths.ROOT, check=True, env=os.environ.copy())
-        assert (scratch / "processed" / "hl_news_zh.parquet").is_file()  # the sweep ran into the scratch folder
-    else:
-        run_notebook(notebook, scratch / notebook, **parameters)
-    opened = open_audit.opened(log)
-    named = {folders["papers"] / f.removeprefix("papers:") if f.startswith("papers:") else folders["mirror"] / f
-             for f in expected}
-    assert named <= opened  # the recorder saw this run's reads
-    assert problems(opened, yaml.safe_load(sources.MANIFEST.read_text()), folders) == []
+def test_every_file_make_data_opens_is_listed_with_its_sha256(scratch, monkeypatch):
+    """``make data`` (notebook 01 over every dataset, through the sweep); the notebooks' reads are
+    checked by their own tests (tests/test_notebooks.py, file_audit.check)."""
+    log = watch(monkeypatch, scratch)
+    subprocess.run(_make_data_command(), cwd=paths.ROOT, check=True, env=os.environ.copy())
+    assert (scratch / "processed" / "hl_news_zh.parquet").is_file()  # the sweep ran into the scratch folder
+    check(log, ["blimp/data/adjunct_island.jsonl", "hu-levy-2023/datasets/exp1/news_zh/corpus.csv",
+                "ide2024-templates/templates_ll/template_climp_single_2.txt"])

@@ -171,13 +171,16 @@ def test_accelerate_launch_gives_each_process_its_share_and_gathers_one_processs
     results gathered on rank 0 equal one process's, request by request. (accelerate 1.15 runs
     ``--cpu --num_processes 2`` as one process, its simple launcher; ``--multi_gpu`` with
     ``ACCELERATE_USE_CPU=1`` starts two CPU processes under torch.distributed, gloo.)"""
-    def run(out, *launcher):
-        done = subprocess.run(
+    def launch(out, limit, *launcher):
+        return subprocess.run(
             [*launcher, "-m", "helpers", "lm-eval", "--model", "engine", "--model_args", "pretrained=tiny-gpt2",
-             "--tasks", "blimp_offline", "--limit", "8", "--output_path", str(out), "--log_samples", "--device", "cpu"],
-            cwd=ROOT, capture_output=True, text=True,
+             "--tasks", "blimp_offline", "--limit", str(limit), "--output_path", str(out), "--log_samples",
+             "--device", "cpu"], cwd=ROOT, capture_output=True, text=True,
             env=os.environ | {"PYTHONPATH": str(ROOT), "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1",
                               "HELPERS_TINY_DIR": str(tmp_path / "tiny")})
+
+    def run(out, *launcher):
+        done = launch(out, 3, *launcher)  # 3 documents: 2 on rank 0, 1 on rank 1
         assert done.returncode == 0, done.stderr[-3000:]
         (results,) = out.rglob("results_*.json")
         (samples,) = out.rglob("samples_blimp_offline_*.jsonl")
@@ -186,12 +189,17 @@ def test_accelerate_launch_gives_each_process_its_share_and_gathers_one_processs
 
     accelerate = Path(sys.executable).parent / "accelerate"
     # the two ranks meet tiny-gpt2's first use (an empty folder): one builds it, whole, the other waits
-    two, two_answers = run(tmp_path / "two", str(accelerate), "launch", "--multi_gpu", "--num_processes", "2",
-                           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no")
+    two_processes = (str(accelerate), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+                     "--mixed_precision", "no", "--dynamo_backend", "no")
+    two, two_answers = run(tmp_path / "two", *two_processes)
     assert tiny.broken(tmp_path / "tiny" / "tiny-gpt2") is None
     one, one_answers = run(tmp_path / "one", sys.executable)
     assert (one["config"]["engine_processes"], two["config"]["engine_processes"]) == (1, 2)
-    assert (one["config"]["engine_requests_scored"], two["config"]["engine_requests_scored"]) == (16, 8)
-    assert len(two_answers) == 8  # every document, each answer one process's (another batch: float32 rounding)
+    assert (one["config"]["engine_requests_scored"], two["config"]["engine_requests_scored"]) == (6, 4)  # uneven
+    assert len(two_answers) == 3  # every document, each answer one process's (another batch: float32 rounding)
     np.testing.assert_allclose(two_answers, one_answers, rtol=0, atol=1e-5)
     assert two["results"]["blimp_offline"]["acc,none"] == one["results"]["blimp_offline"]["acc,none"]
+    # one document over two processes: rank 1 would get none, which lm-eval stops; refused before loading, named
+    idle = launch(tmp_path / "idle", 1, *two_processes)
+    assert idle.returncode != 0 and "--limit 1 over 2 processes leaves 1 of them without a document" in idle.stderr
+    assert not (tmp_path / "idle").exists()

@@ -14,6 +14,7 @@ import papermill as pm
 import pytest
 from synthetic_scores import write_store
 from notebook_run import run_notebook
+from file_audit import check as check_reads, watch as watch_reads
 
 from helpers import paths
 from helpers.analysis import comparisons, ensembles, length_bias
@@ -45,9 +46,10 @@ def test_01_data_prep_writes_parquet(scratch):
     ("tiny-llama", "blimp", "lp,meanlp,penlp,slor,intemplate_lp,intemplate_meanlp,intemplate_penlp,comparative_lp"),
     ("tiny-qwen2", "climp", "lp,bf_unigram,intemplate_lp,comparative_lp"),
 ])
-def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset, methods):
+def test_02_readout_runs_and_writes_the_documented_files(scratch, monkeypatch, model, dataset, methods):
     corpus = scratch / "unigram.txt"
     corpus.write_text("The cat sees a dog.\n我喜欢看书。\n")
+    reads = watch_reads(monkeypatch, scratch)  # every file it opens is listed in data/sources.yaml
     nb = run_notebook("02_readout.ipynb", scratch / "02.ipynb", model=model, dataset=dataset, methods=methods,
              templates=[1, 2], limit=1, unigram_corpus=str(corpus))
     outputs = scratch / "outputs"
@@ -73,6 +75,8 @@ def test_02_readout_runs_and_writes_the_documented_files(scratch, model, dataset
     recorded = sidecar_score_files(outputs / "tables" / f"02_readout__{model}__{dataset}__limit-1.csv.json")
     assert recorded and all(f.is_file() for f in recorded)  # recorded relative to the outputs folder
     assert all(f.startswith(f"scores/{dataset}/{model}/") for f in sidecar["score_files"])
+    check_reads(reads, ["blimp/raw_results/summary/models_summary.jsonl", "papers:ide2024_table3.csv"]
+                if dataset == "blimp" else [])
     assert f"loaded {model} (float32)" in shown
     if model == "tiny-llama":  # run again: every file is stored, so no model loads, and the same tables and figures
         written = {p: p.read_bytes() for p in sorted((outputs / "tables").glob("*.csv"))
@@ -151,7 +155,8 @@ def test_every_parameter_line_parses_for_papermill():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["tiny-gpt2", "tiny-llama-instruct"])
-def test_03_prompting_runs_on_base_and_instruct(scratch, model):
+def test_03_prompting_runs_on_base_and_instruct(scratch, monkeypatch, model):
+    reads = watch_reads(monkeypatch, scratch)
     nb = run_notebook("03_prompting.ipynb", scratch / "03.ipynb", model=model, dataset="blimp", limit=1, templates=[1],
              hu_levy_sets="hl_blimp,hl_dtfit", hu_levy_limit=2, fewshot_ks=[0, 2])
     outputs = scratch / "outputs"
@@ -173,6 +178,8 @@ def test_03_prompting_runs_on_base_and_instruct(scratch, model):
     assert len(list((outputs / "scores" / "hl_blimp" / model).glob("*.parquet"))) == 8
     assert len(list((outputs / "scores" / "hl_dtfit" / model).glob("*.parquet"))) == 4
     assert ("<|start_header_id|>" in json.dumps(nb)) == model.endswith("instruct")
+    check_reads(reads, ["hu-levy-2023/PROMPTS_transcribed.md",
+                        "hu-levy-2023/results_zh/exp3a_sentence-judgment/mandarin_text-davinci-003_direct.json"])
 
 
 @pytest.mark.slow
@@ -402,7 +409,8 @@ def test_analysis_notebooks_stop_with_an_error_naming_the_missing_scores(scratch
 
 
 @pytest.mark.slow
-def test_06_context_priming_runs_on_a_small_grid(scratch):
+def test_06_context_priming_runs_on_a_small_grid(scratch, monkeypatch):
+    reads = watch_reads(monkeypatch, scratch)
     run_notebook("06_context_priming.ipynb", scratch / "06.ipynb", model="tiny-gpt2", dataset="blimp", limit=1,
         paradigms=None, lengths=[0, 25, 50], phenomenon_sentences=2)
     tables = scratch / "outputs" / "tables"
@@ -444,6 +452,9 @@ def test_06_context_priming_runs_on_a_small_grid(scratch):
                                                     abs=1e-12) and row.ties == cell.tie.sum()
     rho = pd.read_csv(tables / "06_overlap_spearman__tiny-gpt2__blimp__limit-1.csv")
     assert sorted(rho.ties.unique()) == ["right", "wrong"]
+    check_reads(reads, ["wikitext103-test/wikitext-raw_test.raw", "papers:sinha2023_text_numbers.csv",
+                        "syntaxgym/cpllab-syntactic-generalization/data/raw/sg_results/"
+                        "syntaxgym_results_gpt-2-pretrained_.csv"])
 
 
 @pytest.mark.slow
