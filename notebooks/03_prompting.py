@@ -228,8 +228,10 @@ if outlines_sample and len(first_ab) and "outlines" in scorer.features:
 # explanation, and, with `control_explanations`, after an irrelevant text of about the same length.
 # Per paradigm and overall: the gain in accuracy of explained over plain (and of control over plain,
 # explained over control) with its 95% bootstrap interval over pairs, the gain with ties counted
-# right, and McNemar's paired test on the same decisions, with ties counted wrong and right. A gain over
-# the control, not over the plain prompt alone, credits the explanation's content. The project ships a
+# right, and McNemar's paired test on the same decisions, with ties counted wrong and right (it takes each
+# template and order of a pair as a decision of its own, so its p-value is smaller than the interval over
+# pairs suggests: read the interval first). A gain over the control, not over the plain prompt alone,
+# credits the explanation's content. The project ships a
 # small pair of files for six BLiMP paradigms: `explanations="data/explanations/blimp_grammar.yaml"`,
 # `control_explanations="data/explanations/blimp_control.yaml"`, with `paradigms` set to those six. (The
 # plain A/B files in three orders sit beside the seeded ones in the store: 04 then asks which `ab_orders`.)
@@ -242,7 +244,9 @@ if study:
     display(accuracy.in_percent(grammar_prompting.overall(gains)))
     report.table(gains, "grammar_prompting", sources=study_sources,
                  note="gain: accuracy of condition minus baseline on the same decisions (ties wrong), 95% percentile "
-                      "bootstrap interval over pairs; p: McNemar, ties wrong and right; A/B: three orders averaged")
+                      "bootstrap interval over pairs; p: McNemar over decisions, ties wrong and right (a pair's "
+                      "templates and orders are not independent decisions: where the two disagree, read the "
+                      "interval); A/B: three orders averaged")
     fig = plots_grammar.gains_by_paradigm(gains, f"grammar prompting on {dataset}: gain per paradigm (95% CI)")
     report.figure(fig, "grammar_prompting", sources=study_sources)
 

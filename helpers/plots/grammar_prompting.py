@@ -41,8 +41,9 @@ def gains_by_paradigm(table: pd.DataFrame, title: str):
             ax.set_title(f"{model} · {method}", fontsize=9)
             if row == len(models) - 1:
                 ax.set_xlabel("gain in accuracy (points, 95% CI)")
-    axes[0][-1].legend(fontsize=8, loc="best")
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(compared), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
 
 
