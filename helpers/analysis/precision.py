@@ -55,8 +55,8 @@ def _scores(frame: pd.DataFrame) -> np.ndarray:
 
 def compare_frames(reference: pd.DataFrame, other: pd.DataFrame) -> dict:
     """``other``'s items against ``reference``'s (the same items in the same order): accuracy
-    (percent, a tie wrong) with its tie range (a tie half, every tie right), its change (points), flips (count and percent of the items), the 2 x 2 counts,
-    McNemar's exact p, and the mean and largest absolute change of a score; decision entries
+    (percent, a tie wrong) with its tie range (a tie half, every tie right), its change (points),
+    flips (count and percent of the items), the 2 x 2 counts, McNemar's exact p, and the mean and largest absolute change of a score; decision entries
     are NaN for methods without a decision."""
     keys = [c for c in KEY_COLUMNS if c in reference and c in other]
     if len(reference) != len(other) or not reference[keys].reset_index(drop=True).equals(
@@ -67,8 +67,8 @@ def compare_frames(reference: pd.DataFrame, other: pd.DataFrame) -> dict:
     out = {"items": len(other), "mean_abs_score_change": float(np.mean(delta)),
            "max_abs_score_change": float(np.max(delta))}
     if "correct" not in reference:
-        return {**out, **dict.fromkeys(["ties", "accuracy", EXPECTED, TIES_RIGHT, "accuracy_change", "flips", "flip_share", "to_wrong",
-                                        "to_right", "mcnemar_p"], np.nan)}
+        return {**out, **dict.fromkeys(["ties", "accuracy", EXPECTED, TIES_RIGHT, "accuracy_change", "flips",
+                                        "flip_share", "to_wrong", "to_right", "mcnemar_p"], np.nan)}
     ref, low = reference["correct"].to_numpy(float), other["correct"].to_numpy(float)
     table = mcnemar_table(ref, low)
     flips = int(table[0, 1] + table[1, 0])

@@ -269,7 +269,8 @@ def accuracy_matrix(scores: pd.DataFrame, *, source: str = "source_phenomenon", 
     tie counted ``ties`` ("wrong", "half" or "right": :func:`helpers.analysis.accuracy.tie_credits`)."""
     _require(scores, source, target, correct)
     if "tie" in scores:
-        scores = scores.assign(**{correct: tie_credits(scores[correct].astype(float), scores["tie"].astype(float))[ties]})
+        credits = tie_credits(scores[correct].astype(float), scores["tie"].astype(float))
+        scores = scores.assign(**{correct: credits[ties]})
     return scores.pivot_table(index=source, columns=target, values=correct, aggfunc="mean", sort=False)
 
 

@@ -92,4 +92,3 @@ def correlations_with_tie_range(primed: pd.DataFrame, overlaps) -> pd.DataFrame:
     counted wrong and right (column ``ties``): where the two differ, the ties decide the rho."""
     return pd.concat([matrix_correlations(accuracy_matrix(primed, ties=rule), overlaps).assign(ties=rule)
                       for rule in ("wrong", "right")], ignore_index=True)
-

@@ -55,10 +55,10 @@ def offline_tasks_beside():
 
 
 def refuse_idle_processes(args: list[str], processes: int) -> None:
-    """A one-line error (exit status 1) before anything loads where ``--limit`` (a whole number of documents per task) leaves
-    a process of ``processes`` without a document: lm-eval 0.4.13 stops such a process
-    (lm_eval/api/task.py l.376, "task.build_requests() did not find any docs!") and the others then
-    fail on a closed connection."""
+    """A one-line error (exit status 1) before anything loads where ``--limit`` (a whole number of
+    documents per task) leaves a process of ``processes`` without a document: lm-eval 0.4.13 stops
+    such a process (lm_eval/api/task.py l.376, "task.build_requests() did not find any docs!") and
+    the others then fail on a closed connection."""
     given = [a.split("=", 1)[1] if "=" in a else args[k + 1] for k, a in enumerate(args)
              if a.split("=", 1)[0] == "--limit" and ("=" in a or k + 1 < len(args))]
     if processes <= 1 or not given:
@@ -68,7 +68,8 @@ def refuse_idle_processes(args: list[str], processes: int) -> None:
     except ValueError:
         return  # lm-eval's own parser names a bad value
     if limit >= 1 and limit.is_integer() and limit < processes:
-        raise SystemExit(f"error: --limit {int(limit)} over {processes} processes leaves {processes - int(limit)} of them "
+        idle = processes - int(limit)
+        raise SystemExit(f"error: --limit {int(limit)} over {processes} processes leaves {idle} of them "
                          "without a document, which lm-eval stops ('did not find any docs', lm_eval/api/task.py "
                          f"l.376): give --limit {processes} or more, or launch {int(limit)} process(es)")
 
