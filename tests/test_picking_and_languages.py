@@ -91,6 +91,14 @@ def test_bhs_endings_are_scored_after_their_context_as_its_evaluate_py(tiny, scr
     with pytest.raises(ValueError, match=r"^intemplate_lp, comparative_lp, yesno cannot run on endings \(each ending is "
                                          r"scored by its own log-probs.*choose among lp, meanlp, penlp"):
         Run.of(scorer).files(["meanlp", "intemplate_lp", "comparative_lp", "yesno"], selection, setup)
+    # 02's methods="all" with endings=True: the sentence readouts, said; a named template method: refused, named
+    from helpers import methods as registry
+
+    parameters = {"model": "tiny-gpt2", "dataset": "bhs", "limit": 1, "endings": True, "progress": False}
+    run = Run.from_parameters(parameters | {"methods": "all"}, methods=registry.READOUT_METHODS)
+    assert run.methods == [m for m in registry.READOUT_METHODS if registry.get(m).family.name == "sentence"]
+    with pytest.raises(ValueError, match="^intemplate_lp cannot run on endings"):
+        Run.from_parameters(parameters | {"methods": "lp,intemplate_lp"}, methods=registry.READOUT_METHODS)
 
 
 def test_a_reader_never_compares_methods_scored_on_different_languages(scratch):

@@ -122,6 +122,9 @@ class Run:
             selection, setup = explained_input(selection, parameters["explanations"])
         if parameters.get("endings") and selection is not None:  # BHS: each ending after its context
             selection, setup = endings_input(selection)
+        if setup is not None and setup.serves is not None and parameters.get("methods") == "all":
+            asked = [m for m in asked if registry.get(m).family.name in setup.serves]  # "all" it can serve
+            print(f"{setup.tag}: methods 'all' are those it can serve: {', '.join(asked)}")
         if setup is not None and asked:
             refuse_unserved(setup, asked)  # before anything loads
         run = cls(dict(parameters), settings, names, selection, checked=checked, setup=setup)

@@ -77,13 +77,14 @@ def _number(value, fmt: str) -> str:
 
 def markdown(table: pd.DataFrame) -> str:
     """The table as markdown: one row per method, template and precision."""
+    nan = pd.Series(float("nan"), index=table.index)
     shown = pd.DataFrame({
         "method": table.method, "template": table.template, "precision": table.precision,
         "quant": table.quant, "compute dtype": table.dtype,
         "items": table["items"].map("{:,}".format), "ties": [_number(v, ",.0f") for v in table.ties],
         "accuracy %": [_number(v, ".2f") for v in table.accuracy],
-        "ties half / right %": ["–" if pd.isna(h) else f"{h:.2f} / {r:.2f}" for h, r in
-                                zip(table.expected_accuracy, table.accuracy_ties_right)],
+        "ties half / right %": ["–" if pd.isna(h) else f"{h:.2f} / {r:.2f}" for h, r in  # a table before them: –
+                                zip(table.get("expected_accuracy", nan), table.get("accuracy_ties_right", nan))],
         "change (points)": [_number(v, "+.2f") for v in table.accuracy_change],
         "flips": ["–" if pd.isna(f) else f"{int(f):,} ({s:.2f}%)" for f, s in zip(table.flips, table.flip_share)],
         "to wrong / right": ["–" if pd.isna(w) else f"{int(w):,} / {int(r):,}" for w, r in zip(table.to_wrong,
