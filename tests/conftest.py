@@ -77,9 +77,19 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: runs a notebook or a long job")
 
 
+# Tests that hold a machine-wide resource run on one xdist worker, one after another (`make test` runs
+# `pytest -n 2 --dist loadgroup`): the two test Slurm clusters (their daemons, sudo, tmpfs mounts and
+# time limits) and accelerate's two-process launch (torch.distributed's default port 29500).
+ONE_WORKER = ("slurm", "faults")
+ONE_WORKER_TESTS = ("test_accelerate_launch_gives_each_process_its_share_and_gathers_one_processs_answers",)
+
+
 def pytest_collection_modifyitems(config, items):
     import torch
 
+    for item in items:
+        if any(mark in item.keywords for mark in ONE_WORKER) or item.originalname in ONE_WORKER_TESTS:
+            item.add_marker(pytest.mark.xdist_group("machine-wide"))
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU; none is visible on this machine")
