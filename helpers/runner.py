@@ -92,16 +92,19 @@ class RunSetup:
     serves_why: str = ""  # why the others cannot be served (the refusal says it)
 
 
+def served(setup: RunSetup, methods: Sequence[str]) -> list[str]:
+    """The methods of ``methods`` that ``setup`` can serve (every one where it serves all)."""
+    return [m for m in methods if setup.serves is None or registry.get(m).family.name in setup.serves]
+
+
 def refuse_unserved(setup: RunSetup, methods: Sequence[str]) -> None:
     """An error naming the methods of ``methods`` that ``setup`` cannot serve, and those it can."""
-    if setup.serves is None:
-        return
-    chosen = [registry.get(m) for m in registry.method_names(methods)]
-    refused = [m.name for m in chosen if m.family.name not in setup.serves]
+    names = registry.method_names(methods)
+    refused = [m for m in names if m not in served(setup, names)]
     if refused:
-        served = [name for name, m in registry.METHODS.items() if m.family.name in setup.serves]
+        served_ones = served(setup, list(registry.METHODS))
         raise ValueError(f"{', '.join(refused)} cannot run on {setup.tag} ({setup.serves_why}): choose among "
-                         f"{', '.join(served)} (methods=\"{','.join(served[:2])}\")")
+                         f"{', '.join(served_ones)} (methods=\"{','.join(served_ones[:2])}\")")
 
 
 def run_settings(scorer, settings: Settings | Mapping | None) -> Settings:

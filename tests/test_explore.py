@@ -293,7 +293,7 @@ def test_hu_levy_order_averaged_ties_are_summarised_as_the_notebooks_count_them(
     """A Hu & Levy comparison decided in each answer order apart (correct 0, 0.5 or 1): a tie in one
     order is half a tie, in the explorer's overview as in 03's summary (helpers.analysis.hu_levy)."""
     from helpers.analysis import hu_levy
-    from helpers.explore.build import order_averaged
+    from helpers.explore.build import file_groups, order_averaged
     from helpers.explore.tables import overview, pair_rows
     from helpers.store import ScoreStore, load_scores
 
@@ -317,7 +317,7 @@ def test_hu_levy_order_averaged_ties_are_summarised_as_the_notebooks_count_them(
     scores = load_scores("hl_blimp", "m1", root=tmp_path)
     summary = hu_levy.summarize(scores).set_index("prompt").loc["direct"]
     assert (summary.accuracy, summary.tie_share, summary.expected_accuracy) == (0.5, 0.375, 0.6875)
-    pairs, _ = pair_rows(scores, order_averaged(files))
+    pairs, _ = pair_rows(scores, order_averaged(file_groups(files)))
     row = overview(pairs).iloc[0]
     assert (row.pairs, row.ties, row.accuracy_mean) == (4, 3.0, 0.5)  # 1.5 ties in each of the two prompts
     assert (row.expected_accuracy_mean, row.accuracy_ties_right_mean) == (summary.expected_accuracy,

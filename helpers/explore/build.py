@@ -62,11 +62,10 @@ def file_groups(files) -> dict[tuple, tuple[list[Path], dict]]:
     return groups
 
 
-def order_averaged(files) -> frozenset:
-    """The configuration hashes of the files that decided Hu & Levy's two answer orders apart
-    (``order_average="accuracy"``): their rows' ties are shares of the orders."""
-    return frozenset(meta["config_hash"] for meta in map(read_metadata, files)
-                     if meta.get("order_average") == "accuracy")
+def order_averaged(groups: dict[tuple, tuple[list[Path], dict]]) -> frozenset:
+    """The configuration hashes of the file groups (:func:`file_groups`) that decided Hu & Levy's two
+    answer orders apart (``order_average="accuracy"``): their rows' ties are shares of the orders."""
+    return frozenset(meta["config_hash"] for _, meta in groups.values() if meta.get("order_average") == "accuracy")
 
 
 def unread_files(folder: str, folder_files, read) -> list[str]:
@@ -188,12 +187,12 @@ def _build(root: Path, out: Path) -> Explorer:
             notes += [str(w.message) for w in caught]
             notes += unread_files(f"{dataset_folder}/{model_folder}", ScoreStore(root).files(dataset_folder, model_folder),
                                   scores.attrs["score_files"])
-            pairs, single = pair_rows(scores, order_averaged(scores.attrs["score_files"]))
+            groups = file_groups(scores.attrs["score_files"])  # each file's record read once
+            pairs, single = pair_rows(scores, order_averaged(groups))
             notes += single
             files += scores.attrs["score_files"]
             if pairs.empty:
                 continue
-            groups = file_groups(scores.attrs["score_files"])
             for (dataset, model), rows in pairs.groupby(["dataset", "model"], sort=True):
                 table = overview(rows)
                 tables.append(table)

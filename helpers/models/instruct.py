@@ -17,10 +17,9 @@ TURN_ENDS = {"<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>", "<|end_of_t
              "<|endofturn|>", "[/INST]", "<|assistant_end|>"}
 
 
-def generation_ends(model) -> list[int]:
-    """The end-of-sequence token ids of a model's generation configuration."""
-    ids = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    return [] if ids is None else [ids] if isinstance(ids, int) else [int(i) for i in ids]
+def end_ids(ids) -> list[int]:
+    """A generation configuration's ``eos_token_id`` (None, one id or a list) as a list."""
+    return [] if ids is None else [int(ids)] if isinstance(ids, int) else [int(i) for i in ids]
 
 
 def decide(name: str, ends: list[str], tokenizer_end: str | None, template: bool) -> tuple[bool, str]:
@@ -50,7 +49,8 @@ def _said(name: str, found: bool, why: str) -> tuple[bool, str]:
 
 def instruct_decision(name: str, model, tokenizer) -> tuple[bool, str]:
     """(whether it is an instruct checkpoint, the one line that says why and how to override it)."""
-    ends = [tokenizer.convert_ids_to_tokens(i) for i in generation_ends(model)]
+    ids = end_ids(getattr(getattr(model, "generation_config", None), "eos_token_id", None))
+    ends = [tokenizer.convert_ids_to_tokens(i) for i in ids]
     return _said(name, *decide(name, ends, getattr(tokenizer, "eos_token", None),
                                bool(getattr(tokenizer, "chat_template", None))))
 
@@ -58,8 +58,7 @@ def instruct_decision(name: str, model, tokenizer) -> tuple[bool, str]:
 def decision_from_files(name: str, generation_config: dict, tokenizer_config: dict) -> tuple[bool, str]:
     """:func:`instruct_decision` from a checkpoint's ``generation_config.json`` and
     ``tokenizer_config.json`` as read (its ``added_tokens_decoder`` names the end ids)."""
-    ids = generation_config.get("eos_token_id")
-    ids = [] if ids is None else [ids] if isinstance(ids, int) else list(ids)
+    ids = end_ids(generation_config.get("eos_token_id"))
     names = {int(i): t["content"] for i, t in tokenizer_config.get("added_tokens_decoder", {}).items()}
     end = tokenizer_config.get("eos_token")
     end = end.get("content") if isinstance(end, dict) else end

@@ -38,7 +38,7 @@ from ..engine.kinds import check_models
 from ..methods.applicability import NOT_APPLICABLE_COLUMNS
 from ..methods.setting_readers import refuse_unread, template_ids
 from ..parameters import check_injected
-from ..runner import RunSetup, refuse_unserved, run_methods
+from ..runner import RunSetup, refuse_unserved, run_methods, served
 from ..settings import METHOD_SETTINGS, Settings
 from ..settings.lists import parse_list
 from ..store import ScoreStore, load_files
@@ -123,7 +123,7 @@ class Run:
         if parameters.get("endings") and selection is not None:  # BHS: each ending after its context
             selection, setup = endings_input(selection)
         if setup is not None and setup.serves is not None and parameters.get("methods") == "all":
-            asked = [m for m in asked if registry.get(m).family.name in setup.serves]  # "all" it can serve
+            asked = served(setup, asked)  # "all": those it can serve
             print(f"{setup.tag}: methods 'all' are those it can serve: {', '.join(asked)}")
         if setup is not None and asked:
             refuse_unserved(setup, asked)  # before anything loads
