@@ -176,6 +176,37 @@ report.table(head.table, "headline", note=head.note)
 head
 
 # %% [markdown]
+# ## Grammar prompting: explained against plain, and against a control
+#
+# The headline above is of the explained prompts. With `explanations` (Scheinberg et al., Findings of ACL 2025), the same pairs are also judged by A/B
+# prompting in the paper's three orders (the acceptable sentence as A, as B, and in the seeded slot;
+# its accuracy is the mean over the three), Yes/No and in-template LP, each plain, after the paradigm's
+# explanation, and, with `control_explanations`, after an irrelevant text of about the same length.
+# Per paradigm and overall: the gain in accuracy of explained over plain (and of control over plain,
+# explained over control) with its 95% bootstrap interval over pairs, the gain with ties counted
+# right, and McNemar's paired test on the same decisions, with ties counted wrong and right (it takes each
+# template and order of a pair as a decision of its own, so its p-value is smaller than the interval over
+# pairs suggests: read the interval first). A gain over the control, not over the plain prompt alone,
+# credits the explanation's content. The project ships a
+# small pair of files for six BLiMP paradigms: `explanations="data/explanations/blimp_grammar.yaml"`,
+# `control_explanations="data/explanations/blimp_control.yaml"`, with `paradigms` set to those six. (The
+# plain A/B files in three orders sit beside the seeded ones in the store: 04 then asks which `ab_orders`.)
+
+# %%
+if study:
+    study_files = files_by_condition(study, study_done)
+    gains = grammar_prompting.gains(grammar_prompting.decisions(study_files), seed=seed)
+    study_sources = [f for files_of in study_files.values() for f in files_of]
+    display(accuracy.in_percent(grammar_prompting.overall(gains)))
+    report.table(gains, "grammar_prompting", sources=study_sources,
+                 note="gain: accuracy of condition minus baseline on the same decisions (ties wrong), 95% percentile "
+                      "bootstrap interval over pairs; p: McNemar over decisions, ties wrong and right (a pair's "
+                      "templates and orders are not independent decisions: where the two disagree, read the "
+                      "interval); A/B: three orders averaged")
+    fig = plots_grammar.gains_by_paradigm(gains, f"grammar prompting on {dataset}: gain per paradigm (95% CI)")
+    report.figure(fig, "grammar_prompting", sources=study_sources)
+
+# %% [markdown]
 # Table 3 rows: accuracy (mean ± sd over templates), the best template and ties; a method the
 # model's kind cannot run is listed with the reason (e.g. `ab` on an encoder-decoder: outlines'
 # constrained decoding continues a causal LM's prompt; `ab_logit` decides the same prompts).
@@ -218,37 +249,6 @@ if outlines_sample and len(first_ab) and "outlines" in scorer.features:
     paths = prompting_tables.path_agreement(decoded)
     display(paths.round(3))
     report.table(paths, "ab_outlines_sample")
-
-# %% [markdown]
-# ## Grammar prompting: explained against plain, and against a control
-#
-# With `explanations` (Scheinberg et al., Findings of ACL 2025), the same pairs are also judged by A/B
-# prompting in the paper's three orders (the acceptable sentence as A, as B, and in the seeded slot;
-# its accuracy is the mean over the three), Yes/No and in-template LP, each plain, after the paradigm's
-# explanation, and, with `control_explanations`, after an irrelevant text of about the same length.
-# Per paradigm and overall: the gain in accuracy of explained over plain (and of control over plain,
-# explained over control) with its 95% bootstrap interval over pairs, the gain with ties counted
-# right, and McNemar's paired test on the same decisions, with ties counted wrong and right (it takes each
-# template and order of a pair as a decision of its own, so its p-value is smaller than the interval over
-# pairs suggests: read the interval first). A gain over the control, not over the plain prompt alone,
-# credits the explanation's content. The project ships a
-# small pair of files for six BLiMP paradigms: `explanations="data/explanations/blimp_grammar.yaml"`,
-# `control_explanations="data/explanations/blimp_control.yaml"`, with `paradigms` set to those six. (The
-# plain A/B files in three orders sit beside the seeded ones in the store: 04 then asks which `ab_orders`.)
-
-# %%
-if study:
-    study_files = files_by_condition(study, study_done)
-    gains = grammar_prompting.gains(grammar_prompting.decisions(study_files), seed=seed)
-    study_sources = [f for files_of in study_files.values() for f in files_of]
-    display(accuracy.in_percent(grammar_prompting.overall(gains)))
-    report.table(gains, "grammar_prompting", sources=study_sources,
-                 note="gain: accuracy of condition minus baseline on the same decisions (ties wrong), 95% percentile "
-                      "bootstrap interval over pairs; p: McNemar over decisions, ties wrong and right (a pair's "
-                      "templates and orders are not independent decisions: where the two disagree, read the "
-                      "interval); A/B: three orders averaged")
-    fig = plots_grammar.gains_by_paradigm(gains, f"grammar prompting on {dataset}: gain per paradigm (95% CI)")
-    report.figure(fig, "grammar_prompting", sources=study_sources)
 
 # %% [markdown]
 # ## Few-shot in-template LP and Yes/No: accuracy against k
