@@ -127,12 +127,15 @@ if pair_sets and analyse:
 
 # %% [markdown]
 # ## Teaching panel (Figure 1b): probability mixes meaning and grammar
+#
+# The eight strings {The, A} {moon, moons} {emerge, emerges} are the data set `moon_teaching`, scored by LP
+# through the store like any other (a rerun reads the file and loads no model).
 
 # %%
 if analyse:
-    panel = score_teaching(scorer)
+    panel = score_teaching(scorer, settings)  # the LP file of data set moon_teaching: found in the store on a rerun
     display(panel)
-    report.figure(plots.teaching_panel(panel), "teaching", sources=[])
+    report.figure(plots.teaching_panel(panel), "teaching", sources=panel)
 
 # %% [markdown]
 # ## Prediction 1: within-pair correlation, by cosine-distance bin

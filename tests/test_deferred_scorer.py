@@ -5,6 +5,7 @@ is written; a kernel that keeps its models hands the built scorer to the next ru
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +76,33 @@ def test_a_kernel_that_keeps_its_models_hands_the_built_scorer_on(scratch):
         deferred.keep_loaded(False)
     assert not deferred.KEPT
     assert card_of(first.scorer.built)["name"] == "tiny-gpt2"
+
+
+def test_outlines_answers_are_kept_on_the_card_and_a_stored_run_decodes_nothing(scratch):
+    """03's outlines check of a stored run: the answers come from the card (no load), the same as
+    outlines gave; a prompt the card lacks loads the model and is kept too."""
+    prompts = ["Which is grammatical? A: The cat sleeps. B: The cat sleep. Answer:",
+               "Which is grammatical? A: Dogs barks. B: Dogs bark. Answer:"]
+    first = _run("tiny-gpt2", "lp")
+    first.files()
+    answers = first.scorer.decode(prompts, ["A", "B"])
+    assert first.scorer.loads == 1 and set(answers) <= {"A", "B"} and len(answers) == 2
+    assert answers == first.scorer.built.decode(prompts, ["A", "B"])  # outlines again, on the built scorer
+    again = _run("tiny-gpt2", "lp")
+    assert again.scorer.decode(prompts[::-1], ["A", "B"]) == answers[::-1] and again.scorer.loads == 0
+    assert again.scorer.decode(prompts, ["B", "A"]) and again.scorer.loads == 1  # other choices: decoded
+    card = json.loads(again.scorer.path.read_text())
+    assert len(card["decoded"]) == 4 and deferred.decoded_key(prompts[0], ["A", "B"]) in card["decoded"]
+
+
+def test_the_teaching_panel_is_a_stored_lp_file_read_again_without_the_model(scratch):
+    from helpers.runs.teaching import score_teaching
+
+    first = _run("tiny-gpt2", "lp")
+    panel = score_teaching(first.scorer, first.settings)
+    (path,) = map(Path, panel.attrs["score_files"])
+    assert path.parent.parent.name == "moon_teaching" and path.name == "lp.parquet" and first.scorer.loads == 1
+    again = _run("tiny-gpt2", "lp")
+    read = score_teaching(again.scorer, again.settings)
+    assert again.scorer.loads == 0 and read.equals(panel) and read.attrs["score_files"] == panel.attrs["score_files"]
+    assert sorted(read.sentence) == sorted(panel.sentence) and read.grammatical.sum() == 3

@@ -500,5 +500,7 @@ def test_07_separability_runs_and_a_rerun_scores_nothing(scratch):
     blimp = pd.read_csv(outputs / "tables" / "07_morcela_blimp__tiny-gpt2.csv")
     assert (blimp.paradigms == 67).all() and (blimp.pairs == 134).all()
     assert (outputs / "figures" / "07_morcela__tiny-gpt2.png").is_file()
-    run_notebook("07_separability.ipynb", scratch / "07b.ipynb", **params)
+    assert (outputs / "scores" / "moon_teaching" / "tiny-gpt2" / "lp.parquet") in scores  # the teaching panel, stored
+    again = run_notebook("07_separability.ipynb", scratch / "07b.ipynb", **params)
+    assert "loaded tiny-gpt2" not in json.dumps([cell.get("outputs", []) for cell in again["cells"]])  # no model loads
     assert {p: p.stat().st_mtime_ns for p in sorted((outputs / "scores").rglob("*.parquet")) + vectors} == written

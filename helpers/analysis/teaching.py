@@ -5,27 +5,18 @@ can be less probable than an ungrammatical one.
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pandas as pd
 
+from ..data import teaching
 from ..methods import measures
-
-DETERMINERS, NOUNS, VERBS = ("The", "A"), ("moon", "moons"), ("emerge", "emerges")
 
 
 def teaching_items() -> pd.DataFrame:
-    """The eight strings (with a period) and what makes each grammatical or not."""
-    rows = []
-    for det, noun, verb in itertools.product(DETERMINERS, NOUNS, VERBS):
-        plural = noun.endswith("s")
-        det_ok = not (det == "A" and plural)
-        verb_ok = verb.endswith("s") != plural  # singular subject: emerges; plural: emerge
-        rows.append({"sentence": f"{det} {noun} {verb}.", "determiner": det, "noun": noun, "verb": verb,
-                     "subject_number": "plural" if plural else "singular", "determiner_agrees": det_ok,
-                     "verb_agrees": verb_ok, "grammatical": int(det_ok and verb_ok)})
-    return pd.DataFrame(rows)
+    """The eight strings (with a period) and what makes each grammatical or not (``grammatical``)."""
+    items = teaching.load()
+    return pd.DataFrame({"sentence": items["sentence"].astype(str), **{c: items[c] for c in teaching.PARTS},
+                         "grammatical": items["label"].astype(int)})
 
 
 def ranked(items: pd.DataFrame, lp, n_tokens) -> pd.DataFrame:

@@ -35,7 +35,7 @@ from .. import paths
 from ..files import atomic_path
 from ..settings.lists import parse_list
 from . import (bhs, blimp, blimp_nl, chinese, climp, english, hu_levy, jblimp, multiblimp, multiblimp_word_order,
-               qfrblimp, rublimp, syntaxgym, table_version, turblimp, xcomps)
+               qfrblimp, rublimp, syntaxgym, table_version, teaching, turblimp, xcomps)
 from .hub_catalog import HUB
 from .multiblimp_languages import canonical as canonical_languages
 from .schema import PAIR_COLUMNS, SENTENCE_COLUMNS, DataFormatError
@@ -111,6 +111,9 @@ DATASETS: dict[str, Dataset] = {d.name: d for d in [
     Dataset("hl_blimp", "en", "pairs", partial(hu_levy.load_sentence_pairs, "blimp"), "Hu & Levy exp3 BLiMP subset, 390"),
     Dataset("hl_syntaxgym", "en", "pairs", partial(hu_levy.load_sentence_pairs, "syntaxgym"), "Hu & Levy exp3 SyntaxGym subset, 345"),
     Dataset("hl_mandarin", "zh", "pairs", partial(hu_levy.load_sentence_pairs, "mandarin"), "Hu & Levy Mandarin set, 535"),
+    Dataset("moon_teaching", "en", "sentences", teaching.load,
+            "Hu et al. (2025) Figure 1b: 8 strings {The, A} {moon, moons} {emerge, emerges}, 3 grammatical "
+            "(written in the project; 07's teaching panel)"),
     Dataset("wikitext", "en", "text", english.wikitext_sentences, "WikiText-103 test split as sentences"),
 ]}
 

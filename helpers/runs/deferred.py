@@ -49,6 +49,12 @@ def keep_loaded(on: bool = True) -> None:
         KEPT.clear()
 
 
+def decoded_key(prompt: str, choices) -> str:
+    """A prompt's key among the card's decoded answers: the prompt, the choices and outlines' version."""
+    text = json.dumps([prompt, list(choices), library_versions().get("outlines")])
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
 class CardMismatchError(RuntimeError):
     """A built scorer answers differently from the card a run read before it loaded."""
 
@@ -210,14 +216,23 @@ class DeferredScorer:
         return self.load().generate(*args, **kwargs)
 
     def decode(self, prompts, choices, where: str = "always"):
-        """The built scorer's; asked with no prompts under "auto" (whether the choices' logits give
-        outlines' answer: a property of the tokenizer), the card's answer, kept there once known."""
+        """The built scorer's, kept on the card: asked with no prompts under "auto" (whether the
+        choices' logits give outlines' answer: a property of the tokenizer), and outlines' answer to
+        each prompt under "always" (greedy, so the same each time: 03's check of a stored run
+        decodes nothing); answered from the card where it holds them all."""
         key = "|".join(choices)
         if not prompts and where == "auto" and key in self._card().get("logits_decode", {}):
             return None if self.card["logits_decode"][key] else []
+        kept = self._card().get("decoded", {}) if prompts and where == "always" else None
+        keys = [decoded_key(prompt, choices) for prompt in prompts] if kept is not None else []
+        if kept is not None and all(k in kept for k in keys):
+            return [kept[k] for k in keys]
         answer = self.load().decode(prompts, choices, where)
         if not prompts and where == "auto":
             self.card.setdefault("logits_decode", {})[key] = answer is None
+        if kept is not None:
+            self.card.setdefault("decoded", {}).update(zip(keys, answer))
+        if kept is not None or (not prompts and where == "auto"):
             write_text(self.path, json.dumps(self.card, indent=1, default=str))
         return answer
 
