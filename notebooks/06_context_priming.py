@@ -70,8 +70,8 @@ from helpers.runs.run import Run
 from helpers.store import load_files
 from helpers.settings.lists import parse_list
 
-if dataset not in ("blimp", "syntaxgym"):
-    raise ValueError(f"06 primes BLiMP or SyntaxGym pairs, not {dataset!r}")
+if dataset not in priming.PRIMED_DATASETS:
+    raise ValueError(f"06 primes the pairs of {' or '.join(priming.PRIMED_DATASETS)}, not {dataset!r}")
 type_list = parse_list(prefix_types, list(priming.PREFIX_TYPES), what="prefix type")
 length_list = parse_list(lengths, what="length", convert=int)
 selection = choose(dataset, limit, languages=languages, paradigms=priming.paradigm_choice(dataset, paradigms),

@@ -35,6 +35,20 @@ def test_data_prep_gets_a_list_of_datasets_and_no_model():
     assert job.papermill_parameters() == {"datasets": ["li"]}
 
 
+def test_each_notebook_runs_the_datasets_it_reads_a_variant_or_none_said(capsys):
+    """06 primes BLiMP and SyntaxGym, 07 reads Hu et al.'s Table 1 variants: blimp and climp asked of
+    02, 06 and 07 give 02 both, 06 blimp, 07 blimp_hu2025 (said), and climp left out of 06 and 07 (said)."""
+    jobs = sweep.plan(["02", "06", "07"], ["demo-en"], ["blimp", "climp"], {"limit": 1})
+    assert [(j.notebook.stem[:2], j.dataset) for j in jobs] == [("02", "blimp"), ("02", "climp"), ("06", "blimp"),
+                                                                ("07", "blimp_hu2025")]
+    assert jobs[-1].papermill_parameters()["datasets"] == ["blimp_hu2025"]
+    said = capsys.readouterr().err
+    assert "07_separability reads blimp as blimp_hu2025" in said
+    assert "06_context_priming reads blimp, syntaxgym: climp left out of it" in said
+    assert "07_separability reads blimp_hu2025, scamp_plausible" in said and said.count("climp left out") == 2
+    assert [j.dataset for j in sweep.plan(["07"], ["demo-en"], ["all"])] == ["all"]  # 07's own "all"
+
+
 def test_a_parameter_the_notebook_lacks_is_an_error(tmp_path):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell('models = "demo-en"  # models',
                                                                    metadata={"tags": ["parameters"]})],

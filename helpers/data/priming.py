@@ -37,6 +37,7 @@ __all__ = ["COLUMNS", "DEFAULT_LENGTHS", "NO_PREFIX", "PREFIX_TYPES", "SINGLE_CO
 PREFIX_TYPES = {"in_acceptable": ("in", "acceptable"), "in_unacceptable": ("in", "unacceptable"),
                 "out_acceptable": ("out", "acceptable"), "out_unacceptable": ("out", "unacceptable"),
                 "wikitext": ("unrelated", "acceptable")}
+PRIMED_DATASETS = ("blimp", "syntaxgym")  # the pairs 06 primes (Sinha et al.'s)
 DEFAULT_LENGTHS = (0, 25, 50, 100, 200, 400, 600, 800, 1000)
 TEACHING_PARADIGMS = 10  # BLiMP paradigms 06 primes by default (x 20 pairs: 200 pairs, minutes on a CPU)
 NO_PREFIX = "none"  # prefix type (and domain, acceptability) of the one no-prefix row per pair: length 0

@@ -17,6 +17,7 @@ import hashlib
 import itertools
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from .kernel import KERNEL_ARGUMENTS
 from ..settings import NAMES, TABLE, Settings
 from ..store import safe_name
 from ..data.shards import check as check_shards
+from .notebook_datasets import taken
 from .revisions import models_for, parse_revisions
 
 NO_MODEL = "none"  # notebooks that take no model (01_data_prep)
@@ -187,8 +189,10 @@ def with_settings(found: dict[str, Path], parameters: dict, settings: dict | Non
 
 def plan(notebooks: list[str], models: list[str], datasets: list[str], parameters: dict | None = None,
          shards: int = 1, settings: dict | None = None, revisions=None) -> list[Job]:
-    """Every (notebook, model, dataset[, shard]) job; an error before anything runs when a
-    notebook lacks a parameter that its job would inject or a setting value does not exist.
+    """Every (notebook, model, dataset[, shard]) job, each notebook over the datasets of ``datasets``
+    it reads (:mod:`.notebook_datasets`: a variant it reads instead, or left out, said); an error
+    before anything runs when a notebook lacks a parameter that its job would inject or a setting
+    value does not exist.
     ``parameters`` keys may name their notebook (``"02:methods"``); ``settings`` (start, share,
     quant, ...) go to every notebook that takes them; ``shards`` > 1 gives each combination that
     many jobs, except the analyses (``ANALYSES``) of a sweep with notebooks that score: one job
@@ -217,8 +221,11 @@ def plan(notebooks: list[str], models: list[str], datasets: list[str], parameter
         return [(s, shards) for s in range(1, shards + 1)]
 
     per_notebook = {nb: models_for(declared_parameters(found[nb]), models, revisions) for nb in notebooks}
+    reads = {nb: taken(found[nb].stem, datasets) for nb in notebooks}  # each notebook's datasets of those asked
+    for line in dict.fromkeys(line for _, said in reads.values() for line in said):
+        print(f"note: {line}", file=sys.stderr)
     jobs = [Job(found[nb], m, d, {**parameters_for(found[nb], parameters), **per_notebook[nb][1]}, s, n)
-            for nb in notebooks for m, d in itertools.product(per_notebook[nb][0], datasets) for s, n in cuts(nb)]
+            for nb in notebooks for m, d in itertools.product(per_notebook[nb][0], reads[nb][0]) for s, n in cuts(nb)]
     jobs += [Job(j.notebook, j.model, j.dataset, {**j.parameters, "shards": shards}) for j in jobs
              if j.shards > 1 and j.shard == shards and j.notebook.stem in GATHERED]  # after all its shards
     for job in jobs:
