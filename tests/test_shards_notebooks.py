@@ -211,20 +211,20 @@ def test_sweep_shards_03_06_07_and_reads_them_after_all_shards():
     params = {f"{nb}:limit": 1 for nb in ("03", "06", "07")}
     jobs = sweep.plan(["03", "06", "07", "04"], ["tiny-gpt2"], ["blimp"], params, shards=2)
     names = [j.output.name for j in jobs]
-    assert names == [f"{nb}__tiny-gpt2__blimp__limit-1__shard{i}of2.ipynb"
-                     for nb in ("03_prompting", "06_context_priming", "07_separability") for i in (1, 2)] + \
+    runs = {"03_prompting": "blimp", "06_context_priming": "blimp", "07_separability": "blimp_hu2025"}  # 07's variant
+    assert names == [f"{nb}__tiny-gpt2__{d}__limit-1__shard{i}of2.ipynb" for nb, d in runs.items() for i in (1, 2)] + \
         ["04_ensembles__tiny-gpt2__blimp.ipynb"] + \
-        [f"{nb}__tiny-gpt2__blimp__limit-1__shards-2.ipynb"
-         for nb in ("03_prompting", "06_context_priming", "07_separability")]
+        [f"{nb}__tiny-gpt2__{d}__limit-1__shards-2.ipynb" for nb, d in runs.items()]
     waits = {j.output.name: [d.output.name for d in ds] for j, ds in zip(jobs, waits_on(jobs).values())}
-    for nb in ("03_prompting", "06_context_priming", "07_separability"):
-        assert waits[f"{nb}__tiny-gpt2__blimp__limit-1__shards-2.ipynb"] == [
-            f"{nb}__tiny-gpt2__blimp__limit-1__shard{i}of2.ipynb" for i in (1, 2)]
+    for nb, d in runs.items():
+        assert waits[f"{nb}__tiny-gpt2__{d}__limit-1__shards-2.ipynb"] == [
+            f"{nb}__tiny-gpt2__{d}__limit-1__shard{i}of2.ipynb" for i in (1, 2)]
     assert waits["04_ensembles__tiny-gpt2__blimp.ipynb"] == [  # 03's scoring shards, not its reading job
         f"03_prompting__tiny-gpt2__blimp__limit-1__shard{i}of2.ipynb" for i in (1, 2)]
     gather = jobs[-1]
-    assert gather.papermill_parameters() == {"limit": 1, "model": "tiny-gpt2", "datasets": ["blimp"], "shards": 2}
-    assert gather.label == "07_separability model=tiny-gpt2 dataset=blimp (its 2 shards read as one run)"
+    assert gather.papermill_parameters() == {"limit": 1, "model": "tiny-gpt2", "datasets": ["blimp_hu2025"],
+                                             "shards": 2}
+    assert gather.label == "07_separability model=tiny-gpt2 dataset=blimp_hu2025 (its 2 shards read as one run)"
 
 
 @pytest.mark.slow

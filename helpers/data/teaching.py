@@ -26,4 +26,5 @@ def load(source=None) -> pd.DataFrame:
                      "label": int(det_ok and verb_ok), "determiner": det, "noun": noun, "verb": verb,
                      "subject_number": "plural" if plural else "singular", "determiner_agrees": det_ok,
                      "verb_agrees": verb_ok})
-    return pd.DataFrame(rows)[SENTENCE_COLUMNS + PARTS].astype({c: "string" for c in SENTENCE_COLUMNS[:5] + ["sentence"]})
+    strings = {c: "string" for c in SENTENCE_COLUMNS[:5] + ["sentence"]}
+    return pd.DataFrame(rows)[SENTENCE_COLUMNS + PARTS].astype(strings)
