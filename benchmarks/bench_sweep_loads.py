@@ -4,14 +4,15 @@ other round; each round in fresh outputs folders, each checkout's processed data
 by its own code).
 
 Per round and checkout: the sweep of 02, 03, 06 and 07 over two models and two datasets (BLiMP
-and SyntaxGym, small limits), timed as one command (before: two, since c18d3f3 planned 07 over
-datasets it cannot read; this checkout reads blimp as 07's blimp_hu2025 in the one command; the
-jobs are the same); its model loads (this checkout: the "loaded <model>" lines of its executed
-notebooks; a checkout before the deferred scorer loads its model in every scoring notebook, so
-its loads are its scoring notebooks); the same sweep again (finished: every job skipped); and 02
-run again by papermill on a finished run (before: it loads the model; now: none, counted). Then
-the load time of SmolLM2's GGUF file (dequantized) and of a model in 4-bit NF4 on this machine,
-medians of five loads, for the paper estimate of a 70B model.
+and SyntaxGym, small limits; 06's SyntaxGym region test off, as c18d3f3's 06 stopped there at a
+missing import), timed as one command (before: two, since c18d3f3 planned 07 over datasets it
+cannot read; this checkout reads blimp as 07's blimp_hu2025 in the one command; the jobs are the
+same); its model loads (this checkout: the "loaded <model>" lines of its executed notebooks; a
+checkout before the deferred scorer loads its model in every scoring notebook, so its loads are
+its scoring notebooks); the same sweep again (finished: every job skipped); and 02 run again by
+papermill on a finished run (before: it loads the model; now: none, counted). Then the load time
+of SmolLM2's GGUF file (dequantized) and of a model in 4-bit NF4 on this machine, medians of five
+loads, for the paper estimate of a 70B model.
 
     git worktree add ../before c18d3f3 && ln -s $PWD/data/cache ../before/data/cache
     OMP_NUM_THREADS=2 python benchmarks/bench_sweep_loads.py ../before . --rounds 5
@@ -36,7 +37,7 @@ PREPARED = [*DATASETS, "blimp_hu2025"]  # 07 reads BLiMP as Hu et al.'s variant
 NOTEBOOKS = ["02", "03", "06", "07"]
 PARAMETERS = ["limit=1", "02:methods=lp,meanlp,penlp", "03:methods=yesno", "03:hu_levy_sets=none", "03:fewshot_ks=[]",
               "03:outlines_sample=0", "06:lengths=[0,100]", "06:phenomenon_sentences=0", "06:parser=none",
-              "07:extra_methods=none", "07:metrics=lp,meanlp"]
+              "06:syntaxgym_regions=False", "07:extra_methods=none", "07:metrics=lp,meanlp"]
 
 
 def sweeps(name: str) -> list[list[str]]:

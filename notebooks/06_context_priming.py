@@ -64,7 +64,7 @@ from helpers.analysis import accuracy, prefix_similarity, primed_separability, p
 from helpers.reporting import headline
 from helpers.reporting.notebook import NotebookReport
 from helpers.data.picking import choose
-from helpers.data.selection import DatasetSelection
+from helpers.data.selection import DatasetSelection, select
 from helpers.runs.primed import primed_input
 from helpers.runs.run import Run
 from helpers.store import load_files
@@ -154,13 +154,13 @@ report.figure(plots_priming.baselined_accuracy(fig2, f"{scorer.name} on {dataset
 # ## Figures 3-5: acceptable vs unacceptable, in- vs out-of-domain
 
 # %%
-fig3 = priming_effects.figure3(scores)
-report.table(fig3, "figure3")
-report.figure(plots_priming.baselined_accuracy(fig3, "acceptable vs unacceptable prefixes", by="acceptability"),
-              "figure3")
-for name, table in (("figure4", priming_effects.figure4(scores)), ("figure5", priming_effects.figure5(scores))):
+compared = priming_effects.comparisons(scores)  # each figure whose two sides' prefix types were scored
+for name, table in compared.items():
+    by, _, title = priming_effects.COMPARED[name]
     report.table(table, name)
-    report.figure(plots_priming.baselined_accuracy(table, f"{name}: in- vs out-of-domain", by="domain"), name)
+    report.figure(plots_priming.baselined_accuracy(table, title, by=by), name)
+if left := [name for name in priming_effects.COMPARED if name not in compared]:
+    print(f"not drawn: {', '.join(left)} (prefix_types={prefix_types!r} scores one of their two sides or none)")
 longest = fig2[fig2.target_length == fig2.target_length.max()]
 display(longest[["method", "prefix_type", "target_length", "accuracy", "baseline", "delta", "ci_low", "ci_high"]]
         .round(3))

@@ -75,6 +75,10 @@ def test_figures_3_to_5_pool_prefix_types_per_item(frame):
     f5 = pe.figure5(frame, n_resamples=300).set_index(["domain", "target_length"])
     assert f5.loc[("in", 25), "delta"] == -0.5 and f5.loc[("out", 25), "delta"] == 0.0
     assert "wikitext" not in set(pe.figure3(frame, n_resamples=300)["acceptability"])
+    every = pe.comparisons(frame, n_resamples=300)
+    assert list(every) == ["figure3", "figure4", "figure5"] and every["figure5"].equals(pe.figure5(frame, n_resamples=300))
+    some = frame[frame.prefix_type.isin(["none", "in_acceptable", "out_acceptable"])]  # prefix_types: the acceptable two
+    assert list(pe.comparisons(some, n_resamples=300)) == ["figure4"]  # figure 3 lacks its unacceptable side, 5 both
 
 
 def test_tables_do_not_depend_on_row_order(frame):

@@ -128,19 +128,35 @@ def figure2(frame: pd.DataFrame, **kw) -> pd.DataFrame:
     return baselined_accuracy(frame, "prefix_type", PREFIX_TYPES, **kw)
 
 
+# Figures 3-5: (what the two sides differ in, the prefix types compared, the figure's title)
+COMPARED = {"figure3": ("acceptability", DATASET_PREFIXES, "acceptable vs unacceptable prefixes"),
+            "figure4": ("domain", ("in_acceptable", "out_acceptable"), "figure4: in- vs out-of-domain"),
+            "figure5": ("domain", ("in_unacceptable", "out_unacceptable"), "figure5: in- vs out-of-domain")}
+
+
 def figure3(frame: pd.DataFrame, **kw) -> pd.DataFrame:
     """Figure 3: acceptable vs unacceptable prefixes of the dataset (in and out of domain pooled)."""
-    return baselined_accuracy(frame, "acceptability", DATASET_PREFIXES, **kw)
+    return baselined_accuracy(frame, *COMPARED["figure3"][:2], **kw)
 
 
 def figure4(frame: pd.DataFrame, **kw) -> pd.DataFrame:
     """Figure 4: in- vs out-of-domain acceptable prefixes."""
-    return baselined_accuracy(frame, "domain", ("in_acceptable", "out_acceptable"), **kw)
+    return baselined_accuracy(frame, *COMPARED["figure4"][:2], **kw)
 
 
 def figure5(frame: pd.DataFrame, **kw) -> pd.DataFrame:
     """Figure 5: in- vs out-of-domain unacceptable prefixes."""
-    return baselined_accuracy(frame, "domain", ("in_unacceptable", "out_unacceptable"), **kw)
+    return baselined_accuracy(frame, *COMPARED["figure5"][:2], **kw)
+
+
+def comparisons(frame: pd.DataFrame, **kw) -> dict[str, pd.DataFrame]:
+    """Figures 3-5, each where both of its sides were scored (a run of some prefix types, e.g.
+    ``prefix_types="in_acceptable"``, has none of figure 5's): name -> table."""
+    out = {}
+    for name, (by, types, _) in COMPARED.items():
+        if frame.loc[frame["prefix_type"].isin(list(types)), by].nunique() == 2:
+            out[name] = baselined_accuracy(frame, by, types, **kw)
+    return out
 
 
 def perplexity_margin(frame: pd.DataFrame, prefix_types=PREFIX_TYPES, *, n_resamples: int = 2000,
@@ -271,6 +287,21 @@ def source_regression(frame: pd.DataFrame, dataset_prefixes=("in_acceptable", "o
     return _per_group(rows, "length x source", prepare, {"source": "dataset"}, **kw)
 
 
+def _varies(frame: pd.DataFrame, prefix_types, factors) -> bool:
+    """Whether the rows of ``prefix_types`` hold both levels of every factor (a column of the frame,
+    or "source": WikiText against the dataset's prefixes)."""
+    types = set(frame["prefix_type"]) & set(prefix_types)
+    rows = frame[frame["prefix_type"].isin(types)]
+    return all(len(types - {"wikitext"}) > 0 and "wikitext" in types if f == "source" else rows[f].nunique() == 2
+               for f in factors)
+
+
 def regressions(frame: pd.DataFrame, **kw) -> pd.DataFrame:
-    """Both regressions, one table (column ``regression`` tells them apart)."""
-    return pd.concat([domain_regression(frame, **kw), source_regression(frame, **kw)], ignore_index=True)
+    """Both regressions, one table (column ``regression`` tells them apart); one whose factors the
+    scored prefix types do not vary (``prefix_types="in_acceptable"``: neither) is left out."""
+    fits = [fit(frame, **kw) for fit, types, factors in (
+        (domain_regression, DATASET_PREFIXES, ("domain", "acceptability")),
+        (source_regression, ("in_acceptable", "out_acceptable", "wikitext"), ("source",)))
+        if _varies(frame, types, factors)]
+    columns = GROUP + ["regression", "term", "estimate", "se", "ci_low", "ci_high", "z", "p_value"]
+    return pd.concat(fits, ignore_index=True) if fits else pd.DataFrame(columns=columns)
