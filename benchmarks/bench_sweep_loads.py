@@ -5,7 +5,8 @@ by its own code).
 
 Per round and checkout: the sweep of 02, 03, 06 and 07 over two models and two datasets (BLiMP
 and SyntaxGym, small limits; 06's SyntaxGym region test off, as c18d3f3's 06 stopped there at a
-missing import), timed as one command (before: two, since c18d3f3 planned 07 over datasets it
+missing import; 07 in 3 distance bins, as its 10 leave SyntaxGym's 23 pairs 2 a bin, too few
+for a correlation), timed as one command (before: two, since c18d3f3 planned 07 over datasets it
 cannot read; this checkout reads blimp as 07's blimp_hu2025 in the one command; the jobs are the
 same); its model loads (this checkout: the "loaded <model>" lines of its executed notebooks; a
 checkout before the deferred scorer loads its model in every scoring notebook, so its loads are
@@ -37,7 +38,7 @@ PREPARED = [*DATASETS, "blimp_hu2025"]  # 07 reads BLiMP as Hu et al.'s variant
 NOTEBOOKS = ["02", "03", "06", "07"]
 PARAMETERS = ["limit=1", "02:methods=lp,meanlp,penlp", "03:methods=yesno", "03:hu_levy_sets=none", "03:fewshot_ks=[]",
               "03:outlines_sample=0", "06:lengths=[0,100]", "06:phenomenon_sentences=0", "06:parser=none",
-              "06:syntaxgym_regions=False", "07:extra_methods=none", "07:metrics=lp,meanlp"]
+              "06:syntaxgym_regions=False", "07:extra_methods=none", "07:metrics=lp,meanlp", "07:bins=3"]
 
 
 def sweeps(name: str) -> list[list[str]]:
