@@ -152,11 +152,8 @@ def figure5(frame: pd.DataFrame, **kw) -> pd.DataFrame:
 def comparisons(frame: pd.DataFrame, **kw) -> dict[str, pd.DataFrame]:
     """Figures 3-5, each where both of its sides were scored (a run of some prefix types, e.g.
     ``prefix_types="in_acceptable"``, has none of figure 5's): name -> table."""
-    out = {}
-    for name, (by, types, _) in COMPARED.items():
-        if frame.loc[frame["prefix_type"].isin(list(types)), by].nunique() == 2:
-            out[name] = baselined_accuracy(frame, by, types, **kw)
-    return out
+    return {name: baselined_accuracy(frame, by, types, **kw) for name, (by, types, _) in COMPARED.items()
+            if frame.loc[frame["prefix_type"].isin(list(types)), by].nunique() == 2}
 
 
 def perplexity_margin(frame: pd.DataFrame, prefix_types=PREFIX_TYPES, *, n_resamples: int = 2000,
@@ -287,21 +284,16 @@ def source_regression(frame: pd.DataFrame, dataset_prefixes=("in_acceptable", "o
     return _per_group(rows, "length x source", prepare, {"source": "dataset"}, **kw)
 
 
-def _varies(frame: pd.DataFrame, prefix_types, factors) -> bool:
-    """Whether the rows of ``prefix_types`` hold both levels of every factor (a column of the frame,
-    or "source": WikiText against the dataset's prefixes)."""
-    types = set(frame["prefix_type"]) & set(prefix_types)
-    rows = frame[frame["prefix_type"].isin(types)]
-    return all(len(types - {"wikitext"}) > 0 and "wikitext" in types if f == "source" else rows[f].nunique() == 2
-               for f in factors)
-
-
 def regressions(frame: pd.DataFrame, **kw) -> pd.DataFrame:
     """Both regressions, one table (column ``regression`` tells them apart); one whose factors the
     scored prefix types do not vary (``prefix_types="in_acceptable"``: neither) is left out."""
-    fits = [fit(frame, **kw) for fit, types, factors in (
-        (domain_regression, DATASET_PREFIXES, ("domain", "acceptability")),
-        (source_regression, ("in_acceptable", "out_acceptable", "wikitext"), ("source",)))
-        if _varies(frame, types, factors)]
+    def varies(types, *factors) -> bool:  # both levels of every factor among the rows of ``types``
+        rows = frame[frame["prefix_type"].isin(types)]
+        return all(factor(rows).nunique() == 2 for factor in factors)
+
+    fits = [domain_regression(frame, **kw)] if varies(DATASET_PREFIXES, lambda r: r["domain"],
+                                                      lambda r: r["acceptability"]) else []
+    fits += [source_regression(frame, **kw)] if varies(("in_acceptable", "out_acceptable", "wikitext"),
+                                                       lambda r: r["prefix_type"] == "wikitext") else []
     columns = GROUP + ["regression", "term", "estimate", "se", "ci_low", "ci_high", "z", "p_value"]
     return pd.concat(fits, ignore_index=True) if fits else pd.DataFrame(columns=columns)
