@@ -24,7 +24,8 @@ def score_teaching(scorer: Scorer, settings: Settings | None = None, store: Scor
     """The eight strings with their LP, token count and MeanLP under ``scorer``, ranked by LP
     (``attrs["score_files"]``: the file read, a figure's source)."""
     rows = load_files(teaching_files(scorer, settings, store))
-    panel = ranked(teaching_items(), rows.sort_values("item_id")["score"].to_numpy(),
-                   rows.sort_values("item_id")["n_tokens_sentence"].to_numpy())
-    panel.attrs["score_files"] = rows.attrs["score_files"]
+    files = rows.attrs["score_files"]
+    rows = rows.sort_values("item_id")
+    panel = ranked(teaching_items(), rows["score"].to_numpy(), rows["n_tokens_sentence"].to_numpy())
+    panel.attrs["score_files"] = files
     return panel
