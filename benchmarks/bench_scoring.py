@@ -28,9 +28,9 @@ Where more than one mode ran, the mode ``share="auto"`` chose is printed beside 
         [--shape smollm2-135m | gemma3-270m] [--real smollm2] [--sections 1 2 3] [--modes none default ...]
 
 ``--shape`` runs a random model of a real model's shape (SmolLM2-135M: 30 x 576, vocabulary
-49,152; Gemma 3 270M: 18 x 640, vocabulary 262,144, sliding windows) on the benchmark
-tokenizer's ids, where the vocabulary head is most of the work; ``--real smollm2`` the real
-SmolLM2-135M-Instruct weights with their own tokenizer.
+49,152, on the benchmark tokenizer's ids; Gemma 3 270M: 18 x 640, vocabulary 262,144, sliding
+windows, on a real tokenizer of that size, Gemma 4's), where the vocabulary head is most of the
+work; ``--real smollm2`` the real SmolLM2-135M-Instruct weights with their own tokenizer.
 """
 from __future__ import annotations
 
@@ -91,8 +91,9 @@ def build_model(vocab: int = 8000, seed: int = 0):
 
 
 # Random models of real shapes (``--shape``): their vocabulary heads are what researchers' models
-# spend their time in; they read the benchmark tokenizer's ids (the first 8,000 rows of the head
-# are used, every row is computed).
+# spend their time in. SmolLM2's shape reads the benchmark tokenizer's ids (the first 8,000 rows of
+# the head are used, every row is computed); Gemma 3's reads a real tokenizer of its size, Gemma 4's
+# 262,144 tokens (``gemma_tokenizer.py``), so its sentences run as many tokens as a real 262k model's.
 SHAPES = {
     "smollm2-135m": ("LlamaConfig", dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
                                          num_attention_heads=9, num_key_value_heads=3, tie_word_embeddings=True,
@@ -101,6 +102,15 @@ SHAPES = {
                                              num_hidden_layers=18, num_attention_heads=4, num_key_value_heads=1,
                                              head_dim=256, sliding_window=512, max_position_embeddings=32768)),
 }
+
+
+def shape_tokenizer(shape: str, tokenizer):
+    """The tokenizer ``shape``'s model reads: a real one of its vocabulary's size where there is one."""
+    if shape == "gemma3-270m":
+        from gemma_tokenizer import gemma4_tokenizer
+
+        return gemma4_tokenizer()
+    return tokenizer
 
 
 def build_shape(shape: str, tokenizer, seed: int = 0):
@@ -290,6 +300,7 @@ def main() -> None:
     model, tok = build_model()
     described = "GPT-2 6x384"
     if args.shape:
+        tok = shape_tokenizer(args.shape, tok)
         model, described = build_shape(args.shape, tok), f"random {args.shape}-shaped {model_type(args.shape)}"
     elif args.real:
         from helpers.models import load

@@ -45,7 +45,7 @@ DEFAULT_MODELS = {"cpu": ("demo-en", "bench-gpt2", "smollm2", "gemma3-270m"),
 
 
 def build(name: str, device: str, dtype: torch.dtype) -> LoadedModel:
-    from bench_scoring import build_model, build_shape
+    from bench_scoring import build_model, build_shape, shape_tokenizer
 
     if name.startswith("llama3-"):  # random weights of a Llama 3 shape, built on the device
         from bench_gpu import random_llama
@@ -58,6 +58,7 @@ def build(name: str, device: str, dtype: torch.dtype) -> LoadedModel:
         return load("smollm2-135m-instruct", dtype=dtype, device_map={"": device})
     model, tokenizer = build_model()
     if name == "gemma3-270m":  # a random model of Gemma 3 270M's shape (benchmarks/bench_scoring.py --shape)
+        tokenizer = shape_tokenizer("gemma3-270m", tokenizer)
         model = build_shape("gemma3-270m", tokenizer)
     return LoadedModel.wrap(model.to(device=device, dtype=dtype), tokenizer, name=f"bench-{name}")
 

@@ -88,6 +88,7 @@ def main() -> None:
     print(spread.header(sys.argv), flush=True)
     model, tok = bench.build_model()
     if args.shape:
+        tok = bench.shape_tokenizer(args.shape, tok)
         model = bench.build_shape(args.shape, tok)
     lm = LoadedModel.wrap(model, tok, name="profile-" + (args.shape or "gpt2"))
     requests = workload(args.workload, tok, args.m, args.n)
