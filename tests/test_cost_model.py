@@ -242,3 +242,34 @@ def test_score_files_record_auto_and_the_mode_that_ran_and_keep_the_configuratio
     assert meta["share"] == "auto" and meta["share_used"] == auto.share_used != "auto"
     again = run_methods(CausalScorer(lm, Settings(progress=False, share="none")), selection, ["lp"], store=store)
     assert again == files and store.writes == 1  # the same configuration: found, not scored again
+
+
+@pytest.mark.parametrize("window", [3, 6, 100])
+def test_segment_attention_applies_a_sliding_window_by_position_as_a_dense_mask_does(window):
+    """Segment attention on a sliding layer equals SDPA under the dense tree mask cut by the
+    window (``AttentionLayout.near``), for chunked blocks and for a long causal block whose keys
+    span the window (made an explicit mask); a full layer keeps the tree mask."""
+    from types import SimpleNamespace
+
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from helpers.engine import segment_attention as sa
+    from helpers.engine.attention_layout import AttentionLayout
+
+    segments = [(0, 1, None), (1, 10, 0), (11, 3, 1), (11, 3, 1)]
+    path = {0: [0], 1: [0, 1], 2: [0, 1, 2], 3: [0, 1, 3]}
+    cols = [(i, segments[i][0] + c) for i, (_, n, _) in enumerate(segments) for c in range(n)]
+    tree = torch.tensor([[j in path[i] and pk <= pq for (j, pk) in cols] for (i, pq) in cols])
+    pos = torch.tensor([p for _, p in cols])
+    layout = AttentionLayout(window=window)
+    blocks = sa.row_blocks(0, 0, 0, segments, chunk=2, long=4)
+    assert any(b.causal for b in blocks)  # the 10-token prefix: one causal block
+    module = SimpleNamespace(is_causal=True, num_key_value_groups=1, training=False)
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 17, 8) for _ in range(3))
+    for sliding, mask in ((window, tree & layout.near(pos, pos)), (None, tree)):
+        got, _ = sa.segment_sdpa(module, q, k, v, None, segments=sa.Segments(blocks, 1, 17, 0, layout),
+                                 sliding_window=sliding, scaling=0.35)
+        want, _ = sdpa_attention_forward(module, q, k, v, mask[None, None], scaling=0.35, is_causal=False)
+        assert torch.allclose(got, want, atol=1e-6), (window, sliding)

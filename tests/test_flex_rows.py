@@ -4,12 +4,15 @@ dense tree mask, no reuse and the float64 forward, in every packed share mode, o
 without sliding windows and soft-capping. The compiled CUDA path: tests/test_gpu.py (marked gpu)."""
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 import torch
 from torch.nn.attention.flex_attention import create_block_mask, create_mask
 
 from helpers.engine import CausalScorer, flex_rows, row_attention
+from helpers.models import LoadedModel
 from helpers.settings import Settings
 from test_conformance import REQUESTS, TOLERANCE, reference
 
@@ -113,7 +116,7 @@ def test_every_way_that_works_is_a_candidate_on_cuda_compiled_flex_preferred(mon
 
 def test_flex_is_asked_for_on_the_cpu_and_auto_names_it(built):
     loaded = built("llama")
-    assert row_attention.usable(loaded.model.base_model, "bool", False, 0, torch.device("cpu"), None) == \
+    assert row_attention.usable(loaded.model.base_model, "bool", 0, torch.device("cpu"), None) == \
         ["segments", "dense"]  # the CPU's default: FlexAttention runs eagerly there
     auto = CausalScorer(loaded, Settings(progress=False), attention="flex")
     assert [m.name for m in auto._auto.modes] == ["none", "prefix, cached levels", "prefix, packed, flex attention",
@@ -121,8 +124,11 @@ def test_flex_is_asked_for_on_the_cpu_and_auto_names_it(built):
     assert {m.attention for m in auto._auto.modes if m.pack} == {"flex"}
     with pytest.raises(ValueError, match="attention must be one of"):
         CausalScorer(loaded, Settings(progress=False), attention="sparse")
-    with pytest.raises(ValueError, match="segments need SDPA and no sliding window"):
-        CausalScorer(built("mistral"), Settings(progress=False), attention="segments")
+    eager = copy.deepcopy(loaded.model)
+    eager.set_attn_implementation("eager")
+    with pytest.raises(ValueError, match="segments need SDPA"):
+        CausalScorer(LoadedModel.wrap(eager, loaded.tokenizer, name="eager-llama"), Settings(progress=False),
+                     attention="segments")
 
 
 def test_the_compiled_path_compiles_no_new_graph_for_new_sizes_or_windows(monkeypatch):

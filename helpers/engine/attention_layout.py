@@ -50,6 +50,12 @@ class AttentionLayout:
         """Whether some layer attends through a window."""
         return self.window is not None
 
+    def near(self, query_pos, key_pos):
+        """[..., queries, keys] bool (numpy or torch, as given): each key within the window of each
+        query, by position (``query position - key position < window``); the one place the window's
+        rule is written (4D masks and :mod:`.segment_attention` both read it)."""
+        return (query_pos[..., :, None] - key_pos[..., None, :]) < self.window
+
     def masks(self, allowed: torch.Tensor, query_pos: torch.Tensor, key_pos: torch.Tensor):
         """The mask(s) to pass for ``allowed`` [rows, 1, queries, keys] (True: attend), with the
         window applied from ``query_pos`` [rows, queries] and ``key_pos`` [rows, keys]: one
@@ -57,8 +63,7 @@ class AttentionLayout:
         key falls outside keeps its own position (padding)."""
         if not self.slides:
             return allowed
-        near = (query_pos[:, None, :, None] - key_pos[:, None, None, :]) < self.window
-        windowed = allowed & near
+        windowed = allowed & self.near(query_pos, key_pos)[:, None]
         if SLIDING in self.kinds and FULL in self.kinds:
             return {FULL: allowed, SLIDING: windowed}
         return windowed

@@ -119,7 +119,7 @@ class CausalScorer(ScoresRequests):
         self.pack = mask_form if pack and self.can_share_cache else None
         on_gpu = self.device.type == "cuda"
         # how packed rows attend: the preferred way first (auto also weighs the others)
-        attentions = row_attention.usable(body, self.pack, self.layout.slides, self.start_id or 0, self.device, attention)
+        attentions = row_attention.usable(body, self.pack, self.start_id or 0, self.device, attention)
         first = attentions[0] if attentions else "dense"
         dense_waste = model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model)
         self.executor = Executor(

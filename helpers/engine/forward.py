@@ -76,7 +76,7 @@ class ForwardPass:
         how = self.row_attention if packed else "dense"
         extra, attention = {}, None  # the attention's own argument and its registered name, if not the model's
         if how == "segments":
-            extra["segments"] = segment_attention.Segments(self._blocks(batch, past), rows, seg, past)
+            extra["segments"] = segment_attention.Segments(self._blocks(batch, past), rows, seg, past, self.layout)
             attention = segment_attention.NAME
         elif how == "flex":
             extra["tree_rows"] = flex_rows.TreeRows.of([(u.root.offset, row_segments(u)) for u in batch], past, seg)

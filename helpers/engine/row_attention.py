@@ -3,7 +3,8 @@
 A packed row (a shared part and the branches that continue it) attends in one of three ways:
 
 - "segments": segment by segment with SDPA (:mod:`.segment_attention`): no masked pair
-  computed; SDPA models without sliding windows. Preferred on the CPU; a candidate on CUDA.
+  computed (a sliding layer's window applied by position); SDPA models. Preferred on the CPU; a
+  candidate on CUDA.
 - "flex": FlexAttention under a ``mask_mod`` built from the row's segments (:mod:`.flex_rows`):
   only the tiles with a seen pair computed; windows and soft-capping included. Preferred on
   CUDA, where it is compiled (with the compiler turned off it runs eagerly there, computing every
@@ -31,7 +32,7 @@ def defaults(device) -> tuple[str, ...]:
     return _DEFAULTS["cuda"] if flex_rows.compiles(device) else ("segments", "flex", "dense")
 
 
-def usable(body, pack: str | None, slides: bool, first_id: int, device, asked: str | None) -> list[str]:
+def usable(body, pack: str | None, first_id: int, device, asked: str | None) -> list[str]:
     """The ways packed rows may attend for ``share="auto"`` to choose from, preferred first:
     ``asked`` alone when given, else the device's defaults whose probes pass; empty where
     nothing packs (``pack`` None: the model takes no custom mask)."""
@@ -41,11 +42,11 @@ def usable(body, pack: str | None, slides: bool, first_id: int, device, asked: s
         return []
     wanted = (asked,) if asked is not None else defaults(device)
     works = {"dense": lambda: True,
-             "segments": lambda: pack == "bool" and not slides and model_checks.segments_work(body, first_id, device),
+             "segments": lambda: pack == "bool" and model_checks.segments_work(body, first_id, device),
              "flex": lambda: model_checks.flex_works(body, first_id, device)}
     out = [kind for kind in wanted if works[kind]()]
     if asked is not None and not out:
         raise ValueError(f"attention={asked!r} does not work for {type(body).__name__} here (its start-up probe "
-                         f"failed{': segments need SDPA and no sliding window' if asked == 'segments' else ''}); "
+                         f"failed{': segments need SDPA' if asked == 'segments' else ''}); "
                          "leave attention unset for the device's default")
     return out or ["dense"]

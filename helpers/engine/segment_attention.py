@@ -53,6 +53,17 @@ class Block:
     keys: np.ndarray  # [k]
     mask: np.ndarray | None  # [q, k] bool
     causal: bool = False
+    query_pos: np.ndarray | None = None  # [q] the queries' and keys' token positions (for sliding windows)
+    key_pos: np.ndarray | None = None  # [k]
+
+    def windowed(self, layout) -> "Block":
+        """This block under ``layout``'s sliding window: a causal block whose keys span the window
+        becomes an explicit mask (by position; its keys run in order), any other keeps its mask
+        and :class:`_Group` applies the window."""
+        if not self.causal or int(self.key_pos[-1] - self.key_pos[0]) < layout.window:
+            return self
+        return Block(self.row, self.queries, self.keys, self.key_pos[None, :] <= self.query_pos[:, None], False,
+                     self.query_pos, self.key_pos)
 
     def pairs(self) -> int:
         """Query-key pairs this block's attention computes (a causal block: one query slot per key)."""
@@ -72,13 +83,14 @@ def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, 
     blocks = []
     for a, b, cols, causal in chunks:
         keys = np.concatenate([np.arange(cached), past + cols])
+        key_pos = np.concatenate([np.arange(cached), pos[cols]])  # cached columns hold positions 0, 1, ...
         if causal:
-            blocks.append(Block(row, np.arange(a, b), keys, None, True))
+            blocks.append(Block(row, np.arange(a, b), keys, None, True, pos[a:b], key_pos))
             continue
         own = which[a:b]
         mask = on_path[own][:, which[cols]] & (pos[cols][None, :] <= pos[a:b, None])
         mask = np.concatenate([np.ones((b - a, cached), dtype=bool), mask], axis=1)
-        blocks.append(Block(row, np.arange(a, b), keys, mask))
+        blocks.append(Block(row, np.arange(a, b), keys, mask, False, pos[a:b], key_pos))
     return blocks
 
 
@@ -133,8 +145,9 @@ class _Group:
     """Blocks padded to one size: flat query and key indices and the mask, on one device
     (causal blocks: no mask, SDPA's causal kernel)."""
 
-    def __init__(self, blocks: list[Block], seg: int, width: int):
+    def __init__(self, blocks: list[Block], seg: int, width: int, layout=None):
         self.causal = blocks[0].causal
+        self.windowed = None  # the mask of sliding layers, where the window hides a pair (else the mask)
         if self.causal:
             self._causal(blocks, seg, width)
             return
@@ -149,6 +162,13 @@ class _Group:
             k[v, :len(b.keys)] = b.row * width + b.keys
             mask[v, :len(b.queries)] = False
             mask[v, :len(b.queries), :len(b.keys)] = b.mask
+        if layout is not None and layout.slides:
+            query_pos, key_pos = np.zeros((len(blocks), nq), dtype=np.int64), np.zeros((len(blocks), nk), dtype=np.int64)
+            for v, b in enumerate(blocks):
+                query_pos[v, :len(b.queries)], key_pos[v, :len(b.keys)] = b.query_pos, b.key_pos
+            windowed = mask & layout.near(query_pos, key_pos)  # padding sits at position 0: it keeps its key
+            if (windowed != mask).any():
+                self.windowed = torch.from_numpy(windowed[:, None])
         self.q, self.k = torch.from_numpy(q), torch.from_numpy(k)
         self.mask = torch.from_numpy(mask[:, None])  # [blocks, 1, nq, nk]
         self.read, self._on = self.q, {}
@@ -172,12 +192,15 @@ class _Group:
         self.q, self.k, self.mask, self._on = torch.from_numpy(q), torch.from_numpy(k), None, {}
         self.read = torch.from_numpy(read)
 
-    def on(self, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """Query indices read and written, key indices and the mask, on ``device``."""
-        if device not in self._on:
-            self._on[device] = (self.read.to(device), self.q.to(device), self.k.to(device),
-                                None if self.mask is None else self.mask.to(device))
-        return self._on[device]
+    def on(self, device, sliding: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Query indices read and written, key indices and the mask (of a sliding layer: the windowed
+        one), on ``device``."""
+        key = (device, sliding and self.windowed is not None)
+        if key not in self._on:
+            mask = self.windowed if key[1] else self.mask
+            self._on[key] = (self.read.to(device), self.q.to(device), self.k.to(device),
+                             None if mask is None else mask.to(device))
+        return self._on[key]
 
 
 def _size_class(n: int) -> int:
@@ -189,12 +212,14 @@ class Segments:
     ``past`` cached positions: its blocks grouped by query and key count (powers of two, so that
     padding stays below 2x)."""
 
-    def __init__(self, blocks: list[Block], rows: int, seg: int, past: int):
+    def __init__(self, blocks: list[Block], rows: int, seg: int, past: int, layout=None):
         self.rows, self.seg, self.width = rows, seg, past + seg
+        if layout is not None and layout.slides:  # (an :class:`.attention_layout.AttentionLayout`)
+            blocks = [b.windowed(layout) for b in blocks]
         groups: dict[tuple, list[Block]] = {}
         for b in blocks:
             groups.setdefault((b.causal, _size_class(len(b.queries)), _size_class(len(b.keys))), []).append(b)
-        self.groups = [_Group(g, seg, self.width) for _, g in sorted(groups.items())]
+        self.groups = [_Group(g, seg, self.width, layout) for _, g in sorted(groups.items())]
 
     def pairs(self) -> int:
         """Query-key pairs computed (padding included)."""
@@ -215,8 +240,9 @@ def segment_sdpa(module, query: torch.Tensor, key: torch.Tensor, value: torch.Te
     flat_k = key.transpose(1, 2).reshape(rows * key.shape[2], key.shape[1], -1)
     flat_v = value.transpose(1, 2).reshape(rows * value.shape[2], value.shape[1], -1)
     out = query.new_zeros((rows * seg + 1, heads, value.shape[3]))  # the last row takes padding
+    sliding = kwargs.get("sliding_window") is not None  # the layer says it slides (its window: the layout's)
     for group in segments.groups:
-        read, q_idx, k_idx, mask = group.on(query.device)
+        read, q_idx, k_idx, mask = group.on(query.device, sliding)
         got, _ = sdpa_attention_forward(module, flat_q[read].transpose(1, 2), flat_k[k_idx].transpose(1, 2),
                                         flat_v[k_idx].transpose(1, 2), mask, is_causal=group.causal,
                                         **kwargs)  # [blocks, nq, heads, dim]
