@@ -19,17 +19,19 @@
    a device map split between the GPU and the CPU).
 4. The device costs of the plan (benchmarks/fit_device_costs.py --device cuda): the line to paste
    into ``helpers.engine.cost_model.DEVICE_COSTS["cuda"]``.
-5. ``benchmarks/bench_gpu.py`` on a random Llama 3 8B in bfloat16 (the plain loop, lm-eval's HFLM,
-   the engine with no reuse, its share modes, FlexAttention and the default, on plain LP,
-   in-template LP, Yes/No and 800-token priming; plain LP on an NF4 copy; tokens/s, % of the bf16
-   peak, peak memory, the mode auto ran), its output appended.
+5. ``benchmarks/bench_gpu_targets.py`` on a random Llama 3 8B in bfloat16: the rows the GPU targets
+   compare, each as 5 interleaved runs (medians and ranges): plain LP, the default against the plain
+   loop and lm-eval; in-template LP and 800-token priming, the default against no reuse; plain LP
+   on an NF4 copy, the default against the NF4 loop; its output appended. (``bench_gpu.py`` runs
+   every mode once, for a longer session.)
 
-The check keeps to ``--minutes`` (8), counted once the carried wheels are installed: steps 1-4
-each stop at their share (:data:`SHARES_OF_TIME`: conformance between two models, the others
-killed, their output so far kept), and the benchmark gets the rest as its budget (at least 220 s
-at 8 minutes), in which it runs the rows its targets compare first, then each mode while one fits,
-and starts no row after it. Conformance compiles FlexAttention until the compiler's recompile
-limit, then runs it eagerly (as exact); tests/test_gpu.py checks the compiled path itself.
+The check keeps to ``--minutes`` (8), counted once the carried wheels are installed, and prints its
+plan first (:mod:`benchmarks.gpu_plan`: each part's estimate on one H100, the total against the
+limit; the dry run prints it too): steps 1-4 each stop at their share (:data:`SHARES_OF_TIME`:
+conformance between two models, the others killed, their output so far kept), and the benchmark
+gets the rest, in which it starts no section after the limit. Conformance compiles FlexAttention
+until the compiler's recompile limit, then runs it eagerly (as exact); tests/test_gpu.py checks the
+compiled path itself.
 
 Without CUDA it refuses to start, except with ``--dry-run``: the same steps on the CPU with tiny
 sizes (a test runs it). It needs torch with CUDA and the repository; no package index: what the
@@ -38,7 +40,7 @@ installed from there into a scratch folder before anything is imported; the data
 travels as ``data/processed`` and ``.gpu_mirror/`` (``python scripts/gpu_pack.py``, which
 gpu_wheels.sh runs). On a lent machine: carry ``.whl``, ``.gpu_mirror`` and ``data/processed``.
 
-    python scripts/gpu_check.py [--out outputs/gpu_check.txt] [--bench-n 4000] [--minutes 8]
+    python scripts/gpu_check.py [--out outputs/gpu_check.txt] [--minutes 8]
     python scripts/gpu_check.py --dry-run --out /tmp/gpu_check.txt
 """
 from __future__ import annotations
@@ -82,6 +84,9 @@ import torch  # noqa: E402
 from helpers.settings import Settings  # noqa: E402
 
 import gpu_pack  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import gpu_plan  # noqa: E402
 
 # Gemma 2 and Mistral first: soft-capping and windows, compiled while the recompile limit lasts
 ARCHITECTURES = ("gemma2", "mistral", "qwen2", "llama")
@@ -326,21 +331,30 @@ def fit_costs(report: Report, dry_run: bool, deadline: float) -> None:
                     seconds_for("costs", deadline))
 
 
-def bench(report: Report, dry_run: bool, n: int, deadline: float) -> None:
+DRY_RUN_SIZES = dict(n=40, m=8, priming_pairs=1, prefix_tokens=20)  # the CPU's tiny model, tiny sizes
+
+
+def bench(report: Report, dry_run: bool, deadline: float) -> None:
     left = max(60, int(deadline - time.time()))
-    args = ["--cpu", "--model", "tiny-llama", "--n", "10", "--priming-pairs", "1", "--prefix-tokens", "20"] \
-        if dry_run else ["--shape", "llama3-8b", "--n", str(n), "--priming-pairs", "100", "--prefix-tokens", "800"]
-    args.append("--nf4")
-    subprocess_step(report, "5. benchmarks/bench_gpu.py", [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"),
-                                                           *args, "--until", f"{time.time() + left - BENCH_EXIT:.0f}"],
-                    left)
+    sizes = DRY_RUN_SIZES if dry_run else gpu_plan.SIZES
+    args = ["--cpu", "--model", "tiny-llama"] if dry_run else ["--shape", "llama3-8b"]
+    args += [a for key, value in sizes.items() for a in ("--" + key.replace("_", "-"), str(value))]
+    subprocess_step(report, "5. benchmarks/bench_gpu_targets.py",
+                    [sys.executable, str(ROOT / "benchmarks" / "bench_gpu_targets.py"), *args,
+                     "--until", f"{time.time() + left - BENCH_EXIT:.0f}"], left)
+
+
+def plan_lines() -> list[str]:
+    """The check's plan on one H100 and its estimate (printed first, by the dry run too)."""
+    steps = {"1-2. conformance (four families, float32 and bfloat16, every share mode)": SHARES_OF_TIME["conformance"],
+             "3. the tests marked gpu": SHARES_OF_TIME["tests"], "4. the device costs refitted": SHARES_OF_TIME["costs"]}
+    return gpu_plan.lines(steps)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dry-run", action="store_true", help="the same steps on the CPU with tiny sizes")
     ap.add_argument("--out", type=Path, default=ROOT / "outputs" / "gpu_check.txt")
-    ap.add_argument("--bench-n", type=int, default=4000, help="BLiMP sentences of bench_gpu's plain-LP rows")
     ap.add_argument("--minutes", type=float, default=8.0, help="the whole check's time limit")
     ap.add_argument("--skip-bench", action="store_true")
     args = ap.parse_args(argv)
@@ -356,12 +370,14 @@ def main(argv=None) -> int:
     name = torch.cuda.get_device_name(0) if device == "cuda" else "CPU (dry run)"
     report.say(f"# scripts/gpu_check.py on {name}, {time.strftime('%Y-%m-%d %H:%M')}, torch {torch.__version__}, "
                f"transformers {transformers.__version__}")
+    for line in plan_lines():
+        report.say(line)
     start = time.time()
     deadline = start + 60 * args.minutes
     for step in (lambda: conformance(report, device, start + SHARES_OF_TIME["conformance"]),
                  lambda: gpu_tests(report, args.dry_run, deadline),
                  lambda: fit_costs(report, args.dry_run, deadline),
-                 None if args.skip_bench else lambda: bench(report, args.dry_run, args.bench_n, deadline)):
+                 None if args.skip_bench else lambda: bench(report, args.dry_run, deadline)):
         if step is None:
             continue
         try:

@@ -39,14 +39,25 @@ def test_the_dry_run_passes_and_writes_its_results(tmp_path, monkeypatch):
         assert split and max(map(float, split.groups())) < gpu_check.FLOAT32_TOLERANCE, text  # offloaded by hooks
     agree = re.search(r"^  demo-en bfloat16 on (\d+) BLiMP pairs: .* on ([\d.]+)%", text, re.M)
     assert agree and int(agree.group(1)) == 134 and float(agree.group(2)) >= 99.5, text
-    assert "auto->" in text and "1. plain LP" in text and text.rstrip().endswith("s") and "0 failure(s)" in text, text
+    assert "auto->" in text and text.rstrip().endswith("s") and "0 failure(s)" in text, text
     # step 3: the gpu tests, skipped here
     assert re.search(r"^  \d+ skipped in", text, re.M) and "needs a CUDA GPU" in text
     assert re.search(r"DeviceCosts\(layer=[\d.e+-]+, .*key_byte=[\d.e+-]+\)", text), text  # step 4: the line to paste
-    assert "3. Yes/No" in text and "4. priming" in text and "packed rows under FlexAttention" in text
-    until = re.search(r"bench_gpu\.py .* --until (\d+)$", text, re.M)  # step 5: the end of the 8 minutes, less its exit
+    # the plan, printed first: on one H100 within the 8 minutes, by its own estimate
+    total = re.search(r"^  total (\d+) s: within 8 minutes \(480 s\)$", text, re.M)
+    assert total and int(total.group(1)) <= 480 and text.index("plan on one H100") < text.index("1. conformance"), text
+    # step 5: each target row as 5 interleaved runs, the ratios the targets read, the end of the 8 minutes less its exit
+    until = re.search(r"bench_gpu_targets\.py .* --until (\d+)$", text, re.M)
     assert until and start < int(until.group(1)) <= start + 8 * 60 - gpu_check.BENCH_EXIT + 1, text
-    assert "5. plain LP in NF4" in text and "6. each share mode" in text and "rows skipped" not in text, text
+    rows = re.findall(r"^    (loop|lm-eval|none|default) +[\d.]+ s \([\d.]+-[\d.]+, 5 runs\)", text, re.M)
+    assert rows == ["loop", "lm-eval", "default", "none", "default", "loop", "default", "none", "default"], text
+    for section in gpu_plan_sections():
+        assert re.search(rf"^  {re.escape(section)}: .* planned \d+ s$", text, re.M), section
+    assert "default vs lm-eval" in text and "the time budget is spent" not in text, text
+
+
+def gpu_plan_sections() -> list[str]:
+    return list(gpu_check.gpu_plan.SECTIONS.values())
 
 
 def test_without_a_mirror_the_packed_one_is_read(tmp_path, monkeypatch):
