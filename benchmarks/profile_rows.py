@@ -1,14 +1,22 @@
-"""Where a share mode's time goes beyond the tokens it runs (issue 74's profile): one workload
-scored by each mode, warm, then once more under cProfile; per mode the tokens run and the
-positions the head reads, and the time per token run of each part of the engine: building the
+"""What a share mode's rows cost per token beyond what no reuse's cost (issue 74): one workload
+scored by each mode, warm, and per mode the tokens run and the positions the head reads.
+
+By default the modes run in turn ``--repeats`` times (benchmarks/spread.py, the order reversed every
+other round), timed by the engine's own clocks around its forward passes (``scorer.seconds``: the
+rows, the head apart), and the table gives the medians (range) of: the whole score per token run,
+the rows (the forward passes without the head) per token run, the head per position read, and each
+of the last two against no reuse's in the same round (the median of the per-round ratios, range).
+
+With ``--profile``, one run of each mode under cProfile splits the rows further: building the
 batch (ids, positions), the attention masks (the tree mask, FlexAttention's block mask, segment
-blocks), gathering cached keys and values, the model's body (its attention beside it), the head
-per position read, and what runs outside the forward passes (encoding, planning, scheduling,
-results). cProfile's own overhead inflates Python-heavy parts alike in every mode; the parts'
-ratios to no reuse's are what it is for, not the seconds.
+blocks), gathering cached keys and values, the model's body (its attention beside it), and what
+runs outside the forward passes (encoding, planning, scheduling, results). cProfile's own overhead
+inflates Python-heavy parts alike in every mode; the parts' ratios to no reuse's are what it is
+for, not the seconds.
 
     python benchmarks/profile_rows.py [--workload intemplate|plain|yesno] [--m 400] [--n 2000]
-        [--shape smollm2-135m | gemma3-270m] [--modes none context prefix tree]
+        [--shape smollm2-135m | gemma3-270m | --real smollm2] [--modes none context prefix tree default]
+        [--repeats 5 | --profile]
 """
 from __future__ import annotations
 
@@ -16,6 +24,7 @@ import argparse
 import cProfile
 import pstats
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -75,25 +84,76 @@ def workload(kind: str, tok, m: int, n: int) -> list[Request]:
             for t in ide_templates("yn") for s in sentences for a in (yes, no)]
 
 
+def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None:
+    """Each mode's score, rows and head, timed over ``repeats`` interleaved rounds (module docstring)."""
+    import statistics
+
+    scorers = {}
+    for mode in modes:
+        scorers[mode] = CausalScorer(lm, **scorer_arguments(bench.MODES[mode][1], Settings(progress=False)))
+        scorers[mode].score(requests[:32])  # warm
+    runs = {mode: [] for mode in modes}  # per round: (seconds, rows seconds, head seconds, tokens, reads)
+
+    def once(mode: str) -> float:
+        scorer = scorers[mode]
+        before, tokens = dict(scorer.seconds), scorer.tokens_run
+        read[0] = 0
+        start = time.perf_counter()
+        scorer.score(requests)
+        seconds = time.perf_counter() - start
+        runs[mode].append((seconds, scorer.seconds["rows"] - before["rows"], scorer.seconds["head"] - before["head"],
+                           scorer.tokens_run - tokens, read[0]))
+        return seconds
+
+    spread.rounds({mode: (lambda mode=mode: once(mode)) for mode in modes}, repeats)
+
+    def per(mode: str, what: str) -> list[float]:
+        at = {"total": (0, 3), "rows": (1, 3), "head": (2, 4)}[what]
+        return [1e6 * r[at[0]] / max(r[at[1]], 1) for r in runs[mode]]
+
+    def cell(values: list[float]) -> str:
+        return f"{statistics.median(values):8.1f} ({min(values):.1f}-{max(values):.1f})"
+
+    print(f"{'mode':<9}{'ran':<24}{'tokens':>8}{'read':>8}   {'us/token: score':<26}{'rows per token run':<27}"
+          f"{'head per position read':<27}rows vs no reuse     head vs no reuse")
+    for mode in modes:
+        tokens, reads = runs[mode][-1][3], runs[mode][-1][4]
+        versus = ""
+        if "none" in runs:
+            ratios = [[a / b for a, b in zip(per(mode, what), per("none", what))] for what in ("rows", "head")]
+            versus = "   ".join(f"{statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})" for r in ratios)
+        print(f"{mode:<9}{str(scorers[mode].share_used)[:23]:<24}{tokens:>8,}{reads:>8,}   {cell(per(mode, 'total')):<26}"
+              f"{cell(per(mode, 'rows')):<27}{cell(per(mode, 'head')):<27}{versus}")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workload", choices=["intemplate", "plain", "yesno"], default="intemplate")
     ap.add_argument("--m", type=int, default=400, help="sentences of in-template LP and Yes/No (x5 templates)")
     ap.add_argument("--n", type=int, default=2000, help="sentences of plain LP")
     ap.add_argument("--shape", choices=sorted(bench.SHAPES), default=None)
+    ap.add_argument("--real", choices=["smollm2"], default=None, help="SmolLM2-135M-Instruct's real weights")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--modes", nargs="+", default=["none", "context", "prefix", "tree"], choices=sorted(bench.MODES))
+    ap.add_argument("--modes", nargs="+", default=["none", "context", "prefix", "tree", "default"],
+                    choices=sorted(bench.MODES))
+    ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS)
+    ap.add_argument("--profile", action="store_true", help="one cProfile run per mode, split into parts")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     print(spread.header(sys.argv), flush=True)
     model, tok = bench.build_model()
+    described = "benchmark GPT-2 6x384, 8k BPE"
     if args.shape:
         tok = bench.shape_tokenizer(args.shape, tok)
         model = bench.build_shape(args.shape, tok)
-    lm = LoadedModel.wrap(model, tok, name="profile-" + (args.shape or "gpt2"))
+        described = f"random {args.shape} shape, vocabulary {model.config.vocab_size:,}, tokenizer {len(tok):,}"
+    elif args.real:
+        from helpers.models import load
+
+        real = load("smollm2-135m-instruct", dtype=torch.float32)
+        model, tok, described = real.model, real.tokenizer, "SmolLM2-135M-Instruct (real), vocabulary 49,152"
+    lm = LoadedModel.wrap(model, tok, name="profile-" + (args.shape or args.real or "gpt2"))
     requests = workload(args.workload, tok, args.m, args.n)
-    print(f"{args.workload}: {len(requests)} requests; model {args.shape or 'benchmark GPT-2 6x384, 8k BPE'}; "
-          f"{args.threads} threads; us per token run (the head: per position read), one profiled run each, warm")
     read = [0]
     counted = readout.logprobs_at
 
@@ -102,6 +162,14 @@ def main() -> None:
         return counted(project, vocab, hidden, *rest, **kw)
 
     readout.logprobs_at = counting
+    if not args.profile:
+        print(f"{args.workload}: {len(requests)} requests; model {described}; {args.threads} threads; "
+              f"{args.repeats} interleaved runs per mode, warm; medians (range)")
+        timed(lm, requests, args.modes, args.repeats, read)
+        print(f"# load average after: {spread.load_average()}")
+        return
+    print(f"{args.workload}: {len(requests)} requests; model {described}; "
+          f"{args.threads} threads; us per token run (the head: per position read), one profiled run each, warm")
     rows = {}
     for mode in args.modes:
         scorer = CausalScorer(lm, **scorer_arguments(bench.MODES[mode][1], Settings(progress=False)))
