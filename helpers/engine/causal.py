@@ -59,9 +59,9 @@ class CausalScorer(ScoresRequests):
     :mod:`.share_plan`; :attr:`share_used` says which ran). ``pack`` runs a shared part and
     its continuations as one packed row with a tree attention mask, where the model's attention
     takes one (checked by a probe; off for flash attention), for shared parts of at least
-    ``pack_min_stem`` tokens (default: 0 under "tree", where the start token packs short
-    sentences into rows; 16 otherwise, where a pair's opening words run faster from the cache:
-    benchmarks/bench_scoring.py, bench_lp_modes.py). ``attention`` says how a packed row
+    ``pack_min_stem`` tokens (default 0: every shared part packs, the start token under "tree"
+    and a pair's opening words under "prefix", which run faster packed than from the cache now that
+    packed rows attend segment by segment: benchmarks/profile_rows.py). ``attention`` says how a packed row
     attends (:mod:`.row_attention`): "segments" (segment by segment, no masked pair computed),
     "flex" (FlexAttention under a mask built from the row's segments), "dense" (a 4D tree
     mask); None: the device's default where its probe passes (segments on the CPU, FlexAttention
@@ -131,7 +131,7 @@ class CausalScorer(ScoresRequests):
             kv_bytes_per_token=model_checks.kv_bytes_per_token(model), pack=self.pack,
             row_attention=first, pack_waste=float("inf") if first != "dense" else dense_waste,
             output_device=self.output_device,
-            pack_min_stem=(0 if share == "tree" else 16) if pack_min_stem is None else pack_min_stem,
+            pack_min_stem=0 if pack_min_stem is None else pack_min_stem,
             unpadded=self.device.type == "cpu" and body.get_input_embeddings().weight.dtype in (torch.bfloat16, torch.float16))
         self._auto = None
         if share == "auto":  # the mode of each call chosen by the cost model

@@ -104,11 +104,11 @@ class Scheduling:
     @staticmethod
     def _apart(first: Unit, unit: Unit) -> bool:
         """Whether ``unit`` must not share ``first``'s batch when rows run unpadded: a plain row
-        only beside plain rows of its length and cached width (nothing padded), a packed row only
-        beside packed rows (padded among themselves), so that a plain row's numbers never depend
-        on a packed row that happened to share its batch."""
+        only beside plain rows of its length and cached width (nothing padded), a packed row alone
+        (its segment blocks would be padded to another row's), so that no row's numbers depend on
+        the rows that happened to share its batch."""
         if first.packed or unit.packed:
-            return first.packed != unit.packed
+            return True
         return (unit.length, unit.root.offset) != (first.length, first.root.offset)
 
     def _needed_batches(self, roots: list[Node], wanted: set[int]) -> set[tuple]:
@@ -140,7 +140,7 @@ class Scheduling:
         """Length-sorted batches of one block each, within the token budget (segment tokens,
         and cached plus segment tokens up to four times that) and the batch size; with
         ``unpadded``, rows that are no packed row share a batch only with rows of their own
-        length and cached width (no padding), and packed rows only with packed rows."""
+        length and cached width (no padding), and a packed row runs alone."""
         apart = (lambda u: u.packed) if self.unpadded else (lambda u: False)
         units = sorted(units, key=lambda u: (self._block(u), apart(u), u.length, u.root.offset))
         batch: list[Unit] = []

@@ -39,7 +39,7 @@ class Mode:
     name: str
     share: str
     pack: bool = False
-    pack_min_stem: int = 16
+    pack_min_stem: int = 0
     attention: str = "dense"
 
     def by_hand(self) -> dict:
@@ -60,10 +60,10 @@ def candidates(can_share: bool, attentions: Sequence[str]) -> list[Mode]:
     if not can_share:
         return modes
     modes.append(Mode("prefix, cached levels", "prefix"))
-    for share, base, stem in (("prefix", "prefix, packed", 16), ("tree", "tree", 0)):
+    for share, base in (("prefix", "prefix, packed"), ("tree", "tree")):
         for how in attentions:  # segment attention's suffix is empty
             suffix = "" if list(attentions) == ["dense"] else row_attention.SUFFIX[how]
-            modes.append(Mode(base + suffix, share, True, stem, how))
+            modes.append(Mode(base + suffix, share, True, 0, how))
     return modes
 
 
