@@ -68,12 +68,15 @@ report: setup ## notebooks 00-08 on the demo model with small limits, as HTML pa
 explore: setup ## the results explorer over outputs/scores (SCORES= another store) at http://localhost:8000 (PORT=)
 	$(PY) -m helpers explore --serve --port $(PORT) $(if $(SCORES),--root $(SCORES))
 
-bench: setup models ## the speed targets of docs/engine.md: engine vs minicons and lm-eval on 8k, 49k and 262k vocabularies, 800-token priming; 5 interleaved runs each (about 55 minutes)
+bench: setup models ## the speed targets of docs/engine.md: engine vs minicons and lm-eval on 8k, 49k and 262k vocabularies, 800-token priming, each mode's rows per token against no reuse's; 5 interleaved runs each (about 70 minutes)
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) benchmarks/bench_scoring.py
 	$(PY) benchmarks/bench_scoring.py --real smollm2 --n 400 --m 60 --modes none tree default
 	$(PY) benchmarks/bench_scoring.py --shape gemma3-270m --n 300 --m 20 --modes none tree default
 	$(PY) benchmarks/bench_priming.py --paradigms 10 --pairs 10
+	$(PY) benchmarks/profile_rows.py --m 400
+	$(PY) benchmarks/profile_rows.py --real smollm2 --m 60
+	$(PY) benchmarks/profile_rows.py --shape gemma3-270m --m 40
 
 bench-lm-eval: setup models ## lm-eval's evaluator with the engine against lm-eval's hf model, SmolLM2-135M-Instruct; 5 interleaved runs each (about 25 minutes)
 	$(PY) benchmarks/bench_lm_eval.py
