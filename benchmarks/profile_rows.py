@@ -122,7 +122,8 @@ def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None
         if "none" in runs:
             ratios = [[a / b for a, b in zip(per(mode, what), per("none", what))] for what in ("rows", "head")]
             versus = "   ".join(f"{statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})" for r in ratios)
-        print(f"{mode:<9}{str(scorers[mode].share_used)[:23]:<24}{tokens:>8,}{reads:>8,}   {cell(per(mode, 'total')):<26}"
+        ran = str(scorers[mode].share_used)[:23]
+        print(f"{mode:<9}{ran:<24}{tokens:>8,}{reads:>8,}   {cell(per(mode, 'total')):<26}"
               f"{cell(per(mode, 'rows')):<27}{cell(per(mode, 'head')):<27}{versus}")
 
 

@@ -347,7 +347,8 @@ def bench(report: Report, dry_run: bool, deadline: float) -> None:
 def plan_lines() -> list[str]:
     """The check's plan on one H100 and its estimate (printed first, by the dry run too)."""
     steps = {"1-2. conformance (four families, float32 and bfloat16, every share mode)": SHARES_OF_TIME["conformance"],
-             "3. the tests marked gpu": SHARES_OF_TIME["tests"], "4. the device costs refitted": SHARES_OF_TIME["costs"]}
+             "3. the tests marked gpu": SHARES_OF_TIME["tests"],
+             "4. the device costs refitted": SHARES_OF_TIME["costs"]}
     return gpu_plan.lines(steps)
 
 

@@ -163,7 +163,8 @@ class _Group:
             mask[v, :len(b.queries)] = False
             mask[v, :len(b.queries), :len(b.keys)] = b.mask
         if layout is not None and layout.slides:
-            query_pos, key_pos = np.zeros((len(blocks), nq), dtype=np.int64), np.zeros((len(blocks), nk), dtype=np.int64)
+            query_pos = np.zeros((len(blocks), nq), dtype=np.int64)
+            key_pos = np.zeros((len(blocks), nk), dtype=np.int64)
             for v, b in enumerate(blocks):
                 query_pos[v, :len(b.queries)], key_pos[v, :len(b.keys)] = b.query_pos, b.key_pos
             windowed = mask & layout.near(query_pos, key_pos)  # padding sits at position 0: it keeps its key
