@@ -191,6 +191,17 @@ def lm_eval_harness(model, tokenizer, on_gpu: bool):
     return HFLM(pretrained=model, tokenizer=tokenizer, batch_size=64, device="cuda" if on_gpu else "cpu")
 
 
+def template_requests(sentences: list[str]) -> list:
+    """In-template LP requests: each of the 5 Ide et al. templates around each sentence (the
+    template's text before the sentence as context)."""
+    from bench_scoring import single_templates
+
+    from helpers.engine import Request
+
+    return [Request(before, s + after) for before, after in (t.split("{sentence}") for t in single_templates())
+            for s in sentences]
+
+
 def yes_no_requests(tokenizer, sentences: list[str]) -> list:
     """Each Ide et al. Yes/No prompt for each sentence, with each answer."""
     from helpers.engine import Request
@@ -222,7 +233,7 @@ def main() -> None:
     if not torch.cuda.is_available() and not args.cpu:
         print("bench_gpu needs a CUDA GPU; none is visible here (nothing measured; --cpu runs a smoke run)")
         return
-    from bench_scoring import blimp_sentences, single_templates
+    from bench_scoring import blimp_sentences
 
     from helpers.models import LoadedModel, load
     from helpers.engine import Request, CausalScorer
@@ -237,7 +248,6 @@ def main() -> None:
     device = torch.cuda.get_device_name(0) if on_gpu else "CPU"
     peak = args.peak_tflops or peak_for(device)
     texts = blimp_sentences(args.n)
-    templates = single_templates()
     print(f"{loaded.name}: {params / 1e9:.2f}B parameters, {next(model.parameters()).dtype}, {device}, "
           f"torch {torch.__version__}, "
           f"token budget {args.token_budget}")
@@ -341,8 +351,7 @@ def main() -> None:
     row("plain forward + log-softmax loop (floor)", len(texts), seconds, sum(map(len, ids)))
     targets("plain", None, plain, floor)
     m = len(texts) // 5
-    requests = [Request(tpl.split("{sentence}")[0], t + tpl.split("{sentence}")[1])
-                for tpl in templates for t in texts[:m]]
+    requests = template_requests(texts[:m])
     targets("template", f"2. in-template LP, 5 templates x {m} sentences", requests)
     targets("yes/no", f"3. Yes/No, 5 prompts x {m} sentences x 2 answers", yes_no_requests(loaded.tokenizer, texts[:m]))
     primed = primed_requests(loaded, args.priming_pairs, args.prefix_tokens)

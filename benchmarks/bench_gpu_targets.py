@@ -60,7 +60,7 @@ def main() -> None:
     if not on_gpu and not args.cpu:
         print("bench_gpu_targets needs a CUDA GPU; none is visible here (--cpu runs a smoke run)")
         return
-    from bench_scoring import blimp_sentences, single_templates
+    from bench_scoring import blimp_sentences
 
     from helpers.engine import CausalScorer, Request
     from helpers.models import LoadedModel, load
@@ -123,9 +123,7 @@ def main() -> None:
 
     section("plain", plain, {"loop": loop(loaded.model), "lm-eval": lm_eval(plain),
                              "default": engine(loaded, plain)}, "loop")
-    m = args.m
-    templates = single_templates()
-    template = [Request(t.split("{sentence}")[0], s + t.split("{sentence}")[1]) for t in templates for s in texts[:m]]
+    template = bg.template_requests(texts[:args.m])
     section("template", template, {"none": engine(loaded, template, share="none"),
                                    "default": engine(loaded, template)}, "none")
     if args.until is None or time.time() <= args.until:
