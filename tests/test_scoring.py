@@ -482,7 +482,7 @@ def test_attention_that_ignores_a_custom_mask_is_not_packed(tiny):
 
 
 @pytest.mark.parametrize("options", [
-    {"share": "prefix"},  # pair prefixes and contexts from the cache, levels in separate batches
+    {"share": "prefix", "batch_size": 4},  # pair prefixes and contexts from the cache, levels in separate batches
     {"share": "tree", "pack_min_stem": 0, "token_budget": 48},  # packed rows, many small batches
     {"share": "none", "batch_size": 3},
 ])
@@ -505,6 +505,24 @@ def test_scoring_only_some_requests_gives_the_whole_runs_values_bit_for_bit(tiny
         assert np.array_equal(got.logits, whole[i].logits)
     with pytest.raises(IndexError, match=r"only names request 99, but there are 40 requests"):
         scorer.score(requests, only=[1, 99])
+
+
+@pytest.mark.parametrize("share", ["none", "prefix", "tree"])
+def test_a_sequence_given_twice_runs_once_and_its_copies_tie_exactly(tiny, share):
+    """A request repeated (MultiBLiMP's identical pairs) runs once: its copies get the values of the
+    run without them, bit for bit, in every share mode, and no token more is fed."""
+    scorer = CausalScorer(tiny("tiny-llama"), Settings(progress=False, share=share, batch_size=3))
+    requests = [Request("", t) for t in SENTENCES]
+    alone = scorer.score(requests)
+    tokens = scorer.tokens_run
+    twice = scorer.score(requests + [requests[0], requests[3]], only=[0, 3, len(requests), len(requests) + 1])
+    assert scorer.tokens_run - tokens <= tokens  # only the batches the four need (under "tree": one row)
+    before = scorer.tokens_run
+    again = scorer.score(requests + [requests[0], requests[3]])
+    assert scorer.tokens_run - before == tokens  # the copies fed no token
+    for got, expected in zip([*twice, *again[-2:]], [alone[0], alone[3], alone[0], alone[3], alone[0], alone[3]]):
+        assert np.array_equal(got.logprobs, expected.logprobs) and got.token_ids == expected.token_ids
+    assert all(np.array_equal(a.logprobs, b.logprobs) for a, b in zip(again, alone))
 
 
 def test_the_plan_is_built_with_the_cycle_collector_paused_and_leaves_it_as_found(tiny, monkeypatch):
@@ -565,19 +583,24 @@ def test_segment_blocks_hold_exactly_the_tree_mask():
         dense[q, :cached] = True
         for k, (j, ck) in enumerate(cols):
             dense[q, past + k] = j in path[i] and segments[j][0] + ck <= segments[i][0] + cq
+    # chunks hold whole segments up to `chunk` columns; a longer segment is cut every `chunk` columns
+    # from its start, its last piece open to the segments after it
+    lengths = {1: [1] * width, 3: [3, 2, 3, 1, 3, 2, 3, 3], 7: [5, 7, 2, 6], 32: [width]}
     for chunk in (1, 3, 7, 32):
         rebuilt = np.zeros_like(dense)
         blocks = sa.row_blocks(2, cached, past, segments, chunk=chunk)
-        assert [len(b.queries) for b in blocks] == [min(chunk, width - a) for a in range(0, width, chunk)]
+        assert [len(b.queries) for b in blocks] == lengths[chunk]
         for b in blocks:
             assert b.row == 2 and b.mask.any(axis=1).all()
             assert not rebuilt[np.ix_(b.queries, b.keys)].any()  # each query once
             rebuilt[np.ix_(b.queries, b.keys)] = b.mask
         assert np.array_equal(rebuilt, dense), chunk
-    # columns 12..15 (the second leaf, then the second branch's start) need no key of the
-    # first leaf (columns 9..11): only the paths of their own segments
-    block = sa.row_blocks(0, 0, 0, segments, chunk=4)[3]
-    assert list(block.queries) == [12, 13, 14, 15] and list(block.keys) == [*range(9), *range(12, 16)]
+    # the second leaf (columns 12..13) is a chunk of its own, not cut with its sibling's tokens:
+    # it needs no key of the first leaf (columns 9..11), only its own path
+    blocks = sa.row_blocks(0, 0, 0, segments, chunk=4)
+    assert [(b.queries[0], b.queries[-1] + 1) for b in blocks] == [(0, 4), (4, 5), (5, 9), (9, 12), (12, 14),
+                                                                    (14, 18), (18, 20)]
+    assert list(blocks[4].keys) == [*range(9), 12, 13] and list(blocks[3].keys) == list(range(12))
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -686,14 +709,29 @@ def test_unpadded_rows_never_share_a_batch_with_a_packed_row():
     plain = [Unit(leaf, [leaf]) for leaf in (node(5, request=3), node(5, request=4), node(7, request=5))]
 
     class Budgets(Scheduling):
-        token_budget, batch_size, block = 10_000, None, 10**6
+        token_budget, batch_size, block, call_tokens = 10_000, None, 10**6, 64.0
 
-    def batches(unpadded: bool) -> list[list[str]]:
+    def batches(unpadded: bool, call_tokens: float = 64.0) -> list[list[str]]:
         schedule = Budgets()
-        schedule.unpadded = unpadded
+        schedule.unpadded, schedule.call_tokens = unpadded, call_tokens
         return [sorted(("packed" if u.packed else f"plain{u.length}") for u in b)
                 for b in schedule._batches([packed, *plain])]
 
-    # a leaf's last token is only predicted, never fed: rows of 4, 4 and 6 tokens
+    # a leaf's last token is only predicted, never fed: rows of 4, 4 and 6 tokens, the packed one of 7
     assert batches(False) == [["packed", "plain4", "plain4", "plain6"]]
     assert sorted(batches(True)) == [["packed"], ["plain4", "plain4"], ["plain6"]]
+    # where a forward call costs as little as 2 tokens, the 6-token row's padding of the 4-token
+    # rows (4 positions, over 10% of 18) costs more than another call: the batch ends before it
+    assert batches(False, call_tokens=2) == [["plain4", "plain4"], ["packed", "plain6"]]
+
+
+def test_a_batch_splits_where_its_padding_would_cost_more_than_a_forward_call(tiny):
+    """The executor's ``call_tokens`` is a forward call's cost in tokens' time from the model's
+    shape and its device class's shipped costs (the cost model's call over token coefficient)."""
+    from helpers.engine import cost_model
+
+    lm = tiny("tiny-llama")
+    coefficients = cost_model.shipped(lm.model, "cpu")
+    executor = CausalScorer(lm, Settings(progress=False)).executor
+    assert executor.call_tokens == pytest.approx(coefficients.call / coefficients.token, rel=1e-12)
+    assert executor.call_tokens > 64  # a tiny model's call costs many of its cheap tokens

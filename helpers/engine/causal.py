@@ -28,8 +28,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from . import model_checks, row_attention, share_plan
-from .encoding import Encoded, Encoder, encoded_ids
+from . import cost_model, model_checks, row_attention, share_plan
+from .encoding import Encoded, Encoder, distinct, encoded_ids
 from .executor import Executor
 from .attention_layout import AttentionLayout
 from .constrained import Decoding
@@ -122,6 +122,7 @@ class CausalScorer(ScoresRequests):
         attentions = row_attention.usable(body, self.pack, self.start_id or 0, self.device, attention)
         first = attentions[0] if attentions else "dense"
         dense_waste = model_checks.PACK_WASTE_PER_WIDTH * model_checks.hidden_size(model)
+        costs = cost_model.shipped(model, self.device)  # a batch splits where its padding costs more than a call
         self.executor = Executor(
             body, project, device=self.device, layout=self.layout, mask_form=mask_form, pad_id=tokenizer.pad_token_id or 0,
             # tokens per forward: on CPU mid-sized batches run fastest (benchmarks/bench_scoring.py)
@@ -132,7 +133,8 @@ class CausalScorer(ScoresRequests):
             row_attention=first, pack_waste=float("inf") if first != "dense" else dense_waste,
             output_device=self.output_device,
             pack_min_stem=0 if pack_min_stem is None else pack_min_stem,
-            unpadded=self.device.type == "cpu" and body.get_input_embeddings().weight.dtype in (torch.bfloat16, torch.float16))
+            unpadded=self.device.type == "cpu" and body.get_input_embeddings().weight.dtype in (torch.bfloat16, torch.float16),
+            call_tokens=costs.call / costs.token)
         self._auto = None
         if share == "auto":  # the mode of each call chosen by the cost model
             modes = share_plan.candidates(self.can_share_cache, attentions)
@@ -281,10 +283,13 @@ class CausalScorer(ScoresRequests):
         if any(e.probe is not None for e in encoded):
             check_marks_words(self.tokenizer, self.word_initial, self.loaded.name)
             mass = torch.from_numpy(self.word_initial).to(self.output_device)
-        roots = self.plan(encoded, with_context)
-        total = len(encoded) if only is None else len(set(only))
+        unique, which = distinct(encoded)
+        wanted = None if only is None else sorted({which[i] for i in only})
+        roots = self.plan(unique, with_context)
+        total = len(unique) if wanted is None else len(wanted)
         bar = progress_bar(total=total, desc=desc, unit="seq", disable=not self.progress, leave=False)
         try:
-            return self.executor.run(roots, len(encoded), on_result=bar.update, only=only, mass=mass, greedy=greedy)
+            values = self.executor.run(roots, len(unique), on_result=bar.update, only=wanted, mass=mass, greedy=greedy)
         finally:
             bar.close()
+        return [values[k] for k in which]

@@ -37,6 +37,20 @@ class Encoded:
     probe: int | None = None
 
 
+def distinct(encoded: Sequence[Encoded]) -> tuple[list[Encoded], list[int]]:
+    """The distinct sequences of ``encoded`` (first copies, in order) and, per sequence, the index of
+    its copy there: a sequence given twice runs once and both get its values, so that the same
+    sentence twice ties exactly, whatever rows its copies would have run in (MultiBLiMP's identical pairs)."""
+    slot: dict[tuple, int] = {}
+    unique, which = [], []
+    for e in encoded:
+        k = slot.setdefault((e.ids, e.first, e.probe), len(slot))
+        if k == len(unique):
+            unique.append(e)
+        which.append(k)
+    return unique, which
+
+
 def encoded_ids(sequences, max_positions: int | None) -> list[Encoded]:
     """Sequences already tokenized, each ``(ids, first)`` (``first``: its first scored token), as
     :class:`Encoded`; a clear error for one whose scored part is empty or starts at 0, or that

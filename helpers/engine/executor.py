@@ -54,12 +54,14 @@ class Executor(Scheduling, ForwardPass, LogprobReading):
     one forward pass (halved for good on out-of-memory), ``kv_budget_bytes`` the cached keys
     and values held at once. ``layout`` says which layers slide (their windows are applied in
     every 4D mask), ``mask_form`` the form of 4D mask the attention takes ("bool" for SDPA,
-    "additive" for eager; default: ``pack``)."""
+    "additive" for eager; default: ``pack``), ``call_tokens`` what one more forward call costs in
+    tokens' time (where a batch of unequal rows splits rather than pad)."""
 
     def __init__(self, body, project, *, device, pad_id: int, token_budget: int, kv_budget_bytes: int,
                  kv_bytes_per_token: int, batch_size: int | None = None, pack: str | None = None,
                  pack_waste: float = 0.0, output_device=None, pack_min_stem: int = 0, row_attention: str = "dense",
-                 layout: AttentionLayout | None = None, mask_form: str | None = None, unpadded: bool = False):
+                 layout: AttentionLayout | None = None, mask_form: str | None = None, unpadded: bool = False,
+                 call_tokens: float = 64.0):
         self.body, self.project, self.device, self.pad_id = body, project, device, pad_id
         self.layout = layout or AttentionLayout()
         self.cache_argument = cache_argument(body)
@@ -76,6 +78,9 @@ class Executor(Scheduling, ForwardPass, LogprobReading):
         # half-precision model on the CPU, whose attention rounds by the keys' width (padding
         # moved a bf16 sentence's LP by 0.02 nats on an AVX2 CPU), scores each sentence as alone
         self.unpadded = unpadded
+        # a forward call's cost in tokens' time (cost_model: call / token): a batch ends before
+        # its padding would cost more than another call (helpers.engine.schedule)
+        self.call_tokens = float(call_tokens)
         self.kv_budget_bytes, self.kv_bytes_per_token = kv_budget_bytes, kv_bytes_per_token
         # batches never span two blocks of the run's requests; a block holds several batches of
         # short sentences even under a GPU's budget, so that sorting by length pads little

@@ -11,11 +11,11 @@ from .rows import Unit, batch_key
 
 
 # A batch of rows of unequal lengths ends before its padded positions would pass this share of its
-# positions and PADDED_MIN positions: padding runs every layer as a real token does, while another
-# forward call costs about as much as a few dozen tokens (a long packed row beside a short one
-# padded it 1.46x and 4x on the 262k shape before).
+# positions and cost more than one more forward call (the executor's ``call_tokens``: a call's cost
+# in tokens' time, from the model's shape and its device class's costs, :mod:`.cost_model`):
+# padding runs every layer as a real token does (a long packed row beside a short one padded a
+# batch 1.46x and 4x on the 262k shape before).
 PADDING = 0.1
-PADDED_MIN = 64
 
 
 class Scheduling:
@@ -96,10 +96,10 @@ class Scheduling:
             batches = list(self._batches([u for u in group if u.root.needs_forward]))
             yield group, batches, [child for u in group if u.cached for child in u.root.children]
 
-    @staticmethod
-    def _padded(padding: int, positions: int) -> bool:
-        """Whether a batch of ``positions`` with ``padding`` of them padded pads too much (:data:`PADDING`)."""
-        return padding > PADDED_MIN and padding > PADDING * positions
+    def _padded(self, padding: int, positions: int) -> bool:
+        """Whether a batch of ``positions`` with ``padding`` of them padded pads too much: more
+        than :data:`PADDING` of them, costing more than another forward call."""
+        return padding > self.call_tokens and padding > PADDING * positions
 
     @staticmethod
     def _apart(first: Unit, unit: Unit) -> bool:

@@ -127,18 +127,31 @@ def _row_layout(segments: list[tuple[int, int, int | None]], chunk: int, long: i
 
 
 def _chunks(counts: np.ndarray, chunk: int, long: int, causal: set = frozenset()) -> list[tuple[int, int]]:
-    """Column ranges [a, b) of a row's query chunks: runs of short segments cut every ``chunk``
-    columns, each segment of at least ``long`` tokens cut apart every ``long`` columns (one range
-    for a segment in ``causal``)."""
-    ends = np.cumsum(counts)
-    out, short_from, total = [], 0, int(ends[-1]) if len(ends) else 0
-    for i, (n, end) in enumerate(zip(counts.tolist(), ends.tolist())):
+    """Column ranges [a, b) of a row's query chunks: whole short segments, consecutive, up to
+    ``chunk`` columns a chunk (a chunk cut inside a segment would see the keys of the segments on
+    both sides: two sentences' keys for each query of a 32-token chunk of plain LP); a segment
+    longer than ``chunk`` cut every ``chunk`` columns from its start (its last piece open to the
+    segments after it), one of at least ``long`` tokens every ``long`` columns (one range for a
+    segment in ``causal``)."""
+    out, start = [], 0
+    open_from = None  # where the chunk being filled with whole segments begins
+    for i, n in enumerate(counts.tolist()):
+        end = start + n
+        if open_from is not None and end - open_from > chunk:  # the segment does not fit the open chunk
+            out.append((open_from, start))
+            open_from = None
         if n >= long:
-            start = end - n
-            out += [(a, min(a + chunk, start)) for a in range(short_from, start, chunk)]
             out += [(start, end)] if i in causal else [(a, min(a + long, end)) for a in range(start, end, long)]
-            short_from = end
-    return out + [(a, min(a + chunk, total)) for a in range(short_from, total, chunk)]
+        elif n > chunk:
+            whole = start + n // chunk * chunk
+            out += [(a, a + chunk) for a in range(start, whole, chunk)]
+            open_from = whole if whole < end else None
+        elif open_from is None:
+            open_from = start
+        start = end
+    if open_from is not None and open_from < start:
+        out.append((open_from, start))
+    return [(a, b) for a, b in out if b > a]
 
 
 class _Group:
