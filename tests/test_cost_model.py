@@ -224,6 +224,14 @@ def test_long_segments_run_as_one_causal_block_or_in_chunks_and_the_blocks_still
             (1, 10, cached + 11)
     assert np.array_equal(_rebuilt(blocks, cached, 17), dense)
     assert sa.block_sizes(cached, segments, chunk=2, long=4) == [(len(b.keys), b.pairs()) for b in blocks]
+    # under a sliding window the causal block whose keys span it is counted as it runs, every query x key
+    from helpers.engine.attention_layout import AttentionLayout
+    for window in (3, 100):
+        windowed = [b.windowed(AttentionLayout(window)) for b in blocks]
+        assert sa.block_sizes(cached, segments, chunk=2, long=4, window=window) == \
+            [(len(b.keys), b.pairs()) for b in windowed]
+    assert any(b.causal for b in blocks) == (cached < 12) and not any(b.causal for b in
+                                                                      [b.windowed(AttentionLayout(3)) for b in blocks])
 
 
 def test_score_files_record_auto_and_the_mode_that_ran_and_keep_the_configuration(tiny, tmp_path):

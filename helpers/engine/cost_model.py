@@ -102,7 +102,8 @@ def batch_workload(executor, batch: list[Unit]) -> Workload:
             if flex_rows.compiles(executor.device) else rows * seg * (past + seg)
         return Workload(calls=1, tokens=rows * seg, pairs=pairs, gathered=gathered)
     if how == "segments":
-        sizes = [size for u in batch for size in block_sizes(u.root.offset, row_segments(u))]  # (keys, pairs)
+        window = executor.layout.window if executor.layout.slides else None
+        sizes = [size for u in batch for size in block_sizes(u.root.offset, row_segments(u), window=window)]
         pairs, n_blocks, keys = sum(p for _, p in sizes), len(sizes), sum(k for k, _ in sizes)
     else:
         pairs, n_blocks, keys = rows * seg * (past + seg), 0, 0

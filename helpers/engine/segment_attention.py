@@ -41,6 +41,12 @@ QUERY_CHUNK = 32
 LONG_SEGMENT = 128
 
 
+def spans_window(first: int, last: int, window: int | None) -> bool:
+    """Whether keys at positions ``first`` to ``last`` span a sliding ``window``: a causal block over
+    them then runs as an explicit mask (:meth:`Block.windowed`)."""
+    return window is not None and last - first >= window
+
+
 @dataclass
 class Block:
     """Queries at columns ``queries`` of row ``row``, keys at columns ``keys`` of its cached
@@ -60,7 +66,7 @@ class Block:
         """This block under ``layout``'s sliding window: a causal block whose keys span the window
         becomes an explicit mask (by position; its keys run in order), any other keeps its mask
         and :class:`_Group` applies the window."""
-        if not self.causal or int(self.key_pos[-1] - self.key_pos[0]) < layout.window:
+        if not self.causal or not spans_window(int(self.key_pos[0]), int(self.key_pos[-1]), layout.window):
             return self
         return Block(self.row, self.queries, self.keys, self.key_pos[None, :] <= self.query_pos[:, None], False,
                      self.query_pos, self.key_pos)
@@ -95,13 +101,17 @@ def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, 
 
 
 def block_sizes(cached: int, segments: list[tuple[int, int, int | None]], chunk: int = QUERY_CHUNK,
-                long: int = LONG_SEGMENT) -> list[tuple[int, int]]:
+                long: int = LONG_SEGMENT, window: int | None = None) -> list[tuple[int, int]]:
     """(keys, query-key pairs) of each block :func:`row_blocks` makes of the same row, without
-    its masks (what the cost model counts)."""
+    its masks (what the cost model counts); with a sliding ``window``, a causal block whose keys
+    span it computes every query against every key (:meth:`Block.windowed`)."""
     sizes = []
-    for a, b, cols, causal in _row_layout(segments, chunk, long, cached)[3]:
+    _, _, pos, chunks = _row_layout(segments, chunk, long, cached)
+    for a, b, cols, causal in chunks:
         keys = cached + len(cols)
-        sizes.append((keys, keys * (keys + 1) // 2 if causal else (b - a) * keys))
+        first = 0 if cached else int(pos[cols[0]])  # cached columns hold positions 0, 1, ...
+        explicit = causal and spans_window(first, int(pos[cols[-1]]), window)
+        sizes.append((keys, keys * (keys + 1) // 2 if causal and not explicit else (b - a) * keys))
     return sizes
 
 
