@@ -48,7 +48,7 @@ import spread  # noqa: E402
 
 MODES = {"no reuse (share=none)": dict(share="none"),
          "pair prefixes (share=prefix, packing from 16)": dict(share="prefix", pack_min_stem=16),
-         "default: trie per block (share=tree, packing from 0)": dict()}
+         "default (share=auto)": dict()}
 
 
 def score_columns(files: list[Path]) -> dict[str, pd.DataFrame]:
