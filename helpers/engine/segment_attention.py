@@ -5,9 +5,9 @@ own path) under a dense 4D mask costs SDPA every query-key pair of the row: a ro
 short sentences after a start token spends almost all its attention on masked pairs, and a
 long priming prefix twice its causal attention. Here each segment of a row (one plan node's
 tokens) attends only to the keys it may see: the row's cached positions, its ancestors'
-segments, and itself causally. Queries run in chunks of consecutive tokens, each gathered
+segments, and itself causally. Queries run in chunks of whole segments, each gathered
 with the keys some of its queries see into a small dense block (a short sentence's chunk
-sees itself, its neighbours and the start token, not the whole row); blocks of similar size
+sees itself and its ancestors, not the whole row); blocks of similar size
 run as one SDPA call per group and layer, and the outputs are scattered back. A long segment
 at least as long as the keys before it (its cached positions and ancestors: a priming prefix, or
 a shared stem after the start token) runs as one causal block instead: SDPA's causal kernel
@@ -82,8 +82,8 @@ def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, 
     ``0..cached-1``), then ``segments`` one after another, each (first absolute position,
     token count, index of the segment it continues or None). A token sees the cached
     positions, every token of its segment's ancestors, and its own segment's tokens up to
-    itself. Queries run in chunks of ``chunk`` consecutive columns, each against the keys
-    some of its queries see; a segment of at least ``long`` tokens in chunks of ``long`` of its
+    itself. Queries run in chunks of whole segments up to ``chunk`` columns (a longer segment cut
+    every ``chunk`` columns), each against the keys some of its queries see; a segment of at least ``long`` tokens in chunks of ``long`` of its
     own, or as one causal block where the keys before it are no more than its own tokens."""
     on_path, which, pos, chunks = _row_layout(segments, chunk, long, cached)
     blocks = []
@@ -147,7 +147,7 @@ def _chunks(counts: np.ndarray, chunk: int, long: int, causal: set = frozenset()
     open_from = None  # where the chunk being filled with whole segments begins
     for i, n in enumerate(counts.tolist()):
         end = start + n
-        if open_from is not None and end - open_from > chunk:  # the segment does not fit the open chunk
+        if open_from is not None and (end - open_from > chunk or n >= long):  # it does not join the open chunk
             out.append((open_from, start))
             open_from = None
         if n >= long:
