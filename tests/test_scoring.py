@@ -725,7 +725,7 @@ def test_unpadded_rows_never_share_a_batch_with_a_packed_row():
     assert batches(False, call_tokens=2) == [["plain4", "plain4"], ["packed", "plain6"]]
 
 
-def test_a_batch_splits_where_its_padding_would_cost_more_than_a_forward_call(tiny):
+def test_the_executor_weighs_padding_against_the_models_forward_call_cost(tiny):
     """The executor's ``call_tokens`` is a forward call's cost in tokens' time from the model's
     shape and its device class's shipped costs (the cost model's call over token coefficient)."""
     from helpers.engine import cost_model

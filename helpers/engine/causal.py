@@ -133,7 +133,8 @@ class CausalScorer(ScoresRequests):
             row_attention=first, pack_waste=float("inf") if first != "dense" else dense_waste,
             output_device=self.output_device,
             pack_min_stem=0 if pack_min_stem is None else pack_min_stem,
-            unpadded=self.device.type == "cpu" and body.get_input_embeddings().weight.dtype in (torch.bfloat16, torch.float16),
+            unpadded=self.device.type == "cpu"
+            and body.get_input_embeddings().weight.dtype in (torch.bfloat16, torch.float16),
             call_tokens=costs.call / costs.token)
         self._auto = None
         if share == "auto":  # the mode of each call chosen by the cost model

@@ -83,8 +83,9 @@ def row_blocks(row: int, cached: int, past: int, segments: list[tuple[int, int, 
     token count, index of the segment it continues or None). A token sees the cached
     positions, every token of its segment's ancestors, and its own segment's tokens up to
     itself. Queries run in chunks of whole segments up to ``chunk`` columns (a longer segment cut
-    every ``chunk`` columns), each against the keys some of its queries see; a segment of at least ``long`` tokens in chunks of ``long`` of its
-    own, or as one causal block where the keys before it are no more than its own tokens."""
+    every ``chunk`` columns), each against the keys some of its queries see; a segment of at
+    least ``long`` tokens in chunks of ``long`` of its own, or as one causal block where the keys
+    before it are no more than its own tokens."""
     on_path, which, pos, chunks = _row_layout(segments, chunk, long, cached)
     blocks = []
     for a, b, cols, causal in chunks:
