@@ -443,6 +443,44 @@ def test_rows_hold_what_fits_and_repeat_the_shared_part(tiny):
             assert rows < len(requests) / 2
 
 
+def test_packed_rows_fill_greedily_up_to_the_budget_and_the_waste(tiny):
+    """Each packed row of a deep trie holds its stem and the next children's subtrees in order while
+    the row's wasted pairs (counted afresh by ``Unit.waste``) stay within ``pack_waste`` per token and
+    its length within the budget; the next subtree would break one of the two (the scheduler counts
+    a growing row's waste incrementally)."""
+    from helpers.engine.rows import Unit
+
+    lm = tiny("tiny-llama")
+    scorer = CausalScorer(lm, Settings(progress=False, share="tree"), pack_min_stem=0)
+    words = ["The cat", "The cat sat", "The dog", "A dog ran", "The cat sat on the mat", "The dogs ran home"]
+    requests = [Request("", f"{a} {b}.") for a in words for b in ("today", "again", "here and there")]
+    roots = scorer.plan(scorer.encode_many(requests))
+    ex = scorer.executor
+    checked = 0
+    for waste, budget in ((0.0, 2048), (2.0, 2048), (8.0, 40), (1e9, 25)):
+        ex.pack_waste, ex.token_budget = waste, budget
+        for node in walk(roots):
+            units = ex._units(node)
+            children = [c for c in node.children if c.needs_forward]
+            if not children or units[0].cached:
+                continue
+            subtrees = [[n for n in walk([c]) if n.needs_forward] for c in children]
+            at = 0
+            for unit in units:
+                assert unit.length <= budget and unit.waste() <= waste * unit.length
+                taken = 0
+                while taken < len(unit.members) - 1:
+                    taken += len(subtrees[at])
+                    at += 1
+                assert taken == len(unit.members) - 1
+                if at < len(subtrees) and unit is not units[-1]:
+                    grown = Unit(node, unit.members + subtrees[at])
+                    assert grown.length > budget or grown.waste() > waste * grown.length
+                checked += 1
+            assert at == len(subtrees)
+    assert checked > 20
+
+
 def test_packing_with_an_additive_mask_and_beyond_the_token_budget(tiny):
     """Eager attention takes an additive mask; a subtree longer than the token budget runs
     its root alone and its children from the cache; both give the SDPA-packed scores."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from .plan import Node, walk
-from .rows import Unit, batch_key
+from .rows import Unit, batch_key, fed
 
 
 # A batch of rows of unequal lengths ends before its padded positions would pass this share of its
@@ -43,14 +43,20 @@ class Scheduling:
         if not forward_children:
             return [Unit(node, [node])]
         if self.pack and len(node.ids) >= self.pack_min_stem:
-            rows, row = [], [node]
+            stem = fed(node)
+            rows, row, length, waste = [], [node], stem, 0  # the row being filled, its length and waste
             for child in forward_children:
                 subtree = [n for n in walk([child]) if n.needs_forward]
-                if self._fits(node, row + subtree):
+                alone = Unit(node, [node] + subtree)  # the subtree right after the stem
+                added, added_waste = alone.length - stem, alone.waste()
+                # placed later in the row, each of its tokens sees the row's other branches before it
+                grown = waste + added_waste + (length - stem) * added
+                if self._fits(length + added, grown):
                     row += subtree
-                elif len(row) > 1 and self._fits(node, [node] + subtree):
+                    length, waste = length + added, grown
+                elif len(row) > 1 and self._fits(alone.length, added_waste):
                     rows.append(Unit(node, row))
-                    row = [node] + subtree
+                    row, length, waste = [node] + subtree, alone.length, added_waste
                 else:  # a child's subtree does not fit beside this node: run the node alone
                     rows = None
                     break
@@ -63,9 +69,10 @@ class Scheduling:
                 # cache costs less (about the children's tokens again) than repeating it
         return [Unit(node, [node], cached=True)]
 
-    def _fits(self, root: Node, members: list[Node]) -> bool:
-        unit = Unit(root, members)
-        return unit.length <= self.token_budget and unit.waste() <= self.pack_waste * unit.length
+    def _fits(self, length: int, waste: int) -> bool:
+        """Whether a packed row of ``length`` tokens wasting ``waste`` query-key pairs
+        (:meth:`.rows.Unit.waste`) fits the token budget and ``pack_waste``."""
+        return length <= self.token_budget and waste <= self.pack_waste * length
 
     def _block(self, unit: Unit) -> int:
         """The block of the run's requests that ``unit`` serves, or -1 where its subtree
