@@ -7,6 +7,12 @@ rows, the head apart), and the table gives the medians (range) of: the whole sco
 the rows (the forward passes without the head) per token run, the head per position read, and each
 of the last two against no reuse's in the same round (the median of the per-round ratios, range).
 
+With ``--zero-attention``, each mode also runs a twin (``<mode>/0``, in the same rounds) whose every
+attention (the model's SDPA and segment attention) returns its queries instead of attending: what the
+rows cost without attention, and so how much of a mode's excess over no reuse is attention and how much
+the rest of the rows (padding, the cached context's copy, building the batch). The twins' scores are
+meaningless; only their time is read.
+
 With ``--profile``, one run of each mode under cProfile splits the rows further: building the
 batch (ids, positions), the attention masks (the tree mask, FlexAttention's block mask, segment
 blocks), gathering cached keys and values, the model's body (its attention beside it), and what
@@ -16,7 +22,7 @@ for, not the seconds.
 
     python benchmarks/profile_rows.py [--workload intemplate|plain|yesno] [--m 400] [--n 2000]
         [--shape smollm2-135m | gemma3-270m | --real smollm2] [--modes none context prefix tree default]
-        [--repeats 5 | --profile]
+        [--repeats 5 [--zero-attention] | --profile]
 """
 from __future__ import annotations
 
@@ -84,17 +90,40 @@ def workload(kind: str, tok, m: int, n: int) -> list[Request]:
             for t in ide_templates("yn") for s in sentences for a in (yes, no)]
 
 
+ZEROED = "/0"  # the suffix of a mode's twin whose attention is zeroed (``--zero-attention``)
+
+
+def no_attention(module, query, key, value, attention_mask, **kwargs):
+    """An attention that attends to nothing: its queries as the output ([batch, q, heads, dim])."""
+    return query.transpose(1, 2).contiguous(), None
+
+
+def attending(zeroed: bool) -> None:
+    """Register the model's SDPA and segment attention as they are, or both as :func:`no_attention`."""
+    from transformers import AttentionInterface
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from helpers.engine import segment_attention
+
+    AttentionInterface.register("sdpa", no_attention if zeroed else sdpa_attention_forward)
+    AttentionInterface.register(segment_attention.NAME, no_attention if zeroed else segment_attention.segment_sdpa)
+
+
 def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None:
     """Each mode's score, rows and head, timed over ``repeats`` interleaved rounds (module docstring)."""
     import statistics
 
     scorers = {}
     for mode in modes:
-        scorers[mode] = CausalScorer(lm, **scorer_arguments(bench.MODES[mode][1], Settings(progress=False)))
+        attending(mode.endswith(ZEROED))
+        scorers[mode] = CausalScorer(lm, **scorer_arguments(bench.MODES[mode.removesuffix(ZEROED)][1],
+                                                            Settings(progress=False)))
         scorers[mode].score(requests[:32])  # warm
+    attending(False)
     runs = {mode: [] for mode in modes}  # per round: (seconds, rows seconds, head seconds, tokens, reads)
 
     def once(mode: str) -> float:
+        attending(mode.endswith(ZEROED))
         scorer = scorers[mode]
         before, tokens = dict(scorer.seconds), scorer.tokens_run
         read[0] = 0
@@ -103,6 +132,7 @@ def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None
         seconds = time.perf_counter() - start
         runs[mode].append((seconds, scorer.seconds["rows"] - before["rows"], scorer.seconds["head"] - before["head"],
                            scorer.tokens_run - tokens, read[0]))
+        attending(False)
         return seconds
 
     spread.rounds({mode: (lambda mode=mode: once(mode)) for mode in modes}, repeats)
@@ -118,9 +148,9 @@ def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None
           f"{'head per position read':<27}rows vs no reuse     head vs no reuse")
     for mode in modes:
         tokens, reads = runs[mode][-1][3], runs[mode][-1][4]
-        versus = ""
-        if "none" in runs:
-            ratios = [[a / b for a, b in zip(per(mode, what), per("none", what))] for what in ("rows", "head")]
+        versus, base = "", "none" + (ZEROED if mode.endswith(ZEROED) else "")  # a twin against no reuse's twin
+        if base in runs:
+            ratios = [[a / b for a, b in zip(per(mode, what), per(base, what))] for what in ("rows", "head")]
             versus = "   ".join(f"{statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})" for r in ratios)
         ran = str(scorers[mode].share_used)[:23]
         print(f"{mode:<9}{ran:<24}{tokens:>8,}{reads:>8,}   {cell(per(mode, 'total')):<26}"
@@ -139,7 +169,11 @@ def main() -> None:
                     choices=sorted(bench.MODES))
     ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS)
     ap.add_argument("--profile", action="store_true", help="one cProfile run per mode, split into parts")
+    ap.add_argument("--zero-attention", action="store_true",
+                    help="each mode's twin without attention beside it (module docstring)")
     args = ap.parse_args()
+    if args.profile and args.zero_attention:
+        ap.error("--zero-attention times twins in interleaved rounds; --profile runs each mode once under cProfile")
     torch.set_num_threads(args.threads)
     print(spread.header(sys.argv), flush=True)
     model, tok = bench.build_model()
@@ -166,7 +200,8 @@ def main() -> None:
     if not args.profile:
         print(f"{args.workload}: {len(requests)} requests; model {described}; {args.threads} threads; "
               f"{args.repeats} interleaved runs per mode, warm; medians (range)")
-        timed(lm, requests, args.modes, args.repeats, read)
+        modes = [m + twin for m in args.modes for twin in (("", ZEROED) if args.zero_attention else ("",))]
+        timed(lm, requests, modes, args.repeats, read)
         print(f"# load average after: {spread.load_average()}")
         return
     print(f"{args.workload}: {len(requests)} requests; model {described}; "
