@@ -21,7 +21,10 @@ its logits cache on, float32 log-softmax), the engine with its defaults (``share
 task: each one's wall time as the median (range) of ``--repeats`` runs (at least 5) taken in turn
 (benchmarks/spread.py), the speed-up as the median of the per-round ratios (range), whether the
 accuracies are identical, the largest per-request log-likelihood difference, whether every
-``is_greedy`` agrees, the context's length in tokens and the tokens the engine ran.
+``is_greedy`` agrees, the context's length in tokens and the tokens the engine ran; and each model's
+own part, the seconds inside its ``loglikelihood`` calls (tokenizing, the forward passes, the
+results), beside lm-eval's work around them (the rest of the run), each as a median with its range,
+and the model parts' speed-up.
 Then, on the first ``--exact`` requests of task 1, how far each float32 run is from a float64 forward
 (hf with a float64 log-softmax on a float64 copy of the model), and the engine against that reference
 on the float64 copy itself (what is left is the engine's float32 log-softmax).
@@ -36,6 +39,7 @@ import argparse
 import copy
 import os
 import sys
+import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -67,6 +71,23 @@ def blimp_paradigm_tasks() -> list[dict]:
     base = blimp_offline_config()
     return [{**base, "task": f"blimp_offline_{p}", "metadata": {**base.get("metadata", {}), "paradigm": p}}
             for p in data.load_processed("blimp")["paradigm"].unique()]
+
+
+def clocked(lm) -> list[float]:
+    """The seconds of each of ``lm.loglikelihood``'s calls from now on, appended to the list returned
+    (lm-eval's evaluator calls the method by name on the model it is given)."""
+    spent: list[float] = []
+    method = lm.loglikelihood
+
+    def loglikelihood(requests, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return method(requests, *args, **kwargs)
+        finally:
+            spent.append(time.perf_counter() - start)
+
+    lm.loglikelihood = loglikelihood
+    return spent
 
 
 def responses(result: dict, tasks: list[str]) -> tuple[np.ndarray, list[bool]]:
@@ -107,6 +128,7 @@ def main() -> None:
           f"the median of the per-round ratios (range)")
     models = {"hf": HFLM(pretrained=loaded.model, tokenizer=copy.deepcopy(loaded.tokenizer), batch_size=args.hf_batch),
               "engine": EngineLM(loaded, progress=False)}
+    spent = {name: clocked(lm) for name, lm in models.items()}
     tasks = TaskManager(include_path=str(TASKS_DIR))
     paradigms = blimp_paradigm_tasks()
     names = [t["task"] for t in paradigms]
@@ -127,10 +149,17 @@ def main() -> None:
               dict(samples={f"blimp_offline_{k}shot": spread_pairs})) for k in args.pairs_fewshot]
     for n, (what, specs, names, options) in enumerate(runs, 1):
         print(f"{n}. {what}", flush=True)
-        match = spread.Contest()
+        match, own = spread.Contest(), {name: [] for name in models}  # own: each run's seconds in the model
+
+        def evaluated(name: str, lm):
+            before = sum(spent[name])
+            result = lm_eval.simple_evaluate(model=lm, tasks=specs, task_manager=tasks, log_samples=True,
+                                             verbosity="ERROR", **options)
+            own[name].append(sum(spent[name]) - before)
+            return result
+
         for name, lm in models.items():
-            match.add(name, lambda lm=lm: lm_eval.simple_evaluate(model=lm, tasks=specs, task_manager=tasks,
-                                                                  log_samples=True, verbosity="ERROR", **options))
+            match.add(name, lambda name=name, lm=lm: evaluated(name, lm))
         before = models["engine"].scorer.tokens_run
         match.run(args.repeats)
         ran = (models["engine"].scorer.tokens_run - before) // args.repeats
