@@ -178,6 +178,10 @@ def main() -> None:
               f"{np.abs(ours - theirs).max():.1e}; is_greedy {'agrees on every request' if our_greedy == their_greedy else 'DIFFERS'}"
               f" ({sum(our_greedy)} greedy); context {np.mean(context):.0f} tokens on average "
               f"({min(context)}-{max(context)}), the engine ran {ran:,} tokens a run")
+        around = {name: [total - inside for total, inside in zip(match.seconds[name], own[name])] for name in models}
+        print(f"  inside loglikelihood: hf {spread.describe(own['hf'])}, engine {spread.describe(own['engine'])}: "
+              f"{spread.describe_ratio(own['hf'], own['engine'])} the speed; lm-eval's work around them: "
+              f"hf {spread.describe(around['hf'])}, engine {spread.describe(around['engine'])}")
         if n == 1 and args.per_paradigm:
             exactness(loaded, results, names, args.exact)
     print(f"# load average after: {spread.load_average()}")
