@@ -144,7 +144,7 @@ def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None
     def cell(values: list[float]) -> str:
         return f"{statistics.median(values):8.1f} ({min(values):.1f}-{max(values):.1f})"
 
-    print(f"{'mode':<9}{'ran':<24}{'tokens':>8}{'read':>8}   {'us/token: score':<26}{'rows per token run':<27}"
+    print(f"{'mode':<10}{'ran':<23}{'tokens':>8}{'read':>8}   {'us/token: score':<26}{'rows per token run':<27}"
           f"{'head per position read':<27}rows vs no reuse     head vs no reuse")
     for mode in modes:
         tokens, reads = runs[mode][-1][3], runs[mode][-1][4]
@@ -153,7 +153,7 @@ def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None
             ratios = [[a / b for a, b in zip(per(mode, what), per(base, what))] for what in ("rows", "head")]
             versus = "   ".join(f"{statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})" for r in ratios)
         ran = str(scorers[mode].share_used)[:23]
-        print(f"{mode:<9}{ran:<24}{tokens:>8,}{reads:>8,}   {cell(per(mode, 'total')):<26}"
+        print(f"{mode:<10}{ran:<23}{tokens:>8,}{reads:>8,}   {cell(per(mode, 'total')):<26}"
               f"{cell(per(mode, 'rows')):<27}{cell(per(mode, 'head')):<27}{versus}")
 
 
