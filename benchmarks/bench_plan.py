@@ -1,8 +1,9 @@
 """How the engine's plan (helpers.engine.plan.build_tree) scales with the number of requests.
 
 Encodes the first N BLiMP pairs inside in-template LP template 1 (every request shares the
-template prefix, as in a full 02_readout run) with the demo model's tokenizer, and times
-build_tree for growing N: at each N ``--repeats`` runs (at least 5; benchmarks/spread.py, one
+template prefix, as in a full 02_readout run; ``--method lp``: the sentences alone, plain LP) with
+the demo model's tokenizer, and times the scorer's plan (the default ``share="auto"``: each
+candidate's plan and batches of a sample, then the chosen mode's plan) for growing N: at each N ``--repeats`` runs (at least 5; benchmarks/spread.py, one
 contender, so nothing to interleave). Prints the median time with its range, the time per
 request at the median and its ratio to the smallest N's (the median of the per-round ratios,
 with their range): near 1 means the plan grows linearly; a quadratic plan shows a ratio near
@@ -16,7 +17,8 @@ once, no sequence's last token fed).
 Nothing is run through the model. Either way: the machine, the load average before and after,
 and the commit.
 
-    python benchmarks/bench_plan.py [--model demo-en] [--sizes 2000 8000 32000 134000] [--repeats 5]
+    python benchmarks/bench_plan.py [--model demo-en] [--method intemplate_lp | lp] [--sizes 2000 8000 32000 134000]
+        [--repeats 5]
     python benchmarks/bench_plan.py --tokens [--pairs 67000]
 """
 from __future__ import annotations
@@ -46,6 +48,8 @@ import spread  # noqa: E402
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="demo-en")
+    ap.add_argument("--method", choices=["intemplate_lp", "lp"], default="intemplate_lp",
+                    help="whose requests are planned (its first template)")
     ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 8000, 32000, 134000])
     ap.add_argument("--tokens", action="store_true", help="tokens per share mode against the tree's minimum")
     ap.add_argument("--pairs", type=int, default=None, help="first N BLiMP pairs (default all) for --tokens")
@@ -56,26 +60,27 @@ def main() -> None:
     if args.tokens:
         token_report(scorer, args.pairs)
     else:
-        plan_times(scorer, args.sizes, args.repeats, args.model)
+        plan_times(scorer, args.sizes, args.repeats, args.model, args.method)
     print(f"# load average after: {spread.load_average()}")
 
 
-def plan_times(scorer: CausalScorer, sizes: list[int], repeats: int, model: str) -> None:
-    """build_tree's time at each of ``sizes``, ``repeats`` runs each, against the smallest size's."""
-    family = registry.get("intemplate_lp").family
+def plan_times(scorer: CausalScorer, sizes: list[int], repeats: int, model: str, method: str) -> None:
+    """The plan's time at each of ``sizes``, ``repeats`` runs each, against the smallest size's."""
+    family = registry.get(method).family
     runtime = PassContext(scorer, "en", Settings(instruct=False))
     template = family.templates("en", "base", [1])[0]
     items = data.load("blimp").to_dict("records")
     requests = pass_requests(family, template, items, runtime)
     encoded = scorer.encode_many(requests[:max(sizes)])
-    print(f"{model}; in-template LP template 1; {len(encoded):,} requests encoded; {repeats} runs at each N")
+    what = "in-template LP template 1" if template is not None else "plain LP"
+    print(f"{model}; {what}; {len(encoded):,} requests encoded; share={scorer.share!r}; {repeats} runs at each N")
     base = None
     for n in sorted(sizes):
         part = encoded[:n]
 
         def plan() -> float:
             start = time.perf_counter()
-            scorer.plan(part, with_context=True)
+            scorer.plan(part, with_context=family.with_context)
             return time.perf_counter() - start
 
         seconds = spread.rounds({"plan": plan}, repeats)["plan"]
