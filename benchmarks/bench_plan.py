@@ -1,13 +1,15 @@
-"""How the engine's plan (helpers.engine.plan.build_tree) scales with the number of requests.
+"""How the engine's plan (``CausalScorer.plan``: helpers.engine.plan.build_tree under the share mode) scales
+with the number of requests.
 
 Encodes the first N BLiMP pairs inside in-template LP template 1 (every request shares the
 template prefix, as in a full 02_readout run; ``--method lp``: the sentences alone, plain LP) with
 the demo model's tokenizer, and times the scorer's plan (the default ``share="auto"``: each
-candidate's plan and batches of a sample, then the chosen mode's plan) for growing N: at each N ``--repeats`` runs (at least 5; benchmarks/spread.py, one
-contender, so nothing to interleave). Prints the median time with its range, the time per
-request at the median and its ratio to the smallest N's (the median of the per-round ratios,
-with their range): near 1 means the plan grows linearly; a quadratic plan shows a ratio near
-N / N_smallest (the full 67,000-pair run is 134,000 requests under one template).
+candidate's plan and batches of a sample, then the chosen mode's plan) for growing N: at each N
+``--repeats`` runs (at least 5; benchmarks/spread.py, one contender, so nothing to interleave).
+Prints the median time with its range, the time per request at the median and its ratio to the
+smallest N's (the median of the per-round ratios, with their range): near 1 means the plan grows
+linearly; a quadratic plan shows a ratio near N / N_smallest (the full 67,000-pair run is 134,000
+requests under one template).
 
 ``--tokens`` instead counts, for the 02 and 03 method sets over the whole of BLiMP (every
 family and template pass the runner makes), the tokens each share mode would run
