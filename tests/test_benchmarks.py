@@ -26,12 +26,14 @@ def test_bench_plan_times_growing_plans(capsys, monkeypatch):
     out = run(bench_plan, ["--sizes", "40", "120"], capsys, monkeypatch)
     assert re.search(r"^# machine: .*\n# load average before: [\d. ]+\n# commit: \w+", out, re.M), out
     assert re.search(r"^# load average after: [\d. ]+$", out, re.M), out
-    assert "in-template LP template 1; 120 requests encoded; 5 runs at each N" in out
+    assert "in-template LP template 1; 120 requests encoded; share='auto'; 5 runs at each N" in out
     # the median time (range, runs) and the per-round ratio to the smallest N (median and range)
     assert re.search(r"^N=\s+40: [\d.]+ s \([\d.]+-[\d.]+, 5 runs\), .* 1\.00x \(1\.00-1\.00\) the per-request "
                      r"time at N=40 \(a quadratic plan: 1x\)$", out, re.M), out
     assert re.search(r"^N=\s+120: [\d.]+ s \([\d.]+-[\d.]+, 5 runs\), .* [\d.]+x \([\d.]+-[\d.]+\) the per-request "
                      r"time at N=40 \(a quadratic plan: 3x\)$", out, re.M), out
+    plain = run(bench_plan, ["--method", "lp", "--sizes", "40"], capsys, monkeypatch)
+    assert "; plain LP; 40 requests encoded; share='auto'; 5 runs at each N" in plain
 
 
 def test_benchmarks_refuse_fewer_than_five_runs_before_any_work(capsys, monkeypatch):
