@@ -56,7 +56,7 @@ class Scheduling:
                     length, waste = length + added, grown
                 elif len(row) > 1 and self._fits(alone.length, added_waste):
                     rows.append(Unit(node, row))
-                    row, length, waste = [node] + subtree, alone.length, added_waste
+                    row, length, waste = alone.members, alone.length, added_waste  # a new row from it
                 else:  # a child's subtree does not fit beside this node: run the node alone
                     rows = None
                     break
