@@ -205,7 +205,7 @@ def _rebuilt(blocks, cached: int, width: int) -> np.ndarray:
 
 @pytest.mark.parametrize("cached", [0, 3, 12])
 def test_long_segments_run_as_one_causal_block_or_in_chunks_and_the_blocks_still_hold_the_tree_mask(cached):
-    from helpers.engine import segment_attention as sa
+    from helpers.engine import segment_blocks as sb
 
     # the start token, a 10-token prefix (long at long=4), then two 3-token branches of it
     segments = [(cached, 1, None), (cached + 1, 10, 0), (cached + 11, 3, 1), (cached + 11, 3, 1)]
@@ -213,7 +213,7 @@ def test_long_segments_run_as_one_causal_block_or_in_chunks_and_the_blocks_still
     cols = [(i, c) for i, (_, n, _) in enumerate(segments) for c in range(n)]
     dense = np.array([[True] * cached + [j in path[i] and segments[j][0] + ck <= segments[i][0] + cq
                                          for (j, ck) in cols] for (i, cq) in cols])
-    blocks = sa.row_blocks(0, cached, cached, segments, chunk=2, long=4)
+    blocks = sb.row_blocks(0, cached, cached, segments, chunk=2, long=4)
     if cached == 12:  # more keys before the prefix than its own tokens: chunks of `long` of its own queries
         assert [(b.queries[0], b.queries[-1] + 1) for b in blocks] == [(0, 1), (1, 5), (5, 9), (9, 11), (11, 13),
                                                                         (13, 14), (14, 16), (16, 17)]
@@ -223,12 +223,12 @@ def test_long_segments_run_as_one_causal_block_or_in_chunks_and_the_blocks_still
         assert len(causal) == 1 and (causal[0].queries[0], len(causal[0].queries), len(causal[0].keys)) == \
             (1, 10, cached + 11)
     assert np.array_equal(_rebuilt(blocks, cached, 17), dense)
-    assert sa.block_sizes(cached, segments, chunk=2, long=4) == [(len(b.keys), b.pairs()) for b in blocks]
+    assert sb.block_sizes(cached, segments, chunk=2, long=4) == [(len(b.keys), b.pairs()) for b in blocks]
     # under a sliding window the causal block whose keys span it is counted as it runs, every query x key
     from helpers.engine.attention_layout import AttentionLayout
     for window in (3, 100):
         windowed = [b.windowed(AttentionLayout(window)) for b in blocks]
-        assert sa.block_sizes(cached, segments, chunk=2, long=4, window=window) == \
+        assert sb.block_sizes(cached, segments, chunk=2, long=4, window=window) == \
             [(len(b.keys), b.pairs()) for b in windowed]
     assert any(b.causal for b in blocks) == (cached < 12) and not any(b.causal for b in
                                                                       [b.windowed(AttentionLayout(3)) for b in blocks])
@@ -264,6 +264,7 @@ def test_segment_attention_applies_a_sliding_window_by_position_as_a_dense_mask_
 
     from helpers.engine import segment_attention as sa
     from helpers.engine.attention_layout import AttentionLayout
+    from helpers.engine.segment_blocks import row_blocks
 
     segments = [(0, 1, None), (1, 10, 0), (11, 3, 1), (11, 3, 1)]
     path = {0: [0], 1: [0, 1], 2: [0, 1, 2], 3: [0, 1, 3]}
@@ -271,7 +272,7 @@ def test_segment_attention_applies_a_sliding_window_by_position_as_a_dense_mask_
     tree = torch.tensor([[j in path[i] and pk <= pq for (j, pk) in cols] for (i, pq) in cols])
     pos = torch.tensor([p for _, p in cols])
     layout = AttentionLayout(window=window)
-    blocks = sa.row_blocks(0, 0, 0, segments, chunk=2, long=4)
+    blocks = row_blocks(0, 0, 0, segments, chunk=2, long=4)
     assert any(b.causal for b in blocks)  # the 10-token prefix: one causal block
     module = SimpleNamespace(is_causal=True, num_key_value_groups=1, training=False)
     torch.manual_seed(0)

@@ -609,7 +609,7 @@ def test_a_tree_run_is_planned_per_block_so_a_shard_runs_its_own_rows(tiny, monk
 def test_segment_blocks_hold_exactly_the_tree_mask():
     """Each block's mask is the dense tree mask (plus cached positions) at its queries and
     keys; no allowed pair falls outside the blocks, whatever the chunk size."""
-    from helpers.engine import segment_attention as sa
+    from helpers.engine import segment_blocks as sb
 
     # a stem of 5 tokens after 3 cached positions; two branches; the first branches again
     segments = [(3, 5, None), (8, 4, 0), (12, 3, 1), (12, 2, 1), (8, 6, 0)]
@@ -626,7 +626,7 @@ def test_segment_blocks_hold_exactly_the_tree_mask():
     lengths = {1: [1] * width, 3: [3, 2, 3, 1, 3, 2, 3, 3], 7: [5, 7, 2, 6], 32: [width]}
     for chunk in (1, 3, 7, 32):
         rebuilt = np.zeros_like(dense)
-        blocks = sa.row_blocks(2, cached, past, segments, chunk=chunk)
+        blocks = sb.row_blocks(2, cached, past, segments, chunk=chunk)
         assert [len(b.queries) for b in blocks] == lengths[chunk]
         for b in blocks:
             assert b.row == 2 and b.mask.any(axis=1).all()
@@ -635,7 +635,7 @@ def test_segment_blocks_hold_exactly_the_tree_mask():
         assert np.array_equal(rebuilt, dense), chunk
     # the second leaf (columns 12..13) is a chunk of its own, not cut with its sibling's tokens:
     # it needs no key of the first leaf (columns 9..11), only its own path
-    blocks = sa.row_blocks(0, 0, 0, segments, chunk=4)
+    blocks = sb.row_blocks(0, 0, 0, segments, chunk=4)
     assert [(b.queries[0], b.queries[-1] + 1) for b in blocks] == [(0, 4), (4, 5), (5, 9), (9, 12), (12, 14),
                                                                     (14, 18), (18, 20)]
     assert list(blocks[4].keys) == [*range(9), 12, 13] and list(blocks[3].keys) == list(range(12))
@@ -648,6 +648,7 @@ def test_packed_rows_attend_segment_by_segment(tiny, arch):
     mask, with no masked pair computed across sentences of a row; a context longer than
     LONG_SEGMENT after the start token runs as one causal block."""
     from helpers.engine import segment_attention as sa
+    from helpers.engine.segment_blocks import LONG_SEGMENT
 
     lm = tiny(f"tiny-{arch}")
     split = CausalScorer(lm, Settings(progress=False, share="tree"), pack_min_stem=0)
@@ -670,7 +671,7 @@ def test_packed_rows_attend_segment_by_segment(tiny, arch):
         sa.Segments.__init__ = original
     assert computed and sum(c for c, _, _ in computed) < 0.5 * sum(d for _, d, _ in computed)
     assert any(causal for _, _, causal in computed)
-    assert len(split.encode(requests[0]).ids) - len(split.encode(Request("", SENTENCES[0])).ids) > sa.LONG_SEGMENT
+    assert len(split.encode(requests[0]).ids) - len(split.encode(Request("", SENTENCES[0])).ids) > LONG_SEGMENT
     plain = dense.score(requests, with_context=True)
     for request, a, b in zip(requests, got, plain):
         enc = split.encode(request)

@@ -31,7 +31,7 @@ from scipy.optimize import nnls
 from .forward import row_segments
 from .plan import Node
 from . import flex_rows
-from .segment_attention import block_sizes
+from .segment_blocks import block_sizes
 from .rows import Unit
 
 # The smallest coefficient a fit keeps (seconds per unit): a feature the timing could not

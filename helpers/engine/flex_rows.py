@@ -53,7 +53,7 @@ class TreeRows:
     @classmethod
     def of(cls, rows: list[tuple[int, list[tuple[int, int, int | None]]]], past: int, seg: int) -> "TreeRows":
         """From each row's cached positions and segments (first position, tokens, index of the
-        segment it continues or None), as :func:`helpers.engine.segment_attention.row_blocks` takes them."""
+        segment it continues or None), as :func:`helpers.engine.segment_blocks.row_blocks` takes them."""
         n, most = len(rows), max(len(s) for _, s in rows)
         q_seg = np.full((n, seg), EMPTY, dtype=np.int32)  # numpy: a row's slices cost far less than torch's
         q_pos = np.zeros((n, seg), dtype=np.int32)

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from . import flex_rows, segment_attention
+from . import flex_rows, segment_attention, segment_blocks
 from .plan import Node
 from .rows import KV, CachedKV, RunState, Unit, fed
 
@@ -117,11 +117,11 @@ class ForwardPass:
         self.seconds["head"] += time.perf_counter() - read
 
     @staticmethod
-    def _blocks(batch: list[Unit], past: int) -> list[segment_attention.Block]:
+    def _blocks(batch: list[Unit], past: int) -> list[segment_blocks.Block]:
         """Each row's attention blocks: its segments (the members, parents first), each
         seeing the row's cached positions and its ancestors in the row."""
         return [block for r, u in enumerate(batch)
-                for block in segment_attention.row_blocks(r, u.root.offset, past, row_segments(u))]
+                for block in segment_blocks.row_blocks(r, u.root.offset, past, row_segments(u))]
 
 
     @staticmethod

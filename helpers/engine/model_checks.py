@@ -151,10 +151,11 @@ def segments_work(body, first_id: int, device) -> bool:
     (:mod:`helpers.engine.segment_attention`): SDPA, passing attention keyword arguments
     through, with each branch's hidden states as if it ran alone."""
     from . import segment_attention as sa
+    from .segment_blocks import row_blocks
 
     if getattr(body.config, "_attn_implementation", None) != "sdpa":
         return False
-    blocks = sa.row_blocks(0, 0, 0, PROBE_SEGMENTS, chunk=4)  # a chunk spans both branches
+    blocks = row_blocks(0, 0, 0, PROBE_SEGMENTS, chunk=4)  # a chunk spans both branches
 
     def forward(ids, positions):
         with sa.switched(body.config):
