@@ -3,9 +3,11 @@ scored by each mode, warm, and per mode the tokens run and the positions the hea
 
 By default the modes run in turn ``--repeats`` times (benchmarks/spread.py, the order reversed every
 other round), timed by the engine's own clocks around its forward passes (``scorer.seconds``: the
-rows, the head apart), and the table gives the medians (range) of: the whole score per token run,
-the rows (the forward passes without the head) per token run, the head per position read, and each
-of the last two against no reuse's in the same round (the median of the per-round ratios, range).
+rows, the head apart), and the table gives the forward calls of a run and the medians (range) of: the
+whole score per token run, the rows (the forward passes without the head) per token run, the part of
+the rows spent inside the attention (SDPA and segment attention, clocked around each call), the head
+per position read, and the rows, attention and head against no reuse's in the same round (the median
+of the per-round ratios, range).
 
 With ``--zero-attention``, each mode also runs a twin (``<mode>/0``, in the same rounds) whose every
 attention (the model's SDPA and segment attention) returns its queries instead of attending: what the
@@ -98,15 +100,31 @@ def no_attention(module, query, key, value, attention_mask, **kwargs):
     return query.transpose(1, 2).contiguous(), None
 
 
+ATTENTION_SECONDS = [0.0]  # time inside the registered attentions, summed over calls
+
+
+def clocked(attention):
+    """``attention`` adding its wall time to :data:`ATTENTION_SECONDS`."""
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return attention(*args, **kwargs)
+        finally:
+            ATTENTION_SECONDS[0] += time.perf_counter() - start
+    return timed
+
+
 def attending(zeroed: bool) -> None:
-    """Register the model's SDPA and segment attention as they are, or both as :func:`no_attention`."""
+    """Register the model's SDPA and segment attention as they are, or both as :func:`no_attention`,
+    each clocked."""
     from transformers import AttentionInterface
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     from helpers.engine import segment_attention
 
-    AttentionInterface.register("sdpa", no_attention if zeroed else sdpa_attention_forward)
-    AttentionInterface.register(segment_attention.NAME, no_attention if zeroed else segment_attention.segment_sdpa)
+    AttentionInterface.register("sdpa", clocked(no_attention if zeroed else sdpa_attention_forward))
+    AttentionInterface.register(segment_attention.NAME,
+                                clocked(no_attention if zeroed else segment_attention.segment_sdpa))
 
 
 def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None:
@@ -120,41 +138,43 @@ def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None
         attending(mode.endswith(ZEROED))
         scorers[mode].score(requests[:32])  # warm
         attending(False)
-    runs = {mode: [] for mode in modes}  # per round: (seconds, rows seconds, head seconds, tokens, reads)
+    # per round: (seconds, rows seconds, head seconds, tokens, reads, attention seconds, forward calls)
+    runs = {mode: [] for mode in modes}
 
     def once(mode: str) -> float:
         attending(mode.endswith(ZEROED))
         scorer = scorers[mode]
-        before, tokens = dict(scorer.seconds), scorer.tokens_run
-        read[0] = 0
+        before, tokens, calls = dict(scorer.seconds), scorer.tokens_run, scorer.forward_calls
+        read[0], ATTENTION_SECONDS[0] = 0, 0.0
         start = time.perf_counter()
         scorer.score(requests)
         seconds = time.perf_counter() - start
         runs[mode].append((seconds, scorer.seconds["rows"] - before["rows"], scorer.seconds["head"] - before["head"],
-                           scorer.tokens_run - tokens, read[0]))
+                           scorer.tokens_run - tokens, read[0], ATTENTION_SECONDS[0], scorer.forward_calls - calls))
         attending(False)
         return seconds
 
     spread.rounds({mode: (lambda mode=mode: once(mode)) for mode in modes}, repeats)
 
     def per(mode: str, what: str) -> list[float]:
-        at = {"total": (0, 3), "rows": (1, 3), "head": (2, 4)}[what]
+        at = {"total": (0, 3), "rows": (1, 3), "head": (2, 4), "attention": (5, 3)}[what]
         return [1e6 * r[at[0]] / max(r[at[1]], 1) for r in runs[mode]]
 
     def cell(values: list[float]) -> str:
         return f"{statistics.median(values):8.1f} ({min(values):.1f}-{max(values):.1f})"
 
-    print(f"{'mode':<10}{'ran':<23}{'tokens':>8}{'read':>8}   {'us/token: score':<26}{'rows per token run':<27}"
-          f"{'head per position read':<27}rows vs no reuse     head vs no reuse")
+    print(f"{'mode':<10}{'ran':<23}{'tokens':>8}{'read':>8}{'calls':>6}   {'us/token: score':<26}"
+          f"{'rows per token run':<27}{'of which attention':<27}{'head per position read':<27}"
+          "rows vs no reuse     attention vs no reuse  head vs no reuse")
     for mode in modes:
-        tokens, reads = runs[mode][-1][3], runs[mode][-1][4]
+        tokens, reads, calls = runs[mode][-1][3], runs[mode][-1][4], runs[mode][-1][6]
         versus, base = "", "none" + (ZEROED if mode.endswith(ZEROED) else "")  # a twin against no reuse's twin
         if base in runs:
-            ratios = [[a / b for a, b in zip(per(mode, what), per(base, what))] for what in ("rows", "head")]
+            ratios = [[a / b for a, b in zip(per(mode, what), per(base, what))] for what in ("rows", "attention", "head")]
             versus = "   ".join(f"{statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})" for r in ratios)
         ran = str(scorers[mode].share_used)[:23]
-        print(f"{mode:<10}{ran:<23}{tokens:>8,}{reads:>8,}   {cell(per(mode, 'total')):<26}"
-              f"{cell(per(mode, 'rows')):<27}{cell(per(mode, 'head')):<27}{versus}")
+        print(f"{mode:<10}{ran:<23}{tokens:>8,}{reads:>8,}{calls:>6}   {cell(per(mode, 'total')):<26}"
+              f"{cell(per(mode, 'rows')):<27}{cell(per(mode, 'attention')):<27}{cell(per(mode, 'head')):<27}{versus}")
 
 
 def main() -> None:

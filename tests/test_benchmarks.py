@@ -132,3 +132,20 @@ def test_spread_interleaves_reverses_and_takes_medians_of_per_round_ratios():
     match.add("y", lambda: "kept")
     match.run(5)
     assert match.values == {"x": 42, "y": "kept"} and [len(v) for v in match.seconds.values()] == [5, 5]
+
+
+def test_bench_segment_gathers_times_both_ways_on_recorded_calls_and_they_agree(capsys, monkeypatch):
+    import bench_segment_gathers
+
+    out = run(bench_segment_gathers, ["--m", "6", "--calls", "2", "--inner", "1"], capsys, monkeypatch)
+    assert re.search(r"^# machine: .*\n# load average before: [\d. ]+\n# commit: \w+", out, re.M), out
+    assert re.search(r"^# load average after: [\d. ]+$", out, re.M), out
+    assert re.search(r"^prefix, packed; in-template LP, 6 sentences x 5 templates; .* 2 recorded calls .* outputs "
+                     r"identical \(max \|diff\| 0\.0 at every computed position\)$", out, re.M), out
+    shapes = re.findall(r"^\s+\d+ x \d+\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+\s+([\d.]+)x \(([\d.]+)-([\d.]+)\)$", out, re.M)
+    assert len(shapes) == 2, out
+    total = re.search(r"^all calls x 1: \[\] indexing [\d.]+ s \([\d.]+-[\d.]+, 5 runs\), index_select [\d.]+ s "
+                      r"\([\d.]+-[\d.]+, 5 runs\); index_select ([\d.]+)x \(([\d.]+)-([\d.]+)\) faster$", out, re.M)
+    assert total, out
+    for median, low, high in shapes + [total.groups()]:
+        assert 0 < float(low) <= float(median) <= float(high), out
