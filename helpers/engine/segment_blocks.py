@@ -48,7 +48,7 @@ class Block:
     def windowed(self, layout) -> "Block":
         """This block under ``layout``'s sliding window: a causal block whose keys span the window
         becomes an explicit mask (by position; its keys run in order), any other keeps its mask
-        and :class:`_Group` applies the window."""
+        and :mod:`.segment_attention` applies the window."""
         if not self.causal or not spans_window(int(self.key_pos[0]), int(self.key_pos[-1]), layout.window):
             return self
         return Block(self.row, self.queries, self.keys, self.key_pos[None, :] <= self.query_pos[:, None], False,
