@@ -112,14 +112,16 @@ def main() -> None:
             assert diff == 0.0, f"the two ways differ by {diff} at a call of {rows} x {seg} queries"
     seconds = spread.rounds({way: (lambda way=way: timed(way)) for way in ways}, args.repeats)
     print(f"prefix, packed; in-template LP, {args.m} sentences x 5 templates; benchmark GPT-2 6x384; "
-          f"{len(calls)} recorded calls (first layer, one per batch shape), {slots:,} query slots; {args.threads} threads; "
-          f"outputs identical (max |diff| 0.0 at every computed position)")
-    print(f"{'rows x queries, keys':<24}{'groups':>7}   {'[] indexing us/slot':<22}{'index_select us/slot':<22}speed-up")
+          f"{len(calls)} recorded calls (first layer, one per batch shape), {slots:,} query slots; "
+          f"{args.threads} threads; outputs identical (max |diff| 0.0 at every computed position)")
+    print(f"{'rows x queries, keys':<24}{'groups':>7}   {'[] indexing us/slot':<22}{'index_select us/slot':<22}"
+          "speed-up")
     for i, (_, q, k, _, segments, _) in enumerate(calls):
         n = q.shape[0] * q.shape[2]
         old, new = (statistics.median(per_call[w][i]) * 1e6 / n for w in ("[] indexing", "index_select"))
         ratio = spread.describe_ratio(per_call["[] indexing"][i], per_call["index_select"][i])
-        print(f"{q.shape[0]:>4} x {q.shape[2]:<5}{k.shape[2]:>6}   {len(segments.groups):>7}   {old:<22.2f}{new:<22.2f}{ratio}")
+        print(f"{q.shape[0]:>4} x {q.shape[2]:<5}{k.shape[2]:>6}   {len(segments.groups):>7}   "
+              f"{old:<22.2f}{new:<22.2f}{ratio}")
     print(f"all calls x {args.inner}: [] indexing {spread.describe(seconds['[] indexing'])}, index_select "
           f"{spread.describe(seconds['index_select'])}; index_select "
           f"{spread.describe_ratio(seconds['[] indexing'], seconds['index_select'])} faster")

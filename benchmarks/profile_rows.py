@@ -170,7 +170,8 @@ def timed(lm, requests, modes: list[str], repeats: int, read: list[int]) -> None
         tokens, reads, calls = runs[mode][-1][3], runs[mode][-1][4], runs[mode][-1][6]
         versus, base = "", "none" + (ZEROED if mode.endswith(ZEROED) else "")  # a twin against no reuse's twin
         if base in runs:
-            ratios = [[a / b for a, b in zip(per(mode, what), per(base, what))] for what in ("rows", "attention", "head")]
+            ratios = [[a / b for a, b in zip(per(mode, what), per(base, what))]
+                      for what in ("rows", "attention", "head")]
             versus = "   ".join(f"{statistics.median(r):.2f}x ({min(r):.2f}-{max(r):.2f})" for r in ratios)
         ran = str(scorers[mode].share_used)[:23]
         print(f"{mode:<10}{ran:<23}{tokens:>8,}{reads:>8,}{calls:>6}   {cell(per(mode, 'total')):<26}"

@@ -156,9 +156,9 @@ def segment_sdpa(module, query: torch.Tensor, key: torch.Tensor, value: torch.Te
     for group in segments.groups:
         read, k_idx, mask = group.on(query.device, sliding)
         keys = group.k.shape
-        got, _ = sdpa_attention_forward(module, _gathered(flat_q, read, group.read.shape), _gathered(flat_k, k_idx, keys),
-                                        _gathered(flat_v, k_idx, keys), mask, is_causal=group.causal,
-                                        **kwargs)  # [blocks, nq, heads, dim]
+        got, _ = sdpa_attention_forward(module, _gathered(flat_q, read, group.read.shape),
+                                        _gathered(flat_k, k_idx, keys), _gathered(flat_v, k_idx, keys), mask,
+                                        is_causal=group.causal, **kwargs)  # [blocks, nq, heads, dim]
         outs.append(got.reshape(-1, heads, got.shape[-1]))
     out = outs[0] if len(outs) == 1 else torch.cat(outs)
     return out.index_select(0, segments.source_on(query.device)).view(rows, seg, heads, -1), None
