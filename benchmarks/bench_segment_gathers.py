@@ -44,7 +44,7 @@ def indexed_sdpa(module, query, key, value, segments, **kwargs):
     flat_v = value.transpose(1, 2).reshape(rows * value.shape[2], value.shape[1], -1)
     out = query.new_zeros((rows * seg + 1, heads, value.shape[3]))  # the last row takes padding
     for group in segments.groups:
-        read, k_idx = group.read, group.k  # padding reads query 0 here (the engine's old read it from -1: the same)
+        read, k_idx = group.read, group.k  # padding reads query 0 (the old code read row -1); its output is never read
         got, _ = sdpa_attention_forward(module, flat_q[read].transpose(1, 2), flat_k[k_idx].transpose(1, 2),
                                         flat_v[k_idx].transpose(1, 2), group.mask, is_causal=group.causal, **kwargs)
         out[group.q.reshape(-1)] = got.reshape(-1, heads, got.shape[-1])
