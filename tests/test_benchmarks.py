@@ -150,3 +150,22 @@ def test_bench_segment_gathers_times_both_ways_on_recorded_calls_and_they_agree(
     # a median within its range (printed to two decimals: a round of a loaded machine may print 0.00)
     for median, low, high in shapes + [total.groups()]:
         assert float(low) <= float(median) <= float(high) and float(high) > 0, out
+
+
+def test_bench_head_blocks_times_the_ways_and_each_stays_within_float32_rounding_of_float64(capsys, monkeypatch):
+    import bench_head_blocks
+
+    from helpers.engine import head
+
+    kept = dict(head.SLICE_ELEMENTS)
+    out = run(bench_head_blocks, ["--cases", "3000x64:40", "--elements", "12", "19"], capsys, monkeypatch)
+    assert head.SLICE_ELEMENTS == kept  # the engine's setting as it was after the benchmark
+    assert re.search(r"^# machine: .*\n# load average before: [\d. ]+\n# commit: \w+", out, re.M), out
+    assert re.search(r"^# load average after: [\d. ]+$", out, re.M), out
+    rows = re.findall(r"^3,000 x 64\s+40  (until now|blocks of 2\^12|blocks of 2\^19)\s+[\d.]+ \([\d.]+-[\d.]+\)\s+"
+                      r"(?:([\d.]+)x \(([\d.]+)-([\d.]+)\))?\s+([\d.e+-]+), ([\d.e+-]+)$", out, re.M)
+    assert [r[0] for r in rows] == ["until now", "blocks of 2^12", "blocks of 2^19"], out
+    for way, median, low, high, versus_before, versus_float64 in rows:
+        # a few float32 roundings of log-probs near log(1/3000) = -8 (one: 9.5e-7); 2^12 reads slices of 1,024
+        assert float(versus_float64) < 4e-6 and float(versus_before) < 4e-6, out
+        assert way == "until now" or float(low) <= float(median) <= float(high), out

@@ -38,7 +38,7 @@ def test_slices_and_position_chunks_agree_with_float64(dtype, transform, monkeyp
     mass[rng.integers(0, vocab, 300)] = True
     project = Projection(linear, transform)
     want = reference(linear.weight.float(), hidden.float(), transform, which, targets, mass)
-    monkeypatch.setattr(head, "LOGIT_ELEMENTS", {"cpu": 40 * 1024})  # slices of 1,024 tokens
+    monkeypatch.setattr(head, "SLICE_ELEMENTS", {"cpu": 40 * 1024})  # slices of 1,024 tokens
     sliced = head._by_vocabulary(project, vocab, hidden, which, targets, mass)
     by_rows = head._by_positions(project, vocab, hidden, which, targets, mass)
     assert head.logprobs_at(project, vocab, hidden, which, targets, mass)[0].tobytes() == sliced[0].tobytes()
@@ -47,7 +47,7 @@ def test_slices_and_position_chunks_agree_with_float64(dtype, transform, monkeyp
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=0, atol=4e-7 * size)
     # the same positions alone or among others, and any slice width: the same values within rounding
-    monkeypatch.setattr(head, "LOGIT_ELEMENTS", {"cpu": 40 * 4096})
+    monkeypatch.setattr(head, "SLICE_ELEMENTS", {"cpu": 40 * 4096})
     wider = head._by_vocabulary(project, vocab, hidden, which, targets, mass, True)
     np.testing.assert_allclose(wider[0], sliced[0], atol=1e-5)
     np.testing.assert_allclose(wider[2], sliced[2], atol=1e-5)  # the mass where asked, the greedy id after it
@@ -62,16 +62,23 @@ def test_slices_and_position_chunks_agree_with_float64(dtype, transform, monkeyp
         np.testing.assert_array_equal(got[-1], greedy)
 
 
-def test_only_a_large_vocabulary_and_a_plain_linear_head_run_by_slices(monkeypatch):
+def test_a_plain_linear_head_runs_by_slices_on_the_cpu_and_elsewhere_only_for_a_large_vocabulary(monkeypatch):
     calls = []
     monkeypatch.setattr(head, "_by_vocabulary", lambda *a: calls.append("slices") or (np.zeros(1), np.zeros(1)))
     monkeypatch.setattr(head, "_by_positions", lambda *a: calls.append("rows") or (np.zeros(1), np.zeros(1)))
     big, small = torch.nn.Linear(4, 262144, bias=False), torch.nn.Linear(4, 8000, bias=False)
     hidden, one = torch.zeros(2, 4), np.zeros(1, dtype=np.int64)
-    head.logprobs_at(Projection(big, LogitTransform()), 262144, hidden, one, one)
-    head.logprobs_at(Projection(small, LogitTransform()), 8000, hidden, one, one)
-    head.logprobs_at(lambda h: h, 262144, hidden, one, one)  # logits already computed: no slices to take
-    assert calls == ["slices", "rows", "rows"]
+
+    def paths():
+        calls.clear()
+        head.logprobs_at(Projection(big, LogitTransform()), 262144, hidden, one, one)
+        head.logprobs_at(Projection(small, LogitTransform()), 8000, hidden, one, one)
+        head.logprobs_at(lambda h: h, 262144, hidden, one, one)  # logits already computed: no slices to take
+        return list(calls)
+
+    assert paths() == ["slices", "slices", "rows"]  # the CPU: cache-sized blocks, by slices where a head can
+    monkeypatch.setattr(head, "SLICE_ELEMENTS", {})  # as on a device without them (CUDA)
+    assert paths() == ["slices", "rows", "rows"]
 
 
 def test_an_offloaded_head_computes_in_float32_by_slices_as_on_one_device(tmp_path, monkeypatch):
@@ -107,7 +114,7 @@ def test_an_offloaded_head_computes_in_float32_by_slices_as_on_one_device(tmp_pa
                         slices.append(stop - start) or columns(self, h, start, stop))
     for share in ("none", "tree"):
         for elements in (head.LOGIT_ELEMENTS["cpu"], vocab):  # whole rows; slices of vocab / positions read
-            monkeypatch.setitem(head.LOGIT_ELEMENTS, "cpu", elements)
+            monkeypatch.setitem(head.SLICE_ELEMENTS, "cpu", elements)
             (one_path, one), (split_path, offloaded) = logprobs(whole, share), logprobs(split, share)
             assert (one_path, split_path) == ("float32-copy", "float32-cast")
             assert np.array_equal(one, offloaded), (share, elements, np.abs(one - offloaded).max())
@@ -183,7 +190,7 @@ def test_a_quantized_head_is_read_by_slices_in_float32_or_said_to_be_bf16(kind, 
     assert project.vocab == vocab and project.path() == "float32-dequantized" and project.sliceable
     hidden = torch.randn(positions, width).to(torch.bfloat16)
     which, targets = np.arange(positions), np.arange(positions) * 97 % vocab
-    monkeypatch.setattr(head, "LOGIT_ELEMENTS", {"cpu": positions * 512})  # slices of 512 tokens
+    monkeypatch.setattr(head, "SLICE_ELEMENTS", {"cpu": positions * 512})  # slices of 512 tokens
     got = head.logprobs_at(project, vocab, hidden, which, targets)
     want = torch.log_softmax(hidden.double() @ exact.double().T, -1)[which, targets].numpy()
     np.testing.assert_allclose(got[0], want, rtol=0, atol=1e-5)

@@ -17,14 +17,18 @@ from typing import Callable, Sequence, TypeVar
 import numpy as np
 import torch
 
-# Logit rows computed at once: bounds memory at rows x vocabulary floats (on CPU a smaller
-# block stays in cache for the log-softmax that reads it: the head runs 25% faster).
+# Logit rows computed at once by a head that cannot slice its vocabulary: bounds memory at rows x
+# vocabulary floats (on CPU a smaller block stays in cache for the log-softmax that reads it).
 LOGIT_ELEMENTS = {"cpu": 1 << 23}
 LOGIT_ELEMENTS_ELSEWHERE = 1 << 25
+# On these devices a head that can slice its vocabulary computes at most this many logits at a time
+# (2 MiB of float32, within the caches), slice by slice over every position read: on the CPU the head
+# ran 1.0-1.2x faster than by 2^23-logit chunks of positions on an 8k vocabulary and 1.3x on 49k and
+# 262k (benchmarks/bench_head_blocks.py). Elsewhere it slices only where chunks of positions would be short.
+SLICE_ELEMENTS = {"cpu": 1 << 19}
 # A head whose chunks would hold fewer positions than this runs by vocabulary slices instead:
 # chunks of few positions read the whole output embedding each (on the CPU: a vocabulary of
-# 262,144, 32 positions a chunk, ran the head 2.1x slower; of 8,000, 1,048 a chunk, the fused
-# log-softmax of whole rows is 25% faster than slices; benchmarks/bench_scoring.py --shape).
+# 262,144, 32 positions a chunk, ran the head 2.1x slower).
 SLICE_BELOW_ROWS = 256
 MIN_SLICE = 1024  # vocabulary entries of a slice at least
 
@@ -43,10 +47,12 @@ def logprobs_at(project: Callable[[torch.Tensor], torch.Tensor], vocab: int, hid
     highest logit at each entry's position (the first of equal ones, as ``argmax``), from the same
     logits: whether the target is the greedy token. A projection that computes a slice of the
     vocabulary (:meth:`helpers.engine.projection.Projection.columns`) runs slice by slice
-    over every position at once (:func:`_by_vocabulary`), others position chunk by chunk."""
+    over every position at once (:func:`_by_vocabulary`) on the CPU, and elsewhere where chunks of
+    positions would be short (:data:`SLICE_BELOW_ROWS`); others position chunk by chunk."""
     step = LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // vocab
+    by_slices = hidden.device.type in SLICE_ELEMENTS or step < SLICE_BELOW_ROWS
     with getattr(project, "ready", nullcontext)():  # a head offloaded by a hook: its weights loaded once
-        if step < SLICE_BELOW_ROWS and hidden.shape[0] and getattr(project, "sliceable", False):
+        if by_slices and hidden.shape[0] and getattr(project, "sliceable", False):
             return _by_vocabulary(project, vocab, hidden, which, targets, mass, greedy)
         return _by_positions(project, vocab, hidden, which, targets, mass, greedy)
 
@@ -57,18 +63,23 @@ def _by_vocabulary(project, vocab: int, hidden: torch.Tensor, which: np.ndarray,
     is read once per call whatever its size (a 262k-token head read per chunk of 32 positions
     made the head 2.5x slower), and each position's logsumexp gathers over the slices."""
     rows = hidden.shape[0]
-    width = min(vocab, max(MIN_SLICE, LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // rows))
+    kind = hidden.device.type
+    elements = SLICE_ELEMENTS.get(kind) or LOGIT_ELEMENTS.get(kind, LOGIT_ELEMENTS_ELSEWHERE)
+    width = min(vocab, max(MIN_SLICE, elements // rows))
     h = project.prepared(hidden)
     device = h.device
     at, tokens = torch.from_numpy(which).to(device), torch.from_numpy(targets).to(device)
-    total = torch.full((rows,), -math.inf, device=device)
-    of_class = torch.full((rows,), -math.inf, device=device) if mass is not None else None
+    # the slices' logsumexps combined in float64 (Apple's MPS has none): the combination adds no rounding
+    # per slice (in float32, 150 slices of a 262k vocabulary were 8.6e-6 off float64, against 1.6e-6)
+    wide = torch.float32 if device.type == "mps" else torch.float64
+    total = torch.full((rows,), -math.inf, device=device, dtype=wide)
+    of_class = torch.full((rows,), -math.inf, device=device, dtype=wide) if mass is not None else None
     raw = torch.empty(len(which), device=device)
     top = torch.full((rows,), -math.inf, device=device) if greedy else None
     top_id = torch.zeros(rows, dtype=torch.long, device=device) if greedy else None
     for start in range(0, vocab, width):
         logits = project.columns(h, start, min(start + width, vocab))  # [positions, slice] float32
-        total = torch.logaddexp(total, torch.logsumexp(logits, dim=-1))
+        total = torch.logaddexp(total, torch.logsumexp(logits, dim=-1).to(wide))
         if greedy:  # a later slice wins only with a higher logit: the first of equal ones, as argmax
             best, at_best = logits.max(dim=-1)
             higher = best > top
@@ -78,8 +89,8 @@ def _by_vocabulary(project, vocab: int, hidden: torch.Tensor, which: np.ndarray,
         if of_class is not None:
             part = mass[start:start + width]
             if bool(part.any()):
-                of_class = torch.logaddexp(of_class, torch.logsumexp(logits[:, part], dim=-1))
-    out = [raw - total[at], raw] + ([(of_class - total)[at]] if of_class is not None else []) \
+                of_class = torch.logaddexp(of_class, torch.logsumexp(logits[:, part], dim=-1).to(wide))
+    out = [raw.to(wide) - total[at], raw] + ([(of_class - total)[at]] if of_class is not None else []) \
         + ([top_id[at]] if greedy else [])
     return tuple(x.double().cpu().numpy() for x in out)
 

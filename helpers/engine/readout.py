@@ -19,28 +19,33 @@ class LogprobReading:
     def _read_logprobs(self, batch: list[Unit], hidden: torch.Tensor, state: RunState) -> None:
         """Log-probs at the needed positions: each member's own tokens, and the first token
         of each child at its parent's last position."""
-        rows, cols, targets, sinks = [], [], [], []  # sinks: (node, first entry, entries)
+        width = hidden.shape[1]
+        starts, counts, targets, sinks = [], [], [], []  # per run of entries: (node, first entry, entries)
+        first_at, first_targets, firsts = [], [], []  # per child read at its parent's last position
         for r, u in enumerate(batch):
             for n in u.members:
-                at = u.starts[n]
+                at = r * width + u.starts[n]  # the member's first position in the flattened batch
                 own = n.own_positions()  # entry j of the node is predicted at position j-1
                 if own:
-                    rows.append(np.full(len(own), r)), cols.append(np.arange(at + own.start - 1, at + own.stop - 1))
-                    targets.append(n.ids[own.start:own.stop]), sinks.append((n, own.start, len(own)))
-                firsts = [c for c in n.children if c.needs_first]
-                if firsts:
-                    rows.append(np.full(len(firsts), r)), cols.append(np.full(len(firsts), at + len(n.ids) - 1))
-                    targets.append([c.ids[0] for c in firsts]), sinks.extend((c, 0, 1) for c in firsts)
-        if not rows:
+                    starts.append(at + own.start - 1), counts.append(len(own))
+                    targets.extend(n.ids[own.start:own.stop]), sinks.append((n, own.start, len(own)))
+                for c in n.children:
+                    if c.needs_first:
+                        first_at.append(at + len(n.ids) - 1), first_targets.append(c.ids[0]), firsts.append(c)
+        if not sinks and not firsts:
             return
+        counts = np.array(counts, dtype=np.int64)
+        begins = np.cumsum(counts) - counts  # each run's first entry
+        own_at = np.repeat(np.array(starts, dtype=np.int64) - begins, counts) + np.arange(int(counts.sum()))
         # a position read for several tokens (children's first tokens, answer options) once
-        where, which = np.unique(np.concatenate(rows) * hidden.shape[1] + np.concatenate(cols), return_inverse=True)
-        selected = hidden.reshape(-1, hidden.shape[-1])[torch.from_numpy(where).to(hidden.device)]  # [positions, hidden]
-        flat_targets = np.fromiter((t for ts in targets for t in ts), dtype=np.int64)
-        read = logprobs_at(self.project, self.project.vocab, selected.to(self.output_device),
-                           which.reshape(-1), flat_targets, state.mass, state.greedy)  # each [needed]
-        k = 0
-        for node, j, count in sinks:
-            for array, got in zip(state.values(node), read):  # log-probs, raw logits (log-masses, greedy ids)
-                array[j:j + count] = got[k:k + count]
-            k += count
+        where, which = np.unique(np.concatenate([own_at, np.array(first_at, dtype=np.int64)]), return_inverse=True)
+        selected = hidden.reshape(-1, hidden.shape[-1]).index_select(0, torch.from_numpy(where).to(hidden.device))
+        read = logprobs_at(self.project, self.project.vocab, selected.to(self.output_device), which.reshape(-1),
+                           np.array(targets + first_targets, dtype=np.int64), state.mass, state.greedy)
+        got = np.stack(read)  # [kinds, entries]: log-probs, raw logits (log-masses, greedy ids)
+        for (node, j, count), k in zip(sinks, begins.tolist()):
+            state.values(node)[:, j:j + count] = got[:, k:k + count]
+        k = len(targets)
+        for child in firsts:
+            state.values(child)[:, 0] = got[:, k]
+            k += 1

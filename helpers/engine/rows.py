@@ -110,18 +110,17 @@ class RunState:
         self.wanted = wanted  # the requests whose results count (None: all)
         self.mass = mass  # the token class whose probability mass is read (None: none)
         self.greedy = greedy  # whether the greedy token is read where each token is predicted
-        self.arrays: dict[Node, tuple[np.ndarray, ...]] = {}
+        self.arrays: dict[Node, np.ndarray] = {}
         self.kv: dict[Node, CachedKV] = {}
         self.results: list[tuple[np.ndarray, ...] | None] = [None] * n_requests
         self.on_result = on_result
 
-    def values(self, node: Node) -> tuple[np.ndarray, ...]:
-        """(log-probs, raw logits[, log-masses][, greedy ids]) of ``node``'s tokens: entry j is
-        log p(ids[j] | before) (and the log-mass of ``mass`` tokens, and the greedy token, where
-        ids[j] is predicted)."""
+    def values(self, node: Node) -> np.ndarray:
+        """[kinds, len(ids)]: (log-probs, raw logits[, log-masses][, greedy ids]) of ``node``'s
+        tokens, one row each: entry j is log p(ids[j] | before) (and the log-mass of ``mass``
+        tokens, and the greedy token, where ids[j] is predicted)."""
         if node not in self.arrays:
-            width = 2 + (self.mass is not None) + self.greedy
-            self.arrays[node] = tuple(np.full(len(node.ids), np.nan) for _ in range(width))
+            self.arrays[node] = np.full((2 + (self.mass is not None) + self.greedy, len(node.ids)), np.nan)
         return self.arrays[node]
 
     def finish(self, node: Node) -> None:
@@ -130,7 +129,6 @@ class RunState:
             return
         if self.results[node.request] is not None:  # a shared part repeated in several rows ends here
             return
-        parts = [self.values(n) for n in node.path()]
-        self.results[node.request] = tuple(np.concatenate(arrays) for arrays in zip(*parts))
+        self.results[node.request] = tuple(np.concatenate([self.values(n) for n in node.path()], axis=1))
         if self.on_result is not None:
             self.on_result()
