@@ -1,9 +1,12 @@
-"""The vocabulary head's blocks on the CPU (issue 74): `logprobs_at` as it ran until now (chunks of
+"""The vocabulary head's blocks on the CPU (issue 74): `logprobs_at` as it ran before 4372a66 (chunks of
 positions of 2^23 logits, by vocabulary slices only where a chunk would hold fewer than 256 positions)
-against cache-sized blocks (every position at once, slice by slice of the vocabulary, at most
-2^e logits a slice: ``helpers.engine.head.SLICE_ELEMENTS``), on heads of the three vocabularies the
-rows benchmarks use: the benchmark GPT-2's 8,000 x 384, SmolLM2-135M's 49,152 x 576 and Gemma 3
-270M's 262,144 x 640 (random float32 weights, seeded; the head's time depends on the shapes only).
+against cache-sized blocks: every position at once, slice by slice of the vocabulary, at most 2^e logits
+a slice ("slices of 2^e", whatever the call's size), and the engine's rule now ("the engine's": a call
+of at most ``helpers.engine.head.FUSED_ELEMENTS`` logits as one chunk through the fused log-softmax, a
+larger one by slices of ``SLICE_ELEMENTS``). On heads of the three vocabularies the rows benchmarks use:
+the benchmark GPT-2's 8,000 x 384, SmolLM2-135M's 49,152 x 576 and Gemma 3 270M's 262,144 x 640 (random
+float32 weights, seeded; the head's time depends on the shapes only). Every way combines its slices'
+logsumexps in float64, as the engine does since 4372a66.
 
 Each case is a call reading ``positions`` positions, one entry each, as a scoring run's forward call
 does; the ways run in interleaved rounds (benchmarks/spread.py) and the table gives each way's
@@ -32,7 +35,7 @@ from helpers.engine.logit_transform import LogitTransform  # noqa: E402
 from helpers.engine.projection import Projection  # noqa: E402
 
 CASES = ["8000x384:300", "8000x384:900", "8000x384:1353", "49152x576:600", "262144x640:300"]
-UNTIL_NOW = "until now"
+UNTIL_NOW = "before 4372a66"
 
 
 def case(text: str) -> tuple[int, int, int]:
@@ -45,37 +48,43 @@ def case(text: str) -> tuple[int, int, int]:
         raise argparse.ArgumentTypeError(f"{text!r}: a case is vocab x width : positions, as 8000x384:900") from None
 
 
-def run(project: Projection, hidden: torch.Tensor, targets: np.ndarray, elements: int | None) -> tuple[float, np.ndarray]:
-    """Seconds of one `logprobs_at` call with ``SLICE_ELEMENTS`` on the CPU at ``elements`` (None: none,
-    the head as it ran until now), and its log-probs."""
-    kept = dict(head.SLICE_ELEMENTS)
-    head.SLICE_ELEMENTS.clear()
-    if elements is not None:
-        head.SLICE_ELEMENTS["cpu"] = elements
+def run(project: Projection, hidden: torch.Tensor, targets: np.ndarray, rule: dict | None) -> tuple[float, np.ndarray]:
+    """Seconds of one `logprobs_at` call under ``rule`` ({"fused": elements, "slice": elements} on the CPU;
+    None: neither, the head as it ran before 4372a66), and its log-probs. The engine's settings are restored."""
+    kept = dict(head.FUSED_ELEMENTS), dict(head.SLICE_ELEMENTS)
+    for setting, name in ((head.FUSED_ELEMENTS, "fused"), (head.SLICE_ELEMENTS, "slice")):
+        setting.clear()
+        if rule is not None:
+            setting["cpu"] = rule[name]
     try:
         with torch.no_grad():
             start = time.perf_counter()
             got = head.logprobs_at(project, project.vocab, hidden, np.arange(len(hidden)), targets)
             return time.perf_counter() - start, got[0]
     finally:
-        head.SLICE_ELEMENTS.clear()
-        head.SLICE_ELEMENTS.update(kept)
+        for setting, was in zip((head.FUSED_ELEMENTS, head.SLICE_ELEMENTS), kept):
+            setting.clear()
+            setting.update(was)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", nargs="+", type=case, default=[case(c) for c in CASES])
-    ap.add_argument("--elements", nargs="+", type=int, default=[18, 19, 20], help="powers of two of a block's logits")
+    ap.add_argument("--elements", nargs="+", type=int, default=[18, 19, 20], help="powers of two of a slice's logits")
     ap.add_argument("--repeats", type=spread.repeats, default=spread.MIN_REPEATS)
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     print(spread.header(sys.argv), flush=True)
     print(f"the head of logprobs_at on the CPU, float32; {args.threads} threads; {args.repeats} interleaved rounds; "
-          "us per position read: median (range); speed-up over until now: median (range) of the per-round ratios")
-    print(f"{'vocab x width':<16}{'positions':>10}  {'way':<18}{'us/position':<26}{'vs until now':<22}"
-          "max |diff| vs until now, vs float64")
-    ways = {UNTIL_NOW: None, **{f"blocks of 2^{e}": 1 << e for e in args.elements}}
+          f"us per position read: median (range); speed-up over {UNTIL_NOW}: median (range) of the per-round ratios; "
+          f"the engine's: at most 2^{head.FUSED_ELEMENTS['cpu'].bit_length() - 1} logits fused, "
+          f"else slices of 2^{head.SLICE_ELEMENTS['cpu'].bit_length() - 1}")
+    print(f"{'vocab x width':<16}{'positions':>10}  {'way':<18}{'us/position':<26}{'vs ' + UNTIL_NOW:<22}"
+          f"max |diff| vs {UNTIL_NOW}, vs float64")
+    engine = {"fused": head.FUSED_ELEMENTS["cpu"], "slice": head.SLICE_ELEMENTS["cpu"]}
+    ways = {UNTIL_NOW: None, **{f"slices of 2^{e}": {"fused": 0, "slice": 1 << e} for e in args.elements},
+            "the engine's": engine}
     for vocab, width, positions in args.cases:
         torch.manual_seed(0)
         project = Projection(torch.nn.Linear(width, vocab, bias=False).requires_grad_(False), LogitTransform())

@@ -157,15 +157,20 @@ def test_bench_head_blocks_times_the_ways_and_each_stays_within_float32_rounding
 
     from helpers.engine import head
 
-    kept = dict(head.SLICE_ELEMENTS)
-    out = run(bench_head_blocks, ["--cases", "3000x64:40", "--elements", "12", "19"], capsys, monkeypatch)
-    assert head.SLICE_ELEMENTS == kept  # the engine's setting as it was after the benchmark
+    kept = dict(head.FUSED_ELEMENTS), dict(head.SLICE_ELEMENTS)
+    out = run(bench_head_blocks, ["--cases", "3000x64:40", "3000x64:2000", "--elements", "12", "19"], capsys, monkeypatch)
+    assert (head.FUSED_ELEMENTS, head.SLICE_ELEMENTS) == kept  # the engine's settings as they were
     assert re.search(r"^# machine: .*\n# load average before: [\d. ]+\n# commit: \w+", out, re.M), out
     assert re.search(r"^# load average after: [\d. ]+$", out, re.M), out
-    rows = re.findall(r"^3,000 x 64\s+40  (until now|blocks of 2\^12|blocks of 2\^19)\s+[\d.]+ \([\d.]+-[\d.]+\)\s+"
-                      r"(?:([\d.]+)x \(([\d.]+)-([\d.]+)\))?\s+([\d.e+-]+), ([\d.e+-]+)$", out, re.M)
-    assert [r[0] for r in rows] == ["until now", "blocks of 2^12", "blocks of 2^19"], out
-    for way, median, low, high, versus_before, versus_float64 in rows:
+    assert "the engine's: at most 2^22 logits fused, else slices of 2^19" in out, out
+    rows = re.findall(r"^3,000 x 64\s+([\d,]+)  (before 4372a66|slices of 2\^12|slices of 2\^19|the engine's)\s+"
+                      r"[\d.]+ \([\d.]+-[\d.]+\)\s+(?:([\d.]+)x \(([\d.]+)-([\d.]+)\))?\s+([\d.e+-]+), ([\d.e+-]+)$",
+                      out, re.M)
+    ways = ["before 4372a66", "slices of 2^12", "slices of 2^19", "the engine's"]
+    assert [(r[0], r[1]) for r in rows] == [(n, w) for n in ("40", "2,000") for w in ways], out
+    for positions, way, median, low, high, versus_before, versus_float64 in rows:
         # a few float32 roundings of log-probs near log(1/3000) = -8 (one: 9.5e-7); 2^12 reads slices of 1,024
         assert float(versus_float64) < 4e-6 and float(versus_before) < 4e-6, out
-        assert way == "until now" or float(low) <= float(median) <= float(high), out
+        assert way == ways[0] or float(low) <= float(median) <= float(high), out
+    # 40 positions (120,000 logits) run fused, as before: the same values bit for bit
+    assert [r[5] for r in rows if r[0] == "40" and r[1] == "the engine's"] == ["0.0e+00"], out

@@ -38,6 +38,7 @@ def test_slices_and_position_chunks_agree_with_float64(dtype, transform, monkeyp
     mass[rng.integers(0, vocab, 300)] = True
     project = Projection(linear, transform)
     want = reference(linear.weight.float(), hidden.float(), transform, which, targets, mass)
+    monkeypatch.setattr(head, "FUSED_ELEMENTS", {"cpu": 0})  # every call by slices
     monkeypatch.setattr(head, "SLICE_ELEMENTS", {"cpu": 40 * 1024})  # slices of 1,024 tokens
     sliced = head._by_vocabulary(project, vocab, hidden, which, targets, mass)
     by_rows = head._by_positions(project, vocab, hidden, which, targets, mass)
@@ -62,23 +63,26 @@ def test_slices_and_position_chunks_agree_with_float64(dtype, transform, monkeyp
         np.testing.assert_array_equal(got[-1], greedy)
 
 
-def test_a_plain_linear_head_runs_by_slices_on_the_cpu_and_elsewhere_only_for_a_large_vocabulary(monkeypatch):
+def test_a_plain_linear_head_runs_by_slices_beyond_the_cpus_caches_and_elsewhere_for_a_large_vocabulary(monkeypatch):
     calls = []
     monkeypatch.setattr(head, "_by_vocabulary", lambda *a: calls.append("slices") or (np.zeros(1), np.zeros(1)))
     monkeypatch.setattr(head, "_by_positions", lambda *a: calls.append("rows") or (np.zeros(1), np.zeros(1)))
     big, small = torch.nn.Linear(4, 262144, bias=False), torch.nn.Linear(4, 8000, bias=False)
-    hidden, one = torch.zeros(2, 4), np.zeros(1, dtype=np.int64)
+    one = np.zeros(1, dtype=np.int64)
 
-    def paths():
+    def paths(positions: int) -> list[str]:
         calls.clear()
+        hidden = torch.zeros(positions, 4)
         head.logprobs_at(Projection(big, LogitTransform()), 262144, hidden, one, one)
         head.logprobs_at(Projection(small, LogitTransform()), 8000, hidden, one, one)
         head.logprobs_at(lambda h: h, 262144, hidden, one, one)  # logits already computed: no slices to take
         return list(calls)
 
-    assert paths() == ["slices", "slices", "rows"]  # the CPU: cache-sized blocks, by slices where a head can
-    monkeypatch.setattr(head, "SLICE_ELEMENTS", {})  # as on a device without them (CUDA)
-    assert paths() == ["slices", "rows", "rows"]
+    # the CPU: 2^22 logits fused at most (16 and 524 positions of these vocabularies), slices beyond
+    assert paths(16) == ["rows", "rows", "rows"] and paths(17) == ["slices", "rows", "rows"]
+    assert paths(524) == ["slices", "rows", "rows"] and paths(525) == ["slices", "slices", "rows"]
+    monkeypatch.setattr(head, "FUSED_ELEMENTS", {})  # as on a device without that rule (CUDA)
+    assert paths(2) == paths(600) == ["slices", "rows", "rows"]
 
 
 def test_an_offloaded_head_computes_in_float32_by_slices_as_on_one_device(tmp_path, monkeypatch):
@@ -109,6 +113,7 @@ def test_an_offloaded_head_computes_in_float32_by_slices_as_on_one_device(tmp_pa
 
     vocab = whole.model.config.vocab_size
     monkeypatch.setattr(head, "MIN_SLICE", 1)
+    monkeypatch.setattr(head, "FUSED_ELEMENTS", {"cpu": 0})  # every call by slices
     slices = []
     monkeypatch.setattr(Projection, "columns", lambda self, h, start, stop, columns=Projection.columns:
                         slices.append(stop - start) or columns(self, h, start, stop))
@@ -190,6 +195,7 @@ def test_a_quantized_head_is_read_by_slices_in_float32_or_said_to_be_bf16(kind, 
     assert project.vocab == vocab and project.path() == "float32-dequantized" and project.sliceable
     hidden = torch.randn(positions, width).to(torch.bfloat16)
     which, targets = np.arange(positions), np.arange(positions) * 97 % vocab
+    monkeypatch.setattr(head, "FUSED_ELEMENTS", {"cpu": 0})  # every call by slices
     monkeypatch.setattr(head, "SLICE_ELEMENTS", {"cpu": positions * 512})  # slices of 512 tokens
     got = head.logprobs_at(project, vocab, hidden, which, targets)
     want = torch.log_softmax(hidden.double() @ exact.double().T, -1)[which, targets].numpy()

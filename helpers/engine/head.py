@@ -21,10 +21,13 @@ import torch
 # vocabulary floats (on CPU a smaller block stays in cache for the log-softmax that reads it).
 LOGIT_ELEMENTS = {"cpu": 1 << 23}
 LOGIT_ELEMENTS_ELSEWHERE = 1 << 25
-# On these devices a head that can slice its vocabulary computes at most this many logits at a time
-# (2 MiB of float32, within the caches), slice by slice over every position read: on the CPU the head
-# ran 1.0-1.2x faster than by 2^23-logit chunks of positions on an 8k vocabulary and 1.3x on 49k and
-# 262k (benchmarks/bench_head_blocks.py). Elsewhere it slices only where chunks of positions would be short.
+# On these devices (the CPU) the head keeps its logits within the caches: a call of at most FUSED_ELEMENTS
+# logits runs as one chunk of positions through the fused log-softmax (16 MiB of logits and as much output,
+# within a 32 MiB L3); a larger one, of a head that can slice its vocabulary, slice by slice over every
+# position read, at most SLICE_ELEMENTS logits a slice (2 MiB). On the CPU against 2^23-logit chunks:
+# 1.1x faster on an 8k vocabulary from 900 positions a call, 1.3x on 49k and 262k, and as fast below
+# (benchmarks/bench_head_blocks.py). Elsewhere a head slices only where chunks of positions would be short.
+FUSED_ELEMENTS = {"cpu": 1 << 22}
 SLICE_ELEMENTS = {"cpu": 1 << 19}
 # A head whose chunks would hold fewer positions than this runs by vocabulary slices instead:
 # chunks of few positions read the whole output embedding each (on the CPU: a vocabulary of
@@ -47,10 +50,14 @@ def logprobs_at(project: Callable[[torch.Tensor], torch.Tensor], vocab: int, hid
     highest logit at each entry's position (the first of equal ones, as ``argmax``), from the same
     logits: whether the target is the greedy token. A projection that computes a slice of the
     vocabulary (:meth:`helpers.engine.projection.Projection.columns`) runs slice by slice
-    over every position at once (:func:`_by_vocabulary`) on the CPU, and elsewhere where chunks of
-    positions would be short (:data:`SLICE_BELOW_ROWS`); others position chunk by chunk."""
-    step = LOGIT_ELEMENTS.get(hidden.device.type, LOGIT_ELEMENTS_ELSEWHERE) // vocab
-    by_slices = hidden.device.type in SLICE_ELEMENTS or step < SLICE_BELOW_ROWS
+    over every position at once (:func:`_by_vocabulary`) where its logits would not fit the CPU's caches
+    (:data:`FUSED_ELEMENTS`), and elsewhere where chunks of positions would be short
+    (:data:`SLICE_BELOW_ROWS`); others position chunk by chunk."""
+    kind = hidden.device.type
+    if kind in FUSED_ELEMENTS:
+        by_slices = hidden.shape[0] * vocab > FUSED_ELEMENTS[kind]
+    else:
+        by_slices = LOGIT_ELEMENTS.get(kind, LOGIT_ELEMENTS_ELSEWHERE) // vocab < SLICE_BELOW_ROWS
     with getattr(project, "ready", nullcontext)():  # a head offloaded by a hook: its weights loaded once
         if by_slices and hidden.shape[0] and getattr(project, "sliceable", False):
             return _by_vocabulary(project, vocab, hidden, which, targets, mass, greedy)
