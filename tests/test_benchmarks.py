@@ -158,7 +158,8 @@ def test_bench_head_blocks_times_the_ways_and_each_stays_within_float32_rounding
     from helpers.engine import head
 
     kept = dict(head.FUSED_ELEMENTS), dict(head.SLICE_ELEMENTS)
-    out = run(bench_head_blocks, ["--cases", "3000x64:40", "3000x64:2000", "--elements", "12", "19"], capsys, monkeypatch)
+    argv = ["--cases", "3000x64:40", "3000x64:2000", "--elements", "12", "19"]
+    out = run(bench_head_blocks, argv, capsys, monkeypatch)
     assert (head.FUSED_ELEMENTS, head.SLICE_ELEMENTS) == kept  # the engine's settings as they were
     assert re.search(r"^# machine: .*\n# load average before: [\d. ]+\n# commit: \w+", out, re.M), out
     assert re.search(r"^# load average after: [\d. ]+$", out, re.M), out
