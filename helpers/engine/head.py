@@ -17,8 +17,8 @@ from typing import Callable, Sequence, TypeVar
 import numpy as np
 import torch
 
-# Logit rows computed at once by a head that cannot slice its vocabulary: bounds memory at rows x
-# vocabulary floats (on CPU a smaller block stays in cache for the log-softmax that reads it).
+# Logits computed at once, by chunks of positions (and off the CPU by a vocabulary slice): bounds memory at
+# rows x vocabulary floats (on the CPU a call beyond FUSED_ELEMENTS runs by slices where the head can).
 LOGIT_ELEMENTS = {"cpu": 1 << 23}
 LOGIT_ELEMENTS_ELSEWHERE = 1 << 25
 # On these devices (the CPU) the head keeps its logits within the caches: a call of at most FUSED_ELEMENTS
