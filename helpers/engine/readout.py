@@ -20,7 +20,7 @@ class LogprobReading:
         """Log-probs at the needed positions: each member's own tokens, and the first token
         of each child at its parent's last position."""
         width = hidden.shape[1]
-        starts, counts, targets, sinks = [], [], [], []  # per run of entries: (node, first entry, entries)
+        starts, counts, targets, sinks = [], [], [], []  # per run of entries (sinks: its node and first entry)
         first_at, first_targets, firsts = [], [], []  # per child read at its parent's last position
         for r, u in enumerate(batch):
             for n in u.members:
@@ -28,7 +28,7 @@ class LogprobReading:
                 own = n.own_positions()  # entry j of the node is predicted at position j-1
                 if own:
                     starts.append(at + own.start - 1), counts.append(len(own))
-                    targets.extend(n.ids[own.start:own.stop]), sinks.append((n, own.start, len(own)))
+                    targets.extend(n.ids[own.start:own.stop]), sinks.append((n, own.start))
                 for c in n.children:
                     if c.needs_first:
                         first_at.append(at + len(n.ids) - 1), first_targets.append(c.ids[0]), firsts.append(c)
@@ -43,7 +43,7 @@ class LogprobReading:
         read = logprobs_at(self.project, self.project.vocab, selected.to(self.output_device), which.reshape(-1),
                            np.array(targets + first_targets, dtype=np.int64), state.mass, state.greedy)
         got = np.stack(read)  # [kinds, entries]: log-probs, raw logits (log-masses, greedy ids)
-        for (node, j, count), k in zip(sinks, begins.tolist()):
+        for (node, j), k, count in zip(sinks, begins.tolist(), counts.tolist()):
             state.values(node)[:, j:j + count] = got[:, k:k + count]
         k = len(targets)
         for child in firsts:
