@@ -92,13 +92,6 @@ EOF
 
 start_munge() {
   alive "$DIR/run/munged.pid" && return 0
-  # a munged of an earlier run that lost its pid file still holds the socket: adopt it (a second one cannot bind)
-  local held
-  held=$(pgrep -o -f -- "munged .*--socket=$SOCKET( |$)" || true)
-  if [ -n "$held" ]; then
-    echo "$held" >"$DIR/run/munged.pid"
-    return 0
-  fi
   if [ ! -s "$DIR/munge/munge.key" ]; then
     mungekey --create --keyfile="$DIR/munge/munge.key" --force
   fi
