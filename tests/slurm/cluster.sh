@@ -90,8 +90,32 @@ PartitionName=local Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
 EOF
 }
 
+# orphans NAME NEEDLE: pids of daemon NAME whose command line names NEEDLE: this cluster's, left running
+# without a live pid file (an earlier run that was killed), which would hold its socket or port
+orphans() {
+  local pid cmd
+  for pid in $(pgrep -x "$1" || true); do
+    cmd=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null) || continue
+    if [[ $cmd == *"$2"* ]]; then echo "$pid"; fi
+  done
+  return 0
+}
+
+stop_orphans() {  # stop_orphans NAME NEEDLE: SIGTERM, wait up to 5s, then SIGKILL
+  local pids
+  pids=$(orphans "$1" "$2")
+  [ -n "$pids" ] || return 0
+  echo "cluster.sh: stopping $1 left from an earlier run of this cluster (pid $(echo $pids))" >&2
+  # shellcheck disable=SC2086
+  kill -TERM $pids 2>/dev/null || true
+  for _ in $(seq 50); do [ -z "$(orphans "$1" "$2")" ] && return 0; sleep 0.1; done
+  # shellcheck disable=SC2046
+  kill -KILL $(orphans "$1" "$2") 2>/dev/null || true
+}
+
 start_munge() {
   alive "$DIR/run/munged.pid" && return 0
+  stop_orphans munged "--socket=$SOCKET"
   if [ ! -s "$DIR/munge/munge.key" ]; then
     mungekey --create --keyfile="$DIR/munge/munge.key" --force
   fi
@@ -129,9 +153,9 @@ cmd_start() {
   wait_for 10 munged test -S "$SOCKET"
   write_conf
   # -c: a fresh controller (no jobs from an earlier run of this cluster)
-  alive "$DIR/run/slurmctld.pid" || slurmctld -c -f "$CONF"
+  alive "$DIR/run/slurmctld.pid" || { stop_orphans slurmctld "-f $CONF"; slurmctld -c -f "$CONF"; }
   wait_for 30 slurmctld scontrol ping
-  alive "$DIR/run/slurmd.pid" || slurmd -f "$CONF" -N "$NODE"
+  alive "$DIR/run/slurmd.pid" || { stop_orphans slurmd "-f $CONF"; slurmd -f "$CONF" -N "$NODE"; }
   wait_for 60 "the node $NODE" node_idle
   echo "cluster up: partition local, node $(sinfo -h -n "$NODE" -o '%n cpus=%c mem=%mMB state=%t')"
   echo "export SLURM_CONF=$CONF"
@@ -158,9 +182,9 @@ cmd_stop() {
       for _ in $(seq 100); do [ -z "$(squeue -h -o %A 2>/dev/null)" ] && break; sleep 0.2; done
     fi
   fi
-  stop_pid slurmd
-  stop_pid slurmctld
-  stop_pid munged
+  stop_pid slurmd && stop_orphans slurmd "-f $CONF"
+  stop_pid slurmctld && stop_orphans slurmctld "-f $CONF"
+  stop_pid munged && stop_orphans munged "--socket=$SOCKET"
   echo "cluster stopped ($DIR)"
 }
 
