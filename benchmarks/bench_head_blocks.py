@@ -6,7 +6,9 @@ of at most ``helpers.engine.head.FUSED_ELEMENTS`` logits as one chunk through th
 larger one by slices of ``SLICE_ELEMENTS``). On heads of the three vocabularies the rows benchmarks use:
 the benchmark GPT-2's 8,000 x 384, SmolLM2-135M's 49,152 x 576 and Gemma 3 270M's 262,144 x 640 (random
 float32 weights, seeded; the head's time depends on the shapes only). Every way combines its slices'
-logsumexps in float64, as the engine does since 4372a66.
+logsumexps in float64, as the engine does since 4372a66. Since 3185470 a slice's logits go into one buffer
+the call reuses and its logsumexp runs in place there; "new logits a slice" is the engine's rule with each
+slice's logits and logsumexp in new tensors, as before (and "before 4372a66" slices that way too).
 
 Each case is a call reading ``positions`` positions, one entry each, as a scoring run's forward call
 does; the ways run in interleaved rounds (benchmarks/spread.py) and the table gives each way's
@@ -18,6 +20,7 @@ the per-round ratios) and its largest log-prob difference from until-now's and f
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -36,6 +39,8 @@ from helpers.engine.projection import Projection  # noqa: E402
 
 CASES = ["8000x384:300", "8000x384:900", "8000x384:1353", "49152x576:600", "262144x640:300"]
 UNTIL_NOW = "before 4372a66"
+NEW_LOGITS = "new logits a slice"
+ENGINE = "the engine's"
 
 
 def case(text: str) -> tuple[int, int, int]:
@@ -48,14 +53,36 @@ def case(text: str) -> tuple[int, int, int]:
         raise argparse.ArgumentTypeError(f"{text!r}: a case is vocab x width : positions, as 8000x384:900") from None
 
 
-def run(project: Projection, hidden: torch.Tensor, targets: np.ndarray, rule: dict | None) -> tuple[float, np.ndarray]:
+def new_logits_a_slice(project, vocab: int, hidden: torch.Tensor, which: np.ndarray, targets: np.ndarray,
+                       mass=None, greedy: bool = False) -> tuple[np.ndarray, ...]:
+    """`head._by_vocabulary` as it ran before 3185470 (log-probs and raw logits; no mass, no greedy): each
+    slice's logits a new tensor, its logsumexp by `torch.logsumexp` (a second slice-sized tensor)."""
+    rows = hidden.shape[0]
+    width = min(vocab, max(head.MIN_SLICE, head.SLICE_ELEMENTS.get("cpu", head.LOGIT_ELEMENTS["cpu"]) // rows))
+    h = project.prepared(hidden)
+    at, tokens = torch.from_numpy(which), torch.from_numpy(targets)
+    total = torch.full((rows,), -math.inf, dtype=torch.float64)
+    raw = torch.empty(len(which))
+    for start in range(0, vocab, width):
+        logits = project.columns(h, start, min(start + width, vocab))
+        total = torch.logaddexp(total, torch.logsumexp(logits, dim=-1).double())
+        inside = (tokens >= start) & (tokens < start + width)
+        raw[inside] = logits[at[inside], tokens[inside] - start]
+    return tuple(x.double().numpy() for x in (raw.double() - total[at], raw))
+
+
+def run(project: Projection, hidden: torch.Tensor, targets: np.ndarray, rule: dict | None,
+        reused: bool = True) -> tuple[float, np.ndarray]:
     """Seconds of one `logprobs_at` call under ``rule`` ({"fused": elements, "slice": elements} on the CPU;
-    None: neither, the head as it ran before 4372a66), and its log-probs. The engine's settings are restored."""
-    kept = dict(head.FUSED_ELEMENTS), dict(head.SLICE_ELEMENTS)
+    None: neither, the head as it ran before 4372a66), its slices' logits in the engine's reused buffer or
+    (``reused`` False) new each slice, and its log-probs. The engine's settings are restored."""
+    kept = dict(head.FUSED_ELEMENTS), dict(head.SLICE_ELEMENTS), head._by_vocabulary
     for setting, name in ((head.FUSED_ELEMENTS, "fused"), (head.SLICE_ELEMENTS, "slice")):
         setting.clear()
         if rule is not None:
             setting["cpu"] = rule[name]
+    if not reused:
+        head._by_vocabulary = new_logits_a_slice
     try:
         with torch.no_grad():
             start = time.perf_counter()
@@ -65,6 +92,7 @@ def run(project: Projection, hidden: torch.Tensor, targets: np.ndarray, rule: di
         for setting, was in zip((head.FUSED_ELEMENTS, head.SLICE_ELEMENTS), kept):
             setting.clear()
             setting.update(was)
+        head._by_vocabulary = kept[2]
 
 
 def main() -> None:
@@ -80,11 +108,12 @@ def main() -> None:
           f"us per position read: median (range); speed-up over {UNTIL_NOW}: median (range) of the per-round ratios; "
           f"the engine's: at most 2^{head.FUSED_ELEMENTS['cpu'].bit_length() - 1} logits fused, "
           f"else slices of 2^{head.SLICE_ELEMENTS['cpu'].bit_length() - 1}")
-    print(f"{'vocab x width':<16}{'positions':>10}  {'way':<18}{'us/position':<26}{'vs ' + UNTIL_NOW:<22}"
+    print(f"{'vocab x width':<16}{'positions':>10}  {'way':<20}{'us/position':<26}{'vs ' + UNTIL_NOW:<22}"
           f"max |diff| vs {UNTIL_NOW}, vs float64")
     engine = {"fused": head.FUSED_ELEMENTS["cpu"], "slice": head.SLICE_ELEMENTS["cpu"]}
-    ways = {UNTIL_NOW: None, **{f"slices of 2^{e}": {"fused": 0, "slice": 1 << e} for e in args.elements},
-            "the engine's": engine}
+    ways = {UNTIL_NOW: (None, False), **{f"slices of 2^{e}": ({"fused": 0, "slice": 1 << e}, True)
+                                          for e in args.elements},
+            NEW_LOGITS: (engine, False), ENGINE: (engine, True)}
     for vocab, width, positions in args.cases:
         torch.manual_seed(0)
         project = Projection(torch.nn.Linear(width, vocab, bias=False).requires_grad_(False), LogitTransform())
@@ -93,7 +122,7 @@ def main() -> None:
         values = {}
 
         def timed(name: str) -> float:
-            seconds, values[name] = run(project, hidden, targets, ways[name])
+            seconds, values[name] = run(project, hidden, targets, *ways[name])
             return seconds
 
         seconds = spread.rounds({name: (lambda name=name: timed(name)) for name in ways}, args.repeats)
@@ -102,9 +131,12 @@ def main() -> None:
         for name in ways:
             per = [1e6 * s / positions for s in seconds[name]]
             versus = "" if name == UNTIL_NOW else spread.describe_ratio(seconds[UNTIL_NOW], seconds[name])
-            print(f"{f'{vocab:,} x {width}':<16}{positions:>10,}  {name:<18}"
+            print(f"{f'{vocab:,} x {width}':<16}{positions:>10,}  {name:<20}"
                   f"{f'{statistics.median(per):.1f} ({min(per):.1f}-{max(per):.1f})':<26}{versus:<22}"
                   f"{np.abs(values[name] - values[UNTIL_NOW]).max():.1e}, {np.abs(values[name] - exact).max():.1e}")
+        print(f"{'':<26}  the engine's against {NEW_LOGITS}: "
+              f"{spread.describe_ratio(seconds[NEW_LOGITS], seconds[ENGINE])}, "
+              f"max |diff| {np.abs(values[NEW_LOGITS] - values[ENGINE]).max():.1e}")
     print(f"# load average after: {spread.load_average()}")
 
 

@@ -164,10 +164,11 @@ def test_bench_head_blocks_times_the_ways_and_each_stays_within_float32_rounding
     assert re.search(r"^# machine: .*\n# load average before: [\d. ]+\n# commit: \w+", out, re.M), out
     assert re.search(r"^# load average after: [\d. ]+$", out, re.M), out
     assert "the engine's: at most 2^22 logits fused, else slices of 2^19" in out, out
-    rows = re.findall(r"^3,000 x 64\s+([\d,]+)  (before 4372a66|slices of 2\^12|slices of 2\^19|the engine's)\s+"
+    rows = re.findall(r"^3,000 x 64\s+([\d,]+)  (before 4372a66|slices of 2\^12|slices of 2\^19|new logits a slice|"
+                      r"the engine's)\s+"
                       r"[\d.]+ \([\d.]+-[\d.]+\)\s+(?:([\d.]+)x \(([\d.]+)-([\d.]+)\))?\s+([\d.e+-]+), ([\d.e+-]+)$",
                       out, re.M)
-    ways = ["before 4372a66", "slices of 2^12", "slices of 2^19", "the engine's"]
+    ways = ["before 4372a66", "slices of 2^12", "slices of 2^19", "new logits a slice", "the engine's"]
     assert [(r[0], r[1]) for r in rows] == [(n, w) for n in ("40", "2,000") for w in ways], out
     for positions, way, median, low, high, versus_before, versus_float64 in rows:
         # a few float32 roundings of log-probs near log(1/3000) = -8 (one: 9.5e-7); 2^12 reads slices of 1,024
@@ -175,3 +176,7 @@ def test_bench_head_blocks_times_the_ways_and_each_stays_within_float32_rounding
         assert way == ways[0] or float(low) <= float(median) <= float(high), out
     # 40 positions (120,000 logits) run fused, as before: the same values bit for bit
     assert [r[5] for r in rows if r[0] == "40" and r[1] == "the engine's"] == ["0.0e+00"], out
+    # the slices' logits in one reused buffer, the logsumexp in place: torch's own operations, the same values
+    against = re.findall(r"^\s+the engine's against new logits a slice: ([\d.]+)x \([\d.]+-[\d.]+\), "
+                         r"max \|diff\| ([\d.e+-]+)$", out, re.M)
+    assert [diff for _, diff in against] == ["0.0e+00", "0.0e+00"], out

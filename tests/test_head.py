@@ -4,6 +4,8 @@ token class's mass, whatever the slice width."""
 from __future__ import annotations
 
 import contextlib
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -63,6 +65,30 @@ def test_slices_and_position_chunks_agree_with_float64(dtype, transform, monkeyp
         np.testing.assert_array_equal(got[-1], greedy)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("transform", [LogitTransform(), LogitTransform(0.5, 8.0)])
+def test_a_slice_in_the_reused_buffer_and_its_logsumexp_in_place_are_torchs_values_bit_for_bit(dtype, transform):
+    """The sliced head writes every slice's logits into one buffer and takes their logsumexp there, in
+    place: the same operations as a new tensor per slice and ``torch.logsumexp``, so the same bits."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(48, 3000, bias=True).to(dtype).requires_grad_(False)
+    project = Projection(linear, transform)
+    hidden = project.prepared(torch.randn(37, 48).to(dtype) * 4)
+    scratch = torch.full((37 * 1024,), float("nan"))
+    for start, stop in ((0, 1024), (1024, 2048), (2048, 3000)):  # the last slice narrower: a shorter view
+        new = project.columns(hidden, start, stop)
+        into = project.columns(hidden, start, stop, out=scratch)
+        assert into.data_ptr() == scratch.data_ptr() and into.shape == new.shape == (37, stop - start)
+        assert into.numpy().tobytes() == new.numpy().tobytes()
+        want = torch.logsumexp(new, dim=-1)
+        assert head._logsumexp_(into, new.amax(dim=-1)).numpy().tobytes() == want.numpy().tobytes()
+    # rows whose maximum is infinite, as torch takes them (the maximum counted as 0)
+    odd = torch.tensor([[-math.inf, -math.inf, -math.inf], [1.0, math.inf, 2.0], [0.5, -1.0, 3.0]])
+    got = head._logsumexp_(odd.clone(), odd.amax(dim=-1))
+    assert got.numpy().tobytes() == torch.logsumexp(odd, dim=-1).numpy().tobytes()
+    assert got[0] == -math.inf and got[1] == math.inf
+
+
 def test_a_plain_linear_head_runs_by_slices_beyond_the_cpus_caches_and_elsewhere_for_a_large_vocabulary(monkeypatch):
     calls = []
     monkeypatch.setattr(head, "_by_vocabulary", lambda *a: calls.append("slices") or (np.zeros(1), np.zeros(1)))
@@ -115,8 +141,8 @@ def test_an_offloaded_head_computes_in_float32_by_slices_as_on_one_device(tmp_pa
     monkeypatch.setattr(head, "MIN_SLICE", 1)
     monkeypatch.setattr(head, "FUSED_ELEMENTS", {"cpu": 0})  # every call by slices
     slices = []
-    monkeypatch.setattr(Projection, "columns", lambda self, h, start, stop, columns=Projection.columns:
-                        slices.append(stop - start) or columns(self, h, start, stop))
+    monkeypatch.setattr(Projection, "columns", lambda self, h, start, stop, out=None, columns=Projection.columns:
+                        slices.append(stop - start) or columns(self, h, start, stop, out))
     for share in ("none", "tree"):
         for elements in (head.LOGIT_ELEMENTS["cpu"], vocab):  # whole rows; slices of vocab / positions read
             monkeypatch.setitem(head.SLICE_ELEMENTS, "cpu", elements)

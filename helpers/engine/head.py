@@ -84,22 +84,34 @@ def _by_vocabulary(project, vocab: int, hidden: torch.Tensor, which: np.ndarray,
     raw = torch.empty(len(which), device=device)
     top = torch.full((rows,), -math.inf, device=device) if greedy else None
     top_id = torch.zeros(rows, dtype=torch.long, device=device) if greedy else None
+    scratch = torch.empty(rows * width, device=device)  # one slice's logits, written in place by every slice
     for start in range(0, vocab, width):
-        logits = project.columns(h, start, min(start + width, vocab))  # [positions, slice] float32
-        total = torch.logaddexp(total, torch.logsumexp(logits, dim=-1).to(wide))
+        logits = project.columns(h, start, min(start + width, vocab), out=scratch)  # [positions, slice] float32
         if greedy:  # a later slice wins only with a higher logit: the first of equal ones, as argmax
-            best, at_best = logits.max(dim=-1)
-            higher = best > top
-            top, top_id = torch.where(higher, best, top), torch.where(higher, at_best + start, top_id)
+            peak, at_best = logits.max(dim=-1)
+            higher = peak > top
+            top, top_id = torch.where(higher, peak, top), torch.where(higher, at_best + start, top_id)
+        else:
+            peak = logits.amax(dim=-1)
         inside = (tokens >= start) & (tokens < start + width)
         raw[inside] = logits[at[inside], tokens[inside] - start]
         if of_class is not None:
             part = mass[start:start + width]
             if bool(part.any()):
                 of_class = torch.logaddexp(of_class, torch.logsumexp(logits[:, part], dim=-1).to(wide))
+        total = torch.logaddexp(total, _logsumexp_(logits, peak).to(wide))  # last: it overwrites the logits
     out = [raw.to(wide) - total[at], raw] + ([(of_class - total)[at]] if of_class is not None else []) \
         + ([top_id[at]] if greedy else [])
     return tuple(x.double().cpu().numpy() for x in out)
+
+
+def _logsumexp_(logits: torch.Tensor, peak: torch.Tensor) -> torch.Tensor:
+    """``torch.logsumexp(logits, dim=-1)`` from each row's maximum ``peak``, in place: the operations
+    torch's own runs (an infinite maximum taken as 0, subtracted, exp, sum, log, added back), bit for
+    bit its values, without a second slice-sized tensor (``logits`` is overwritten). On the CPU, with
+    the logits in one reused buffer: 1.0-1.13x faster a call on 49k and 262k vocabularies."""
+    shift = peak.masked_fill(peak.abs() == math.inf, 0)
+    return logits.sub_(shift[:, None]).exp_().sum(dim=-1).log_().add_(shift)
 
 
 def _by_positions(project, vocab: int, hidden: torch.Tensor, which: np.ndarray, targets: np.ndarray,

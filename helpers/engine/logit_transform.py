@@ -57,6 +57,14 @@ class LogitTransform:
             logits = torch.tanh(logits / self.softcap) * self.softcap
         return logits
 
+    def apply_(self, logits: torch.Tensor) -> torch.Tensor:
+        """The transform in place on ``logits`` (the same operations as calling it, without new tensors)."""
+        if self.scale != 1.0:
+            logits.mul_(self.scale)
+        if self.softcap is not None:
+            logits.div_(self.softcap).tanh_().mul_(self.softcap)
+        return logits
+
     def describe(self) -> str:
         """The transform in words (for errors and model cards)."""
         parts = ([f"logits x {self.scale:g}"] if self.scale != 1.0 else []) + \

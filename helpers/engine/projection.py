@@ -144,9 +144,12 @@ class Projection:
         hidden = hidden.to(execution_device(self.head))
         return hidden.float() if self.path() in ("float32-copy", "float32-cast", "float32-dequantized") else hidden
 
-    def columns(self, hidden: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+    def columns(self, hidden: torch.Tensor, start: int, stop: int, out: torch.Tensor | None = None) -> torch.Tensor:
         """Float32 logits of vocabulary entries ``start`` to ``stop`` (the transform applied) for
-        hidden states from :meth:`prepared` (within :meth:`ready` for a head placed by a hook)."""
+        hidden states from :meth:`prepared` (within :meth:`ready` for a head placed by a hook). With
+        ``out`` (a flat float32 scratch tensor of at least positions x slice values on the logits'
+        device), float32 operands multiply into it and the logits are a view of it: a head read slice
+        by slice allocates no new logits per slice (the same values)."""
         path, weight, bias = self.path(), self.head.weight, self.head.bias
         if path in ("float32-copy", "float32-dequantized"):  # ("float32-output" before a fallback: cast below)
             weight, bias = self._float32_copy()
@@ -163,6 +166,14 @@ class Projection:
                 return self.columns(hidden, start, stop)
         if path in ("float32-cast", "float32-output", "float32-copy", "float32-dequantized"):  # operands in float32
             hidden, weight, bias = hidden.float(), weight.float(), None if bias is None else bias.float()
+        if out is not None and hidden.dtype == weight.dtype == out.dtype == torch.float32 \
+                and hidden.device == out.device and hidden.dim() == 2:
+            logits = out[:hidden.shape[0] * (stop - start)].view(hidden.shape[0], stop - start)
+            if bias is None:  # as torch.nn.functional.linear computes a 2-D input: mm, or addmm with a bias
+                torch.mm(hidden, weight.T, out=logits)
+            else:
+                torch.addmm(bias, hidden, weight.T, out=logits)
+            return self.transform.apply_(logits)
         return self.transform(torch.nn.functional.linear(hidden, weight, bias).float())
 
     def _float32_copy(self) -> tuple[torch.Tensor, torch.Tensor | None]:
