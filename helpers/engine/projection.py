@@ -163,7 +163,7 @@ class Projection:
                 if "out_dtype" not in str(err) and not isinstance(err, TypeError):
                     raise
                 self._no_output_dtype = True  # from now on "float32-copy": this slice and every later one
-                return self.columns(hidden, start, stop)
+                return self.columns(hidden, start, stop, out)
         if path in ("float32-cast", "float32-output", "float32-copy", "float32-dequantized"):  # operands in float32
             hidden, weight, bias = hidden.float(), weight.float(), None if bias is None else bias.float()
         if out is not None and hidden.dtype == weight.dtype == out.dtype == torch.float32 \
