@@ -22,6 +22,11 @@ from .jobs import ANALYSES, NO_MODEL, Job, clean_partials
 from .kernel import KERNEL_ARGUMENTS
 
 KEEP = "from helpers.runs.deferred import keep_loaded\nkeep_loaded()"
+# A kernel that dies before it answers is started again, on new ports, up to this many times in all: its
+# ports are picked free and then bound by the kernel, so two tasks starting at the same moment on one node
+# (a job array's) can pick the same one ("ZMQError: Address already in use", then "Kernel died before
+# replying to kernel_info").
+START_TRIES = 3
 RESET = ("%reset -f\nimport gc as _gc, warnings as _warnings\nimport matplotlib.pyplot as _plt\n_plt.close('all')\n"
          "_warnings._filters_mutated()\ndel _plt, _warnings\n_gc.collect(); del _gc")
 
@@ -76,13 +81,25 @@ class ModelKernels:
             raise RuntimeError(f"the sweep's kernel could not run {code.splitlines()[0]!r}: "
                                f"{content.get('ename')}: {content.get('evalue')}")
 
+    def _start(self) -> None:
+        """A new kernel that keeps its model loaded; one that dies before answering is started again
+        (:data:`START_TRIES`); a kernel alive that fails the hook is the error itself."""
+        for attempt in range(1, START_TRIES + 1):
+            self.km = KernelManager(kernel_name="python3")
+            self.km.start_kernel(cwd=str(paths.NOTEBOOKS), extra_arguments=KERNEL_ARGUMENTS)
+            try:
+                self._execute(KEEP)
+                return
+            except RuntimeError:
+                if self.km.is_alive() or attempt == START_TRIES:
+                    raise
+                self.close()
+
     def _kernel(self, key) -> KernelManager:
         if self.km is not None and (key != self.key or not self.km.is_alive()):
             self.close()
         if self.km is None:
-            self.km = KernelManager(kernel_name="python3")
-            self.km.start_kernel(cwd=str(paths.NOTEBOOKS), extra_arguments=KERNEL_ARGUMENTS)
-            self._execute(KEEP)
+            self._start()
             self.key, self.started = key, self.started + 1
         else:
             self._execute(RESET)
