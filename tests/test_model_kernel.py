@@ -12,7 +12,7 @@ from helpers.sweep.model_kernel import ModelKernels
 KEY = ("tiny-gpt2", None, ())
 
 
-def test_a_kernel_whose_port_is_taken_as_it_starts_is_started_again_on_new_ports(monkeypatch):
+def test_a_kernel_whose_port_is_taken_as_it_starts_is_started_again_on_new_ports(monkeypatch, tmp_path):
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen(1)
@@ -40,5 +40,10 @@ def test_a_kernel_whose_port_is_taken_as_it_starts_is_started_again_on_new_ports
             with pytest.raises(RuntimeError, match="died before replying"):
                 kernels._kernel(KEY)
             assert len(made) == 1 and kernels.started == 1
+            # a job's own kernel (an analysis) starts the same way: its first death is not the error
+            monkeypatch.setattr(model_kernel, "START_TRIES", 3)
+            made.clear()
+            kernels._start("pass", cwd=tmp_path)
+            assert len(made) == 2 and kernels.km is made[1] and kernels.km.is_alive() and kernels.started == 1
     finally:
         taken.close()

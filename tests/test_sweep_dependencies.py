@@ -86,6 +86,7 @@ def test_a_local_sweep_skips_the_analysis_whose_scoring_failed(tmp_path, monkeyp
 
     monkeypatch.setattr(sweep.Job, "run", fake_run)
     monkeypatch.setattr(ModelKernels, "_kernel", lambda kernels, key: None)  # no kernel for the fake notebooks
+    monkeypatch.setattr(ModelKernels, "_start", lambda kernels, *args, **kwargs: None)  # (nor an analysis' own)
     jobs = sweep.plan(["05", "02"], ["m1"], ["blimp", "climp"])
     with pytest.raises(sweep.SweepFailed) as failed:
         sweep.run(jobs)

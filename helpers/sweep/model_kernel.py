@@ -41,8 +41,8 @@ def group_key(job: Job) -> tuple | None:
 
 class ModelKernels:
     """Runs jobs, each in the kernel of its :func:`group_key` (started on first use, shut down when a
-    job of another key comes): ``with ModelKernels() as kernels: kernels.run(job)``. ``started``
-    counts the kernels started."""
+    job of another key comes): ``with ModelKernels() as kernels: kernels.run(job)``. Every kernel, a
+    model's or a job's own, is started by :meth:`_start`. ``started`` counts the model kernels started."""
 
     def __init__(self):
         self.key, self.km, self.started = None, None, 0
@@ -81,14 +81,15 @@ class ModelKernels:
             raise RuntimeError(f"the sweep's kernel could not run {code.splitlines()[0]!r}: "
                                f"{content.get('ename')}: {content.get('evalue')}")
 
-    def _start(self) -> None:
-        """A new kernel that keeps its model loaded; one that dies before answering is started again
-        (:data:`START_TRIES`); a kernel alive that fails the hook is the error itself."""
+    def _start(self, code: str = KEEP, cwd=None) -> None:
+        """A new kernel in ``cwd`` (the notebooks') that has run ``code`` (a model's: :data:`KEEP`); one
+        that dies before answering is started again (:data:`START_TRIES`); a kernel alive that fails
+        ``code`` is the error."""
         for attempt in range(1, START_TRIES + 1):
             self.km = KernelManager(kernel_name="python3")
-            self.km.start_kernel(cwd=str(paths.NOTEBOOKS), extra_arguments=KERNEL_ARGUMENTS)
+            self.km.start_kernel(cwd=str(cwd or paths.NOTEBOOKS), extra_arguments=KERNEL_ARGUMENTS)
             try:
-                self._execute(KEEP)
+                self._execute(code)
                 return
             except RuntimeError:
                 if self.km.is_alive() or attempt == START_TRIES:
@@ -106,11 +107,15 @@ class ModelKernels:
         return self.km
 
     def run(self, job: Job):
-        """Run ``job``: in its group's kernel, or (key None) in a kernel of its own, as before."""
+        """Run ``job``: in its group's kernel, or (key None) in a kernel of its own, shut down after it (a
+        failed job's by the next run or the block's end, as :meth:`close` says)."""
         key = group_key(job)
         if key is None:
             self.close()
-            return job.run()
+            self._start("pass", cwd=job.notebook.parent)
+            done = job.run(km=self.km)
+            self.close()
+            return done
         return job.run(km=self._kernel(key))
 
 
